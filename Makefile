@@ -1,0 +1,65 @@
+# jdf2go: build, test, fuzz, benchmark and demo entry points.
+# `make demo` and `make test` are the two commands README starts with.
+
+GO       ?= go
+MPIRUN   ?= mpirun --allow-run-as-root --oversubscribe --bind-to none
+FUZZTIME ?= 60s
+# Packages whose tests also run under the race detector.
+RACE_PKGS = ./rt/...
+
+.PHONY: all build test test-unit test-race test-mpi lint fuzz bench demo generate check-generate clean
+
+all: build
+
+build:
+	$(GO) build ./...
+
+## test: lint, unit tests, race tests of the runtime, generated files up to date, MPI tests when mpirun exists.
+test: lint test-unit test-race check-generate
+	@if command -v mpirun >/dev/null 2>&1 && [ -d rt/ce/mpi ]; then $(MAKE) --no-print-directory test-mpi; \
+	else echo "test-mpi: skipped (no mpirun or no rt/ce/mpi)"; fi
+
+test-unit:
+	$(GO) test -count=1 ./...
+
+test-race:
+	$(GO) test -race -count=1 $(RACE_PKGS)
+
+## test-mpi: the MPI transport under mpirun with 2 and 4 ranks (build tag mpi, cgo, Open MPI).
+test-mpi:
+	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -np 2" ./rt/ce/mpi/
+	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -np 4" ./rt/ce/mpi/
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
+	if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+## fuzz: every fuzz target for FUZZTIME (60 s by default).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+## bench: the benchmark driver; prints one table with ratios to baselines and writes bench/results.json.
+bench:
+	@if [ -d bench ]; then $(GO) run ./bench; else $(GO) test -run '^$$' -bench . -benchmem ./...; fi
+
+## generate: regenerate every committed generated file (go generate).
+generate:
+	$(GO) generate ./...
+
+## check-generate: fails when a committed generated file is stale.
+check-generate:
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+	  $(GO) generate ./... && git diff --exit-code -- '*_jdf.go' || { echo "generated files are stale: run make generate and commit"; exit 1; }; \
+	fi
+
+demo:
+	@echo "no demo yet"
+
+clean:
+	rm -rf bin .gpu bench/results.json
