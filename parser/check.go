@@ -1,0 +1,636 @@
+package parser
+
+// The checker: jdf-language.md Part B §5 where it applies to jdf2go, plus the
+// Part A rules. Check always runs to the end, fills the resolution fields of
+// the tree and returns every diagnostic it found.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+type checker struct {
+	prog    *Program
+	diags   ErrorList
+	globals map[string]*Global
+	classes map[string]*TaskClass
+	// collUse remembers the first use of each collection, for the arity check.
+	collUse  map[*Global]lexer.Position
+	implicit []*Global
+}
+
+// Check runs the semantic checks on a parsed program and fills in its
+// resolution fields (see the package documentation). It returns the sorted
+// diagnostics; the program is usable by codegen when they hold no Error.
+// Check must be called at most once per Program.
+func Check(prog *Program) ErrorList {
+	if prog.checked {
+		return nil
+	}
+	prog.checked = true
+	c := &checker{
+		prog:    prog,
+		globals: map[string]*Global{},
+		classes: map[string]*TaskClass{},
+		collUse: map[*Global]lexer.Position{},
+	}
+	c.checkGoCode()
+	c.checkOptions()
+	c.checkGlobals()
+	for i, tc := range prog.Classes {
+		tc.Index = i
+		if prev, ok := c.classes[tc.Name]; ok {
+			c.errorf(tc.Pos(), "task class %q redeclared (previous declaration at %s)", tc.Name, short(prev.Pos()))
+			continue
+		}
+		c.classes[tc.Name] = tc
+		if g, ok := c.globals[tc.Name]; ok {
+			c.warnf(tc.Pos(), "task class %q has the name of the global declared at %s", tc.Name, short(g.Pos()))
+		}
+	}
+	for _, tc := range prog.Classes {
+		c.checkClass(tc)
+	}
+	for _, tc := range prog.Classes {
+		for _, f := range tc.Flows {
+			c.checkMatching(tc, f)
+		}
+	}
+	if len(c.implicit) > 0 {
+		// jdf2c prepends implicit collections to the global list (§3.3).
+		prog.Globals = append(append([]*Global{}, c.implicit...), prog.Globals...)
+	}
+	for i, g := range prog.Globals {
+		g.Index = i
+	}
+	c.diags.Sort()
+	return c.diags
+}
+
+func (c *checker) errorf(pos lexer.Position, format string, args ...any) {
+	c.diags.Errorf(pos, format, args...)
+}
+
+func (c *checker) warnf(pos lexer.Position, format string, args ...any) {
+	c.diags.Warnf(pos, format, args...)
+}
+
+// short prints a position as LINE:COL in the same file, for "previous
+// declaration at" notes.
+func short(p lexer.Position) string {
+	return fmt.Sprintf("%s:%d:%d", p.Filename, p.Line, p.Column)
+}
+
+// ---------------------------------------------------------------------------
+// Globals and options
+
+func (c *checker) checkGlobals() {
+	var earlier []string
+	for _, g := range c.prog.Globals {
+		if prev, ok := c.globals[g.Name]; ok {
+			c.errorf(g.Pos(), "global %q redeclared (previous declaration at %s)", g.Name, short(prev.Pos()))
+		} else {
+			c.globals[g.Name] = g
+		}
+		c.globalProps(g)
+		// A global's value may use only earlier globals (§5.2 #2).
+		env := &env{c: c, globalsOnly: earlier, what: "the value of global " + g.Name}
+		if g.Def != nil {
+			c.resolve(g.Def, env)
+		}
+		if d := g.Props.Get("default"); d != nil {
+			c.resolve(d.Value, env)
+		}
+		if g.Props.Get("size") != nil {
+			c.resolve(g.Size, env)
+		}
+		earlier = append(earlier, g.Name)
+	}
+}
+
+func (c *checker) globalProps(g *Global) {
+	g.Type = "int"
+	for _, p := range propList(g.Props) {
+		switch p.Name {
+		case "type":
+			if s, ok := c.textValue(p); ok {
+				g.Type, g.TypePos = s, p.Value.Pos()
+			}
+		case "hidden":
+			g.Hidden = c.boolValue(p)
+		case "default":
+			g.Default = p.Value
+		case "aligned":
+			g.Aligned, _ = c.textValue(p)
+		case "size":
+			g.Size = p.Value
+		default:
+			c.warnf(p.NamePos, "unknown global property %q%s", p.Name, suggest(p.Name, globalPropNames))
+		}
+	}
+	if g.Default == nil {
+		g.Default = g.Def
+	} else if g.Def != nil {
+		c.warnf(g.Props.Get("default").NamePos, "global %q has both a value and a default; the default is used", g.Name)
+	}
+	if g.Default != nil && !g.Hidden {
+		c.warnf(g.Default.Pos(), "global %q is not hidden: its default is used and the constructor does not take it as a parameter (add hidden = on)", g.Name)
+		// Part A.3: the default is used, so the global is computed, not a parameter.
+		g.Hidden = true
+	}
+}
+
+var globalPropNames = []string{"type", "hidden", "default", "aligned", "size"}
+
+var knownOptions = []string{"name", "gotype", "no_taskpool_instance", "termdet", "nb_local_tasks_fn", "PARSEC_ARENA_STRUT"}
+
+func (c *checker) checkOptions() {
+	termdet := "local"
+	var nbLocal *Property
+	for _, o := range c.prog.Options {
+		p := o.Prop
+		switch p.Name {
+		case "name", "gotype":
+			if s, ok := c.textValue(p); ok && p.Name == "name" && !isGoIdent(s) {
+				c.errorf(p.Value.Pos(), "%%option name %q is not a Go identifier", s)
+			}
+		case "termdet":
+			if s, ok := c.textValue(p); ok {
+				switch s {
+				case "local", "dynamic", "user-triggered":
+					termdet = s
+				default:
+					c.warnf(p.Value.Pos(), "unknown termdet %q (want \"local\", \"dynamic\" or \"user-triggered\"); using \"local\"", s)
+				}
+			}
+		case "nb_local_tasks_fn":
+			nbLocal = p
+		case "PARSEC_ARENA_STRUT":
+			if _, ok := p.Value.(*IntLit); !ok {
+				c.errorf(p.Value.Pos(), "%%option PARSEC_ARENA_STRUT takes an integer")
+			}
+		case "no_taskpool_instance":
+		default:
+			if s := suggest(p.Name, knownOptions); s != "" {
+				c.warnf(p.NamePos, "unknown %%option %q%s", p.Name, s)
+			}
+		}
+	}
+	if nbLocal != nil && termdet != "local" {
+		c.warnf(nbLocal.NamePos, "nb_local_tasks_fn is ignored unless termdet is \"local\"")
+	}
+}
+
+// Option returns the value of `%option name = ...` (the last one), or nil.
+func (p *Program) Option(name string) Expr {
+	for i := len(p.Options) - 1; i >= 0; i-- {
+		if p.Options[i].Prop.Name == name {
+			return p.Options[i].Prop.Value
+		}
+	}
+	return nil
+}
+
+// OptionText returns the text of a string or identifier option, or def.
+func (p *Program) OptionText(name, def string) string {
+	switch v := p.Option(name).(type) {
+	case *StringLit:
+		return v.Value
+	case *Name:
+		return v.Name
+	}
+	return def
+}
+
+// Global returns the global named name, or nil.
+func (p *Program) Global(name string) *Global {
+	for _, g := range p.Globals {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// Class returns the task class named name, or nil.
+func (p *Program) Class(name string) *TaskClass {
+	for _, c := range p.Classes {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// Flow returns the flow named name, or nil.
+func (tc *TaskClass) Flow(name string) *Flow {
+	for _, f := range tc.Flows {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Def returns the definition named name, or nil.
+func (tc *TaskClass) Def(name string) *Definition {
+	for _, d := range tc.Defs {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+func isGoIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isLetter(s[i]) && (i == 0 || !isDigit(s[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// ---------------------------------------------------------------------------
+// Task classes
+
+func (c *checker) checkClass(tc *TaskClass) {
+	params := map[string]*Param{}
+	for _, p := range tc.Params {
+		if _, dup := params[p.Name]; dup {
+			c.errorf(p.Pos(), "parameter %q of %s declared twice", p.Name, tc.Name)
+			continue
+		}
+		params[p.Name] = p
+	}
+	defs := map[string]*Definition{}
+	for i, d := range tc.Defs {
+		d.Index = i
+		if prev, dup := defs[d.Name]; dup {
+			c.errorf(d.Pos(), "%q defined twice in %s (previous definition at %s)", d.Name, tc.Name, short(prev.Pos()))
+			continue
+		}
+		defs[d.Name] = d
+		if p := params[d.Name]; p != nil {
+			p.Def, d.Param = d, p
+		} else if isRange(d.Value) {
+			c.warnf(d.Pos(), "%q is not a parameter of %s but is defined as a range: it takes one value per task", d.Name, tc.Name)
+		}
+		if g, ok := c.globals[d.Name]; ok {
+			c.warnf(d.Pos(), "%q of %s masks the global declared at %s", d.Name, tc.Name, short(g.Pos()))
+		}
+		c.resolve(d.Value, &env{c: c, class: tc, ndefs: i, what: "definition " + d.Name})
+	}
+	for _, p := range tc.Params {
+		if p.Def == nil {
+			c.errorf(p.Pos(), "parameter %q of %s has no definition (add %s = FROM .. TO)", p.Name, tc.Name, p.Name)
+		}
+	}
+	all := &env{c: c, class: tc, ndefs: len(tc.Defs)}
+	if tc.SimCost != nil {
+		c.resolve(tc.SimCost, all)
+	}
+	c.checkAffinity(tc, all)
+	c.classProps(tc)
+	flows := map[string]*Flow{}
+	for i, f := range tc.Flows {
+		f.Index, f.Class = i, tc
+		if prev, dup := flows[f.Name]; dup {
+			c.errorf(f.NamePos, "flow %q of %s declared twice (previous declaration at %s)", f.Name, tc.Name, short(prev.NamePos))
+		} else {
+			flows[f.Name] = f
+		}
+		if g, ok := c.globals[f.Name]; ok {
+			c.errorf(f.NamePos, "flow %q of %s cannot shadow the global declared at %s", f.Name, tc.Name, short(g.Pos()))
+		}
+		c.flowProps(f)
+		for j, d := range f.Deps {
+			d.Index = j
+			c.checkDep(tc, f, d)
+		}
+		c.checkFlowConsistency(tc, f)
+	}
+	if tc.Priority != nil {
+		c.resolve(tc.Priority, all)
+	}
+	cpu := 0
+	for i, b := range tc.Bodies {
+		b.Index = i
+		c.bodyProps(tc, b)
+		if b.Device() == "CPU" {
+			cpu++
+			if cpu == 2 {
+				c.errorf(b.Pos(), "%s has more than one CPU body", tc.Name)
+			}
+		}
+	}
+}
+
+func isRange(e Expr) bool {
+	switch e.(type) {
+	case *RangeExpr, *LocalSetExpr:
+		return true
+	}
+	return false
+}
+
+func (c *checker) checkAffinity(tc *TaskClass, all *env) {
+	a := tc.Affinity
+	a.Global = c.collection(a.Name, a.NamePos, len(a.Args))
+	for _, e := range a.Args {
+		c.resolve(e, all)
+	}
+}
+
+// collection resolves a data-collection reference (affinity or endpoint)
+// used with arity arguments, declaring it implicitly when unknown.
+func (c *checker) collection(name string, pos lexer.Position, arity int) *Global {
+	if _, ok := c.classes[name]; ok {
+		c.errorf(pos, "task class %q used as a data collection", name)
+		return nil
+	}
+	g, ok := c.globals[name]
+	if !ok {
+		c.warnf(pos, "data collection %q is not declared%s; it is declared implicitly, first among the constructor parameters, as jdf2c does",
+			name, suggest(name, c.globalNames()))
+		g = &Global{Span: Span{Pos: pos, EndPos: pos}, Name: name, Implicit: true, Type: ""}
+		c.globals[name] = g
+		c.implicit = append(c.implicit, g)
+	}
+	if isScalarType(g.Type) && !g.Implicit {
+		c.errorf(pos, "%q is not a data collection (its type is %s)", name, g.Type)
+		return nil
+	}
+	if !g.Collection {
+		g.Collection, g.Arity = true, arity
+		c.collUse[g] = pos
+	} else if g.Arity != arity {
+		c.errorf(pos, "data collection %q used with %d arguments here, but with %d at %s", name, arity, g.Arity, short(c.collUse[g]))
+	}
+	return g
+}
+
+func (c *checker) globalNames() []string {
+	out := make([]string, 0, len(c.globals))
+	for n := range c.globals {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (c *checker) classNames() []string {
+	out := make([]string, 0, len(c.classes))
+	for n := range c.classes {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// isScalarType reports whether a global's type is a Go or C scalar, which
+// can never be a data collection.
+func isScalarType(t string) bool {
+	t = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(t), "const "))
+	switch t {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
+		"uintptr", "float32", "float64", "complex64", "complex128", "bool", "string", "byte", "rune",
+		"long", "short", "char", "unsigned", "unsigned int", "long long", "double", "float", "size_t",
+		"int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t":
+		return true
+	}
+	return false
+}
+
+// propList returns the properties of ps, or nil.
+func propList(ps *Props) []*Property {
+	if ps == nil {
+		return nil
+	}
+	return ps.List
+}
+
+// boolValue reads an on/off property (on yes true 1 / off no false 0).
+func (c *checker) boolValue(p *Property) bool {
+	if lit, ok := p.Value.(*IntLit); ok && (lit.Value == 0 || lit.Value == 1) {
+		return lit.Value == 1
+	}
+	c.errorf(p.Value.Pos(), "property %q takes on or off", p.Name)
+	return false
+}
+
+// textValue reads a property whose value is a string or a (dotted) name.
+func (c *checker) textValue(p *Property) (string, bool) {
+	switch v := p.Value.(type) {
+	case *StringLit:
+		return v.Value, true
+	case *Name, *SelectorExpr:
+		return exprText(v), true
+	}
+	c.errorf(p.Value.Pos(), "property %q takes a string or a name", p.Name)
+	return "", false
+}
+
+// funcValue checks a property naming a function: a name or a code block.
+func (c *checker) funcValue(p *Property) Expr {
+	switch p.Value.(type) {
+	case *Name, *SelectorExpr, *InlineCode, *StringLit:
+		c.resolveFunc(p.Value)
+		return p.Value
+	}
+	c.errorf(p.Value.Pos(), "property %q takes a function name or a code block", p.Name)
+	return nil
+}
+
+// exprText renders a name or selector chain as written.
+func exprText(e Expr) string {
+	switch v := e.(type) {
+	case *Name:
+		return v.Name
+	case *SelectorExpr:
+		sep := "."
+		if v.Arrow {
+			sep = "->"
+		}
+		return exprText(v.X) + sep + v.Sel
+	}
+	return ""
+}
+
+var classPropNames = []string{"high_priority", "immediate", "profile", "count_deps", "mask_deps", "time_estimate",
+	"make_key_fn", "hash_struct", "startup_fn", "find_deps_fn", "alloc_deps_fn", "free_deps_fn", "nb_local_tasks_fn"}
+
+func (c *checker) classProps(tc *TaskClass) {
+	a := &tc.Attrs
+	for _, p := range propList(tc.Props) {
+		switch p.Name {
+		case "high_priority":
+			a.HighPriority = c.boolValue(p)
+		case "immediate":
+			a.Immediate = c.boolValue(p)
+		case "profile":
+			a.ProfileOff = !c.boolValue(p)
+		case "count_deps":
+			a.CountDeps = c.boolValue(p)
+		case "mask_deps":
+			a.MaskDeps = c.boolValue(p)
+		case "time_estimate":
+			a.TimeEstimate = c.funcValue(p)
+		case "make_key_fn":
+			a.MakeKeyFn = c.funcValue(p)
+		case "hash_struct":
+			a.HashStruct = c.funcValue(p)
+		case "startup_fn":
+			a.StartupFn = c.funcValue(p)
+		case "find_deps_fn":
+			a.FindDepsFn = c.funcValue(p)
+		case "alloc_deps_fn":
+			a.AllocDepsFn = c.funcValue(p)
+		case "free_deps_fn":
+			a.FreeDepsFn = c.funcValue(p)
+		case "nb_local_tasks_fn":
+			c.warnf(p.NamePos, "nb_local_tasks_fn is only read from %%option nb_local_tasks_fn")
+		default:
+			// Other class properties are exported by name (§3.4); only a
+			// near miss of a known one is worth a warning.
+			if s := suggest(p.Name, classPropNames); s != "" {
+				c.warnf(p.NamePos, "unknown task class property %q%s", p.Name, s)
+			}
+			c.resolve(p.Value, &env{c: c, class: tc, ndefs: len(tc.Defs), lenient: true})
+		}
+	}
+	n := 0
+	for _, f := range []Expr{a.FindDepsFn, a.AllocDepsFn, a.FreeDepsFn} {
+		if f != nil {
+			n++
+		}
+	}
+	if n != 0 && n != 3 {
+		c.errorf(tc.Props.Pos(), "find_deps_fn, alloc_deps_fn and free_deps_fn go together: give all three or none")
+	}
+	if a.CountDeps && a.MaskDeps {
+		c.errorf(tc.Props.Pos(), "count_deps and mask_deps cannot both be on")
+	}
+}
+
+func (c *checker) flowProps(f *Flow) {
+	if f.Access != AccessCTL {
+		f.GoType = c.prog.OptionText("gotype", "[]float64")
+	}
+	for _, p := range propList(f.Props) {
+		switch p.Name {
+		case "gotype":
+			if s, ok := c.textValue(p); ok {
+				if f.Access == AccessCTL {
+					c.errorf(p.NamePos, "CTL flow %q carries no value: gotype does not apply", f.Name)
+				} else {
+					f.GoType = s
+				}
+			}
+		default:
+			c.warnf(p.NamePos, "unknown flow property %q%s", p.Name, suggest(p.Name, []string{"gotype"}))
+		}
+	}
+}
+
+var bodyPropNames = []string{"type", "batch", "batch_max", "batch_match", "stage_in", "stage_out", "device",
+	"evaluate", "profile", "dyld", "dyldtype", "weight", "hook"}
+
+func (c *checker) bodyProps(tc *TaskClass, b *Body) {
+	a := &b.Attrs
+	all := &env{c: c, class: tc, ndefs: len(tc.Defs)}
+	for _, p := range propList(b.Props) {
+		if flow, prop, ok := strings.Cut(p.Name, "."); ok && (prop == "size" || prop == "dc") {
+			f := tc.Flow(flow)
+			if f == nil {
+				c.errorf(p.NamePos, "%s: %s has no flow %q%s", p.Name, tc.Name, flow, suggest(flow, flowNames(tc)))
+				continue
+			}
+			if prop == "size" {
+				if f.Access == AccessCTL {
+					c.errorf(p.NamePos, "%s: CTL flow %q has no data", p.Name, flow)
+					continue
+				}
+				c.resolve(p.Value, all)
+				a.Sizes = append(a.Sizes, &FlowSize{Pos: p.Pos(), Flow: f, Value: p.Value})
+			} else if s, ok := c.textValue(p); ok {
+				a.DataColls = append(a.DataColls, &FlowDC{Pos: p.Pos(), Flow: f, Collection: s})
+			}
+			continue
+		}
+		switch p.Name {
+		case "type":
+			n, ok := p.Value.(*Name)
+			if !ok {
+				c.errorf(p.Value.Pos(), "BODY type must be an identifier such as CPU, CUDA or GPU")
+				continue
+			}
+			b.Type = n.Name
+		case "batch":
+			switch v := p.Value.(type) {
+			case *Name:
+				if v.Name == "manual" {
+					a.Batch = BatchManual
+					continue
+				}
+			case *IntLit:
+				if v.Value == 0 || v.Value == 1 {
+					a.Batch = BatchMode(v.Value)
+					continue
+				}
+			}
+			c.errorf(p.Value.Pos(), "batch takes true, false or manual")
+		case "batch_max":
+			c.resolve(p.Value, all)
+			a.BatchMax = p.Value
+		case "batch_match":
+			a.BatchMatch = c.funcValue(p)
+		case "stage_in":
+			a.StageIn = c.funcValue(p)
+		case "stage_out":
+			a.StageOut = c.funcValue(p)
+		case "evaluate":
+			a.Evaluate = c.funcValue(p)
+		case "device":
+			c.resolve(p.Value, all)
+			a.Device = p.Value
+		case "profile":
+			a.ProfileOff = !c.boolValue(p)
+		case "dyld":
+			a.Dyld, _ = c.textValue(p)
+		case "dyldtype":
+			a.DyldType, _ = c.textValue(p)
+		case "weight":
+			c.warnf(p.NamePos, "body property weight is obsolete and ignored")
+		case "hook":
+		default:
+			c.warnf(p.NamePos, "unknown body property %q%s", p.Name, suggest(p.Name, bodyPropNames))
+		}
+	}
+	if (a.Batch != BatchOff || a.BatchMax != nil || a.BatchMatch != nil) && !b.IsGPU() {
+		c.errorf(b.Pos(), "batching properties apply to GPU bodies only (type = CUDA, HIP or GPU)")
+	}
+	if a.Batch == BatchOff && (a.BatchMax != nil || a.BatchMatch != nil) && b.IsGPU() {
+		c.warnf(b.Pos(), "batch_max and batch_match have no effect without batch = true or batch = manual")
+	}
+	if a.Device != nil && a.Evaluate != nil {
+		c.warnf(a.Device.Pos(), "device overrides evaluate")
+	}
+	if a.Dyld != "" && a.DyldType == "" {
+		c.errorf(b.Pos(), "dyld needs dyldtype")
+	}
+}
+
+func flowNames(tc *TaskClass) []string {
+	out := make([]string, len(tc.Flows))
+	for i, f := range tc.Flows {
+		out[i] = f.Name
+	}
+	return out
+}

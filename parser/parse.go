@@ -1,0 +1,43 @@
+package parser
+
+import (
+	"fmt"
+	"os"
+)
+
+// Parse parses one JDF file. It always returns a Program, partial when there
+// are syntax errors, and the sorted diagnostics of scanning and parsing.
+// filename is used in positions only.
+func Parse(filename string, src []byte) (*Program, ErrorList) {
+	var diags ErrorList
+	toks, comments := scan(filename, string(src), &diags)
+	p := &parser{file: filename, toks: toks, diags: &diags}
+	prog := p.parseProgram()
+	prog.Comments = comments
+	diags.Sort()
+	return prog, diags
+}
+
+// ParseAndCheck parses src and, when it has no syntax error, checks it.
+// The diagnostics of both passes are returned together, sorted. The program
+// is ready for codegen when diags.Err() is nil.
+func ParseAndCheck(filename string, src []byte) (*Program, ErrorList) {
+	prog, diags := Parse(filename, src)
+	if diags.HasErrors() {
+		return prog, diags
+	}
+	diags = append(diags, Check(prog)...)
+	diags.Sort()
+	return prog, diags
+}
+
+// LoadFile reads, parses and checks the file at path. The error is non-nil
+// only when the file cannot be read; JDF problems are in the ErrorList.
+func LoadFile(path string) (*Program, ErrorList, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("jdf2go: %w", err)
+	}
+	prog, diags := ParseAndCheck(path, src)
+	return prog, diags, nil
+}
