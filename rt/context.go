@@ -1,0 +1,231 @@
+package rt
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jdf2go/jdf2go/rt/profile"
+)
+
+// Context owns the workers, the scheduler, the devices' registration and the profiler. New
+// starts the workers; Close stops them and is the single join point. A Context runs any number
+// of taskpools at once; it is safe for concurrent use. The zero Context is not usable.
+type Context struct {
+	cfg     config
+	sched   scheduler
+	workers []*Worker
+	byKind  [CUDA + 1][]Device
+	tracer  *profile.Tracer
+	log     *slog.Logger
+
+	wg        sync.WaitGroup
+	quit      chan struct{}
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	// Parking (worker.go, "Parking").
+	nidle  atomic.Int32
+	idleMu sync.Mutex
+	idle   []*Worker
+
+	// Quiescence after a failure (Taskpool.Wait).
+	epoch atomic.Uint64
+
+	// Completions and reschedules from goroutines that are not workers go through ext.
+	extMu sync.Mutex
+	ext   *Worker
+
+	depot depot
+
+	mu  sync.Mutex
+	tps map[*Taskpool]struct{}
+
+	progressStop chan struct{}
+	progressDone chan struct{}
+}
+
+// New starts a Context with its workers. Options override JDF2GO_WORKERS, JDF2GO_SCHED and
+// JDF2GO_TRACE. It fails with ErrBadOption or ErrUnknownScheduler and then starts nothing.
+func New(opts ...Option) (*Context, error) {
+	cfg := defaultConfig()
+	if err := cfg.fromEnv(); err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		if err := o(&cfg); err != nil {
+			return nil, err
+		}
+	}
+	sched, err := newScheduler(cfg.sched, cfg.workers)
+	if err != nil {
+		return nil, err
+	}
+	c := &Context{cfg: cfg, sched: sched, log: cfg.log, quit: make(chan struct{}),
+		tps: map[*Taskpool]struct{}{}}
+	if !sched.keepsNext() {
+		c.cfg.keepNext = false
+	}
+	for _, d := range cfg.devices {
+		for k := GPU; k <= CUDA; k++ {
+			if d.Accepts(k) {
+				c.byKind[k] = append(c.byKind[k], d)
+			}
+		}
+	}
+	if cfg.trace != "" || cfg.profiling {
+		c.tracer = profile.New()
+	}
+	c.workers = make([]*Worker, cfg.workers)
+	for i := range c.workers {
+		c.workers[i] = newWorker(c, i)
+	}
+	c.ext = newWorker(c, -1)
+	c.ext.keepNext = false
+	c.wg.Add(len(c.workers))
+	for _, w := range c.workers {
+		go w.loop()
+	}
+	if cfg.progress != nil {
+		c.progressStop, c.progressDone = make(chan struct{}), make(chan struct{})
+		go c.progress(cfg.progress)
+	}
+	return c, nil
+}
+
+// Workers returns the number of workers.
+func (c *Context) Workers() int { return len(c.workers) }
+
+// Worker returns worker i, for devices and communication engines that keep per-worker state.
+func (c *Context) Worker(i int) *Worker { return c.workers[i] }
+
+// SchedulerName returns the name of the scheduler in use.
+func (c *Context) SchedulerName() string { return c.sched.name() }
+
+// Rank returns this process's rank; Ranks the number of ranks.
+func (c *Context) Rank() int  { return c.cfg.rank }
+func (c *Context) Ranks() int { return c.cfg.nranks }
+
+// Devices returns the registered devices.
+func (c *Context) Devices() []Device { return c.cfg.devices }
+
+// Tracer returns the profiler, or nil when neither WithTrace nor WithProfiling is set.
+// Devices register their own tracks on it (Tracer.NewTrack).
+func (c *Context) Tracer() *profile.Tracer { return c.tracer }
+
+// Summary aggregates the recorded spans per name (per task class): count, total, mean and
+// max time. It is nil without profiling; it is exact only while no taskpool is running.
+func (c *Context) Summary() []profile.Stat { return c.tracer.Summary() }
+
+// Close cancels the running taskpools (their Wait returns an error wrapping ErrClosed), stops
+// the workers and waits for them, then writes the trace if WithTrace was given. A body that
+// never returns keeps Close waiting. Close is idempotent and returns the trace write error.
+func (c *Context) Close() error {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		c.mu.Lock()
+		tps := make([]*Taskpool, 0, len(c.tps))
+		for tp := range c.tps {
+			tps = append(tps, tp)
+		}
+		c.mu.Unlock()
+		for _, tp := range tps {
+			tp.fail(fmt.Errorf("rt: taskpool %s: %w", tp.name, ErrClosed))
+		}
+		close(c.quit)
+		c.wg.Wait()
+		if c.progressStop != nil {
+			close(c.progressStop)
+			<-c.progressDone
+		}
+		if c.cfg.trace != "" {
+			if err := c.tracer.WriteFile(c.cfg.trace); err != nil {
+				c.closeErr = fmt.Errorf("rt: writing trace: %w", err)
+			}
+		}
+	})
+	return c.closeErr
+}
+
+// forget removes a finished taskpool from the running set.
+func (c *Context) forget(tp *Taskpool) {
+	c.mu.Lock()
+	delete(c.tps, tp)
+	c.mu.Unlock()
+}
+
+// Add validates tp, enumerates its classes' execution spaces (counting the local tasks and
+// measuring the parameter ranges for the keys), and schedules its startup. Errors in the
+// descriptors, or a panic in generated or user code during enumeration, are returned here.
+func (c *Context) Add(tp *Taskpool) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	if !tp.added.CompareAndSwap(false, true) {
+		return ErrAlreadyAdded
+	}
+	tp.ctx = c
+	if err := tp.enumerate(); err != nil {
+		tp.finish(err)
+		return err
+	}
+	c.mu.Lock()
+	if c.closed.Load() {
+		c.mu.Unlock()
+		tp.finish(ErrClosed)
+		return ErrClosed
+	}
+	c.tps[tp] = struct{}{}
+	c.mu.Unlock()
+	tp.pending.Store(tp.total + 1) // the extra one is held until startup tasks are queued
+	c.extMu.Lock()
+	for i := range tp.cs {
+		cs := &tp.cs[i]
+		if cs.tc.NoStartup || cs.total == 0 {
+			continue
+		}
+		t := c.ext.newTask()
+		t.kind, t.tp, t.cs, t.class = kindStartup, tp, cs, nil
+		t.prio = 1<<31 - 1
+		c.ext.pushOne(t)
+	}
+	c.extMu.Unlock()
+	tp.countDone(1)
+	return nil
+}
+
+// quiesce returns once every worker has been seen between two tasks (or parked, or stopped)
+// after this call began, so that no body that started before it is still running on a worker.
+func (c *Context) quiesce() {
+	e := c.epoch.Add(1)
+	for _, w := range c.workers {
+		for w.seen.Load() < e && !w.parked.Load() {
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// wakeOne unparks one idle worker, if any.
+func (c *Context) wakeOne() {
+	c.idleMu.Lock()
+	n := len(c.idle)
+	if n == 0 {
+		c.idleMu.Unlock()
+		return
+	}
+	w := c.idle[n-1]
+	c.idle = c.idle[:n-1]
+	c.nidle.Add(-1)
+	c.idleMu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// gosched yields the processor between stealing rounds.
+var gosched = runtime.Gosched

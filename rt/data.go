@@ -1,0 +1,193 @@
+package rt
+
+import (
+	"fmt"
+	"reflect"
+	"sync/atomic"
+)
+
+// MaxDevices is the number of copy slots of a Data: slot 0 is the host, slots 1.. are devices
+// numbered by rt/gpu.
+const MaxDevices = 16
+
+// Coherency is the state of one copy of a datum (ARCHITECTURE.md decision 5).
+type Coherency uint32
+
+const (
+	// Invalid: the copy's contents are stale and must be refreshed before use.
+	Invalid Coherency = iota
+	// Shared: the copy is up to date and other copies may be too.
+	Shared
+	// Owned: the copy is the newest; others may be stale and it must be written back.
+	Owned
+	// Exclusive: the copy is the only valid one.
+	Exclusive
+)
+
+func (s Coherency) String() string {
+	switch s {
+	case Invalid:
+		return "invalid"
+	case Shared:
+		return "shared"
+	case Owned:
+		return "owned"
+	case Exclusive:
+		return "exclusive"
+	}
+	return "Coherency(?)"
+}
+
+// Data is one logical datum (a tile, a vector block, an arena buffer) with a copy per device.
+// Slot 0 holds the host copy. A Data is safe for concurrent use; the zero Data has no copies.
+type Data struct {
+	key    uint64
+	copies [MaxDevices]atomic.Pointer[Copy]
+}
+
+// NewData returns a datum whose host copy holds value (a []float64 for tiles).
+func NewData(key uint64, value any) *Data {
+	d := &Data{key: key}
+	c := &Copy{Value: value, data: d}
+	c.state.Store(uint32(Exclusive))
+	d.copies[0].Store(c)
+	return d
+}
+
+// Key returns the datum's key in its collection.
+func (d *Data) Key() uint64 { return d.key }
+
+// Host returns the host copy (slot 0), or nil.
+func (d *Data) Host() *Copy { return d.copies[0].Load() }
+
+// Copy returns the copy on device slot dev, or nil.
+func (d *Data) Copy(dev int) *Copy { return d.copies[dev].Load() }
+
+// Attach installs c as the copy on slot dev. It fails with ErrCopyExists when the slot is
+// occupied, leaving both unchanged.
+func (d *Data) Attach(dev int, c *Copy) error {
+	if dev < 0 || dev >= MaxDevices {
+		return fmt.Errorf("%w: device slot %d out of range", ErrBadOption, dev)
+	}
+	c.data, c.device = d, dev
+	if !d.copies[dev].CompareAndSwap(nil, c) {
+		return ErrCopyExists
+	}
+	return nil
+}
+
+// Detach removes c from slot dev and reports whether it was there.
+func (d *Data) Detach(dev int, c *Copy) bool { return d.copies[dev].CompareAndSwap(c, nil) }
+
+// Newest returns the copy with the highest version (the host copy on ties), or nil.
+func (d *Data) Newest() *Copy {
+	var best *Copy
+	for i := range d.copies {
+		if c := d.copies[i].Load(); c != nil && (best == nil || c.Version() > best.Version()) {
+			best = c
+		}
+	}
+	return best
+}
+
+// Copy is one copy of a datum on one device. Value is the host value ([]float64 by default,
+// any Go type through arenas) or, for device copies, whatever rt/gpu stores there. Versions,
+// readers and state are atomics, so a copy can be inspected from any goroutine.
+type Copy struct {
+	Value any
+
+	data    *Data
+	device  int
+	version atomic.Uint64
+	readers atomic.Int32
+	state   atomic.Uint32
+
+	arena *Arena       // owner of a NEW buffer, nil otherwise
+	refs  atomic.Int32 // flows holding an arena copy
+}
+
+// NewCopy returns a detached copy holding value (attach it with Data.Attach).
+func NewCopy(value any) *Copy { return &Copy{Value: value} }
+
+// Data returns the datum the copy belongs to.
+func (c *Copy) Data() *Data { return c.data }
+
+// Device returns the copy's device slot (0 = host).
+func (c *Copy) Device() int { return c.device }
+
+// Version returns the copy's version; each write bumps it.
+func (c *Copy) Version() uint64 { return c.version.Load() }
+
+// SetVersion sets the version (after a transfer makes this copy equal to another).
+func (c *Copy) SetVersion(v uint64) { c.version.Store(v) }
+
+// BumpVersion records a write and returns the new version.
+func (c *Copy) BumpVersion() uint64 { return c.version.Add(1) }
+
+// Readers returns the number of registered readers.
+func (c *Copy) Readers() int32 { return c.readers.Load() }
+
+// AddReader adds delta to the reader count and returns the new count.
+func (c *Copy) AddReader(delta int32) int32 { return c.readers.Add(delta) }
+
+// State returns the coherency state.
+func (c *Copy) State() Coherency { return Coherency(c.state.Load()) }
+
+// SetState sets the coherency state.
+func (c *Copy) SetState(s Coherency) { c.state.Store(uint32(s)) }
+
+// CompareAndSwapState changes the state from old to new if it is old.
+func (c *Copy) CompareAndSwapState(old, new Coherency) bool {
+	return c.state.CompareAndSwap(uint32(old), uint32(new))
+}
+
+// Float64s returns the value as []float64, or nil when c is nil or holds another type.
+func (c *Copy) Float64s() []float64 {
+	if c == nil {
+		return nil
+	}
+	v, _ := c.Value.([]float64)
+	return v
+}
+
+// retain adds a flow reference to an arena copy.
+func (c *Copy) retain() {
+	if c != nil && c.arena != nil {
+		c.refs.Add(1)
+	}
+}
+
+// release drops a flow reference; the last one returns an arena copy to its arena.
+func (c *Copy) release() {
+	if c != nil && c.arena != nil {
+		if n := c.refs.Add(-1); n == 0 {
+			c.arena.put(c)
+		} else if n < 0 {
+			panic("rt: arena copy released more often than retained")
+		}
+	}
+}
+
+// writeBack copies the value of src into dst (a collection element) and bumps dst's version.
+func writeBack(dst, src *Copy) error {
+	switch d := dst.Value.(type) {
+	case []float64:
+		s, ok := src.Value.([]float64)
+		if !ok {
+			return fmt.Errorf("%w: %T into %T", ErrWriteBack, src.Value, dst.Value)
+		}
+		copy(d, s)
+	default:
+		dv, sv := reflect.ValueOf(dst.Value), reflect.ValueOf(src.Value)
+		switch {
+		case dv.Kind() == reflect.Slice && sv.Type() == dv.Type():
+			reflect.Copy(dv, sv)
+		case dv.Kind() == reflect.Pointer && sv.Type() == dv.Type() && !dv.IsNil() && !sv.IsNil():
+			dv.Elem().Set(sv.Elem())
+		default:
+			return fmt.Errorf("%w: %T into %T", ErrWriteBack, src.Value, dst.Value)
+		}
+	}
+	dst.BumpVersion()
+	return nil
+}

@@ -1,0 +1,291 @@
+package rt
+
+// Dependency tracking (ARCHITECTURE.md decision 3).
+//
+// A task that is not ready yet lives in its class's depTable, keyed by its mixed-radix key.
+// An arrival (a predecessor releasing one output dependency) does:
+//  1. compute the target's key and readiness goal (generated Goal);
+//  2. if this arrival alone satisfies the goal (counter goal 1, or mask goal equal to this
+//     flow's bit), build the task directly: it never enters the table (chains, broadcasts);
+//  3. otherwise lock the key's shard, find or create the record (a Task from the worker's free
+//     list), attach the copy to the flow, decrement the counter or set the flow's bit, and when
+//     the goal is met delete the record; unlock and make the task ready.
+//
+// Each task becomes ready exactly once: the record is created and deleted under the shard lock
+// and only the arrival that meets the goal deletes it. Tasks ready at startup never enter the
+// table (startup.go). Shards are padded to their own cache lines; their tables are
+// open-addressed with linear probing and backward-shift deletion, so a steady state
+// allocates nothing (Go maps may rehash on delete-heavy workloads).
+
+import (
+	"fmt"
+	"sync"
+)
+
+const depShards = 64 // per class; a power of two
+
+type depTable struct {
+	shards [depShards]depShard
+}
+
+type depShard struct {
+	mu  sync.Mutex
+	tab openTable
+	_   [40]byte
+}
+
+func (d *depTable) shard(key uint64) *depShard {
+	return &d.shards[mix(key)>>58&(depShards-1)]
+}
+
+// mix is a 64-bit finaliser (murmur3) spreading consecutive keys.
+func mix(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
+}
+
+// openTable maps keys to tasks; a nil task marks an empty slot.
+type openTable struct {
+	slots []tabSlot
+	n     int
+}
+
+type tabSlot struct {
+	key uint64
+	t   *Task
+}
+
+func (m *openTable) get(key uint64) *Task {
+	if m.n == 0 {
+		return nil
+	}
+	mask := uint64(len(m.slots) - 1)
+	for i := mix(key) & mask; ; i = (i + 1) & mask {
+		s := &m.slots[i]
+		if s.t == nil {
+			return nil
+		}
+		if s.key == key {
+			return s.t
+		}
+	}
+}
+
+func (m *openTable) put(key uint64, t *Task) {
+	if (m.n+1)*4 > len(m.slots)*3 {
+		m.grow()
+	}
+	mask := uint64(len(m.slots) - 1)
+	i := mix(key) & mask
+	for m.slots[i].t != nil {
+		i = (i + 1) & mask
+	}
+	m.slots[i] = tabSlot{key, t}
+	m.n++
+}
+
+func (m *openTable) grow() {
+	old := m.slots
+	m.slots = make([]tabSlot, max(16, 2*len(old)))
+	m.n = 0
+	for _, s := range old {
+		if s.t != nil {
+			m.put(s.key, s.t)
+		}
+	}
+}
+
+func (m *openTable) del(key uint64) {
+	mask := uint64(len(m.slots) - 1)
+	i := mix(key) & mask
+	for m.slots[i].key != key || m.slots[i].t == nil {
+		if m.slots[i].t == nil {
+			return
+		}
+		i = (i + 1) & mask
+	}
+	// Backward-shift: move later entries of the probe run into the hole when their home slot
+	// does not lie cyclically in (hole, j].
+	for j := (i + 1) & mask; m.slots[j].t != nil; j = (j + 1) & mask {
+		h := mix(m.slots[j].key) & mask
+		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			m.slots[i] = m.slots[j]
+			i = j
+		}
+	}
+	m.slots[i] = tabSlot{}
+	m.n--
+}
+
+// Edges is the visitor that generated successor and predecessor iteration reports to. The
+// generated function fills L with the peer instance's locals (its parameter slots, then the
+// peer class's Complete) before each Task call. One Edges per worker is reused for every
+// task, so the generated code must not keep it or its L.
+type Edges struct {
+	// L is the scratch Locals of the peer instance.
+	L Locals
+
+	w   *Worker
+	tp  *Taskpool
+	src *Task
+	err error
+
+	// visit, when set, receives the calls instead of the release logic (Verify, DOT, tests).
+	visit EdgeVisitor
+}
+
+// EdgeVisitor receives the dependencies enumerated by a TaskClass's Successors or
+// Predecessors when rt walks the graph without running it (Taskpool.VisitEdges).
+type EdgeVisitor interface {
+	// Task reports a dependency between flow of the visited instance and peerFlow of the
+	// instance of peer whose locals are in l.
+	Task(flow, dep int, peer *TaskClass, peerFlow int, l *Locals)
+	// Data reports a dependency between flow and element ix of collection c.
+	Data(flow, dep int, c Collection, ix Index)
+}
+
+// Task reports the output (or input) dependency from flow of the current task to peerFlow of
+// the instance of class peer whose locals are in e.L. dep is the dependency's index within the
+// flow, for diagnostics.
+func (e *Edges) Task(flow, dep int, peer *TaskClass, peerFlow int) {
+	if e.visit != nil {
+		e.visit.Task(flow, dep, peer, peerFlow, &e.L)
+		return
+	}
+	if e.err == nil {
+		e.w.arrive(e, flow, peer, peerFlow)
+	}
+}
+
+// Data reports a dependency between flow and element ix of collection c. For an output, rt
+// writes the flow's data back into the element unless it already is the element's host copy.
+func (e *Edges) Data(flow, dep int, c Collection, ix Index) {
+	if e.visit != nil {
+		e.visit.Data(flow, dep, c, ix)
+		return
+	}
+	if e.err != nil {
+		return
+	}
+	src := e.src.flows[flow]
+	if src == nil {
+		return
+	}
+	if r := c.RankOf(ix); r != e.tp.ctx.cfg.rank {
+		e.err = fmt.Errorf("flow %s: write-back to %v on rank %d: remote collections need rt/ce",
+			e.src.class.Flows[flow].Name, ix, r)
+		return
+	}
+	d := c.DataOf(ix)
+	if d == nil {
+		e.err = fmt.Errorf("flow %s: collection has no element %v", e.src.class.Flows[flow].Name, ix)
+		return
+	}
+	if dst := d.Host(); dst != src {
+		if err := writeBack(dst, src); err != nil {
+			e.err = fmt.Errorf("flow %s to %v: %w", e.src.class.Flows[flow].Name, ix, err)
+		}
+	}
+}
+
+// arrive delivers one dependency of the releasing task e.src to the instance in e.L.
+func (w *Worker) arrive(e *Edges, flow int, peer *TaskClass, peerFlow int) {
+	tp := e.tp
+	if peer.ID < 0 || peer.ID >= len(tp.cs) || tp.cs[peer.ID].tc != peer {
+		e.err = fmt.Errorf("%w: class %s (ID %d) is not in taskpool %s",
+			ErrBadTaskClass, peer.Name, peer.ID, tp.name)
+		return
+	}
+	cs := &tp.cs[peer.ID]
+	key, ok := cs.keyOf(tp, &e.L)
+	if !ok {
+		e.err = fmt.Errorf("%w: %s", ErrOutsideSpace, taskName(peer, &e.L))
+		return
+	}
+	if tp.ctx.cfg.nranks > 1 && peer.Affinity != nil {
+		if coll, ix := peer.Affinity(tp, &e.L); coll != nil && coll.RankOf(ix) != tp.ctx.cfg.rank {
+			e.err = fmt.Errorf("activation of %s on rank %d: remote dependencies need rt/ce",
+				taskName(peer, &e.L), coll.RankOf(ix))
+			return
+		}
+	}
+	var c *Copy
+	if flow < len(e.src.flows) {
+		c = e.src.flows[flow]
+	}
+	var goal uint32
+	if peer.Goal != nil {
+		goal = peer.Goal(tp, &e.L)
+	}
+	bit := uint32(1) << uint(peerFlow)
+	mask := peer.Readiness == Mask
+	if (!mask && goal == 1) || (mask && goal == bit) {
+		t := w.newTask()
+		w.initTask(t, tp, cs, &e.L, key)
+		t.flows[peerFlow] = c
+		c.retain()
+		w.makeReady(t)
+		return
+	}
+	if goal == 0 || (mask && goal&bit == 0) {
+		e.err = fmt.Errorf("%w: %s flow %s receives an input it does not expect",
+			ErrDependency, taskName(peer, &e.L), peer.Flows[peerFlow].Name)
+		return
+	}
+	sh := cs.deps.shard(key)
+	sh.mu.Lock()
+	t := sh.tab.get(key)
+	if t == nil {
+		t = w.newTask()
+		w.initTask(t, tp, cs, &e.L, key)
+		if !mask {
+			t.pending = goal
+		}
+		sh.tab.put(key, t)
+	}
+	if c != nil {
+		if t.flows[peerFlow] != nil {
+			sh.mu.Unlock()
+			e.err = fmt.Errorf("%w: %s flow %s receives data twice",
+				ErrDependency, taskName(peer, &e.L), peer.Flows[peerFlow].Name)
+			return
+		}
+		t.flows[peerFlow] = c
+		c.retain()
+	}
+	var ready bool
+	if mask {
+		if t.pending&bit != 0 {
+			sh.mu.Unlock()
+			e.err = fmt.Errorf("%w: %s flow %s receives two arrivals",
+				ErrDependency, taskName(peer, &e.L), peer.Flows[peerFlow].Name)
+			return
+		}
+		t.pending |= bit
+		ready = t.pending == goal
+	} else {
+		t.pending--
+		ready = t.pending == 0
+	}
+	if ready {
+		sh.tab.del(key)
+	}
+	sh.mu.Unlock()
+	if ready {
+		w.makeReady(t)
+	}
+}
+
+// initTask fills a fresh task for the instance in l and computes its priority.
+func (w *Worker) initTask(t *Task, tp *Taskpool, cs *classState, l *Locals, key uint64) {
+	t.class, t.tp, t.cs, t.key = cs.tc, tp, cs, key
+	t.l = *l
+	t.prio = tp.prio
+	if cs.tc.Priority != nil {
+		t.prio += cs.tc.Priority(tp, &t.l)
+	}
+}

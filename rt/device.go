@@ -1,0 +1,49 @@
+package rt
+
+// Device runs the incarnations of one non-CPU kind (rt/gpu implements it, one value per GPU).
+// Register devices with WithDevices.
+//
+// The hand-off protocol: rt calls Submit on the worker w that picked the task. Submit returns
+// nil once the device owns the task; from then on rt does not touch it, and the device must
+// end it exactly once with w.Complete or Task.Complete (done), Worker.Reschedule or
+// Task.Reschedule (try other incarnations), or Task.Fail. Submit may keep w busy for a long
+// time as the device's manager; it must then call w.FlushNextTask on entry and after each
+// completion (gpu-manager.md §6). Submit returns Next to refuse the task (rt tries the next
+// incarnation) and any other error to fail the taskpool.
+type Device interface {
+	// Name identifies the device in diagnostics ("sim0", "cuda1").
+	Name() string
+	// Accepts reports whether the device runs incarnations of kind k.
+	Accepts(k DeviceKind) bool
+	// Load estimates the work queued on the device, in nanoseconds.
+	Load() int64
+	// Submit hands t, with its chosen incarnation inc, to the device.
+	Submit(w *Worker, t *Task, inc *Incarnation) error
+}
+
+// pickDevice returns the device for incarnation inc of t, or nil when no device accepts it.
+func (c *Context) pickDevice(t *Task, inc *Incarnation) Device {
+	devs := c.byKind[inc.Kind]
+	switch {
+	case len(devs) == 0:
+		return nil
+	case inc.Select != nil:
+		i := inc.Select(t) % len(devs)
+		if i < 0 {
+			i += len(devs)
+		}
+		return devs[i]
+	}
+	var best Device
+	var bestLoad int64
+	for _, d := range devs {
+		l := d.Load()
+		if t.class.TimeEstimate != nil {
+			l += t.class.TimeEstimate(t, d)
+		}
+		if best == nil || l < bestLoad {
+			best, bestLoad = d, l
+		}
+	}
+	return best
+}

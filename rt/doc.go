@@ -1,0 +1,166 @@
+// Package rt is jdf2go's multicore runtime: it runs the task graphs that jdf2go generates from
+// JDF (Parameterized Task Graph) programs, on every core, without building the graph.
+//
+// # Actors
+//
+//   - Context (New): owns the workers, the scheduler, the registered devices and the
+//     profiler. Close is its single join point.
+//   - Worker: one goroutine per execution stream. Each has a private next_task slot, a free
+//     list of tasks and a reusable Edges visitor.
+//   - Scheduler: lfq (default; per-worker priority queues with work stealing), ap (one global
+//     queue, strictly highest priority first), gd (one global FIFO). Selected by name.
+//   - Taskpool (NewTaskpool, normally through a generated constructor): one run of a JDF
+//     program: its TaskClasses, its globals, its arenas and its termination count.
+//   - TaskClass: the static descriptor that codegen emits per JDF task class (below).
+//   - Task: one instance of a class; a small value with a fixed-size Locals array, recycled.
+//   - Data and Copy: a logical datum and its copies per device (slot 0 = host), with
+//     versions, reader counts and coherency states. Collections (TiledMatrix, Vector, or any
+//     Collection) hold Data; Arenas hand out reusable Copies for NEW.
+//   - Device: implemented by rt/gpu; runs GPU incarnations (see Device).
+//
+// # Running a program
+//
+//	ctx, err := rt.New(rt.Workers(4), rt.Scheduler("lfq"), rt.WithTrace("run.json"))
+//	if err != nil { ... }
+//	defer ctx.Close()
+//	tp := NewChain(nb, data)            // generated; wraps rt.NewTaskpool
+//	if err := ctx.Add(tp); err != nil { ... }
+//	err = tp.Wait(context.Background())
+//
+// Add enumerates every class's execution space once (counting local tasks and measuring the
+// parameter ranges), then queues one startup walk per class; Wait returns when the counted
+// number of tasks has completed, when a task failed, or when its context ends (which cancels
+// the taskpool). Several taskpools can run in one Context at once; a failure affects only its
+// own taskpool.
+//
+// # Life of a task
+//
+//  1. Creation. A task is created either by its class's startup walk (goal zero: every input
+//     comes from memory or none is expected) or by the first arrival of an input from a
+//     predecessor. A task whose goal is met by a single arrival (a chain link, a broadcast
+//     target) is created ready and never enters the dependency table; otherwise it waits in
+//     its class's sharded table, keyed by a mixed-radix key over its parameters, while
+//     arrivals attach their data copies to its flows and count down its goal.
+//  2. Ready. The worker that completes the last input keeps the best ready successor in its
+//     next_task slot and pushes the others to the scheduler. Priority is the taskpool's
+//     priority plus the class's Priority expression, evaluated when the task is created
+//     (startup tasks included); high_priority classes go first among equals.
+//  3. Execution. The worker runs Prepare once (memory inputs: collection, NEW, NULL), then
+//     tries the incarnations in order. Evaluate may refuse one. A CPU Hook returns:
+//     nil: done; Next: try the next incarnation; Again: back to the scheduler, same
+//     incarnation; Async: the body completes the task later with Task.Complete; any other
+//     error, or a panic, fails the taskpool with a *TaskError naming the task,
+//     "GEMM(1, 2, 3)", and the cause (with the stack for a panic). A device incarnation is
+//     handed to the Device with the lowest Load (or the one Select picks); a kind with no
+//     device is skipped like Next.
+//  4. Completion. The versions of copies on written flows (RW, WRITE) are bumped, Successors
+//     releases every output dependency (to tasks, or write-back to collection elements when
+//     the copy is not already that element), the task's references to arena copies are
+//     dropped, and the task is counted done and recycled.
+//
+// A task is never lost or run twice: a record is created and deleted under its shard's lock,
+// and only the arrival that meets the goal makes it ready. Termination is counted per worker
+// in batches, so no counter is shared per task.
+//
+// # The TaskClass contract (what codegen fills)
+//
+// Every function field receives the taskpool (tp.Globals() holds the generated struct of JDF
+// globals) and a *Locals, whose slot i is the i-th definition of the class. None of these
+// functions may allocate or keep a pointer it receives: they run once or more per task. A
+// pointer passed to an interface method or captured by a closure escapes, so generated code
+// writes a peer's locals into Edges.L (one Edges per worker, reused) rather than into a Locals
+// of its own. Package-level descriptors whose functions refer to the descriptor itself (a
+// class that is its own successor) must be assigned in init(), or Go reports an
+// initialization cycle. rttest.Chains is exactly what the generator produces for:
+//
+//	T(c, k)
+//	  c = 0 .. M-1
+//	  k = 0 .. N-1
+//	CTL X <- (k > 0) ? X T(c, k-1)
+//	      -> (k < N-1) ? X T(c, k+1)
+//	BODY {} END
+//
+// namely:
+//
+//	var chainT rt.TaskClass
+//
+//	func init() {
+//		chainT = rt.TaskClass{
+//			Name: "T", ID: 0, Locals: []string{"c", "k"}, Params: []int{0, 1},
+//			Flows: []rt.Flow{{Name: "X", Access: rt.CTL}},
+//			Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+//				g := tp.Globals().(*globals)
+//				for c := 0; c <= g.M-1; c++ {
+//					l[0] = c
+//					for k := 0; k <= g.N-1; k++ {
+//						l[1] = k
+//						if !yield(l) {
+//							return
+//						}
+//					}
+//				}
+//			},
+//			Complete: chainComplete, // bounds check; fills derived locals (none here)
+//			Goal: func(tp *rt.Taskpool, l *rt.Locals) uint32 {
+//				if l[1] > 0 {
+//					return 1 // one CTL arrival from T(c, k-1)
+//				}
+//				return 0 // ready at startup
+//			},
+//			Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+//				if flows&1 != 0 && l[1] < tp.Globals().(*globals).N-1 {
+//					e.L[0], e.L[1] = l[0], l[1]+1
+//					if chainComplete(tp, &e.L) {
+//						e.Task(0, 0, &chainT, 0) // flow X, dep 0 -> flow X of T(c, k+1)
+//					}
+//				}
+//			},
+//			Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: hook}},
+//		}
+//	}
+//
+// The roles, one field each (TaskClass documents every field): Space (startup and counting),
+// Complete (derived locals, bounds), Goal (Counter: number of arrivals, a CTL gather counting
+// each gathered instance whose guard holds; Mask: bit per flow), Startup (optional
+// predicate), Key (optional make_key_fn), Priority, Affinity, Prepare (input chains of memory
+// inputs: Task.SetFlow with DataOf(...).Host(), tp.NewCopy(arena) or nil; ErrNoInput when no
+// guard holds), Successors and Predecessors (through Edges.Task and Edges.Data), Incarnations
+// and TimeEstimate. Flow values: a hook reads t.Flow(i).Value (a []float64 by default:
+// t.Flow(i).Float64s()) and the locals with t.Local(i). Generated files reference APIv1.
+//
+// # Devices (for rt/gpu)
+//
+// A Device registered with WithDevices receives the tasks of incarnations of the kinds it
+// Accepts through Submit(w, t, inc), called on worker w. Once Submit returns nil the device
+// owns t and ends it exactly once with Worker.Complete (on a worker: successors go to that
+// worker's next_task slot) or Task.Complete (any goroutine), Worker.Reschedule or
+// Task.Reschedule (back to the CPU scheduler, from a given incarnation index), or Task.Fail.
+// A worker that becomes a long-lived device manager calls Worker.FlushNextTask on entry and
+// after each completion, so that no ready task stays hidden in its private slot. Device copies
+// live in Data slots 1..MaxDevices-1 (Data.Attach, Data.Copy, Copy.Version, Copy.AddReader,
+// Copy.SetState); writes bump versions. Devices add their own profiling tracks with
+// Context.Tracer().NewTrack and record spans on them (package rt/profile).
+//
+// # Configuration
+//
+// Options (New): Workers(n), Scheduler("lfq"|"ap"|"gd"), WithTrace(path), WithProfiling(),
+// WithProgress(w), WithDevices(devs...), WithRank(rank, nranks), KeepNextTask(bool),
+// WithLogger(l). Environment variables, overridden by options: JDF2GO_WORKERS (number of
+// workers, default GOMAXPROCS), JDF2GO_SCHED (scheduler name, default lfq), JDF2GO_TRACE
+// (trace file path). A bad value makes New fail with ErrBadOption or ErrUnknownScheduler.
+//
+// # Profiling
+//
+// With WithTrace or WithProfiling every worker records one span per task execution
+// ("GEMM(1, 2, 3)") and per startup walk on its own track, without locks; nothing is recorded
+// or allocated when both are off. Close writes the Chrome/Perfetto JSON (one track per
+// worker, plus the tracks devices register). Context.Summary gives count, total, mean and max
+// time per class. When Go's execution tracer is running (go test -trace, runtime/trace),
+// each task is also a runtime/trace region named by its class. WithProgress draws a progress
+// bar, since the task count is known from enumeration.
+//
+// # What rt does not do yet
+//
+// Dependencies to or from other ranks (WithRank with nranks > 1) fail the taskpool with an
+// error until rt/ce carries them.
+package rt

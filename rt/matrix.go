@@ -1,0 +1,119 @@
+package rt
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// TiledMatrix is a dense M×N float64 matrix cut into MB×NB tiles, distributed 2-D
+// block-cyclically over a P×Q grid of ranks (rank = (i mod P)·Q + (j mod Q) for tile (i, j)).
+// Each tile is column-major with leading dimension MB, full size even at the ragged edges
+// (TileRows/TileCols give the used part). Only the tiles of this rank are stored. Indices are
+// tile coordinates (i, j). A TiledMatrix is safe for concurrent use by tasks that respect the
+// dependencies; its methods allocate nothing.
+type TiledMatrix struct {
+	M, N   int // matrix size
+	MB, NB int // tile size
+	MT, NT int // tiles per column and per row
+	P, Q   int // process grid
+	Rank   int // this rank
+
+	tiles []*Data // MT*NT, column-major by tile; nil for remote tiles
+}
+
+// NewTiledMatrix returns a zero matrix with the tiles of rank allocated.
+func NewTiledMatrix(m, n, mb, nb, p, q, rank int) (*TiledMatrix, error) {
+	if m < 0 || n < 0 || mb < 1 || nb < 1 || p < 1 || q < 1 || rank < 0 || rank >= p*q {
+		return nil, fmt.Errorf("%w: NewTiledMatrix(m=%d, n=%d, mb=%d, nb=%d, p=%d, q=%d, rank=%d)",
+			ErrBadOption, m, n, mb, nb, p, q, rank)
+	}
+	a := &TiledMatrix{M: m, N: n, MB: mb, NB: nb, MT: (m + mb - 1) / mb, NT: (n + nb - 1) / nb,
+		P: p, Q: q, Rank: rank}
+	a.tiles = make([]*Data, a.MT*a.NT)
+	for j := 0; j < a.NT; j++ {
+		for i := 0; i < a.MT; i++ {
+			if a.rankOf(i, j) == rank {
+				k := i + j*a.MT
+				a.tiles[k] = NewData(uint64(k), make([]float64, mb*nb))
+			}
+		}
+	}
+	return a, nil
+}
+
+func (a *TiledMatrix) rankOf(i, j int) int { return (i%a.P)*a.Q + j%a.Q }
+
+// RankOf returns the rank owning tile (ix.I[0], ix.I[1]).
+func (a *TiledMatrix) RankOf(ix Index) int { return a.rankOf(ix.I[0], ix.I[1]) }
+
+// DataOf returns tile (ix.I[0], ix.I[1]), or nil when it is remote or out of range.
+func (a *TiledMatrix) DataOf(ix Index) *Data {
+	i, j := ix.I[0], ix.I[1]
+	if i < 0 || j < 0 || i >= a.MT || j >= a.NT {
+		return nil
+	}
+	return a.tiles[i+j*a.MT]
+}
+
+// KeyOf returns i + j·MT.
+func (a *TiledMatrix) KeyOf(ix Index) uint64 { return uint64(ix.I[0] + ix.I[1]*a.MT) }
+
+// Tile returns the storage of local tile (i, j) (nil when remote): column-major, ld = MB.
+func (a *TiledMatrix) Tile(i, j int) []float64 {
+	if d := a.DataOf(Index{N: 2, I: [MaxIndex]int{i, j}}); d != nil {
+		return d.Host().Float64s()
+	}
+	return nil
+}
+
+// TileRows returns the number of used rows of tile row i; TileCols the used columns of tile
+// column j.
+func (a *TiledMatrix) TileRows(i int) int { return min(a.MB, a.M-i*a.MB) }
+func (a *TiledMatrix) TileCols(j int) int { return min(a.NB, a.N-j*a.NB) }
+
+// FillFromDense copies the local tiles from the dense column-major matrix src (leading
+// dimension lda >= M).
+func (a *TiledMatrix) FillFromDense(src []float64, lda int) {
+	a.eachLocal(func(i, j int, t []float64) {
+		for c := 0; c < a.TileCols(j); c++ {
+			col := (j*a.NB + c) * lda
+			copy(t[c*a.MB:c*a.MB+a.TileRows(i)], src[col+i*a.MB:col+i*a.MB+a.TileRows(i)])
+		}
+	})
+}
+
+// GatherToDense copies the local tiles into the dense column-major matrix dst (leading
+// dimension lda >= M); remote parts of dst are left untouched.
+func (a *TiledMatrix) GatherToDense(dst []float64, lda int) {
+	a.eachLocal(func(i, j int, t []float64) {
+		for c := 0; c < a.TileCols(j); c++ {
+			col := (j*a.NB + c) * lda
+			copy(dst[col+i*a.MB:col+i*a.MB+a.TileRows(i)], t[c*a.MB:c*a.MB+a.TileRows(i)])
+		}
+	})
+}
+
+func (a *TiledMatrix) eachLocal(f func(i, j int, t []float64)) {
+	for j := 0; j < a.NT; j++ {
+		for i := 0; i < a.MT; i++ {
+			if t := a.Tile(i, j); t != nil {
+				f(i, j, t)
+			}
+		}
+	}
+}
+
+// RandomSPD returns a dense n×n column-major symmetric positive definite matrix (lda = n)
+// with entries in [-0.5, 0.5) plus n on the diagonal, reproducible from seed.
+func RandomSPD(n int, seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	a := make([]float64, n*n)
+	for j := 0; j < n; j++ {
+		for i := j; i < n; i++ {
+			v := r.Float64() - 0.5
+			a[i+j*n], a[j+i*n] = v, v
+		}
+		a[j+j*n] += float64(n)
+	}
+	return a
+}

@@ -1,0 +1,109 @@
+package rt
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"strconv"
+)
+
+// Option configures a Context. Options override the JDF2GO_* environment variables, which
+// override the defaults.
+type Option func(*config) error
+
+type config struct {
+	workers   int
+	sched     string
+	trace     string
+	profiling bool
+	progress  io.Writer
+	devices   []Device
+	rank      int
+	nranks    int
+	keepNext  bool
+	log       *slog.Logger
+}
+
+func defaultConfig() config {
+	return config{workers: runtime.GOMAXPROCS(0), sched: "lfq", nranks: 1, keepNext: true,
+		log: slog.Default()}
+}
+
+// fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED and JDF2GO_TRACE.
+func (c *config) fromEnv() error {
+	if s := os.Getenv("JDF2GO_WORKERS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%w: JDF2GO_WORKERS=%q: want a positive integer", ErrBadOption, s)
+		}
+		c.workers = n
+	}
+	if s := os.Getenv("JDF2GO_SCHED"); s != "" {
+		c.sched = s
+	}
+	if s := os.Getenv("JDF2GO_TRACE"); s != "" {
+		c.trace = s
+	}
+	return nil
+}
+
+// Workers sets the number of workers (execution streams); the default is GOMAXPROCS.
+func Workers(n int) Option {
+	return func(c *config) error {
+		if n < 1 {
+			return fmt.Errorf("%w: Workers(%d): want at least 1", ErrBadOption, n)
+		}
+		c.workers = n
+		return nil
+	}
+}
+
+// Scheduler selects the scheduler by name: "lfq" (default), "ap" or "gd".
+func Scheduler(name string) Option {
+	return func(c *config) error { c.sched = name; return nil }
+}
+
+// WithTrace records a span per task execution and writes a Chrome/Perfetto JSON trace to path
+// when the Context is closed.
+func WithTrace(path string) Option {
+	return func(c *config) error { c.trace = path; return nil }
+}
+
+// WithProfiling records spans in memory without writing a file, for Context.Summary.
+func WithProfiling() Option {
+	return func(c *config) error { c.profiling = true; return nil }
+}
+
+// WithProgress draws a progress bar of the running taskpools on w (usually os.Stderr).
+func WithProgress(w io.Writer) Option {
+	return func(c *config) error { c.progress = w; return nil }
+}
+
+// WithDevices registers devices that run the non-CPU incarnations.
+func WithDevices(devs ...Device) Option {
+	return func(c *config) error { c.devices = append(c.devices, devs...); return nil }
+}
+
+// WithRank sets this process's rank among nranks (rt/ce sets it; the default is 0 of 1).
+func WithRank(rank, nranks int) Option {
+	return func(c *config) error {
+		if nranks < 1 || rank < 0 || rank >= nranks {
+			return fmt.Errorf("%w: WithRank(%d, %d)", ErrBadOption, rank, nranks)
+		}
+		c.rank, c.nranks = rank, nranks
+		return nil
+	}
+}
+
+// KeepNextTask turns the workers' private next_task slot on (default) or off. The ap
+// scheduler never uses it, since it promises a strict global priority order.
+func KeepNextTask(on bool) Option {
+	return func(c *config) error { c.keepNext = on; return nil }
+}
+
+// WithLogger sets the logger for diagnostics (default slog.Default()).
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error { c.log = l; return nil }
+}

@@ -1,0 +1,238 @@
+package rt
+
+// Schedulers.
+//
+// Actors: workers push the tasks that become ready and pop the next one; the ext pseudo-worker
+// (id -1) pushes on behalf of goroutines that are not workers. Every scheduler is reachable
+// only through the scheduler interface; workers never look inside.
+//
+//   - lfq (default): one priority heap per worker behind its own mutex. A worker pushes to
+//     and pops from its own heap; when it is empty it steals about half of a victim's best
+//     tasks (victims visited round-robin from a random start), keeps one and pushes the rest
+//     into its own heap. An atomic length per queue lets pop skip empty queues without
+//     locking. External pushes go round-robin over the queues.
+//   - ap: one global heap: strict highest-priority-first, FIFO among equals. The workers'
+//     next_task slots are disabled, since a private task would overtake the global order.
+//   - gd: one global FIFO; priorities are ignored except that high_priority classes go to
+//     the front. The simple baseline.
+//
+// Rejected: a lock-free Chase-Lev deque for lfq (it orders by push time, not by priority);
+// a single global queue for lfq (one contended lock per task on 16 cores).
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// scheduler is the interface between workers and a scheduling policy. All methods are safe
+// for concurrent use; w identifies the calling worker (w.id < 0 for the pseudo-worker).
+type scheduler interface {
+	name() string
+	push(w *Worker, t *Task)
+	pushBatch(w *Worker, ts []*Task)
+	// pop returns a task for w, stealing if the policy does, or nil when none is visible.
+	pop(w *Worker) *Task
+	// backlog estimates the tasks waiting where w pushes (throttles the startup walk).
+	backlog(w *Worker) int
+	// keepsNext reports whether workers may keep a private next_task.
+	keepsNext() bool
+}
+
+func newScheduler(name string, workers int) (scheduler, error) {
+	switch name {
+	case "lfq":
+		s := &lfq{qs: make([]localQueue, workers)}
+		return s, nil
+	case "ap":
+		return &apSched{}, nil
+	case "gd":
+		return &gdSched{}, nil
+	}
+	return nil, fmt.Errorf("%w: %q (want lfq, ap or gd)", ErrUnknownScheduler, name)
+}
+
+// lfq: per-worker priority queues with stealing.
+type lfq struct {
+	qs []localQueue
+	rr atomic.Uint32
+}
+
+type localQueue struct {
+	mu sync.Mutex
+	h  prioHeap
+	n  atomic.Int32
+	_  [64]byte // keep neighbouring queues off this cache line
+}
+
+func (s *lfq) name() string    { return "lfq" }
+func (s *lfq) keepsNext() bool { return true }
+
+func (s *lfq) home(w *Worker) *localQueue {
+	if w.id >= 0 {
+		return &s.qs[w.id]
+	}
+	return &s.qs[int(s.rr.Add(1))%len(s.qs)]
+}
+
+func (s *lfq) push(w *Worker, t *Task) {
+	q := s.home(w)
+	q.mu.Lock()
+	q.h.push(t)
+	q.n.Store(int32(q.h.len()))
+	q.mu.Unlock()
+}
+
+func (s *lfq) pushBatch(w *Worker, ts []*Task) {
+	q := s.home(w)
+	q.mu.Lock()
+	for _, t := range ts {
+		q.h.push(t)
+	}
+	q.n.Store(int32(q.h.len()))
+	q.mu.Unlock()
+}
+
+func (s *lfq) backlog(w *Worker) int { return int(s.home(w).n.Load()) }
+
+func (s *lfq) pop(w *Worker) *Task {
+	if w.id >= 0 {
+		if q := &s.qs[w.id]; q.n.Load() > 0 {
+			q.mu.Lock()
+			t := q.h.pop()
+			q.n.Store(int32(q.h.len()))
+			q.mu.Unlock()
+			if t != nil {
+				return t
+			}
+		}
+	}
+	return s.stealFor(w)
+}
+
+// stealFor takes about half of the first non-empty victim's best tasks.
+func (s *lfq) stealFor(w *Worker) *Task {
+	n := len(s.qs)
+	if n == 1 && w.id >= 0 {
+		return nil
+	}
+	w.rng ^= w.rng << 13
+	w.rng ^= w.rng >> 17
+	w.rng ^= w.rng << 5
+	start := int(w.rng % uint32(n))
+	for i := 0; i < n; i++ {
+		v := (start + i) % n
+		if v == w.id {
+			continue
+		}
+		q := &s.qs[v]
+		if q.n.Load() == 0 {
+			continue
+		}
+		q.mu.Lock()
+		k := min((q.h.len()+1)/2, 32)
+		if w.id < 0 {
+			k = min(k, 1)
+		}
+		for j := 0; j < k; j++ {
+			w.steal = append(w.steal, q.h.pop())
+		}
+		q.n.Store(int32(q.h.len()))
+		q.mu.Unlock()
+		if len(w.steal) == 0 {
+			continue
+		}
+		t := w.steal[0]
+		if len(w.steal) > 1 {
+			s.pushBatch(w, w.steal[1:])
+		}
+		clear(w.steal)
+		w.steal = w.steal[:0]
+		return t
+	}
+	return nil
+}
+
+// ap: one global priority heap.
+type apSched struct {
+	mu sync.Mutex
+	h  prioHeap
+	n  atomic.Int32
+}
+
+func (s *apSched) name() string          { return "ap" }
+func (s *apSched) keepsNext() bool       { return false }
+func (s *apSched) backlog(w *Worker) int { return int(s.n.Load()) }
+
+func (s *apSched) push(w *Worker, t *Task) {
+	s.mu.Lock()
+	s.h.push(t)
+	s.n.Store(int32(s.h.len()))
+	s.mu.Unlock()
+}
+
+func (s *apSched) pushBatch(w *Worker, ts []*Task) {
+	s.mu.Lock()
+	for _, t := range ts {
+		s.h.push(t)
+	}
+	s.n.Store(int32(s.h.len()))
+	s.mu.Unlock()
+}
+
+func (s *apSched) pop(w *Worker) *Task {
+	if s.n.Load() == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	t := s.h.pop()
+	s.n.Store(int32(s.h.len()))
+	s.mu.Unlock()
+	return t
+}
+
+// gd: one global FIFO.
+type gdSched struct {
+	mu sync.Mutex
+	q  fifo
+	n  atomic.Int32
+}
+
+func (s *gdSched) name() string          { return "gd" }
+func (s *gdSched) keepsNext() bool       { return true }
+func (s *gdSched) backlog(w *Worker) int { return int(s.n.Load()) }
+
+func (s *gdSched) add(t *Task) {
+	if t.class != nil && t.class.HighPriority {
+		s.q.pushFront(t)
+	} else {
+		s.q.pushBack(t)
+	}
+}
+
+func (s *gdSched) push(w *Worker, t *Task) {
+	s.mu.Lock()
+	s.add(t)
+	s.n.Store(int32(s.q.n))
+	s.mu.Unlock()
+}
+
+func (s *gdSched) pushBatch(w *Worker, ts []*Task) {
+	s.mu.Lock()
+	for _, t := range ts {
+		s.add(t)
+	}
+	s.n.Store(int32(s.q.n))
+	s.mu.Unlock()
+}
+
+func (s *gdSched) pop(w *Worker) *Task {
+	if s.n.Load() == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	t := s.q.pop()
+	s.n.Store(int32(s.q.n))
+	s.mu.Unlock()
+	return t
+}

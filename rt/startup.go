@@ -1,0 +1,224 @@
+package rt
+
+// Startup (ARCHITECTURE.md decision 8: the init pass becomes a walk at Add time).
+//
+// Context.Add enumerates every class's space once, on the caller's goroutine: it counts the
+// local instances (those whose affinity is this rank) and measures each parameter's range,
+// from which the mixed-radix keys are built. The counts give the taskpool's termination
+// count before any task can run, so no later counter adjustment is needed.
+//
+// Then one startup pseudo-task per class (kindStartup) is queued with the highest priority. A
+// worker running it walks the space again and makes ready every local instance whose goal is
+// zero (or whose Startup predicate holds), in batches of readyBatch. To bound memory when a
+// space is huge, the walker stops after each batch while its backlog exceeds startupHigh and
+// runs tasks itself, as any worker would, until the backlog is down to startupLow; other
+// workers steal from it meanwhile. A startup pseudo-task met while draining is set aside and
+// requeued, so walks never nest.
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+const (
+	startupHigh = 4 * readyBatch
+	startupLow  = readyBatch
+)
+
+// validate checks the descriptors that rt relies on.
+func (tp *Taskpool) validate() error {
+	for i, tc := range tp.classes {
+		bad := func(why string, a ...any) error {
+			return fmt.Errorf("%w: %s: %s", ErrBadTaskClass, tc.Name, fmt.Sprintf(why, a...))
+		}
+		switch {
+		case tc == nil:
+			return fmt.Errorf("%w: class %d of taskpool %s is nil", ErrBadTaskClass, i, tp.name)
+		case tc.ID != i:
+			return bad("ID %d, but it is class %d of taskpool %s", tc.ID, i, tp.name)
+		case tc.Name == "":
+			return bad("no name")
+		case tc.Space == nil:
+			return bad("no Space function")
+		case tc.Complete == nil:
+			return bad("no Complete function")
+		case len(tc.Incarnations) == 0:
+			return bad("no incarnation")
+		case len(tc.Params) > MaxParams:
+			return bad("%d parameters (max %d)", len(tc.Params), MaxParams)
+		case len(tc.Flows) > MaxFlows:
+			return bad("%d flows (max %d)", len(tc.Flows), MaxFlows)
+		case len(tc.Locals) > MaxLocals:
+			return bad("%d locals (max %d)", len(tc.Locals), MaxLocals)
+		}
+		for _, s := range tc.Params {
+			if s < 0 || s >= MaxLocals {
+				return bad("parameter slot %d out of range", s)
+			}
+		}
+		for j, inc := range tc.Incarnations {
+			if inc.Kind == CPU && inc.Hook == nil {
+				return bad("CPU incarnation %d has no Hook", j)
+			}
+		}
+	}
+	return nil
+}
+
+// enumerate validates the classes, counts local instances and builds the key radices.
+func (tp *Taskpool) enumerate() (err error) {
+	if err := tp.validate(); err != nil {
+		return err
+	}
+	tp.cs = make([]classState, len(tp.classes))
+	c := tp.ctx
+	for i, tc := range tp.classes {
+		cs := &tp.cs[i]
+		cs.tc, cs.tp, cs.nparams = tc, tp, len(tc.Params)
+		copy(cs.pslot[:], tc.Params)
+		if c.tracer != nil {
+			cs.trace = c.tracer.Name(tc.Name)
+			cs.strace = c.tracer.Name("startup:" + tc.Name)
+		}
+		if err := cs.count(); err != nil {
+			return err
+		}
+		tp.total += cs.total
+	}
+	return nil
+}
+
+// count walks the space of one class.
+func (cs *classState) count() (err error) {
+	tc, tp := cs.tc, cs.tp
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("rt: enumerating %s: panic: %v\n%s", tc.Name, r, debug.Stack())
+		}
+	}()
+	var lo, hi [MaxParams]int
+	var l Locals
+	n := int64(0)
+	tc.Space(tp, &l, func(l *Locals) bool {
+		if !tp.isLocal(tc, l) {
+			return true
+		}
+		for i := 0; i < cs.nparams; i++ {
+			v := l[cs.pslot[i]]
+			if n == 0 || v < lo[i] {
+				lo[i] = v
+			}
+			if n == 0 || v > hi[i] {
+				hi[i] = v
+			}
+		}
+		n++
+		return true
+	})
+	cs.total = n
+	stride := uint64(1)
+	for i := cs.nparams - 1; i >= 0; i-- {
+		cs.min[i] = lo[i]
+		cs.span[i] = uint64(hi[i] - lo[i])
+		cs.stride[i] = stride
+		r := cs.span[i] + 1
+		if r != 0 && stride > ^uint64(0)/r {
+			if tc.Key == nil {
+				return fmt.Errorf("%w: class %s", ErrKeySpace, tc.Name)
+			}
+		}
+		stride *= r
+	}
+	return nil
+}
+
+// isLocal reports whether the instance in l runs on this rank.
+func (tp *Taskpool) isLocal(tc *TaskClass, l *Locals) bool {
+	if tp.ctx.cfg.nranks == 1 || tc.Affinity == nil {
+		return true
+	}
+	coll, ix := tc.Affinity(tp, l)
+	return coll == nil || coll.RankOf(ix) == tp.ctx.cfg.rank
+}
+
+// startup runs a startup pseudo-task: it makes ready the instances of its class that have no
+// pending input.
+func (w *Worker) startup(st *Task) {
+	cs, tp := st.cs, st.tp
+	tc := cs.tc
+	var start int64
+	if w.track != nil {
+		start = w.c.tracer.Now()
+	}
+	var l Locals
+	var deferred []*Task
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic during startup: %v\n%s", r, debug.Stack())
+			}
+		}()
+		n := 0
+		tc.Space(tp, &l, func(l *Locals) bool {
+			if !tp.isLocal(tc, l) {
+				return true
+			}
+			var ready bool
+			switch {
+			case tc.Startup != nil:
+				ready = tc.Startup(tp, l)
+			case tc.Goal != nil:
+				ready = tc.Goal(tp, l) == 0
+			default:
+				ready = true
+			}
+			if !ready {
+				return true
+			}
+			key, _ := cs.keyOf(tp, l)
+			t := w.newTask()
+			w.initTask(t, tp, cs, l, key)
+			w.buf = append(w.buf, t)
+			if n++; len(w.buf) == cap(w.buf) {
+				w.pushBuf()
+				if tp.failed.Load() {
+					return false
+				}
+				deferred = w.drain(deferred)
+			}
+			return true
+		})
+		return nil
+	}()
+	w.pushBuf()
+	for _, t := range deferred {
+		w.pushOne(t)
+	}
+	if w.track != nil {
+		w.track.Span(cs.strace, start, w.c.tracer.Now())
+	}
+	w.freeTask(st)
+	if err != nil {
+		tp.fail(&TaskError{Taskpool: tp.name, Task: "startup:" + tc.Name, Err: err})
+	}
+}
+
+// drain runs tasks while the walker's backlog is above startupHigh, down to startupLow.
+// Startup pseudo-tasks met on the way are returned in deferred instead of being run.
+func (w *Worker) drain(deferred []*Task) []*Task {
+	if w.c.sched.backlog(w) <= startupHigh {
+		return deferred
+	}
+	for w.c.sched.backlog(w) > startupLow && !w.c.closed.Load() {
+		t := w.take()
+		if t == nil {
+			break
+		}
+		if t.kind == kindStartup {
+			deferred = append(deferred, t)
+			continue
+		}
+		w.run(t)
+	}
+	return deferred
+}

@@ -1,0 +1,119 @@
+package rt
+
+import "strconv"
+
+// taskKind separates real tasks from rt's own pseudo-tasks.
+type taskKind uint8
+
+const (
+	kindTask    taskKind = iota
+	kindStartup          // walks a class's space and schedules its ready-at-startup instances
+)
+
+// Task is one instance of a task class. Tasks are values recycled through per-worker free
+// lists: a *Task is valid from the moment rt hands it to a hook, a device or a visitor until
+// it completes, fails or is rescheduled, and must not be kept after that.
+type Task struct {
+	class *TaskClass
+	tp    *Taskpool
+	cs    *classState
+	l     Locals
+	flows [MaxFlows]*Copy
+
+	key      uint64
+	prio     int32
+	pending  uint32 // Counter: arrivals still expected; Mask: flows arrived so far
+	inc      int32  // next incarnation to try
+	kind     taskKind
+	prepared bool
+	next     *Task // free list, gd FIFO
+}
+
+// Class returns the task's class.
+func (t *Task) Class() *TaskClass { return t.class }
+
+// Taskpool returns the task's taskpool.
+func (t *Task) Taskpool() *Taskpool { return t.tp }
+
+// Locals returns the task's definition slots (parameters and derived locals). Bodies read
+// them; only rt and generated Complete write them.
+func (t *Task) Locals() *Locals { return &t.l }
+
+// Local returns definition slot i.
+func (t *Task) Local(i int) int { return t.l[i] }
+
+// Flow returns the copy bound to flow i (nil for CTL flows, NULL inputs and unbound flows).
+func (t *Task) Flow(i int) *Copy { return t.flows[i] }
+
+// SetFlow binds c to flow i (generated Prepare does it for memory inputs). The task takes over
+// the reference of an arena copy from Arena.Get; any copy bound before is released.
+func (t *Task) SetFlow(i int, c *Copy) {
+	if old := t.flows[i]; old != nil && old != c {
+		old.release()
+	}
+	t.flows[i] = c
+}
+
+// Priority returns the task's priority (taskpool priority plus the class's expression).
+func (t *Task) Priority() int32 { return t.prio }
+
+// SetPriority changes the priority used the next time the task is scheduled (rt/gpu keeps
+// its stream FIFOs sorted by it).
+func (t *Task) SetPriority(p int32) { t.prio = p }
+
+// Key returns the task's key within its class.
+func (t *Task) Key() uint64 { return t.key }
+
+// Incarnation returns the index of the incarnation being run or to be tried next.
+func (t *Task) Incarnation() int { return int(t.inc) }
+
+// String returns the class name and parameters: "GEMM(1, 2, 3)". It allocates; use it for
+// errors and diagnostics, not on a hot path.
+func (t *Task) String() string {
+	if t.kind == kindStartup {
+		return "startup:" + t.cs.tc.Name
+	}
+	return taskName(t.class, &t.l)
+}
+
+// taskName formats class(params) for the instance in l.
+func taskName(tc *TaskClass, l *Locals) string {
+	b := append([]byte(tc.Name), '(')
+	for i, s := range tc.Params {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, int64(l[s]), 10)
+	}
+	return string(append(b, ')'))
+}
+
+// Complete finishes a task whose body returned Async (or that a device owns): it releases
+// the successors, writes back collection outputs and counts the task for termination. It is
+// safe from any goroutine; a device manager running on a worker should call Worker.Complete
+// instead, which keeps the best successor in the worker's next_task slot.
+func (t *Task) Complete() {
+	c := t.tp.ctx
+	c.extMu.Lock()
+	defer c.extMu.Unlock()
+	c.ext.complete(t)
+}
+
+// Fail fails the task's taskpool with err, naming the task, and drops the task. Safe from any
+// goroutine, for a task that a body (Async) or a device owns.
+func (t *Task) Fail(err error) {
+	c := t.tp.ctx
+	c.extMu.Lock()
+	defer c.extMu.Unlock()
+	c.ext.failTask(t, err)
+}
+
+// Reschedule puts a task owned by a device or an Async body back into the scheduler, to try
+// incarnations from index inc on (for example the CPU one after a device was disabled).
+// Safe from any goroutine.
+func (t *Task) Reschedule(inc int) {
+	c := t.tp.ctx
+	c.extMu.Lock()
+	defer c.extMu.Unlock()
+	c.ext.Reschedule(t, inc)
+}

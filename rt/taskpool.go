@@ -1,0 +1,218 @@
+package rt
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jdf2go/jdf2go/rt/profile"
+)
+
+// Taskpool is one instance of a JDF program: its task classes, its globals and its
+// termination state. Build it with NewTaskpool (generated constructors do), add it to a
+// Context with Context.Add, and join it with Wait. A Taskpool runs once and is not reused.
+type Taskpool struct {
+	name    string
+	globals any
+	classes []*TaskClass
+	cs      []classState
+	prio    int32
+
+	arenaMu sync.Mutex
+	arenas  atomic.Pointer[map[string]*Arena]
+
+	ctx     *Context
+	added   atomic.Bool
+	total   int64
+	pending atomic.Int64 // local tasks not yet counted done
+
+	failed   atomic.Bool
+	doneOnce sync.Once
+	done     chan struct{}
+	err      error // written before done is closed
+}
+
+// NewTaskpool returns a taskpool named name running classes, whose generated functions find
+// the JDF globals in globals (usually a pointer to the generated taskpool struct). classes[i]
+// must have ID i.
+func NewTaskpool(name string, globals any, classes ...*TaskClass) *Taskpool {
+	return &Taskpool{name: name, globals: globals, classes: classes, done: make(chan struct{})}
+}
+
+// Name returns the taskpool's name.
+func (tp *Taskpool) Name() string { return tp.name }
+
+// Globals returns the value given to NewTaskpool; generated code type-asserts it.
+func (tp *Taskpool) Globals() any { return tp.globals }
+
+// Classes returns the task classes.
+func (tp *Taskpool) Classes() []*TaskClass { return tp.classes }
+
+// SetPriority sets the taskpool priority, added to every task's priority. Call before Add.
+func (tp *Taskpool) SetPriority(p int32) { tp.prio = p }
+
+// Context returns the Context the taskpool was added to, or nil.
+func (tp *Taskpool) Context() *Context { return tp.ctx }
+
+// SetArena registers arena a under name (the [type = NAME] of dependencies; "DEFAULT" when a
+// dependency names none). Safe to call at any time.
+func (tp *Taskpool) SetArena(name string, a *Arena) {
+	tp.arenaMu.Lock()
+	defer tp.arenaMu.Unlock()
+	m := map[string]*Arena{}
+	if old := tp.arenas.Load(); old != nil {
+		for k, v := range *old {
+			m[k] = v
+		}
+	}
+	m[name] = a
+	tp.arenas.Store(&m)
+}
+
+// Arena returns the arena registered under name, or nil.
+func (tp *Taskpool) Arena(name string) *Arena {
+	if m := tp.arenas.Load(); m != nil {
+		return (*m)[name]
+	}
+	return nil
+}
+
+// NewCopy returns a fresh copy from the arena registered under name (NEW in JDF).
+func (tp *Taskpool) NewCopy(name string) (*Copy, error) {
+	a := tp.Arena(name)
+	if a == nil {
+		return nil, fmt.Errorf("%w: %q in taskpool %s", ErrNoArena, name, tp.name)
+	}
+	return a.Get(), nil
+}
+
+// Total returns the number of local tasks, known once Add returned.
+func (tp *Taskpool) Total() int64 { return tp.total }
+
+// Remaining returns an estimate of the local tasks not yet done (workers count in batches).
+func (tp *Taskpool) Remaining() int64 { return max(tp.pending.Load(), 0) }
+
+// Done returns a channel closed when the taskpool has finished or failed.
+func (tp *Taskpool) Done() <-chan struct{} { return tp.done }
+
+// Err returns nil while the taskpool runs or after it succeeded, and its error after it failed.
+func (tp *Taskpool) Err() error {
+	select {
+	case <-tp.done:
+		return tp.err
+	default:
+		return nil
+	}
+}
+
+// Wait blocks until every local task has completed, the taskpool failed, or ctx ends. When ctx
+// ends first the taskpool is cancelled with ctx's cause. After a failure Wait returns only once
+// no worker is still running a body of this taskpool (device-owned and Async tasks excepted).
+// Wait can be called any number of times and from several goroutines, but never from a task
+// body. It returns nil on success, the first task error (a *TaskError) or the cancellation.
+func (tp *Taskpool) Wait(ctx context.Context) error {
+	if !tp.added.Load() {
+		return ErrNotAdded
+	}
+	select {
+	case <-tp.done:
+	case <-ctx.Done():
+		tp.Cancel(context.Cause(ctx))
+		<-tp.done
+	}
+	if tp.failed.Load() {
+		tp.ctx.quiesce()
+	}
+	return tp.err
+}
+
+// Cancel fails the taskpool with cause (if it has not finished); its remaining tasks are
+// dropped. Other taskpools are not affected.
+func (tp *Taskpool) Cancel(cause error) {
+	tp.fail(fmt.Errorf("rt: taskpool %s cancelled: %w", tp.name, cause))
+}
+
+// fail records the first error, wakes Wait and forgets the taskpool in its Context.
+func (tp *Taskpool) fail(err error) {
+	if !tp.failed.CompareAndSwap(false, true) {
+		return
+	}
+	tp.finish(err)
+}
+
+// finish closes done exactly once with err.
+func (tp *Taskpool) finish(err error) {
+	tp.doneOnce.Do(func() {
+		tp.err = err
+		close(tp.done)
+		if tp.ctx != nil {
+			tp.ctx.forget(tp)
+		}
+	})
+}
+
+// countDone records n completed tasks; the call that reaches zero finishes the taskpool.
+func (tp *Taskpool) countDone(n int64) {
+	if tp.pending.Add(-n) == 0 {
+		tp.finish(nil)
+	}
+}
+
+// classState is the per-taskpool state of one class: its key radix, task count and dependency
+// table.
+type classState struct {
+	tc      *TaskClass
+	tp      *Taskpool
+	nparams int
+	pslot   [MaxParams]int
+	min     [MaxParams]int
+	span    [MaxParams]uint64 // max - min
+	stride  [MaxParams]uint64
+	total   int64
+	deps    depTable
+	trace   profile.Name // span name of the class
+	strace  profile.Name // span name of its startup walk
+}
+
+// keyOf computes the mixed-radix key of the instance in l; false when a parameter lies outside
+// the range measured during enumeration (so the instance does not exist).
+func (cs *classState) keyOf(tp *Taskpool, l *Locals) (uint64, bool) {
+	if cs.tc.Key != nil {
+		return cs.tc.Key(tp, l), true
+	}
+	var k uint64
+	for i := 0; i < cs.nparams; i++ {
+		v := uint64(l[cs.pslot[i]] - cs.min[i])
+		if v > cs.span[i] {
+			return 0, false
+		}
+		k += v * cs.stride[i]
+	}
+	return k, true
+}
+
+// VisitSuccessors runs tc's generated successor iteration for the instance in l (its
+// parameter slots set; derived locals are computed here) and reports every output dependency
+// to v without running anything. It is the walk behind Verify and DOT output.
+func (tp *Taskpool) VisitSuccessors(tc *TaskClass, l *Locals, v EdgeVisitor) bool {
+	return tp.visit(tc, l, v, tc.Successors)
+}
+
+// VisitPredecessors is VisitSuccessors over input dependencies.
+func (tp *Taskpool) VisitPredecessors(tc *TaskClass, l *Locals, v EdgeVisitor) bool {
+	return tp.visit(tc, l, v, tc.Predecessors)
+}
+
+func (tp *Taskpool) visit(tc *TaskClass, l *Locals, v EdgeVisitor,
+	f func(*Taskpool, *Locals, FlowMask, *Edges)) bool {
+	ll := *l
+	if !tc.Complete(tp, &ll) {
+		return false
+	}
+	if f != nil {
+		e := &Edges{tp: tp, visit: v}
+		f(tp, &ll, AllFlows, e)
+	}
+	return true
+}

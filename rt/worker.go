@@ -1,0 +1,465 @@
+package rt
+
+// Workers (execution streams).
+//
+// Actors: N workers, each a goroutine owned by the Context; a scheduler shared by all of them;
+// goroutines that are not workers (Async bodies, device callbacks) which go through the
+// Context's ext pseudo-worker under a mutex.
+//
+// One turn of a worker:
+//  1. Take the private next_task slot if it holds a task, else pop from the scheduler (which
+//     steals under lfq). Nothing found: flush the done count, then park (below).
+//  2. Drop the task if its taskpool failed. Otherwise prepare its memory inputs once, then try
+//     its incarnations in order: a CPU hook runs here (panics recovered in callHook, the one
+//     place rt recovers); a device incarnation is handed to Device.Submit.
+//  3. On success, release: the class's Successors visits every output dependency through the
+//     worker's Edges; arrivals update the dependency table (deps.go), tasks whose inputs are
+//     all there become ready. The best ready successor goes into the next_task slot (unless the
+//     scheduler is strict), the others to the scheduler in one batch.
+//  4. Count the task done in a worker-local batch (flushed every doneBatch tasks, when the
+//     worker changes taskpool and before it parks), so that no counter is touched per task by
+//     every worker. The taskpool finishes when its pending count reaches zero.
+//
+// Parking. A worker that finds nothing tries a couple of stealing rounds (yielding in between,
+// never spinning), then appends itself to Context.idle and increments Context.nidle under
+// idleMu, pops once more, and only then blocks on its wake channel. A pusher first publishes
+// the task (queue mutex, or an atomic length), then loads nidle; if it is non-zero it wakes the
+// most recently parked worker. Both sides use sequentially consistent operations in opposite
+// orders (publish then check, announce then re-check), so either the pusher sees the sleeper
+// or the sleeper's re-check sees the task: no wake-up is lost. A worker that finds work in its
+// re-check removes itself from idle; a token left in its channel only causes one spurious turn.
+//
+// Rejected designs: a mutex and a condition variable signalled on every push (a lock per task
+// even with nobody asleep); spinning idle workers (CI has 2 cores shared with the compiler);
+// a goroutine per task (the baseline we beat).
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"runtime/trace"
+	"sync/atomic"
+
+	"github.com/jdf2go/jdf2go/rt/profile"
+)
+
+const (
+	doneBatch   = 256 // tasks counted locally before touching the taskpool's counter
+	readyBatch  = 64  // ready tasks buffered before one push to the scheduler
+	stealRounds = 2   // stealing rounds before parking
+)
+
+// Worker is one execution stream. Devices and the communication engine receive the worker
+// they run on and use it to complete tasks and flush the next_task slot. A Worker's methods
+// must be called only from its own goroutine (inside a hook or Device.Submit it was given to).
+type Worker struct {
+	id       int
+	c        *Context
+	keepNext bool
+
+	next *Task  // private next_task slot
+	cand *Task  // best ready successor of the current release, bound for next
+	buf  []*Task // other ready tasks, pushed in batches
+
+	free  *Task
+	nfree int
+
+	edges Edges
+
+	doneTP *Taskpool
+	doneN  int64
+
+	wake      chan struct{}
+	seenLocal uint64
+	seen      atomic.Uint64
+	parked    atomic.Bool
+
+	track *profile.Track
+	seq   uint32
+	rng   uint32
+	steal []*Task
+}
+
+func newWorker(c *Context, id int) *Worker {
+	w := &Worker{id: id, c: c, keepNext: c.cfg.keepNext, wake: make(chan struct{}, 1),
+		buf: make([]*Task, 0, readyBatch), rng: uint32(id)*2654435761 + 1}
+	w.edges.w = w
+	if c.tracer != nil && id >= 0 {
+		w.track = c.tracer.NewTrack("workers", fmt.Sprintf("worker %d", id))
+	}
+	return w
+}
+
+// ID returns the worker's index in [0, Context.Workers()); -1 for the pseudo-worker that
+// serves goroutines which are not workers.
+func (w *Worker) ID() int { return w.id }
+
+// Context returns the worker's Context.
+func (w *Worker) Context() *Context { return w.c }
+
+// Track returns the worker's profiling track (nil when profiling is off; nil tracks ignore
+// calls), for spans such as a device manager's "own GPU" interval.
+func (w *Worker) Track() *profile.Track { return w.track }
+
+// FlushNextTask moves the task in the private next_task slot, if any, to the shared scheduler
+// so that other workers can run it. rt/gpu calls it when this worker becomes a device manager
+// and after each completion inside the manager loop (gpu-manager.md §6).
+func (w *Worker) FlushNextTask() {
+	if t := w.next; t != nil {
+		w.next = nil
+		w.pushOne(t)
+	}
+}
+
+// Complete finishes task t on this worker: it releases t's successors (keeping the best one
+// in the next_task slot), writes back collection outputs and counts t done. For a task whose
+// hook returned Async or that a device owns.
+func (w *Worker) Complete(t *Task) { w.complete(t) }
+
+// Reschedule puts t back into the scheduler to try its incarnations from index inc on.
+func (w *Worker) Reschedule(t *Task, inc int) {
+	t.inc = int32(inc)
+	w.pushOne(t)
+}
+
+// loop is the worker goroutine.
+func (w *Worker) loop() {
+	defer w.c.wg.Done()
+	defer w.parked.Store(true)
+	c := w.c
+	for !c.closed.Load() {
+		if e := c.epoch.Load(); e != w.seenLocal {
+			w.seenLocal = e
+			w.seen.Store(e)
+		}
+		t := w.take()
+		if t == nil {
+			w.flushDone()
+			if t = w.idle(); t == nil {
+				return
+			}
+		}
+		w.run(t)
+	}
+}
+
+// take returns the next task visible to this worker without blocking, or nil.
+func (w *Worker) take() *Task {
+	if t := w.next; t != nil {
+		w.next = nil
+		return t
+	}
+	return w.c.sched.pop(w)
+}
+
+// idle looks for work and parks until some is pushed; nil when the Context closes.
+func (w *Worker) idle() *Task {
+	c := w.c
+	for {
+		for i := 0; i < stealRounds; i++ {
+			if c.closed.Load() {
+				return nil
+			}
+			if t := c.sched.pop(w); t != nil {
+				return t
+			}
+			gosched()
+		}
+		c.idleMu.Lock()
+		c.idle = append(c.idle, w)
+		c.nidle.Add(1)
+		c.idleMu.Unlock()
+		if t := c.sched.pop(w); t != nil {
+			w.unpark()
+			return t
+		}
+		w.parked.Store(true)
+		select {
+		case <-w.wake:
+		case <-c.quit:
+			return nil
+		}
+		w.parked.Store(false)
+	}
+}
+
+// unpark removes w from the idle list after it found work on its own.
+func (w *Worker) unpark() {
+	c := w.c
+	c.idleMu.Lock()
+	for i, x := range c.idle {
+		if x == w {
+			c.idle = append(c.idle[:i], c.idle[i+1:]...)
+			c.nidle.Add(-1)
+			break
+		}
+	}
+	c.idleMu.Unlock()
+}
+
+// run executes one task taken from the slot or the scheduler.
+func (w *Worker) run(t *Task) {
+	tp := t.tp
+	if w.doneTP != tp && w.doneTP != nil {
+		w.flushDone()
+	}
+	if tp.failed.Load() {
+		w.discard(t)
+		return
+	}
+	if t.kind == kindStartup {
+		w.startup(t)
+		return
+	}
+	tc := t.class
+	var start int64
+	traced := w.track != nil && !tc.NoTrace
+	var args [profile.MaxArgs]int64
+	var nargs int
+	if traced {
+		nargs = min(len(tc.Params), profile.MaxArgs)
+		for i := 0; i < nargs; i++ {
+			args[i] = int64(t.l[tc.Params[i]])
+		}
+		start = w.c.tracer.Now()
+	}
+	var region *trace.Region
+	if trace.IsEnabled() {
+		region = trace.StartRegion(context.Background(), tc.Name)
+	}
+	res := w.execute(t)
+	if region != nil {
+		region.End()
+	}
+	if traced && res != errTraceOff {
+		w.track.Span(t.cs.trace, start, w.c.tracer.Now(), args[:nargs]...)
+	}
+}
+
+// errTraceOff marks an execution that must not produce a span (its incarnation has NoTrace).
+var errTraceOff = fmt.Errorf("rt: internal: untraced")
+
+// execute prepares t and tries its incarnations. t must not be touched after a hook returned
+// Async or a device accepted it. The result only tells run whether to record a span.
+func (w *Worker) execute(t *Task) error {
+	tc := t.class
+	if !t.prepared {
+		t.prepared = true
+		if tc.Prepare != nil {
+			if err := callPrepare(tc.Prepare, t); err != nil {
+				w.failTask(t, err)
+				return nil
+			}
+		}
+	}
+	incs := tc.Incarnations
+	for int(t.inc) < len(incs) {
+		inc := &incs[t.inc]
+		if inc.Evaluate != nil {
+			ok, err := callEvaluate(inc.Evaluate, t)
+			if err != nil {
+				w.failTask(t, err)
+				return nil
+			}
+			if !ok {
+				t.inc++
+				continue
+			}
+		}
+		var res error
+		if inc.Kind == CPU {
+			res = callHook(inc.Hook, t)
+		} else {
+			dev := w.c.pickDevice(t, inc)
+			if dev == nil {
+				t.inc++
+				continue
+			}
+			res = dev.Submit(w, t, inc)
+			if res == nil {
+				return nil
+			}
+		}
+		switch res {
+		case nil:
+			w.complete(t)
+			if inc.NoTrace {
+				return errTraceOff
+			}
+			return nil
+		case Next:
+			t.inc++
+		case Again:
+			w.pushOne(t)
+			return nil
+		case Async:
+			return nil
+		default:
+			w.failTask(t, res)
+			return nil
+		}
+	}
+	w.failTask(t, ErrNoIncarnation)
+	return nil
+}
+
+// complete bumps the versions of written copies, releases the successors, drops t's
+// references, counts it and recycles it.
+func (w *Worker) complete(t *Task) {
+	tc, tp := t.class, t.tp
+	if tp.failed.Load() {
+		w.discard(t)
+		return
+	}
+	nf := len(tc.Flows)
+	for i := 0; i < nf; i++ {
+		if c := t.flows[i]; c != nil && tc.Flows[i].Access.writes() {
+			c.BumpVersion()
+		}
+	}
+	if tc.Successors != nil {
+		e := &w.edges
+		e.tp, e.src, e.err = tp, t, nil
+		callSuccessors(tc.Successors, t, e)
+		e.src = nil
+		if e.err != nil {
+			err := e.err
+			e.err = nil
+			w.flushReady()
+			w.failTask(t, err)
+			return
+		}
+	}
+	w.flushReady()
+	w.countDone(tp)
+	w.freeTask(t)
+}
+
+// failTask fails t's taskpool with a TaskError naming t, and drops t.
+func (w *Worker) failTask(t *Task, err error) {
+	t.tp.fail(&TaskError{Taskpool: t.tp.name, Task: t.String(), Err: err})
+	w.discard(t)
+}
+
+// discard drops a task of a failed taskpool (or a failed task) without counting it.
+func (w *Worker) discard(t *Task) { w.freeTask(t) }
+
+// countDone counts one completed task of tp in the worker-local batch.
+func (w *Worker) countDone(tp *Taskpool) {
+	if w.doneTP != tp {
+		w.flushDone()
+		w.doneTP = tp
+	}
+	w.doneN++
+	if w.doneN >= doneBatch || w.id < 0 {
+		w.flushDone()
+	}
+}
+
+// flushDone publishes the local done count.
+func (w *Worker) flushDone() {
+	if w.doneN > 0 {
+		n := w.doneN
+		w.doneN = 0
+		w.doneTP.countDone(n)
+	}
+	w.doneTP = nil
+}
+
+// makeReady takes a task whose inputs have all arrived: the best one of a release is kept for
+// the next_task slot, the others are buffered for the scheduler.
+func (w *Worker) makeReady(t *Task) {
+	if w.keepNext {
+		if w.cand == nil {
+			w.cand = t
+			return
+		}
+		if better(t, w.cand) {
+			t, w.cand = w.cand, t
+		}
+	}
+	w.buf = append(w.buf, t)
+	if len(w.buf) == cap(w.buf) {
+		w.pushBuf()
+	}
+}
+
+// flushReady ends a release: the candidate goes into the slot (a task already there that
+// ranks lower goes to the scheduler), the buffer to the scheduler.
+func (w *Worker) flushReady() {
+	if t := w.cand; t != nil {
+		w.cand = nil
+		if old := w.next; old != nil {
+			if better(old, t) {
+				t, old = old, t
+			}
+			w.buf = append(w.buf, old)
+		}
+		w.next = t
+	}
+	w.pushBuf()
+}
+
+// pushBuf hands the buffered ready tasks to the scheduler and wakes a parked worker.
+func (w *Worker) pushBuf() {
+	if len(w.buf) == 0 {
+		return
+	}
+	w.c.sched.pushBatch(w, w.buf)
+	clear(w.buf)
+	w.buf = w.buf[:0]
+	if w.c.nidle.Load() > 0 {
+		w.c.wakeOne()
+	}
+}
+
+// pushOne hands one task to the scheduler and wakes a parked worker.
+func (w *Worker) pushOne(t *Task) {
+	w.c.sched.push(w, t)
+	if w.c.nidle.Load() > 0 {
+		w.c.wakeOne()
+	}
+}
+
+// better orders ready tasks: high-priority classes first, then higher priority.
+func better(a, b *Task) bool {
+	ah, bh := a.class != nil && a.class.HighPriority, b.class != nil && b.class.HighPriority
+	if ah != bh {
+		return ah
+	}
+	return a.prio > b.prio
+}
+
+// callHook runs a CPU hook; a panic becomes an error carrying the stack.
+func callHook(h func(*Task) error, t *Task) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return h(t)
+}
+
+// callSuccessors runs the generated successor iteration, which evaluates user guards; a
+// panic there fails the taskpool like a panic in a body.
+func callSuccessors(f func(*Taskpool, *Locals, FlowMask, *Edges), t *Task, e *Edges) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.err = fmt.Errorf("panic releasing successors: %v\n%s", r, debug.Stack())
+		}
+	}()
+	f(t.tp, &t.l, AllFlows, e)
+}
+
+// callPrepare runs generated input preparation, which evaluates user guards and can panic.
+func callPrepare(p func(*Task) error, t *Task) error { return callHook(p, t) }
+
+// callEvaluate runs an incarnation's evaluate function.
+func callEvaluate(f func(*Task) bool, t *Task) (ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic in evaluate: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return f(t), nil
+}
