@@ -57,8 +57,8 @@ type Worker struct {
 	c        *Context
 	keepNext bool
 
-	next *Task  // private next_task slot
-	cand *Task  // best ready successor of the current release, bound for next
+	next *Task   // private next_task slot
+	cand *Task   // best ready successor of the current release, bound for next
 	buf  []*Task // other ready tasks, pushed in batches
 
 	free  *Task
