@@ -213,8 +213,8 @@ func (c *checker) checkMatching(tc *TaskClass, f *Flow) {
 				continue
 			}
 			if !namesBack(g, other, tc, f) {
-				c.warnf(t.Pos(), "%s %s %s %s(...) has no matching %s on the %s side: no dependency of flow %q of %s (declared at %s) names %s %s",
-					f.Name, d.Dir, t.Flow, t.Name, dirWord(other), t.Name, g.Name, t.Name, short(g.NamePos), f.Name, tc.Name)
+				c.warnf(t.Pos(), "%s %s %s %s(...): flow %q of %s (declared at %s) has no %s dependency naming %s %s back",
+					f.Name, d.Dir, t.Flow, t.Name, g.Name, t.Name, short(g.NamePos), dirWord(other), f.Name, tc.Name)
 			}
 		}
 	}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// streams are the I/O of one run, passed to every subcommand constructor.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// commands lists the subcommand constructors, in the order help shows them.
+// Each subcommand's file appends its constructor from an init function with
+// register, so adding a subcommand (e.g. gen.go) touches no other file.
+var commands []func(*streams) *cobra.Command
+
+func register(newCmd func(*streams) *cobra.Command) { commands = append(commands, newCmd) }
+
+// exitError carries an exit status out of a subcommand; the message, if
+// any, has already been printed.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// errFailed is returned by a subcommand that printed its own diagnostics.
+var errFailed = &exitError{code: 1}
+
+// failure wraps an operational error (I/O) so that run exits 1, not 2.
+type failure struct{ err error }
+
+func (f failure) Error() string { return f.err.Error() }
+func (f failure) Unwrap() error { return f.err }
+
+// run is the whole CLI: main only calls it with the process's arguments
+// and streams, and tests call it in-process.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	s := &streams{in: stdin, out: stdout, err: stderr}
+	root := &cobra.Command{
+		Use:   "jdf2go",
+		Short: "Compile JDF task-graph programs to Go",
+		Long: `jdf2go reads JDF (PaRSEC's Parameterized Task Graph language, with Go bodies),
+checks it, formats it, draws its task-class graph, and generates Go.`,
+		Example:       "  jdf2go check examples/*.jdf\n  jdf2go fmt -d examples/potrf.jdf",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.CompletionOptions.DisableDefaultCmd = true
+	for _, newCmd := range commands {
+		root.AddCommand(newCmd(s))
+	}
+	root.SetArgs(fixSingleDashLong(args))
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "jdf2go: %v\n", err)
+	var f failure
+	if errors.As(err, &f) {
+		return 1
+	}
+	return 2 // cobra's own errors: unknown command or flag, wrong arguments
+}
+
+// fixSingleDashLong accepts the compiler-style spelling -Werror for --Werror.
+func fixSingleDashLong(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "-Werror" {
+			a = "--Werror"
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// readFile reads a JDF file; "-" is standard input.
+func readFile(s *streams, path string) ([]byte, error) {
+	if path == "-" {
+		b, err := io.ReadAll(s.in)
+		if err != nil {
+			return nil, failure{fmt.Errorf("reading standard input: %w", err)}
+		}
+		return b, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, failure{err}
+	}
+	return b, nil
+}
