@@ -216,7 +216,9 @@ func (w *Worker) run(t *Task) {
 	traced := w.track != nil && !tc.NoTrace
 	var args [profile.MaxArgs]int64
 	var nargs int
+	var name profile.Name
 	if traced {
+		name = t.cs.trace
 		nargs = min(len(tc.Params), profile.MaxArgs)
 		for i := 0; i < nargs; i++ {
 			args[i] = int64(t.l[tc.Params[i]])
@@ -227,12 +229,12 @@ func (w *Worker) run(t *Task) {
 	if trace.IsEnabled() {
 		region = trace.StartRegion(context.Background(), tc.Name)
 	}
-	res := w.execute(t)
+	res := w.execute(t) // t may be recycled from here on
 	if region != nil {
 		region.End()
 	}
 	if traced && res != errTraceOff {
-		w.track.Span(t.cs.trace, start, w.c.tracer.Now(), args[:nargs]...)
+		w.track.Span(name, start, w.c.tracer.Now(), args[:nargs]...)
 	}
 }
 

@@ -1,0 +1,62 @@
+package rt_test
+
+import (
+	"testing"
+
+	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/rttest"
+)
+
+// benchShape runs a fresh taskpool of n tasks per iteration and reports ns/task.
+func benchShape(b *testing.B, n int, build func() *rt.Taskpool, opts ...rt.Option) {
+	c, err := rt.New(opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		tp := build()
+		if err := c.Add(tp); err != nil {
+			b.Fatal(err)
+		}
+		if err := tp.Wait(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/task")
+}
+
+func BenchmarkChain(b *testing.B) {
+	benchShape(b, 100000, func() *rt.Taskpool { return rttest.Chains(1, 100000, nil) }, rt.Workers(2))
+}
+
+func BenchmarkTwoChains(b *testing.B) {
+	benchShape(b, 100000, func() *rt.Taskpool { return rttest.Chains(2, 50000, nil) }, rt.Workers(2))
+}
+
+func BenchmarkGrid(b *testing.B) {
+	benchShape(b, 256*256, func() *rt.Taskpool { return rttest.Grid(256, 256, nil) }, rt.Workers(2))
+}
+
+func BenchmarkIndependent(b *testing.B) {
+	for _, w := range []int{1, 2} {
+		b.Run(map[int]string{1: "1worker", 2: "2workers"}[w], func(b *testing.B) {
+			benchShape(b, 100000, func() *rt.Taskpool { return rttest.Independent(100000, nil) }, rt.Workers(w))
+		})
+	}
+}
+
+func BenchmarkFanOutIn(b *testing.B) {
+	benchShape(b, 100002, func() *rt.Taskpool { return rttest.FanOutIn(100000, nil) }, rt.Workers(2))
+}
+
+func BenchmarkSchedulers(b *testing.B) {
+	for _, s := range schedulers {
+		b.Run(s, func(b *testing.B) {
+			benchShape(b, 128*128, func() *rt.Taskpool { return rttest.Grid(128, 128, nil) },
+				rt.Workers(2), rt.Scheduler(s))
+		})
+	}
+}

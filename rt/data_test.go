@@ -1,0 +1,149 @@
+package rt_test
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/jdf2go/jdf2go/rt"
+)
+
+func TestDataCopies(t *testing.T) {
+	d := rt.NewData(7, []float64{1, 2})
+	h := d.Host()
+	if h.Device() != 0 || h.Data() != d || h.Version() != 0 || h.State() != rt.Exclusive || d.Key() != 7 {
+		t.Fatalf("host copy: dev %d version %d state %v", h.Device(), h.Version(), h.State())
+	}
+	g := rt.NewCopy("device buffer")
+	if err := d.Attach(2, g); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Attach(2, rt.NewCopy(nil)); !errors.Is(err, rt.ErrCopyExists) {
+		t.Fatalf("second Attach: %v", err)
+	}
+	if d.Copy(2) != g || g.Device() != 2 || g.Data() != d {
+		t.Fatal("device copy not attached")
+	}
+	g.SetVersion(h.Version())
+	g.BumpVersion()
+	if d.Newest() != g {
+		t.Fatal("Newest is not the written device copy")
+	}
+	if !g.CompareAndSwapState(rt.Invalid, rt.Owned) || g.State() != rt.Owned {
+		t.Fatal("state CAS")
+	}
+	if g.AddReader(2) != 2 || g.AddReader(-1) != 1 || g.Readers() != 1 {
+		t.Fatal("readers")
+	}
+	if !d.Detach(2, g) || d.Copy(2) != nil || d.Detach(2, g) {
+		t.Fatal("Detach")
+	}
+	if (*rt.Copy)(nil).Float64s() != nil || rt.NewCopy(3).Float64s() != nil {
+		t.Fatal("Float64s on nil or non-float copy")
+	}
+}
+
+func TestTiledMatrix(t *testing.T) {
+	const m, n, mb, nb = 10, 7, 4, 3
+	a, err := rt.NewTiledMatrix(m, n, mb, nb, 1, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.MT != 3 || a.NT != 3 || a.TileRows(2) != 2 || a.TileCols(2) != 1 {
+		t.Fatalf("shape MT=%d NT=%d rows=%d cols=%d", a.MT, a.NT, a.TileRows(2), a.TileCols(2))
+	}
+	dense := make([]float64, m*n)
+	for i := range dense {
+		dense[i] = float64(i)
+	}
+	a.FillFromDense(dense, m)
+	// Element (5, 4) is in tile (1, 1) at (1, 1).
+	if got := a.Tile(1, 1)[1+1*mb]; got != dense[5+4*m] {
+		t.Fatalf("tile element = %v, want %v", got, dense[5+4*m])
+	}
+	back := make([]float64, m*n)
+	a.GatherToDense(back, m)
+	for i := range dense {
+		if back[i] != dense[i] {
+			t.Fatalf("round trip differs at %d", i)
+		}
+	}
+	// 2×3 grid: tile (i, j) lives on rank (i%2)*3 + j%3; rank 4 holds only its tiles.
+	b, _ := rt.NewTiledMatrix(8, 12, 2, 2, 2, 3, 4)
+	for i := 0; i < b.MT; i++ {
+		for j := 0; j < b.NT; j++ {
+			r := b.RankOf(rt.Ix(i, j))
+			if r != (i%2)*3+j%3 || (b.DataOf(rt.Ix(i, j)) != nil) != (r == 4) {
+				t.Fatalf("tile (%d, %d): rank %d, stored %v", i, j, r, b.DataOf(rt.Ix(i, j)) != nil)
+			}
+		}
+	}
+	if _, err := rt.NewTiledMatrix(4, 4, 0, 2, 1, 1, 0); !errors.Is(err, rt.ErrBadOption) {
+		t.Fatalf("mb=0: %v", err)
+	}
+}
+
+func TestRandomSPD(t *testing.T) {
+	const n = 20
+	a := rt.RandomSPD(n, 1)
+	if b := rt.RandomSPD(n, 1); b[7] != a[7] {
+		t.Fatal("not reproducible")
+	}
+	for i := 0; i < n; i++ {
+		off := 0.0
+		for j := 0; j < n; j++ {
+			if a[i+j*n] != a[j+i*n] {
+				t.Fatalf("not symmetric at (%d, %d)", i, j)
+			}
+			if i != j {
+				off += math.Abs(a[i+j*n])
+			}
+		}
+		if a[i+i*n] <= off {
+			t.Fatalf("row %d not diagonally dominant", i)
+		}
+	}
+}
+
+func TestVector(t *testing.T) {
+	v, err := rt.NewVector(10, 4, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.NT != 3 || v.Block(0) != nil || len(v.Block(1)) != 4 || v.RankOf(rt.Ix(2)) != 0 || v.KeyOf(rt.Ix(2)) != 2 {
+		t.Fatalf("vector layout: NT=%d", v.NT)
+	}
+	if _, err := rt.NewVector(10, 4, 2, 2); !errors.Is(err, rt.ErrBadOption) {
+		t.Fatalf("rank out of range: %v", err)
+	}
+}
+
+func TestArenaReuse(t *testing.T) {
+	a := rt.NewArena(64)
+	c := a.Get()
+	if len(c.Float64s()) != 8 || a.Bytes() != 64 || c.Data() == nil || c.Data().Host() != c {
+		t.Fatalf("arena copy: %d elements", len(c.Float64s()))
+	}
+	type pair struct{ x, y int }
+	b := rt.NewArenaOf(16, func() any { return &pair{} })
+	if _, ok := b.Get().Value.(*pair); !ok {
+		t.Fatal("NewArenaOf value type")
+	}
+	if rt.Ix(1, 2, 3).String() != "(1, 2, 3)" {
+		t.Fatal("Index.String")
+	}
+}
+
+// The stencil's NEW buffers are recycled: a long run allocates far fewer buffers than tasks.
+func TestArenaBuffersRecycled(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	c := newCtx(t, rt.Workers(2))
+	stencilRun(t, c, 5, 8, 4) // warm up
+	T, K := 200, 8
+	allocs := testing.AllocsPerRun(1, func() { stencilRun(t, c, T, K, 4) })
+	if tasks := float64((T + 1) * K); allocs > tasks/4 {
+		t.Fatalf("%.0f allocations for %.0f tasks with NEW buffers", allocs, tasks)
+	}
+}

@@ -1,0 +1,51 @@
+package rt
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// The open-addressed table agrees with a Go map under random inserts and deletes.
+func TestOpenTable(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var tab openTable
+	ref := map[uint64]*Task{}
+	tasks := make([]Task, 512)
+	for i := 0; i < 200000; i++ {
+		k := uint64(r.IntN(512))
+		if _, ok := ref[k]; ok && r.IntN(2) == 0 {
+			tab.del(k)
+			delete(ref, k)
+		} else if !ok {
+			tab.put(k, &tasks[k])
+			ref[k] = &tasks[k]
+		}
+		if j := uint64(r.IntN(512)); tab.get(j) != ref[j] {
+			t.Fatalf("step %d: get(%d) = %p, want %p", i, j, tab.get(j), ref[j])
+		}
+	}
+	if tab.n != len(ref) {
+		t.Fatalf("size %d, want %d", tab.n, len(ref))
+	}
+}
+
+// The heap pops by (high priority, priority, FIFO).
+func TestPrioHeap(t *testing.T) {
+	hi := &TaskClass{HighPriority: true}
+	lo := &TaskClass{}
+	var h prioHeap
+	mk := func(c *TaskClass, p int32, k int) *Task { return &Task{class: c, prio: p, key: uint64(k)} }
+	in := []*Task{mk(lo, 5, 0), mk(lo, 7, 1), mk(lo, 5, 2), mk(hi, -3, 3), mk(lo, -1, 4), mk(lo, 7, 5)}
+	for _, x := range in {
+		h.push(x)
+	}
+	want := []uint64{3, 1, 5, 0, 2, 4}
+	for i, k := range want {
+		if got := h.pop(); got.key != k {
+			t.Fatalf("pop %d = task %d, want %d", i, got.key, k)
+		}
+	}
+	if h.pop() != nil {
+		t.Fatal("heap not empty")
+	}
+}
