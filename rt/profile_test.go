@@ -79,7 +79,6 @@ func TestTraceFile(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-
 // Steady state allocates nothing per task: a run of N tasks allocates a constant amount
 // (taskpool, tables, startup), whatever N.
 func TestZeroAllocsPerTask(t *testing.T) {
