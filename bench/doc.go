@@ -1,0 +1,47 @@
+// Command bench is the benchmark driver behind `make bench` (benchmarks.md): it runs every
+// registered suite that applies to this machine, prints one table, and writes
+// bench/results.json.
+//
+// Usage:
+//
+//	go run ./bench [-runs 3] [-workers 1,2] [-suite REGEXP] [-quick] [-json bench/results.json]
+//
+// Every figure is the median of -runs timed runs after one warm-up run, with min and max.
+// Each row that measures jdf2go carries its ratios against baselines measured in the same run
+// (time of jdf2go divided by time of the baseline: below 1 means jdf2go is faster), because
+// the machines are shared and absolute times drift.
+//
+// # Adding a suite
+//
+// A suite is one file in this directory that registers itself from init:
+//
+//	func init() {
+//		register(Suite{
+//			Name:       "gpu",
+//			Applicable: func() (bool, string) { return haveCUDA(), "no CUDA device" },
+//			Run:        runGPU, // func(cfg *Config) ([]Row, error)
+//		})
+//	}
+//
+// Run returns rows; a row names its workload, workers and variant, holds a Stats (from
+// cfg.Measure) and the unit's divisor (tasks, flops, bytes), and may set Baselines to the
+// variants it is compared against, which must be rows of the same workload and workers
+// returned by the same suite. A suite that does not apply is listed as "skipped: <reason>".
+//
+// # The rt suite (task throughput, benchmarks.md §1)
+//
+// Workloads, all with empty bodies, timed from Context.Add (which includes the enumeration of
+// the execution space) to the end of Taskpool.Wait, on an already started Context, with
+// GOMAXPROCS set to the number of workers for every variant:
+//
+//   - independent: 1 M tasks without dependencies;
+//   - chain: one chain of 1 M tasks linked by a CTL flow;
+//   - 2chains: two such chains of 0.5 M tasks;
+//   - grid: a 1024×1024 wavefront, T(i, j) after T(i-1, j) and T(i, j-1) (CTL);
+//   - fanout: 1 → 100 k → 1 (broadcast, then a CTL gather of 100 k arrivals).
+//
+// Variants: jdf2go (rt, lfq scheduler), goroutines (one goroutine per task, started up front,
+// waiting on a buffered channel for its inputs, joined with a WaitGroup) and pool (a minimal
+// worker pool: a channel of ready task ids, one atomic counter of missing inputs per task, the
+// first ready successor run directly by the worker that released it).
+package main

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	runs := fs.Int("runs", 3, "timed runs per measurement, after one warm-up")
+	workers := fs.String("workers", "1,2", "comma-separated worker counts")
+	suite := fs.String("suite", "", "run only suites whose name matches this regexp")
+	quick := fs.Bool("quick", false, "small sizes (smoke test of the driver)")
+	out := fs.String("json", "bench/results.json", "where to write the results (empty: nowhere)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg := &Config{Runs: *runs, Quick: *quick}
+	for _, s := range strings.Split(*workers, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			fmt.Fprintf(stderr, "bench: bad -workers %q\n", *workers)
+			return 2
+		}
+		cfg.Workers = append(cfg.Workers, n)
+	}
+	if cfg.Runs < 1 {
+		fmt.Fprintln(stderr, "bench: -runs must be at least 1")
+		return 2
+	}
+	match, err := regexp.Compile(*suite)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: bad -suite: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	var rows []Row
+	var skipped []string
+	status := 0
+	for _, s := range suites {
+		if !match.MatchString(s.Name) {
+			continue
+		}
+		if ok, why := s.Applicable(); !ok {
+			skipped = append(skipped, fmt.Sprintf("%s: skipped: %s", s.Name, why))
+			continue
+		}
+		log.Info("running suite", "suite", s.Name)
+		rs, err := s.Run(cfg)
+		if err != nil {
+			log.Error("suite failed", "suite", s.Name, "err", err)
+			status = 1
+		}
+		rows = append(rows, rs...)
+	}
+	if err := fillRatios(rows); err != nil {
+		log.Error("ratios", "err", err)
+		status = 1
+	}
+	printTable(stdout, rows, skipped)
+	if *out != "" {
+		if err := writeJSON(*out, rows, skipped); err != nil {
+			log.Error("writing results", "err", err)
+			status = 1
+		}
+	}
+	return status
+}
+
+func printTable(w io.Writer, rows []Row, skipped []string) {
+	fmt.Fprintf(w, "jdf2go benchmarks: %s/%s, %d CPUs, %s (ratios: time of jdf2go / time of the baseline; < 1 is faster)\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "suite\tworkload\tworkers\tvariant\tmedian\tmin\tmax\tunit\trate/s\tratios\t\n")
+	for i := range rows {
+		r := &rows[i]
+		var ratios []string
+		for _, b := range r.Baselines {
+			if v, ok := r.Ratios[b]; ok {
+				ratios = append(ratios, fmt.Sprintf("%.2f× %s", v, b))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%s\t%.2fM\t%s\t\n", r.Suite, r.Workload, r.Workers,
+			r.Variant, r.perItem(r.Median), r.perItem(r.Min), r.perItem(r.Max), r.Unit,
+			r.Per/r.Median.Seconds()/1e6, strings.Join(ratios, ", "))
+	}
+	tw.Flush()
+	for _, s := range skipped {
+		fmt.Fprintln(w, s)
+	}
+}
+
+func writeJSON(path string, rows []Row, skipped []string) error {
+	doc := struct {
+		Date    time.Time `json:"date"`
+		GOOS    string    `json:"goos"`
+		GOARCH  string    `json:"goarch"`
+		CPUs    int       `json:"cpus"`
+		Go      string    `json:"go"`
+		Rows    []Row     `json:"rows"`
+		Skipped []string  `json:"skipped,omitempty"`
+	}{time.Now().UTC(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), rows, skipped}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
