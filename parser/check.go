@@ -88,13 +88,15 @@ func short(p lexer.Position) string {
 // Globals and options
 
 func (c *checker) checkGlobals() {
-	var earlier []string
 	for _, g := range c.prog.Globals {
 		if prev, ok := c.globals[g.Name]; ok {
 			c.errorf(g.Pos(), "global %q redeclared (previous declaration at %s)", g.Name, short(prev.Pos()))
 		} else {
 			c.globals[g.Name] = g
 		}
+	}
+	earlier := []string{}
+	for _, g := range c.prog.Globals {
 		c.globalProps(g)
 		// A global's value may use only earlier globals (§5.2 #2).
 		env := &env{c: c, globalsOnly: earlier, what: "the value of global " + g.Name}
@@ -371,7 +373,7 @@ func (c *checker) collection(name string, pos lexer.Position, arity int) *Global
 		g.Collection, g.Arity = true, arity
 		c.collUse[g] = pos
 	} else if g.Arity != arity {
-		c.errorf(pos, "data collection %q used with %d arguments here, but with %d at %s", name, arity, g.Arity, short(c.collUse[g]))
+		c.errorf(pos, "data collection %q used with %s here, but with %d at %s", name, plural(arity, "argument"), g.Arity, short(c.collUse[g]))
 	}
 	return g
 }
@@ -633,4 +635,11 @@ func flowNames(tc *TaskClass) []string {
 		out[i] = f.Name
 	}
 	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

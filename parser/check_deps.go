@@ -58,7 +58,7 @@ func (c *checker) checkTarget(tc *TaskClass, f *Flow, d *Dep, t *Target, e *env)
 			c.errorf(t.FlowPos, "task class %s has no flow %q%s", t.Name, t.Flow, suggest(t.Flow, flowNames(t.Class)))
 		}
 		if len(t.Args) != len(t.Class.Params) {
-			c.errorf(t.NamePos, "%s takes %d arguments (%s), not %d", t.Name, len(t.Class.Params), paramList(t.Class), len(t.Args))
+			c.errorf(t.NamePos, "%s takes %s (%s), not %d", t.Name, plural(len(t.Class.Params), "argument"), paramList(t.Class), len(t.Args))
 		}
 		if t.FlowRef != nil && (t.FlowRef.Access == AccessCTL) != (f.Access == AccessCTL) {
 			c.errorf(t.FlowPos, "flow %q of %s is %s but flow %q of %s is %s: CTL flows connect only to CTL flows",

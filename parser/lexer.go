@@ -188,7 +188,11 @@ func (s *scanner) next() {
 		s.off++
 		return
 	case c == '\n' || c == '\r':
-		s.advanceTo(s.off + 1)
+		n := 1
+		if c == '\r' && s.off+1 < len(s.src) && s.src[s.off+1] == '\n' {
+			n = 2
+		}
+		s.advanceTo(s.off + n)
 		s.lineHead = true
 		if s.mode == modeBodyInit {
 			s.scanBody()
@@ -448,7 +452,7 @@ func (s *scanner) scanCode(start, brace tpos, lang string, open int) {
 // scanner token (right after the opening, after a newline or after an inner
 // "*/") opens a nested level, as jdf2c's flex rules do (§1.7).
 func (s *scanner) scanComment(start tpos) {
-	depth := 1
+	depth, maxDepth := 1, 1
 	i := s.off + 2
 	fresh := true
 	for depth > 0 && i < len(s.src) {
@@ -460,6 +464,7 @@ func (s *scanner) scanComment(start tpos) {
 			fresh = true
 		case fresh && c == '/' && i+1 < len(s.src) && s.src[i+1] == '*':
 			depth++
+			maxDepth = max(maxDepth, depth)
 			i += 2
 			fresh = true
 		case c == '\n' || c == '*':
@@ -472,7 +477,7 @@ func (s *scanner) scanComment(start tpos) {
 	}
 	if depth > 0 {
 		msg := "comment not terminated: missing */"
-		if depth > 1 {
+		if maxDepth > 1 {
 			msg += " (a /* at the start of a line inside a comment opens a nested comment that needs its own */)"
 		}
 		s.diags.Errorf(s.position(start), "%s", msg)

@@ -8,6 +8,7 @@ package parser
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
 )
@@ -70,7 +71,14 @@ func describe(t *token) string {
 }
 
 func (p *parser) fail(t *token, expected string) {
-	p.failMsg(p.pos(t.pos), fmt.Sprintf("syntax error: unexpected %s, expected %s", describe(t), expected))
+	msg := fmt.Sprintf("syntax error: unexpected %s, expected %s", describe(t), expected)
+	switch {
+	case t.kind == tBody && !strings.Contains(expected, "BODY"):
+		msg += " (a line that starts with the word body begins a BODY)"
+	case t.kind == tPct && p.peek(1).kind == tIdent && strings.EqualFold(p.peek(1).val, "option"):
+		msg += " (%option must start in column 1)"
+	}
+	p.failMsg(p.pos(t.pos), msg)
 }
 
 func (p *parser) failMsg(pos lexer.Position, msg string) {
