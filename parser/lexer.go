@@ -90,13 +90,84 @@ func (k tokKind) String() string { return tokNames[k] }
 // for AST nodes and diagnostics.
 type tpos struct{ off, line, col int32 }
 
+// token is a pointer-free 36-byte record: its spelling is src[pos.off:end.off]
+// and its value is derived from it (see tokens.val), so that a large file's
+// token slice costs the garbage collector nothing to scan.
 type token struct {
-	kind    tokKind
-	val     string // identifier, unescaped string, code or body text, keyword spelling
-	raw     string // strings: quoted source; on/off integers: the word; code: extern language
-	pos     tpos   // first byte
-	end     tpos   // just after the last byte
-	textPos tpos   // code and body: first byte of the text
+	kind  tokKind
+	flags uint8 // tokUnterminated
+	pos   tpos  // first byte
+	end   tpos  // just after the last byte
+	aux   int32 // tCode: offset of the text; tString: 1 + index in strs of the unescaped value, or 0
+	lang  int32 // tCode: 1 + index in strs of the extern language, or 0
+}
+
+const tokUnterminated = 1
+
+// tokens is the output of the scanner: the token slice plus what is needed
+// to recover token values.
+type tokens struct {
+	src  string
+	strs []string // unescaped strings and extern languages
+	list []token
+}
+
+// raw returns the token's source spelling.
+func (ts *tokens) raw(t *token) string { return ts.src[t.pos.off:t.end.off] }
+
+// val returns the token's value: the spelling for names, keywords and
+// operators; "1" or "0" for an on/off word; the unescaped value of a string;
+// the text of a code block or body.
+func (ts *tokens) val(t *token) string {
+	raw := ts.raw(t)
+	switch t.kind {
+	case tInt:
+		if isLetter(raw[0]) {
+			return onOff[strings.ToLower(raw)]
+		}
+	case tString:
+		if t.aux > 0 {
+			return ts.strs[t.aux-1]
+		}
+		if t.flags&tokUnterminated != 0 {
+			return raw[1:]
+		}
+		return raw[1 : len(raw)-1]
+	case tCode:
+		if t.flags&tokUnterminated != 0 {
+			return ts.src[t.aux:t.end.off]
+		}
+		return ts.src[t.aux : t.end.off-2]
+	}
+	return raw
+}
+
+// onOffWord returns the on/off word of an integer token, or "".
+func (ts *tokens) onOffWord(t *token) string {
+	if raw := ts.raw(t); t.kind == tInt && isLetter(raw[0]) {
+		return raw
+	}
+	return ""
+}
+
+// lang returns the extern language of a code token, or "".
+func (ts *tokens) lang(t *token) string {
+	if t.lang == 0 {
+		return ""
+	}
+	return ts.strs[t.lang-1]
+}
+
+// textPos returns the position of the text of a code or body token. A code
+// block's text starts on the line of its opening delimiter.
+func (t *token) textPos() tpos {
+	if t.kind != tCode {
+		return t.pos
+	}
+	p := t.pos
+	p.col += t.aux - p.off
+	p.off = t.aux
+	return p
 }
 
 // Comment is a comment kept for `jdf2go fmt`; Text includes the delimiters.
@@ -124,6 +195,7 @@ type scanner struct {
 	propsRet  lexMode // mode to return to at ']'
 	lineHead  bool    // only blanks since the start of the line (for BODY)
 	toks      []token
+	strs      []string
 	comments  []*Comment
 	diags     *ErrorList
 }
@@ -154,8 +226,8 @@ func (s *scanner) advanceTo(end int) {
 	s.off = end
 }
 
-func (s *scanner) emit(kind tokKind, val string, start tpos) *token {
-	s.toks = append(s.toks, token{kind: kind, val: val, pos: start, end: s.here()})
+func (s *scanner) emit(kind tokKind, start tpos) *token {
+	s.toks = append(s.toks, token{kind: kind, pos: start, end: s.here()})
 	s.lineHead = false
 	return &s.toks[len(s.toks)-1]
 }
@@ -166,9 +238,10 @@ func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 
 // scan lexes the whole source. Lexical errors and stray characters are
 // reported to diags; scanning always reaches the end.
-func scan(file, src string, diags *ErrorList) ([]token, []*Comment) {
+func scan(file, src string, diags *ErrorList) (*tokens, []*Comment) {
 	s := &scanner{file: file, src: src, line: 1, lineHead: true, diags: diags}
-	s.toks = make([]token, 0, len(src)/5+16)
+	// Dense JDF has a token per three bytes; bodies make it sparser.
+	s.toks = make([]token, 0, len(src)/2+16)
 	for s.off < len(src) {
 		s.next()
 	}
@@ -177,7 +250,7 @@ func scan(file, src string, diags *ErrorList) ([]token, []*Comment) {
 		s.mode = modeInitial
 	}
 	s.toks = append(s.toks, token{kind: tEOF, pos: s.here(), end: s.here()})
-	return s.toks, s.comments
+	return &tokens{src: src, strs: s.strs, list: s.toks}, s.comments
 }
 
 func (s *scanner) next() {
@@ -206,9 +279,8 @@ func (s *scanner) next() {
 		for end < len(s.src) && isDigit(s.src[end]) {
 			end++
 		}
-		val := s.src[s.off:end]
 		s.off = end
-		s.emit(tInt, val, start)
+		s.emit(tInt, start)
 		return
 	case c == '"':
 		s.scanString(start)
@@ -239,25 +311,25 @@ func (s *scanner) next() {
 		return
 	case "<-":
 		s.off += 2
-		s.emit(tArrowIn, two, start)
+		s.emit(tArrowIn, start)
 		return
 	case "->":
 		s.off += 2
-		s.emit(tArrowOut, two, start)
+		s.emit(tArrowOut, start)
 		return
 	case "..":
 		s.off += 2
-		s.emit(tDotDot, two, start)
+		s.emit(tDotDot, start)
 		return
 	case "==", "!=", "&&", "||", "<=", ">=", "<<", ">>":
 		s.off += 2
-		s.emit(twoCharOps[two], two, start)
+		s.emit(twoCharOps[two], start)
 		return
 	}
 	if c == '%' {
 		if s.mode == modeInitial && s.off == s.lineStart && len(s.src)-s.off >= 7 && strings.EqualFold(s.src[s.off:s.off+7], "%option") {
 			s.off += 7
-			s.emit(tOption, "%option", start)
+			s.emit(tOption, start)
 			return
 		}
 		if strings.HasPrefix(s.src[s.off:], "%c{") {
@@ -269,7 +341,7 @@ func (s *scanner) next() {
 	case '[':
 		if s.mode != modeProps {
 			s.off++
-			s.emit(tLBrack, "[", start)
+			s.emit(tLBrack, start)
 			s.propsRet = s.mode
 			s.mode = modeProps
 			return
@@ -277,14 +349,14 @@ func (s *scanner) next() {
 	case ']':
 		if s.mode == modeProps {
 			s.off++
-			s.emit(tRBrack, "]", start)
+			s.emit(tRBrack, start)
 			s.mode = s.propsRet
 			return
 		}
 	default:
 		if k, ok := oneCharOps[c]; ok {
 			s.off++
-			s.emit(k, s.src[start.off:s.off], start)
+			s.emit(k, start)
 			return
 		}
 	}
@@ -331,32 +403,32 @@ func (s *scanner) scanWord(start tpos) {
 	s.off = end
 	switch s.mode {
 	case modeProps:
-		if v, ok := onOff[strings.ToLower(word)]; ok {
-			s.emit(tInt, v, start).raw = word
+		if _, ok := onOff[strings.ToLower(word)]; ok {
+			s.emit(tInt, start)
 			return
 		}
-		s.emit(tIdent, word, start)
+		s.emit(tIdent, start)
 		return
 	case modeBodyInit:
-		s.emit(tIdent, word, start)
+		s.emit(tIdent, start)
 		return
 	}
 	switch {
 	case lineHead && strings.EqualFold(word, "body"):
-		s.emit(tBody, word, start)
+		s.emit(tBody, start)
 		s.mode = modeBodyInit
 		return
 	case accessWords[word]:
-		s.emit(tAccess, word, start)
+		s.emit(tAccess, start)
 		return
 	case word == "NEW":
-		s.emit(tNew, word, start)
+		s.emit(tNew, start)
 		return
 	case word == "NULL":
-		s.emit(tNull, word, start)
+		s.emit(tNull, start)
 		return
 	case word == "SIMCOST":
-		s.emit(tSimcost, word, start)
+		s.emit(tSimcost, start)
 		return
 	case word == "inline_c":
 		if brace := s.skipBlanksTo("%{"); brace >= 0 {
@@ -369,7 +441,7 @@ func (s *scanner) scanWord(start tpos) {
 			return
 		}
 	}
-	s.emit(tIdent, word, start)
+	s.emit(tIdent, start)
 }
 
 // skipBlanksTo returns the offset of lit after optional blanks, or -1.
@@ -437,15 +509,19 @@ func (s *scanner) scanCode(start, brace tpos, lang string, open int) {
 		s.diags.Errorf(s.position(brace), "code block not terminated: missing %%}")
 		i = len(s.src)
 	}
-	s.advanceTo(text)
-	textPos := s.here()
 	s.advanceTo(i)
 	if i < len(s.src) {
 		s.advanceTo(i + 2)
 	}
-	t := s.emit(tCode, s.src[text:i], start)
-	t.raw = lang
-	t.textPos = textPos
+	t := s.emit(tCode, start)
+	t.aux = int32(text)
+	if lang != "" {
+		s.strs = append(s.strs, lang)
+		t.lang = int32(len(s.strs))
+	}
+	if i >= len(s.src) {
+		t.flags |= tokUnterminated
+	}
 }
 
 // scanComment scans a /* comment. Inside it, a "/*" that starts a fresh
@@ -493,9 +569,11 @@ func (s *scanner) scanString(start tpos) {
 	i := s.off + 1
 	var b []byte // nil while the value is a plain substring
 	plain := i
+	unterminated := false
 	for {
 		if i >= len(s.src) || s.src[i] == '\n' || s.src[i] == '\r' {
 			s.diags.Errorf(s.position(start), "string not terminated")
+			unterminated = true
 			break
 		}
 		c := s.src[i]
@@ -549,15 +627,18 @@ func (s *scanner) scanString(start tpos) {
 		}
 		i++
 	}
-	val := s.src[plain:i]
-	if b != nil {
-		val = string(b)
-	}
-	if i < len(s.src) && s.src[i] == '"' {
+	if !unterminated {
 		i++
 	}
 	s.off = i
-	s.emit(tString, val, start).raw = s.src[start.off:i]
+	t := s.emit(tString, start)
+	if b != nil {
+		s.strs = append(s.strs, string(b))
+		t.aux = int32(len(s.strs))
+	}
+	if unterminated {
+		t.flags |= tokUnterminated
+	}
 }
 
 // scanBody captures the lines of a body after the newline that ends the BODY
@@ -579,11 +660,10 @@ func (s *scanner) scanBody() {
 		}
 		if lineEnd-j == 3 && strings.EqualFold(s.src[j:lineEnd], "end") {
 			s.advanceTo(j)
-			t := s.emit(tBodyText, s.src[textStart.off:j], textStart)
-			t.textPos = textStart
+			s.emit(tBodyText, textStart)
 			endPos := s.here()
 			s.off = lineEnd
-			s.emit(tEnd, s.src[j:lineEnd], endPos)
+			s.emit(tEnd, endPos)
 			return
 		}
 		if eol < 0 {
@@ -595,7 +675,6 @@ func (s *scanner) scanBody() {
 		}
 	}
 	s.advanceTo(len(s.src))
-	t := s.emit(tBodyText, s.src[textStart.off:], textStart)
-	t.textPos = textStart
+	s.emit(tBodyText, textStart)
 	// The parser reports the missing END at the BODY keyword.
 }

@@ -9,21 +9,22 @@ import (
 // identifiers, integers, strings and code.
 func lexString(src string) (string, ErrorList) {
 	var diags ErrorList
-	toks, _ := scan("x.jdf", src, &diags)
+	ts, _ := scan("x.jdf", src, &diags)
 	var parts []string
-	for _, t := range toks {
+	for i := range ts.list {
+		t := &ts.list[i]
 		switch t.kind {
 		case tEOF:
 		case tIdent:
-			parts = append(parts, "ID("+t.val+")")
+			parts = append(parts, "ID("+ts.val(t)+")")
 		case tInt:
-			parts = append(parts, "INT("+t.val+")")
+			parts = append(parts, "INT("+ts.val(t)+")")
 		case tString:
-			parts = append(parts, "STR("+t.val+")")
+			parts = append(parts, "STR("+ts.val(t)+")")
 		case tCode:
-			parts = append(parts, "CODE("+t.val+")")
+			parts = append(parts, "CODE("+ts.val(t)+")")
 		case tBodyText:
-			parts = append(parts, "TEXT("+t.val+")")
+			parts = append(parts, "TEXT("+ts.val(t)+")")
 		default:
 			parts = append(parts, t.kind.String())
 		}

@@ -10,8 +10,8 @@ import (
 // filename is used in positions only.
 func Parse(filename string, src []byte) (*Program, ErrorList) {
 	var diags ErrorList
-	toks, comments := scan(filename, string(src), &diags)
-	p := &parser{file: filename, toks: toks, diags: &diags}
+	ts, comments := scan(filename, string(src), &diags)
+	p := &parser{file: filename, ts: ts, toks: ts.list, diags: &diags}
 	prog := p.parseProgram()
 	prog.Comments = comments
 	diags.Sort()

@@ -17,6 +17,7 @@ const maxSyntaxErrors = 10
 
 type parser struct {
 	file    string
+	ts      *tokens
 	toks    []token
 	p       int
 	diags   *ErrorList
@@ -51,19 +52,19 @@ func (p *parser) advance() *token {
 	return t
 }
 
-func describe(t *token) string {
+func (p *parser) describe(t *token) string {
 	switch t.kind {
 	case tIdent:
-		return fmt.Sprintf("identifier %q", t.val)
+		return fmt.Sprintf("identifier %q", p.ts.val(t))
 	case tInt:
-		if t.raw != "" {
-			return fmt.Sprintf("%q (an integer in a property list)", t.raw)
+		if w := p.ts.onOffWord(t); w != "" {
+			return fmt.Sprintf("%q (an integer in a property list)", w)
 		}
-		return "integer " + t.val
+		return "integer " + p.ts.val(t)
 	case tString:
-		return "string " + t.raw
+		return "string " + p.ts.raw(t)
 	case tAccess, tNew, tNull, tSimcost, tBody, tEnd:
-		return t.val
+		return p.ts.val(t)
 	case tCode, tBodyText, tEOF:
 		return t.kind.String()
 	}
@@ -71,11 +72,11 @@ func describe(t *token) string {
 }
 
 func (p *parser) fail(t *token, expected string) {
-	msg := fmt.Sprintf("syntax error: unexpected %s, expected %s", describe(t), expected)
+	msg := fmt.Sprintf("syntax error: unexpected %s, expected %s", p.describe(t), expected)
 	switch {
 	case t.kind == tBody && !strings.Contains(expected, "BODY"):
 		msg += " (a line that starts with the word body begins a BODY)"
-	case t.kind == tPct && p.peek(1).kind == tIdent && strings.EqualFold(p.peek(1).val, "option"):
+	case t.kind == tPct && p.peek(1).kind == tIdent && strings.EqualFold(p.ts.val(p.peek(1)), "option"):
 		msg += " (%option must start in column 1)"
 	}
 	p.failMsg(p.pos(t.pos), msg)
@@ -111,11 +112,17 @@ func (p *parser) parseItemRecover() {
 			if _, ok := r.(syntaxError); !ok {
 				panic(r)
 			}
-			// Resynchronise after the next END: a body always ends a task class.
-			for !p.at(tEOF) && !p.at(tEnd) {
-				p.p++
+			// Resynchronise after the next END and the bodies that follow
+			// it: bodies always end a task class.
+			for {
+				for !p.at(tEOF) && !p.at(tEnd) {
+					p.p++
+				}
+				p.advance()
+				if !p.at(tBody) {
+					break
+				}
 			}
-			p.advance()
 		}
 	}()
 	p.parseItem()
@@ -161,16 +168,16 @@ func (p *parser) parseItem() {
 func (p *parser) codeBlock(t *token) *CodeBlock {
 	return &CodeBlock{
 		Span:    Span{Pos: p.pos(t.pos), EndPos: p.pos(t.end)},
-		Lang:    t.raw,
-		Text:    t.val,
-		TextPos: p.pos(t.textPos),
+		Lang:    p.ts.lang(t),
+		Text:    p.ts.val(t),
+		TextPos: p.pos(t.textPos()),
 	}
 }
 
 // global = IDENT props? | IDENT '=' expr props?
 func (p *parser) parseGlobal() *Global {
 	start := p.p
-	g := &Global{Name: p.advance().val}
+	g := &Global{Name: p.ts.val(p.advance())}
 	if p.at(tAssign) {
 		p.advance()
 		g.Def = p.parseExpr()
@@ -207,10 +214,10 @@ func (p *parser) parseProperty() *Property {
 	pr := &Property{}
 	name := p.expect(tIdent, "property name")
 	if p.at(tIdent) {
-		pr.TypeWord = name.val
+		pr.TypeWord = p.ts.val(name)
 		name = p.advance()
 	}
-	pr.Name = name.val
+	pr.Name = p.ts.val(name)
 	pr.NamePos = p.pos(name.pos)
 	p.expect(tAssign, "= after property "+strconv.Quote(pr.Name))
 	pr.Value = p.parseExpr()
@@ -220,11 +227,11 @@ func (p *parser) parseProperty() *Property {
 
 func (p *parser) parseTaskClass() *TaskClass {
 	start := p.p
-	c := &TaskClass{Name: p.advance().val}
+	c := &TaskClass{Name: p.ts.val(p.advance())}
 	p.advance() // (
 	for {
 		t := p.expect(tIdent, "parameter name")
-		c.Params = append(c.Params, &Param{Span: Span{Pos: p.pos(t.pos), EndPos: p.pos(t.end)}, Name: t.val})
+		c.Params = append(c.Params, &Param{Span: Span{Pos: p.pos(t.pos), EndPos: p.pos(t.end)}, Name: p.ts.val(t)})
 		if !p.at(tComma) {
 			break
 		}
@@ -271,7 +278,7 @@ func (p *parser) parseTaskClass() *TaskClass {
 // definition = IDENT '=' rangeexpr props?
 func (p *parser) parseDefinition() *Definition {
 	start := p.p
-	d := &Definition{Name: p.advance().val}
+	d := &Definition{Name: p.ts.val(p.advance())}
 	p.advance() // =
 	d.Value = p.parseRangeExpr()
 	if p.at(tLBrack) {
@@ -286,7 +293,7 @@ func (p *parser) parseAffinity() *Affinity {
 	start := p.p
 	p.advance()
 	name := p.expect(tIdent, "the data collection of the affinity")
-	a := &Affinity{Name: name.val, NamePos: p.pos(name.pos)}
+	a := &Affinity{Name: p.ts.val(name), NamePos: p.pos(name.pos)}
 	p.expect(tLParen, "'(' after the affinity collection")
 	for {
 		a.Args = append(a.Args, p.parseExpr())
@@ -307,10 +314,10 @@ func (p *parser) parseFlow() *Flow {
 	start := p.p
 	f := &Flow{Access: AccessRW}
 	if p.at(tAccess) {
-		f.Access = accessOf[p.advance().val]
+		f.Access = accessOf[p.ts.val(p.advance())]
 	}
 	name := p.expect(tIdent, "flow name")
-	f.Name, f.NamePos = name.val, p.pos(name.pos)
+	f.Name, f.NamePos = p.ts.val(name), p.pos(name.pos)
 	if p.at(tLBrack) {
 		f.Props = p.parseProps()
 	}
@@ -394,16 +401,16 @@ func (p *parser) parseTarget() *Target {
 		name := p.expect(tIdent, "dependency target (FLOW Class(args), collection(args), NEW or NULL)")
 		if p.at(tIdent) {
 			t.Kind = TargetTask
-			t.Flow, t.FlowPos = name.val, p.pos(name.pos)
+			t.Flow, t.FlowPos = p.ts.val(name), p.pos(name.pos)
 			name = p.advance()
 		} else {
 			t.Kind = TargetCollection
 		}
-		t.Name, t.NamePos = name.val, p.pos(name.pos)
-		p.expect(tLParen, "'(' and the arguments of "+name.val)
+		t.Name, t.NamePos = p.ts.val(name), p.pos(name.pos)
+		p.expect(tLParen, "'(' and the arguments of "+p.ts.val(name))
 		t.Args = p.parseArgs()
 		if len(t.Args) == 0 {
-			p.failMsg(t.NamePos, "syntax error: "+name.val+"() needs at least one argument")
+			p.failMsg(t.NamePos, "syntax error: "+p.ts.val(name)+"() needs at least one argument")
 		}
 	}
 	t.Span = p.span(start)
@@ -435,8 +442,8 @@ func (p *parser) parseNamed() []*NamedRange {
 	for {
 		start := p.p
 		name := p.expect(tIdent, "index name of a named range")
-		p.expect(tAssign, "'=' after "+strconv.Quote(name.val))
-		nr := &NamedRange{Name: name.val, Value: p.parseRangeExpr()}
+		p.expect(tAssign, "'=' after "+strconv.Quote(p.ts.val(name)))
+		nr := &NamedRange{Name: p.ts.val(name), Value: p.parseRangeExpr()}
 		nr.Span = p.span(start)
 		out = append(out, nr)
 		if !p.at(tComma) {
@@ -482,7 +489,7 @@ func (p *parser) parseBody() *Body {
 		p.fail(p.tok(), "a property list or the end of the BODY line")
 	}
 	text := p.advance()
-	b.Text, b.TextPos = text.val, p.pos(text.textPos)
+	b.Text, b.TextPos = p.ts.val(text), p.pos(text.textPos())
 	if !p.at(tEnd) {
 		p.failMsg(p.pos(kw.pos), "BODY without END (a line holding only END closes a body)")
 	}
@@ -548,14 +555,14 @@ func (p *parser) parsePrimary() Expr {
 	switch t.kind {
 	case tInt:
 		p.advance()
-		v, err := strconv.ParseInt(t.val, 10, 64)
+		v, err := strconv.ParseInt(p.ts.val(t), 10, 64)
 		if err != nil {
-			p.failMsg(p.pos(t.pos), "integer "+t.val+" out of range")
+			p.failMsg(p.pos(t.pos), "integer "+p.ts.val(t)+" out of range")
 		}
-		return &IntLit{Span: p.span(start), Value: v, Text: t.raw}
+		return &IntLit{Span: p.span(start), Value: v, Text: p.ts.onOffWord(t)}
 	case tString:
 		p.advance()
-		return &StringLit{Span: p.span(start), Value: t.val, Raw: t.raw}
+		return &StringLit{Span: p.span(start), Value: p.ts.val(t), Raw: p.ts.raw(t)}
 	case tCode:
 		p.advance()
 		return &InlineCode{Span: p.span(start), Code: p.codeBlock(t)}
@@ -579,8 +586,8 @@ func (p *parser) parseName() Expr {
 	var x Expr
 	seg := 0
 	base := p.pos(t.pos)
-	for i := 0; i <= len(t.val); i++ {
-		if i < len(t.val) && t.val[i] != '.' {
+	for i := 0; i <= len(p.ts.val(t)); i++ {
+		if i < len(p.ts.val(t)) && p.ts.val(t)[i] != '.' {
 			continue
 		}
 		pos := base
@@ -589,7 +596,7 @@ func (p *parser) parseName() Expr {
 		end := base
 		end.Offset += i
 		end.Column += i
-		word := t.val[seg:i]
+		word := p.ts.val(t)[seg:i]
 		if x == nil {
 			x = &Name{Span: Span{Pos: pos, EndPos: end}, Name: word}
 		} else {
@@ -601,7 +608,7 @@ func (p *parser) parseName() Expr {
 		p.advance()
 		sel := p.advance()
 		// A dotted word after the arrow (descA->super.mt) is one more selector per dot.
-		words := splitDots(sel.val)
+		words := splitDots(p.ts.val(sel))
 		x = &SelectorExpr{Span: p.span(start), X: x, Sel: words[0], Arrow: true}
 		for _, w := range words[1:] {
 			x = &SelectorExpr{Span: p.span(start), X: x, Sel: w}
