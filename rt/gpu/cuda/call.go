@@ -1,0 +1,105 @@
+package cuda
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// How a call reaches C.
+//
+// purego.SyscallN takes its arguments as a variadic ...uintptr; written
+// inline, that array is allocated on every call. A frame is a pooled heap
+// block that holds the argument vector instead, plus room for
+// out-parameters and references to the Go memory the call reads or writes.
+//
+// Go memory given to C must not move and must stay alive during the call.
+// The Go heap does not move, but a goroutine stack can, and an address saved
+// as a uintptr does not keep anything alive. So every Go pointer that a call
+// passes goes through frame.pin: storing it in the (heap) frame makes the
+// compiler put the pointee on the heap, and keeps it reachable until
+// release. Out-parameters live in the frame itself.
+
+// maxArgs covers the longest C signature bound here
+// (cublasDgemmStridedBatched takes 18 arguments).
+const maxArgs = 18
+
+type frame struct {
+	argv [maxArgs]uintptr
+	outs [4]uint64
+	pins [4]unsafe.Pointer
+	npin int
+}
+
+var framePool = sync.Pool{New: func() any { return new(frame) }}
+
+func newFrame() *frame { return framePool.Get().(*frame) }
+
+// out returns the address of out-parameter slot i.
+func (f *frame) out(i int) uintptr {
+	f.outs[i] = 0
+	return uintptr(unsafe.Pointer(&f.outs[i]))
+}
+
+// pin keeps the Go memory at p on the heap and alive until release, and
+// returns its address for C.
+func (f *frame) pin(p unsafe.Pointer) uintptr {
+	f.pins[f.npin] = p
+	f.npin++
+	return uintptr(p)
+}
+
+// call calls the C function fn with args and returns its raw result.
+func (f *frame) call(fn uintptr, args ...uintptr) uintptr {
+	n := copy(f.argv[:], args)
+	r, _, _ := purego.SyscallN(fn, f.argv[:n]...)
+	return r
+}
+
+// release drops the pins and returns the frame to the pool; the frame must
+// not be used afterwards.
+func (f *frame) release() {
+	clear(f.pins[:f.npin])
+	f.npin = 0
+	framePool.Put(f)
+}
+
+// ccall calls a C function whose arguments are plain integers (handles,
+// sizes, device pointers): no Go memory is involved.
+func ccall(fn uintptr, args ...uintptr) uintptr {
+	f := newFrame()
+	r := f.call(fn, args...)
+	f.release()
+	return r
+}
+
+// status is the 32-bit enum result of a C call; the upper half of the
+// return register is not defined for it.
+func status(r uintptr) uint32 { return uint32(r) }
+
+// cPointer turns an address that C returned (C memory, never Go memory)
+// into a pointer. Converting through memory keeps vet's unsafeptr check,
+// which is about Go pointers hidden in integers, quiet.
+func cPointer(addr uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&addr)) }
+
+// cString copies the NUL-terminated string at p, which is C memory (a
+// library's static message table), into a Go string.
+func cString(p uintptr) string {
+	if p == 0 {
+		return ""
+	}
+	ptr := cPointer(p)
+	n := 0
+	for *(*byte)(unsafe.Add(ptr, n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice((*byte)(ptr), n))
+}
+
+// cBytes is s as a NUL-terminated byte string for C.
+func cBytes(s string) []byte {
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return b
+}
