@@ -1,0 +1,467 @@
+package gpu
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+)
+
+// Data is a logical datum as a device sees it: its host copy and the version
+// of that copy. rt.Data satisfies it through the adapter. The device keeps
+// its own copy of each Data it has seen, with the version it holds; a copy
+// is stale when its version is below the host version, and newer (dirty)
+// when a body wrote it and it was not written back yet.
+//
+// Dependencies guarantee that no CPU task writes a Data while a device task
+// uses it; the device reads HostVersion and calls SetHostVersion only from
+// its manager.
+type Data interface {
+	// HostBytes is the host copy; transfers read and write it in place.
+	HostBytes() []byte
+	// HostVersion is the version of the host copy.
+	HostVersion() uint64
+	// SetHostVersion records that a write-back made the host copy version v.
+	SetHostVersion(v uint64)
+}
+
+// Access is how a task uses a flow.
+type Access uint8
+
+// Access modes.
+const (
+	Read      Access = 1 << iota // the body reads the flow: stage it in when stale
+	Write                        // the body writes the flow: its version is bumped
+	ReadWrite = Read | Write
+)
+
+// Flow is one data flow of a device task.
+type Flow struct {
+	// Data is the datum; nil is a NULL flow (zero Buffer, no memory).
+	Data Data
+	// Access says whether the body reads, writes or both.
+	Access Access
+	// Size is the device size in bytes (JDF X.size); 0 means the size of
+	// the host copy.
+	Size int64
+	// Elem is the element type of the body's Buffer.
+	Elem Elem
+	// KeepOnDevice skips the write-back of a written flow at stage-out: the
+	// next consumer runs on this device and uses the device copy (the host
+	// copy stays stale until an eviction writes it back). Leave it false
+	// unless every consumer is known to run here.
+	KeepOnDevice bool
+}
+
+func (f *Flow) size() int64 {
+	if f.Size > 0 {
+		return f.Size
+	}
+	return int64(len(f.Data.HostBytes()))
+}
+
+// flowState is the per-submission state of one flow.
+type flowState struct {
+	copy     *devCopy
+	pinned   bool // counted in copy.readers
+	incoming bool // this wrapper queued the H2D of copy
+	outgoing bool // this wrapper queued the D2H of copy
+}
+
+// transfer states of a device copy.
+const (
+	xferNone int8 = iota
+	xferIn
+	xferOut
+)
+
+// devCopy is a device's copy of one Data.
+type devCopy struct {
+	data     Data
+	ptr      Ptr
+	size     int64
+	version  uint64 // content version; meaningful when valid
+	valid    bool
+	dirty    bool // newer than the host copy
+	readers  int  // wrappers in flight that use the copy; pinned while > 0
+	transfer int8
+	lru      *list.Element // in mem.clean or mem.owned when unpinned
+}
+
+// memory is a device's memory accounting (§1.1): device copies by Data, and
+// LRUs of unpinned clean copies (evictable) and unpinned dirty copies
+// (written back first). Only the manager touches it.
+type memory struct {
+	copies       map[Data]*devCopy
+	clean, owned list.List
+	used, limit  int64
+}
+
+// reserve finds or allocates a device copy for every flow of t and pins
+// them. It returns Done, Again (no memory now; retry after the epoch moves)
+// or Next (memory is held by dirty copies that a write-back would free).
+func (d *Device) reserve(t *Task) (Result, error) {
+	d.stats.reservations.Add(1)
+	m := &d.mem
+	var missing int64
+	for i := range t.flows {
+		f := &t.flows[i]
+		if f.Data == nil {
+			continue
+		}
+		c := m.copies[f.Data]
+		if c == nil {
+			missing += f.size()
+			continue
+		}
+		if c.transfer == xferOut && f.Access&Write != 0 {
+			// A write-back still reads it; writing now would race with it.
+			d.unpinAll(t)
+			return Again, nil
+		}
+		if c.size < f.size() {
+			d.unpinAll(t)
+			return Error, fmt.Errorf("%w: flow %d needs %d bytes, its device copy has %d", ErrMisuse, i, f.size(), c.size)
+		}
+		d.pin(t, i, c)
+	}
+	if missing > 0 && !d.makeRoom(missing) {
+		d.unpinAll(t)
+		if d.hasIdleDirty() {
+			return Next, nil
+		}
+		return Again, nil
+	}
+	for i := range t.flows {
+		f := &t.flows[i]
+		if f.Data == nil || t.fs[i].copy != nil {
+			continue
+		}
+		if c := m.copies[f.Data]; c != nil {
+			// The same Data twice in one task.
+			d.pin(t, i, c)
+			continue
+		}
+		size := f.size()
+		p, err := d.be.Alloc(size)
+		if err != nil {
+			d.unpinAll(t)
+			if errors.Is(err, ErrOutOfMemory) {
+				return Again, nil
+			}
+			return Error, fmt.Errorf("gpu: alloc %d bytes on %s: %w", size, d.name, err)
+		}
+		c := &devCopy{data: f.Data, ptr: p, size: size}
+		m.copies[f.Data] = c
+		m.used += size
+		d.stats.memUsed.Store(m.used)
+		d.pin(t, i, c)
+	}
+	return Done, nil
+}
+
+// makeRoom evicts unpinned clean copies, least recently used first, until n
+// more bytes fit under the limit.
+func (d *Device) makeRoom(n int64) bool {
+	m := &d.mem
+	for m.used+n > m.limit {
+		e := m.clean.Front()
+		if e == nil {
+			return false
+		}
+		d.evict(e.Value.(*devCopy))
+	}
+	return true
+}
+
+func (d *Device) evict(c *devCopy) {
+	m := &d.mem
+	m.clean.Remove(c.lru)
+	c.lru = nil
+	delete(m.copies, c.data)
+	m.used -= c.size
+	d.stats.memUsed.Store(m.used)
+	d.stats.evictions.Add(1)
+	if err := d.be.Free(c.ptr); err != nil {
+		d.log.Warn("gpu: free device copy", "device", d.name, "err", err)
+	}
+}
+
+func (d *Device) hasIdleDirty() bool {
+	for e := d.mem.owned.Front(); e != nil; e = e.Next() {
+		if e.Value.(*devCopy).transfer == xferNone {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *Device) pin(t *Task, i int, c *devCopy) {
+	if c.readers == 0 && c.lru != nil {
+		if c.dirty {
+			d.mem.owned.Remove(c.lru)
+		} else {
+			d.mem.clean.Remove(c.lru)
+		}
+		c.lru = nil
+	}
+	c.readers++
+	t.fs[i] = flowState{copy: c, pinned: true}
+}
+
+// unpin drops t's use of flow i's copy; a copy nobody uses goes to the back
+// of its LRU, and the epoch moves (§1.1).
+func (d *Device) unpin(t *Task, i int) {
+	fs := &t.fs[i]
+	if !fs.pinned {
+		return
+	}
+	fs.pinned = false
+	c := fs.copy
+	c.readers--
+	if c.readers > 0 {
+		return
+	}
+	d.park(c)
+	d.bumpEpoch()
+}
+
+// park puts an unpinned copy at the back of the LRU it belongs to.
+func (d *Device) park(c *devCopy) {
+	if c.dirty {
+		c.lru = d.mem.owned.PushBack(c)
+	} else {
+		c.lru = d.mem.clean.PushBack(c)
+	}
+}
+
+func (d *Device) unpinAll(t *Task) {
+	for i := range t.fs {
+		d.unpin(t, i)
+	}
+}
+
+// stageInTransfers enqueues the H2D copies of t's stale read flows on s and
+// returns how many it enqueued (the default stage-in after reserve).
+func (d *Device) stageInTransfers(t *Task, s *Stream) (int, Result, error) {
+	n := 0
+	for i := range t.flows {
+		f := &t.flows[i]
+		c := t.fs[i].copy
+		if c == nil {
+			continue
+		}
+		host := f.Data.HostVersion()
+		if f.Access&Read == 0 {
+			if !c.valid || c.version < host {
+				// Write-only: the content is about to be overwritten, but
+				// the copy must not pass for a current one before then.
+				c.valid, c.dirty, c.version = false, false, 0
+			}
+			continue
+		}
+		if c.valid && c.version >= host {
+			continue // current, or newer than the host (kept on device)
+		}
+		src := f.Data.HostBytes()
+		if int64(len(src)) < c.size {
+			return n, Error, fmt.Errorf("%w: flow %d host copy has %d bytes, device copy %d", ErrMisuse, i, len(src), c.size)
+		}
+		if err := s.be.CopyHtoD(c.ptr, src[:c.size]); err != nil {
+			return n, Error, fmt.Errorf("gpu: stage-in copy on %s: %w", s.name, err)
+		}
+		c.version, c.valid, c.dirty, c.transfer = host, true, false, xferIn
+		t.fs[i].incoming = true
+		n++
+	}
+	return n, Done, nil
+}
+
+// stageInComplete is the runtime's own complete-stage of the stage-in
+// (§2 transition 4): copies queued by t are now usable.
+func (d *Device) stageInComplete(t *Task) error {
+	moved := false
+	for i := range t.fs {
+		fs := &t.fs[i]
+		if !fs.incoming {
+			continue
+		}
+		fs.incoming = false
+		if fs.copy.transfer != xferIn {
+			return fmt.Errorf("%w: flow %d of %v changed transfer state during its stage-in", ErrMisuse, i, t)
+		}
+		fs.copy.transfer = xferNone
+		moved = true
+	}
+	if moved {
+		d.bumpEpoch()
+	}
+	return nil
+}
+
+// refreshPushout recomputes the write-back bits of t at the end of its exec
+// stage (§2 transition 7: for every member, not only the head).
+func (t *Task) refreshPushout() {
+	t.pushout = 0
+	for i := range t.flows {
+		f := &t.flows[i]
+		if f.Data != nil && f.Access&Write != 0 && !f.KeepOnDevice && i < 64 {
+			t.pushout |= 1 << i
+		}
+	}
+}
+
+// stageOutTransfers is the default stage-out (§2 transition 8): it releases
+// the readers of read-only flows, marks written copies newer than the host,
+// and enqueues the D2H of written flows with a pushout bit.
+func (d *Device) stageOutTransfers(t *Task, s *Stream) (int, Result, error) {
+	n := 0
+	for i := range t.flows {
+		f := &t.flows[i]
+		fs := &t.fs[i]
+		c := fs.copy
+		if c == nil {
+			continue
+		}
+		if f.Access&Write == 0 {
+			d.unpin(t, i)
+			continue
+		}
+		d.markWritten(f, c)
+		if t.pushout&(1<<i) == 0 {
+			continue
+		}
+		dst := f.Data.HostBytes()
+		if int64(len(dst)) < c.size {
+			return n, Disable, fmt.Errorf("%w: flow %d has no host mirror of %d bytes", ErrMisuse, i, c.size)
+		}
+		if err := s.be.CopyDtoH(dst[:c.size], c.ptr); err != nil {
+			return n, Error, fmt.Errorf("gpu: stage-out copy on %s: %w", s.name, err)
+		}
+		c.transfer = xferOut
+		fs.outgoing = true
+		n++
+	}
+	return n, Done, nil
+}
+
+// markWritten gives a written copy the version after the newest one known.
+func (d *Device) markWritten(f *Flow, c *devCopy) {
+	v := f.Data.HostVersion()
+	if c.valid && c.version > v {
+		v = c.version
+	}
+	c.version, c.valid, c.dirty = v+1, true, true
+}
+
+// epilog settles the copies of a completed wrapper (§2 transition 10):
+// written-back flows make the host copy current and their device copy clean;
+// the others stay dirty on the device.
+func (d *Device) epilog(t *Task) {
+	for i := range t.fs {
+		fs := &t.fs[i]
+		if fs.outgoing {
+			fs.outgoing = false
+			c := fs.copy
+			c.transfer = xferNone
+			c.dirty = false
+			t.flows[i].Data.SetHostVersion(c.version)
+		}
+		d.unpin(t, i)
+	}
+}
+
+// cleanout drops what a failed or given-up task did to device copies
+// (§3.7 step 3): its written copies no longer hold anything usable, and every
+// copy is unpinned.
+func (d *Device) cleanout(t *Task) {
+	for i := range t.fs {
+		fs := &t.fs[i]
+		c := fs.copy
+		if c == nil {
+			continue
+		}
+		if t.flows[i].Access&Write != 0 || fs.incoming || fs.outgoing {
+			wasDirty := c.dirty
+			c.valid, c.dirty, c.transfer = false, false, xferNone
+			if c.lru != nil && wasDirty {
+				// Unpinned and listed as dirty: it is now clean garbage.
+				d.mem.owned.Remove(c.lru)
+				d.park(c)
+			}
+		}
+		fs.incoming, fs.outgoing = false, false
+		d.unpin(t, i)
+	}
+	d.bumpEpoch()
+}
+
+// newWriteBack makes an uncounted eviction wrapper (w2r, §1.6) for the
+// unpinned dirty copies, oldest first, or returns nil when there are none.
+func (d *Device) newWriteBack() *Task {
+	var t *Task
+	for e := d.mem.owned.Front(); e != nil; e = e.Next() {
+		c := e.Value.(*devCopy)
+		if c.transfer != xferNone {
+			continue
+		}
+		if t == nil {
+			t = d.allocTask()
+			t.kind = KindWriteBack
+			t.priority = 1<<31 - 1 // before any task: it frees memory for them
+		}
+		c.transfer = xferOut
+		t.wb = append(t.wb, c)
+	}
+	if t != nil {
+		d.stats.writeBacks.Add(1)
+	}
+	return t
+}
+
+// writeBackTransfers enqueues the D2H copies of a w2r wrapper.
+func (d *Device) writeBackTransfers(t *Task, s *Stream) (int, error) {
+	for _, c := range t.wb {
+		dst := c.data.HostBytes()
+		if int64(len(dst)) < c.size {
+			return 0, fmt.Errorf("%w: write-back of %d bytes has no host mirror", ErrMisuse, c.size)
+		}
+		if err := s.be.CopyDtoH(dst[:c.size], c.ptr); err != nil {
+			return 0, fmt.Errorf("gpu: write-back copy on %s: %w", s.name, err)
+		}
+	}
+	return len(t.wb), nil
+}
+
+// writeBackDone makes written-back copies clean and evictable, or leaves
+// them dirty when the write-back failed.
+func (d *Device) writeBackDone(t *Task, ok bool) {
+	for _, c := range t.wb {
+		c.transfer = xferNone
+		if !ok || !c.dirty {
+			continue
+		}
+		c.dirty = false
+		c.data.SetHostVersion(c.version)
+		if c.lru != nil {
+			d.mem.owned.Remove(c.lru)
+			d.park(c)
+		}
+	}
+	d.bumpEpoch()
+}
+
+// releaseMemory frees every device copy; Close calls it once no manager runs.
+func (d *Device) releaseMemory() error {
+	var errs []error
+	for data, c := range d.mem.copies {
+		if err := d.be.Free(c.ptr); err != nil {
+			errs = append(errs, err)
+		}
+		delete(d.mem.copies, data)
+	}
+	d.mem.clean.Init()
+	d.mem.owned.Init()
+	d.mem.used = 0
+	d.stats.memUsed.Store(0)
+	return errors.Join(errs...)
+}

@@ -1,0 +1,452 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Device is one accelerator shared by all CPU workers of the process
+// (gpu-manager.md §1.1). Workers hand it wrappers with Submit; the worker
+// whose submission moves the outstanding counter from 0 to 1 becomes the
+// manager until the counter drains (manager.go).
+type Device struct {
+	index int
+	name  string
+	info  DeviceInfo
+	be    Backend
+
+	streams []*Stream // 0 stage-in, 1 stage-out, 2.. compute
+	in, out *Stream
+	compute []*Stream
+
+	pending     pendingQueue
+	outstanding atomic.Int32
+	epoch       atomic.Uint64
+	live        atomic.Int64 // wrappers allocated and not released, counted or not
+	closed      atomic.Bool
+	abandoned   atomic.Bool
+
+	mem  memory
+	pool sync.Pool
+
+	sched Scheduler
+	comp  Completer
+	prof  Profiler
+	log   *slog.Logger
+
+	ownTrack      int
+	skipEmpty     bool
+	batching      bool
+	backoff       func(idle int)
+	counterUpdate func(delta int32)
+
+	stats deviceStats
+
+	kmu     sync.RWMutex
+	kernels map[string]Kernel
+}
+
+type deviceStats struct {
+	executed, episodes, reservations, evictions, writeBacks, decrements atomic.Uint64
+	memUsed                                                             atomic.Int64
+}
+
+// Option configures a Device.
+type Option func(*config)
+
+type config struct {
+	index         int
+	compute       int
+	events        int
+	skipEmpty     bool
+	sorted        bool
+	batching      bool
+	memLimit      int64
+	sched         Scheduler
+	comp          Completer
+	prof          Profiler
+	log           *slog.Logger
+	backoff       func(idle int)
+	counterUpdate func(delta int32)
+}
+
+// WithIndex sets the device's index among the process's devices (its name
+// in traces is "gpu<index>").
+func WithIndex(i int) Option { return func(c *config) { c.index = i } }
+
+// WithComputeStreams sets the number of compute streams (default 4).
+func WithComputeStreams(n int) Option { return func(c *config) { c.compute = n } }
+
+// WithEvents sets the number of event slots per stream (default 4).
+func WithEvents(n int) Option { return func(c *config) { c.events = n } }
+
+// WithSkipEmptyEvents sets whether a stage-in or stage-out that queued no
+// copy completes at once instead of recording an event (default true).
+// Compute streams always record.
+func WithSkipEmptyEvents(on bool) Option { return func(c *config) { c.skipEmpty = on } }
+
+// WithPriorityOrder sets the FIFO ordering policy (§1.3): sorted by
+// descending priority and stable (default), or plain arrival order.
+func WithPriorityOrder(on bool) Option { return func(c *config) { c.sorted = on } }
+
+// WithBatching enables or disables batch collection on the device (default:
+// on, unless JDF2GO_BATCHING is off, 0 or false).
+func WithBatching(on bool) Option { return func(c *config) { c.batching = on } }
+
+// WithMemoryLimit caps the device memory used for data copies, in bytes
+// (default: 90% of the total reported by the backend).
+func WithMemoryLimit(n int64) Option { return func(c *config) { c.memLimit = n } }
+
+// WithScheduler sets who takes tasks back from the device.
+func WithScheduler(s Scheduler) Option { return func(c *config) { c.sched = s } }
+
+// WithCompleter sets who completes and cleans out logical tasks.
+func WithCompleter(cp Completer) Option { return func(c *config) { c.comp = cp } }
+
+// WithProfiler sets where trace records go (none by default).
+func WithProfiler(p Profiler) Option { return func(c *config) { c.prof = p } }
+
+// WithLogger sets the logger for diagnostics (slog.Default by default).
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
+
+// WithBackoff replaces what the manager does when an iteration made no
+// progress; idle counts consecutive idle iterations. The default spins with
+// runtime.Gosched and then sleeps up to 50µs. Tests use it to run the
+// manager in lockstep with a manual simulated device.
+func WithBackoff(fn func(idle int)) Option { return func(c *config) { c.backoff = fn } }
+
+// WithCounterObserver calls fn after each release step with the (negative)
+// amount subtracted from the outstanding counter, from the manager's
+// goroutine. It is a diagnostic hook for tests.
+func WithCounterObserver(fn func(delta int32)) Option {
+	return func(c *config) { c.counterUpdate = fn }
+}
+
+// DefaultBackoff is the manager's idle policy: yield the processor for the
+// first idle iterations, then sleep a little longer each time, up to 50µs.
+func DefaultBackoff(idle int) {
+	if idle < 64 {
+		runtime.Gosched()
+		return
+	}
+	time.Sleep(time.Duration(min(idle-63, 50)) * time.Microsecond)
+}
+
+// NewDevice wraps a backend into a device with its streams. The device owns
+// the backend: Close closes it.
+func NewDevice(be Backend, opts ...Option) (*Device, error) {
+	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: batchingFromEnv()}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.compute < 1 || cfg.events < 1 {
+		return nil, fmt.Errorf("%w: %d compute streams and %d events per stream", ErrBadArgument, cfg.compute, cfg.events)
+	}
+	d := &Device{
+		index:         cfg.index,
+		name:          fmt.Sprintf("gpu%d", cfg.index),
+		info:          be.Info(),
+		be:            be,
+		sched:         cfg.sched,
+		comp:          cfg.comp,
+		prof:          cfg.prof,
+		log:           cfg.log,
+		skipEmpty:     cfg.skipEmpty,
+		batching:      cfg.batching,
+		backoff:       cfg.backoff,
+		counterUpdate: cfg.counterUpdate,
+	}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	if d.backoff == nil {
+		d.backoff = DefaultBackoff
+	}
+	d.mem.copies = make(map[Data]*devCopy)
+	d.mem.limit = cfg.memLimit
+	if d.mem.limit <= 0 {
+		_, total, err := be.MemInfo()
+		if err != nil {
+			return nil, fmt.Errorf("gpu: memory info of %s: %w", d.name, err)
+		}
+		d.mem.limit = total / 10 * 9
+	}
+	d.epoch.Store(1)
+	if d.prof != nil {
+		d.ownTrack = d.prof.Track(d.name + "/manager")
+	}
+	names := make([]string, 0, 2+cfg.compute)
+	names = append(names, "in", "out")
+	for k := range cfg.compute {
+		names = append(names, fmt.Sprintf("exec%d", k))
+	}
+	for i, name := range names {
+		bs, err := be.NewStream(name, cfg.events)
+		if err != nil {
+			d.closeStreams()
+			return nil, fmt.Errorf("gpu: create stream %s on %s: %w", name, d.name, err)
+		}
+		s := &Stream{dev: d, index: i, name: name, be: bs, slots: make([]*Task, cfg.events)}
+		s.fifo.sorted = cfg.sorted
+		switch i {
+		case 0:
+			s.role = RoleStageIn
+		case 1:
+			s.role = RoleStageOut
+		default:
+			s.role = RoleCompute
+		}
+		if d.prof != nil {
+			s.track = d.prof.Track(d.name + "/" + name)
+		}
+		d.streams = append(d.streams, s)
+	}
+	d.in, d.out, d.compute = d.streams[0], d.streams[1], d.streams[2:]
+	d.pool.New = func() any { t := &Task{dev: d}; t.makeSingleton(); return t }
+	return d, nil
+}
+
+func (d *Device) closeStreams() {
+	for _, s := range d.streams {
+		if err := s.be.Close(); err != nil {
+			d.log.Warn("gpu: close stream", "device", d.name, "stream", s.name, "err", err)
+		}
+	}
+}
+
+// Close shuts the device down. It fails with ErrLeak, and leaves the device
+// usable, while wrappers are outstanding or alive (a leak, or a Close before
+// the work drained). Otherwise it writes every dirty device copy back to its
+// host copy (no result is lost to KeepOnDevice), frees device memory, and
+// closes the streams and the backend. A second Close returns nil.
+func (d *Device) Close() error {
+	if d.closed.Load() {
+		return nil
+	}
+	// The idle lock keeps managers out: the streams are ours from here.
+	if !d.outstanding.CompareAndSwap(0, -1) {
+		return fmt.Errorf("%w: %s has outstanding counter %d and %d live wrappers", ErrLeak, d.name, d.outstanding.Load(), d.live.Load())
+	}
+	if err := d.settleWriteBacks(); err != nil {
+		d.outstanding.Store(0)
+		return err
+	}
+	if live := d.live.Load(); live != 0 {
+		d.outstanding.Store(0)
+		return fmt.Errorf("%w: %s has %d live wrappers", ErrLeak, d.name, live)
+	}
+	d.closed.Store(true)
+	errs := []error{d.releaseMemory()}
+	for _, s := range d.streams {
+		errs = append(errs, s.be.Close())
+	}
+	errs = append(errs, d.be.Close())
+	return errors.Join(errs...)
+}
+
+// settleWriteBacks finishes the uncounted write-backs a leaving manager left
+// on the stage-out stream, then writes back every remaining dirty copy.
+func (d *Device) settleWriteBacks() error {
+	s := d.out
+	var inFlight []*Task
+	for i, t := range s.slots {
+		if t != nil {
+			if t.kind != KindWriteBack {
+				return fmt.Errorf("%w: %v still in flight on %s/%s", ErrLeak, t, d.name, s.name)
+			}
+			inFlight = append(inFlight, t)
+			s.slots[i] = nil
+			s.inFlight.Add(-1)
+		}
+	}
+	s.start, s.end = 0, 0
+	for t := s.fifo.pop(); t != nil; t = s.fifo.pop() {
+		if t.kind != KindWriteBack {
+			s.fifo.push(t, t.state)
+			return fmt.Errorf("%w: %v still queued on %s/%s", ErrLeak, t, d.name, s.name)
+		}
+		d.writeBackDone(t, false) // never started: the copies stay dirty
+		d.freeTask(t, StateReleased)
+	}
+	final := d.newWriteBack()
+	if final != nil {
+		if _, err := d.writeBackTransfers(final, s); err != nil {
+			return err
+		}
+		inFlight = append(inFlight, final)
+	}
+	if len(inFlight) == 0 {
+		return nil
+	}
+	err := d.drain(s)
+	for _, t := range inFlight {
+		d.writeBackDone(t, err == nil)
+		d.freeTask(t, StateReleased)
+	}
+	if err != nil {
+		return fmt.Errorf("gpu: write back dirty copies of %s: %w", d.name, err)
+	}
+	return nil
+}
+
+// drain waits, for at most 10 s, until everything enqueued on s has run.
+func (d *Device) drain(s *Stream) error {
+	slot := s.quiesceSlot()
+	if err := s.be.Record(slot); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for idle := 0; ; idle++ {
+		done, err := s.be.Query(slot)
+		if err != nil || done {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("gpu: stream %s/%s does not drain", d.name, s.name)
+		}
+		DefaultBackoff(idle)
+	}
+}
+
+// allocTask takes a wrapper from the pool.
+func (d *Device) allocTask() *Task {
+	d.live.Add(1)
+	t := d.pool.Get().(*Task)
+	t.state = StateNew
+	return t
+}
+
+// freeTask calls the owner's release function and returns t to the pool.
+func (d *Device) freeTask(t *Task, final State) {
+	if t.state == StateReleased {
+		panic("gpu: wrapper released twice: " + t.String())
+	}
+	if t.exec == ExecOpen {
+		panic("gpu: wrapper released while its execution interval is open: " + t.String())
+	}
+	t.state = final
+	if fn := t.onRelease; fn != nil {
+		fn(t)
+	}
+	t.reset()
+	t.state = StateReleased
+	d.live.Add(-1)
+	d.pool.Put(t)
+}
+
+// Discard returns a wrapper that was never submitted (state NEW).
+func (d *Device) Discard(t *Task) error {
+	if t.dev != d || t.state != StateNew {
+		return fmt.Errorf("%w: Discard of a submitted wrapper %v", ErrMisuse, t)
+	}
+	d.freeTask(t, StateReleased)
+	return nil
+}
+
+func (d *Device) bumpEpoch() { d.epoch.Add(1) }
+
+// Name returns "gpu<index>".
+func (d *Device) Name() string { return d.name }
+
+// Index returns the device's index.
+func (d *Device) Index() int { return d.index }
+
+// Info returns the backend's description.
+func (d *Device) Info() DeviceInfo { return d.info }
+
+// Streams returns every stream: stage-in, stage-out, then compute.
+func (d *Device) Streams() []*Stream { return d.streams }
+
+// StageIn returns the stage-in stream.
+func (d *Device) StageIn() *Stream { return d.in }
+
+// StageOut returns the stage-out stream.
+func (d *Device) StageOut() *Stream { return d.out }
+
+// Compute returns compute stream k.
+func (d *Device) Compute(k int) *Stream { return d.compute[k] }
+
+// NumCompute returns the number of compute streams.
+func (d *Device) NumCompute() int { return len(d.compute) }
+
+// Outstanding returns the outstanding counter (§1.6): wrappers accepted and
+// not released, or -1 while another device holds the idle lock.
+func (d *Device) Outstanding() int32 { return d.outstanding.Load() }
+
+// Epoch returns data_avail_epoch (§1.1).
+func (d *Device) Epoch() uint64 { return d.epoch.Load() }
+
+// Pending returns the number of wrappers in device.pending.
+func (d *Device) Pending() int { return d.pending.len() }
+
+// Stats is a snapshot of a device's counters.
+type Stats struct {
+	Outstanding  int32
+	Live         int64  // wrappers allocated and not released
+	Executed     uint64 // logical tasks completed by the device
+	Episodes     uint64 // management episodes started
+	Reservations uint64 // stage-in memory reservations attempted
+	Evictions    uint64 // clean copies evicted
+	WriteBacks   uint64 // w2r wrappers created
+	Decrements   uint64 // release steps that changed the counter
+	MemUsed      int64
+	MemLimit     int64
+	Epoch        uint64
+}
+
+// Stats returns a snapshot of the device's counters.
+func (d *Device) Stats() Stats {
+	return Stats{
+		Outstanding:  d.outstanding.Load(),
+		Live:         d.live.Load(),
+		Executed:     d.stats.executed.Load(),
+		Episodes:     d.stats.episodes.Load(),
+		Reservations: d.stats.reservations.Load(),
+		Evictions:    d.stats.evictions.Load(),
+		WriteBacks:   d.stats.writeBacks.Load(),
+		Decrements:   d.stats.decrements.Load(),
+		MemUsed:      d.stats.memUsed.Load(),
+		MemLimit:     d.mem.limit,
+		Epoch:        d.epoch.Load(),
+	}
+}
+
+// TryLockIdle takes the transient -1 lock of the outstanding counter when it
+// is 0 (§1.6), for a one-off bookkeeping action by another device on a device
+// that has no manager. While it is held no submitter enters; UnlockIdle
+// releases it.
+func (d *Device) TryLockIdle() bool { return d.outstanding.CompareAndSwap(0, -1) }
+
+// UnlockIdle releases the lock taken by TryLockIdle.
+func (d *Device) UnlockIdle() {
+	if !d.outstanding.CompareAndSwap(-1, 0) {
+		panic("gpu: UnlockIdle without the idle lock")
+	}
+}
+
+// kernel resolves a named kernel once per device; lookups after the first
+// are a map read under a read lock.
+func (d *Device) kernel(name string) (Kernel, error) {
+	d.kmu.RLock()
+	k, ok := d.kernels[name]
+	d.kmu.RUnlock()
+	if ok {
+		return k, nil
+	}
+	k, err := d.be.Kernel(name)
+	if err != nil {
+		return nil, err
+	}
+	d.kmu.Lock()
+	if d.kernels == nil {
+		d.kernels = make(map[string]Kernel)
+	}
+	d.kernels[name] = k
+	d.kmu.Unlock()
+	return k, nil
+}

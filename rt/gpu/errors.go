@@ -1,0 +1,45 @@
+package gpu
+
+import "errors"
+
+// Sentinel errors. Errors returned by this package wrap one of them; test
+// with errors.Is.
+var (
+	// ErrTaskFailed: a wrapper ended with ERROR (hook, stage function,
+	// complete-stage callback, event record or query failure).
+	ErrTaskFailed = errors.New("gpu: task failed on the device")
+	// ErrDeviceDisabled: a wrapper ended with DISABLE.
+	ErrDeviceDisabled = errors.New("gpu: device disabled for the task")
+	// ErrInvalidAction: a batch-match callback returned a value other than
+	// Accept, Reject or Stop.
+	ErrInvalidAction = errors.New("gpu: invalid batch action")
+	// ErrReentrantCollect: CollectBatch was called from inside a batch-match
+	// callback on the same stream.
+	ErrReentrantCollect = errors.New("gpu: re-entrant CollectBatch")
+	// ErrOutOfMemory: a device allocation did not fit.
+	ErrOutOfMemory = errors.New("gpu: out of device memory")
+	// ErrBadArgument: a body API call has arguments that do not fit its
+	// buffers (sizes, leading dimensions, element types).
+	ErrBadArgument = errors.New("gpu: bad argument")
+	// ErrNotPositiveDefinite: Dpotrf met a matrix that is not positive
+	// definite.
+	ErrNotPositiveDefinite = errors.New("gpu: matrix is not positive definite")
+	// ErrUnknownKernel: no kernel of that name is registered.
+	ErrUnknownKernel = errors.New("gpu: unknown kernel")
+	// ErrDuplicateKernel: a kernel of that name is already registered.
+	ErrDuplicateKernel = errors.New("gpu: kernel registered twice")
+	// ErrClosed: the device is closed, or its manager was abandoned through
+	// context cancellation.
+	ErrClosed = errors.New("gpu: device closed")
+	// ErrLeak: Close found wrappers that were never released, or a non-zero
+	// outstanding counter.
+	ErrLeak = errors.New("gpu: leaked wrappers")
+	// ErrBadSpec: a JDF2GO_GPUS value that cannot be parsed.
+	ErrBadSpec = errors.New("gpu: bad device specification")
+	// ErrNoBackend: the device specification names a backend that is not
+	// linked into the program (import rt/gpu/sim or rt/gpu/cuda).
+	ErrNoBackend = errors.New("gpu: backend not available")
+	// ErrMisuse: the API was used against its contract (a wrapper submitted
+	// twice, a flow index out of range, ...).
+	ErrMisuse = errors.New("gpu: misuse")
+)

@@ -1,0 +1,117 @@
+package gpu
+
+import "sync"
+
+// fifo is a stream's pending FIFO (§1.3): a locked, intrusive, doubly-linked
+// list of singleton wrappers. With ordering on it is sorted by descending
+// priority snapshot and stable: an insertion goes after every element of
+// equal priority, so the members of an inserted ring keep their ring order
+// among equals (§4.5). Only the manager and hooks running under it touch a
+// stream FIFO; the lock exists because the batch collector runs user
+// callbacks while holding it, and because of direct-style collection (§4.7).
+type fifo struct {
+	mu          sync.Mutex
+	first, last *Task
+	n           int
+	sorted      bool
+	// collecting is set while CollectBatch scans this FIFO, so a re-entrant
+	// call is detected instead of deadlocking (§4.3).
+	collecting bool
+}
+
+// insert puts the singleton t at its place. The caller holds mu. The
+// priority snapshot is refreshed from the logical task first (§4.5).
+func (q *fifo) insert(t *Task) {
+	if t.ec != nil {
+		t.priority = t.ec.Priority()
+	}
+	t.queue = q
+	q.n++
+	if q.first == nil {
+		t.qprev, t.qnext = nil, nil
+		q.first, q.last = t, t
+		return
+	}
+	// Walk back from the tail over strictly lower priorities: in the common
+	// case of equal priorities this is O(1).
+	after := q.last
+	if q.sorted {
+		for after != nil && after.priority < t.priority {
+			after = after.qprev
+		}
+	}
+	if after == nil {
+		t.qprev, t.qnext = nil, q.first
+		q.first.qprev = t
+		q.first = t
+		return
+	}
+	t.qprev, t.qnext = after, after.qnext
+	if after.qnext != nil {
+		after.qnext.qprev = t
+	} else {
+		q.last = t
+	}
+	after.qnext = t
+}
+
+// mergeRing inserts every member of the ring headed by head, in ring order,
+// each as a singleton. The caller holds mu.
+func (q *fifo) mergeRing(head *Task, state State) {
+	forEachChopped(head, func(x *Task) {
+		x.state = state
+		q.insert(x)
+	})
+}
+
+// unlink removes t. The caller holds mu.
+func (q *fifo) unlink(t *Task) {
+	if t.qprev != nil {
+		t.qprev.qnext = t.qnext
+	} else {
+		q.first = t.qnext
+	}
+	if t.qnext != nil {
+		t.qnext.qprev = t.qprev
+	} else {
+		q.last = t.qprev
+	}
+	t.qprev, t.qnext, t.queue = nil, nil, nil
+	q.n--
+}
+
+// push inserts t under the lock.
+func (q *fifo) push(t *Task, state State) {
+	q.mu.Lock()
+	t.state = state
+	q.insert(t)
+	q.mu.Unlock()
+}
+
+// pop removes and returns the best wrapper, or nil.
+func (q *fifo) pop() *Task {
+	q.mu.Lock()
+	t := q.first
+	if t != nil {
+		q.unlink(t)
+	}
+	q.mu.Unlock()
+	return t
+}
+
+// snapshot returns the wrappers in FIFO order.
+func (q *fifo) snapshot() []*Task {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]*Task, 0, q.n)
+	for t := q.first; t != nil; t = t.qnext {
+		out = append(out, t)
+	}
+	return out
+}
+
+func (q *fifo) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n
+}

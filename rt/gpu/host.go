@@ -1,0 +1,36 @@
+package gpu
+
+// The interfaces in this file are what the host runtime (rt, or a test
+// harness) provides to a device. They are defined here, by their consumer, so
+// that rt/gpu builds and is tested without rt.
+
+// Worker is the CPU worker that calls Submit. When it wins the election it
+// becomes the device's manager for the episode (gpu-manager.md §1.6, §6).
+type Worker interface {
+	// FlushNextTask moves the task in the worker's private next_task slot, if
+	// any, to the shared scheduler, where other workers can take it. The
+	// manager calls it right after winning the election and after every
+	// completion it runs.
+	FlushNextTask() error
+}
+
+// Completer ends logical tasks on behalf of the manager.
+type Completer interface {
+	// Complete completes t's logical task exactly once (release its
+	// dependencies, count it for termination). It runs on the manager's
+	// goroutine after the data epilog, so the host copies of pushed-out
+	// flows are current. w is the manager's worker, or nil.
+	Complete(w Worker, t *Task) error
+	// Cleanout is the end of a logical task that failed terminally (ERROR or
+	// DISABLE): it will never complete; the runtime fails its taskpool with
+	// cause.
+	Cleanout(t *Task, cause error)
+}
+
+// Scheduler takes logical tasks back from the device.
+type Scheduler interface {
+	// Reschedule gives t's logical task up on this device (NEXT from a
+	// complete-stage callback, §3.5): the runtime runs it elsewhere, usually
+	// through its CPU body. The wrapper is released right after the call.
+	Reschedule(t *Task) error
+}

@@ -1,0 +1,748 @@
+package gpu
+
+// The GPU manager (gpu-manager.md §1.6, §2, §3, §6).
+//
+// Actors. CPU workers call Device.Submit with a wrapper. The device has
+// an outstanding counter, a device-wide pending queue, and streams (stage-in,
+// stage-out, compute), each with a priority FIFO and a ring of event slots.
+//
+// Election (§1.6). Submit loops { v := counter; if v < 0 wait (another device
+// holds the idle lock); CAS v -> v+1 }. The worker whose CAS moved 0 -> 1 is
+// the manager; any other pushes its wrapper on device.pending *after* its
+// increment and returns at once, keeping its next_task. Increment-before-
+// enqueue makes the hand-off safe: the manager leaves only when its own
+// decrement brings the counter to 0, so no counted wrapper can be on its
+// way to the queue at that moment.
+//
+// Design choice (§8). The manager is the elected worker goroutine, not a
+// long-lived goroutine per device: it keeps next_task observable (§6,
+// scenarios 34 and 35), and a device without work costs no goroutine. For
+// the episode the goroutine is locked to its OS thread and the backend is
+// made current on it; LockOSThread nests, so a worker pinned for affinity
+// stays pinned. Everything the manager keeps across episodes lives on
+// streams, and is handed over through the counter (an atomic, so the
+// previous manager's writes happen before the next manager's reads).
+// Per-episode state lives in an episode value on the manager's stack:
+// after the final decrement nothing of the device may be touched, because a
+// new manager may already run.
+//
+// Episode (§2 transition 1, §6). Flush the worker's next_task, emit the
+// "own" start, then loop; each iteration (§2 transition 13) is
+//   1. the stage-in pass, with the wrapper just taken (if any) inserted in
+//      the stage-in FIFO, its output going to this iteration's compute
+//      stream (round robin, restarted at each election);
+//   2. the compute pass on that stream;
+//   3. the stage-out pass;
+//   4. a non-blocking pop of device.pending for the next iteration.
+// A pass consumes at most one event completion (only the oldest slot is
+// queried, so completions are consumed in record order), handles a parked
+// continuation before anything else, then starts FIFO wrappers while the
+// stream has room. The manager completes each task exactly once, flushes its
+// next_task after each completion, and leaves when a release brings the
+// counter to 0, emitting the "own" end.
+//
+// Hook results are handled by commitExec (§3.2), event completions of
+// compute streams by execDone (§3.3 to 3.5), terminal failures by failRing
+// (§3.7: quiesce, clean out, release every member, one counter update).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/debug"
+)
+
+// Submit hands the wrapper t to the device. It returns nil once the device
+// owns t: at once when another worker manages the device, or at the end of
+// the management episode that t's submission started. In the latter case it
+// returns an error wrapping ErrTaskFailed or ErrDeviceDisabled when a task
+// failed terminally during the episode (the failed tasks were already
+// cleaned out through the Completer), and the context's error when ctx was
+// cancelled, which abandons the device.
+//
+// w is the calling worker (nil for a goroutine that has no next_task). A
+// wrapper is submitted once; after Submit it belongs to the device until its
+// release function runs.
+func (d *Device) Submit(ctx context.Context, w Worker, t *Task) error {
+	if t.dev != d || t.state != StateNew || !t.IsSingleton() {
+		return fmt.Errorf("%w: submit of %v, which is not a new wrapper of %s", ErrMisuse, t, d.name)
+	}
+	if t.kind == KindKernel && (t.inc == nil || t.inc.Submit == nil || t.ec == nil) {
+		return fmt.Errorf("%w: wrapper without a logical task or a submit hook", ErrMisuse)
+	}
+	won, err := d.enter(ctx)
+	if err != nil {
+		return err
+	}
+	t.counted = true
+	if !won {
+		t.state = StateDevPending
+		d.pending.push(t)
+		return nil
+	}
+	t.state = StateSubmitting
+	return d.manage(ctx, w, t)
+}
+
+// enter increments the counter, waiting while another device holds the idle
+// lock, and reports whether the increment was the 0 -> 1 transition.
+func (d *Device) enter(ctx context.Context) (bool, error) {
+	for spins := 0; ; spins++ {
+		if d.closed.Load() || d.abandoned.Load() {
+			return false, fmt.Errorf("%w: %s", ErrClosed, d.name)
+		}
+		v := d.outstanding.Load()
+		if v < 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+			DefaultBackoff(spins)
+			continue
+		}
+		if d.outstanding.CompareAndSwap(v, v+1) {
+			return v == 0, nil
+		}
+	}
+}
+
+// episode is one management episode. It lives on the manager's stack.
+type episode struct {
+	d    *Device
+	ctx  context.Context
+	w    Worker
+	rr   int  // compute-stream rotation, local to the episode (§1.2)
+	left bool // the counter reached 0: touch nothing more
+	err  error
+}
+
+func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
+	ep := &episode{d: d, ctx: ctx, w: w}
+	d.stats.episodes.Add(1)
+	if w != nil {
+		if err := w.FlushNextTask(); err != nil {
+			// Fatal for the submission; leaving now could strand wrappers
+			// pushed since our increment, so the episode goes on.
+			err = fmt.Errorf("%w: flush next_task on entry: %v", ErrTaskFailed, err)
+			ep.setErr(err)
+			ep.terminate(nil, first, Error, err, false)
+			if ep.left {
+				return ep.err
+			}
+			first = nil
+		}
+	}
+	if d.prof != nil {
+		d.prof.Begin(d.ownTrack, SpanOwn, TraceID{Class: d.name})
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := d.be.SetCurrent(); err != nil {
+		// Every backend call of the episode will fail in turn and fail its
+		// wrapper; nothing is stranded.
+		ep.setErr(fmt.Errorf("%w: set current device %s: %v", ErrTaskFailed, d.name, err))
+	}
+	next := first
+	for idle := 0; ; {
+		progress := ep.iterate(next)
+		if ep.left {
+			break
+		}
+		next = d.pending.tryPop()
+		if next != nil || progress {
+			idle = 0
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			d.abandoned.Store(true)
+			ep.setErr(err)
+			d.log.Error("gpu: manager abandoned the device", "device", d.name, "outstanding", d.outstanding.Load(), "err", err)
+			return ep.err
+		}
+		d.backoff(idle)
+		idle++
+	}
+	if d.prof != nil {
+		d.prof.End(d.ownTrack, SpanOwn, TraceID{Class: d.name})
+	}
+	return ep.err
+}
+
+func (ep *episode) setErr(err error) {
+	if ep.err == nil {
+		ep.err = err
+	}
+}
+
+// iterate runs one manager iteration (§2 transition 13) and reports whether
+// anything changed.
+func (ep *episode) iterate(nw *Task) bool {
+	d := ep.d
+	exec := d.compute[ep.rr]
+	ep.rr = (ep.rr + 1) % len(d.compute)
+	progress := false
+	if nw != nil {
+		progress = true
+		// §2 transition 2: re-singleton, force one reservation attempt.
+		nw.makeSingleton()
+		nw.dataEpoch = d.epoch.Load() - 1
+		nw.lastStatus, nw.continuation = Done, false
+		d.in.fifo.push(nw, StateInQ)
+	}
+	if ep.stageInPass(exec) {
+		progress = true
+	}
+	if ep.left {
+		return progress
+	}
+	if ep.computePass(exec) {
+		progress = true
+	}
+	if ep.left {
+		return progress
+	}
+	if ep.stageOutPass() {
+		progress = true
+	}
+	return progress
+}
+
+// ---------------------------------------------------------------- stage-in
+
+func (ep *episode) stageInPass(exec *Stream) bool {
+	d, s := ep.d, ep.d.in
+	progress := false
+	if w, err := s.poll(); w != nil {
+		progress = true
+		switch {
+		case err != nil:
+			ep.terminate(nil, w, Error, err, false)
+		case w.lastStatus == Again:
+			// IN_PARKED: the same wrapper retries before other FIFO work.
+			progress = ep.stageIn(s, w, exec)
+		default:
+			ep.stageInDone(w, exec)
+		}
+		if ep.left {
+			return progress
+		}
+	}
+	for s.hasRoom() {
+		w := s.fifo.pop()
+		if w == nil {
+			break
+		}
+		progress = true
+		ep.stageIn(s, w, exec)
+		if ep.left || w.lastStatus == Next {
+			break
+		}
+	}
+	_ = d
+	return progress
+}
+
+// stageIn attempts the stage-in of w (§2 transition 3). It reports false
+// when nothing changed: a retry blocked on an unchanged epoch.
+func (ep *episode) stageIn(s *Stream, w *Task, exec *Stream) bool {
+	d := ep.d
+	var (
+		n   int
+		r   Result
+		err error
+	)
+	progress := true
+	if w.dataEpoch == d.epoch.Load() {
+		r, progress = Again, false
+	} else {
+		at := d.epoch.Load()
+		n, r, err = ep.reserveAndStage(s, w)
+		if r == Again || r == Next {
+			w.dataEpoch = at
+		}
+	}
+	w.lastStatus = r
+	switch r {
+	case Again:
+		w.state = StateInParked
+		if rerr := s.record(w); rerr != nil {
+			ep.terminate(s, w, Error, rerr, true)
+		}
+	case Done:
+		if n == 0 && d.skipEmpty {
+			ep.stageInDone(w, exec)
+			return progress
+		}
+		w.state = StateInFlight
+		if n > 0 {
+			s.BeginStage(w, SpanStageIn)
+		}
+		if rerr := s.record(w); rerr != nil {
+			ep.terminate(s, w, Error, rerr, true)
+		}
+	case Next:
+		// Back to IN_Q; escalate to the eviction path (§2 transition 3).
+		s.fifo.push(w, StateInQ)
+		if wb := d.newWriteBack(); wb != nil {
+			d.out.fifo.push(wb, StateOutQ)
+		}
+	case Async:
+		d.unpinAll(w)
+		ep.release(w, StateReleased)
+	default:
+		// ERROR, and DISABLE too: terminal here, never the eviction branch.
+		ep.terminate(s, w, r, err, true)
+	}
+	return progress
+}
+
+// reserveAndStage runs the reservation and the transfers of a stage-in.
+func (ep *episode) reserveAndStage(s *Stream, w *Task) (int, Result, error) {
+	d := ep.d
+	if w.kind == KindPrefetch && d.prefetchSatisfied(w) {
+		return 0, Async, nil
+	}
+	r, err := d.reserve(w)
+	if r != Done {
+		return 0, r, err
+	}
+	if w.inc != nil && w.inc.StageIn != nil {
+		n, r := w.inc.StageIn(d, w, s)
+		if r = r.normalize(); r != Done {
+			return n, r, fmt.Errorf("custom stage-in of %v returned %v", w, r)
+		}
+		return n, r, nil
+	}
+	return d.stageInTransfers(w, s)
+}
+
+// stageInDone is the stage-in completion (§2 transition 4).
+func (ep *episode) stageInDone(w *Task, exec *Stream) {
+	d := ep.d
+	ep.endStage(w)
+	if err := d.stageInComplete(w); err != nil {
+		ep.terminate(nil, w, Error, err, false)
+		return
+	}
+	if w.kind == KindPrefetch {
+		d.unpinAll(w)
+		ep.release(w, StateReleased)
+		return
+	}
+	w.lastStatus, w.continuation = Done, false
+	w.stream = exec
+	exec.fifo.push(w, StateExQ)
+}
+
+// ---------------------------------------------------------------- compute
+
+func (ep *episode) computePass(s *Stream) bool {
+	progress := false
+	if head, err := s.poll(); head != nil {
+		progress = true
+		switch {
+		case err != nil:
+			ep.terminate(nil, head, Error, err, false)
+		case head.lastStatus == Again:
+			// EX_PARKED: the same ring re-enters the hook before any FIFO
+			// wrapper is considered (§2 transition 6, scenario 13). A stage
+			// interval due at this event ends here; execution intervals
+			// stay open.
+			for x := range head.Ring() {
+				ep.endStage(x)
+			}
+			head.continuation = true
+			ep.commitExec(s, head, ep.callHook(s, head))
+		default:
+			ep.execDone(s, head)
+		}
+		if ep.left {
+			return progress
+		}
+	}
+	for s.hasRoom() {
+		w := s.fifo.pop()
+		if w == nil {
+			break
+		}
+		progress = true
+		w.makeSingleton()
+		w.continuation = false
+		w.lastStatus = Done
+		if stop := ep.commitExec(s, w, ep.callHook(s, w)); stop || ep.left {
+			break
+		}
+	}
+	return progress
+}
+
+// callHook runs the submit hook of head. A panicking body is an ERROR of the
+// ring; the panic is kept, with its stack, for the cleanout.
+func (ep *episode) callHook(s *Stream, head *Task) (r Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			ep.setErr(fmt.Errorf("%w: %v panicked: %v\n%s", ErrTaskFailed, head, p, debug.Stack()))
+			r = Error
+		}
+	}()
+	return head.inc.Submit(ep.d, head, s)
+}
+
+// commitExec handles a hook result (§3.2). It reports whether the compute
+// pass must stop starting wrappers (NEXT).
+func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
+	d := ep.d
+	switch r = r.normalize(); r {
+	case Done, Again:
+		// One start per PENDING member at each commit (§5.3).
+		for x := range head.Ring() {
+			if x.exec == ExecPending {
+				x.exec = ExecOpen
+				d.prof.Begin(s.track, SpanExec, x.traceID())
+			}
+			x.state = StateExFollower
+		}
+		head.lastStatus = r
+		if r == Again {
+			head.state = StateExParked
+		} else {
+			head.state = StateExFlight
+		}
+		if err := s.record(head); err != nil {
+			ep.terminate(s, head, Error, err, true)
+		}
+	case Next:
+		// Followers back in one locked merge, then the head alone (§3.5).
+		rest := head.Chop()
+		s.fifo.mu.Lock()
+		if rest != nil {
+			s.fifo.mergeRing(rest, StateExQ)
+		}
+		head.lastStatus = Next
+		head.state = StateExQ
+		s.fifo.insert(head)
+		s.fifo.mu.Unlock()
+		return true
+	case Async:
+		ep.closeExec(s, head)
+		for x := range head.Ring() {
+			d.unpinAll(x)
+		}
+		ep.releaseRing(head, StateHandedOff)
+	default:
+		ep.terminate(s, head, r, nil, true)
+	}
+	return false
+}
+
+// execDone is the event completion of a DONE ring (§2 transition 7, §3.3).
+func (ep *episode) execDone(s *Stream, head *Task) {
+	d := ep.d
+	r := Done
+	if fn := head.completeStage; fn != nil {
+		head.completeStage = nil
+		r = ep.callComplete(fn, s, head)
+	}
+	switch r {
+	case Done:
+		// Stage ends first, then execution ends: the stage end due at this
+		// event is never skipped (reviewer defect 1, §5.3).
+		for x := range head.Ring() {
+			ep.endStage(x)
+		}
+		ep.closeExec(s, head)
+		for x := range head.Ring() {
+			x.refreshPushout()
+			x.lastStatus = Done
+		}
+		d.out.fifo.mu.Lock()
+		d.out.fifo.mergeRing(head, StateOutQ)
+		d.out.fifo.mu.Unlock()
+	case Async:
+		// complete_stage took the logical tasks.
+		ep.closeExec(s, head)
+		for x := range head.Ring() {
+			d.unpinAll(x)
+		}
+		ep.releaseRing(head, StateHandedOff)
+	case Next:
+		// Give up on this device for every member (§3.5, Go port).
+		ep.closeExec(s, head)
+		for x := range head.Ring() {
+			d.cleanout(x)
+			if d.sched == nil {
+				ep.setErr(fmt.Errorf("%w: NEXT from complete_stage of %v and no scheduler to take it", ErrTaskFailed, x))
+				if d.comp != nil {
+					d.comp.Cleanout(x, ep.err)
+				}
+			} else if err := d.sched.Reschedule(x); err != nil {
+				ep.setErr(fmt.Errorf("%w: reschedule %v: %v", ErrTaskFailed, x, err))
+			}
+		}
+		ep.releaseRing(head, StateHandedOff)
+	default:
+		ep.terminate(nil, head, r, fmt.Errorf("complete_stage of %v returned %v", head, r), false)
+	}
+}
+
+func (ep *episode) callComplete(fn CompleteFn, s *Stream, head *Task) (r Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			ep.setErr(fmt.Errorf("%w: complete_stage of %v panicked: %v\n%s", ErrTaskFailed, head, p, debug.Stack()))
+			r = Error
+		}
+	}()
+	r = fn(ep.d, head, s)
+	if r == Again {
+		// AGAIN has no meaning at an event completion.
+		return Error
+	}
+	return r.normalize()
+}
+
+// ---------------------------------------------------------------- stage-out
+
+func (ep *episode) stageOutPass() bool {
+	d, s := ep.d, ep.d.out
+	progress := false
+	if w, err := s.poll(); w != nil {
+		progress = true
+		ep.endStage(w)
+		switch {
+		case w.kind == KindWriteBack:
+			if err != nil {
+				d.log.Warn("gpu: write-back failed; the copies stay dirty", "device", d.name, "err", err)
+			}
+			d.writeBackDone(w, err == nil)
+			d.freeTask(w, StateReleased)
+		case err != nil:
+			ep.terminate(nil, w, Error, err, false)
+		default:
+			ep.complete(w)
+		}
+		if ep.left {
+			return progress
+		}
+	}
+	for s.hasRoom() {
+		w := s.fifo.pop()
+		if w == nil {
+			break
+		}
+		progress = true
+		var (
+			n   int
+			r   = Done
+			err error
+		)
+		switch {
+		case w.kind == KindWriteBack:
+			if n, err = d.writeBackTransfers(w, s); err != nil {
+				d.log.Warn("gpu: write-back failed; the copies stay dirty", "device", d.name, "err", err)
+				d.writeBackDone(w, false)
+				d.freeTask(w, StateReleased)
+				continue
+			}
+		case w.inc != nil && w.inc.StageOut != nil:
+			for i := range w.flows {
+				if w.flows[i].Access&Write != 0 && w.fs[i].copy != nil {
+					d.markWritten(&w.flows[i], w.fs[i].copy)
+				}
+			}
+			n, r = w.inc.StageOut(d, w, s)
+			if r = r.normalize(); r != Done {
+				err = fmt.Errorf("custom stage-out of %v returned %v", w, r)
+			}
+		default:
+			n, r, err = d.stageOutTransfers(w, s)
+		}
+		if r != Done {
+			ep.terminate(s, w, r, err, true)
+			if ep.left {
+				return progress
+			}
+			continue
+		}
+		if n == 0 && d.skipEmpty {
+			ep.complete(w)
+			if ep.left {
+				return progress
+			}
+			continue
+		}
+		w.state = StateOutFlight
+		if n > 0 {
+			s.BeginStage(w, SpanStageOut)
+		}
+		if rerr := s.record(w); rerr != nil {
+			ep.terminate(s, w, Error, rerr, true)
+			if ep.left {
+				return progress
+			}
+		}
+	}
+	return progress
+}
+
+// complete is COMPLETING (§2 transition 10): epilog, completion exactly
+// once, next_task flush, release.
+func (ep *episode) complete(w *Task) {
+	d := ep.d
+	w.state = StateCompleting
+	d.epilog(w)
+	if d.comp != nil {
+		if err := d.comp.Complete(ep.w, w); err != nil {
+			ep.setErr(fmt.Errorf("%w: completion of %v: %v", ErrTaskFailed, w, err))
+		}
+	}
+	if ep.w != nil {
+		if err := ep.w.FlushNextTask(); err != nil {
+			ep.setErr(fmt.Errorf("%w: flush next_task: %v", ErrTaskFailed, err))
+		}
+	}
+	d.stats.executed.Add(1)
+	ep.release(w, StateReleased)
+}
+
+// ---------------------------------------------------------------- failures
+
+// terminate is the terminal path (§3.7) for the ring headed by head, which
+// failed with r on stream s: quiesce s when the failure happened while
+// submitting, clean out every kernel member, release every member with one
+// counter update. s is nil when the failure was seen at an event completion.
+func (ep *episode) terminate(s *Stream, head *Task, r Result, cause error, quiesce bool) {
+	d := ep.d
+	if r != Disable {
+		r = Error
+	}
+	head.lastStatus = r
+	if quiesce && s != nil {
+		if err := ep.quiesce(s); err != nil {
+			r = Error
+			cause = errors.Join(cause, err)
+		}
+	}
+	sentinel := ErrTaskFailed
+	if r == Disable {
+		sentinel = ErrDeviceDisabled
+	}
+	var err error
+	if cause != nil {
+		err = fmt.Errorf("%w: %v on %s: %v", sentinel, head, d.name, cause)
+	} else {
+		err = fmt.Errorf("%w: %v on %s returned %v", sentinel, head, d.name, r)
+	}
+	ep.setErr(err)
+	track := d.out.track
+	if s != nil {
+		track = s.track
+	}
+	for x := range head.Ring() {
+		ep.endStage(x)
+		if x.exec == ExecOpen {
+			x.exec = ExecClosed
+			d.prof.End(track, SpanExec, x.traceID())
+		}
+		if x.kind == KindWriteBack {
+			d.writeBackDone(x, false)
+			continue
+		}
+		d.cleanout(x)
+		if d.comp != nil && x.kind == KindKernel {
+			d.comp.Cleanout(x, err)
+		}
+	}
+	ep.releaseRing(head, StateFailed)
+}
+
+// quiesce waits until everything enqueued on s so far has run (§3.7 step 2).
+func (ep *episode) quiesce(s *Stream) error {
+	slot := s.quiesceSlot()
+	if err := s.be.Record(slot); err != nil {
+		return fmt.Errorf("gpu: quiesce %s: %w", s.name, err)
+	}
+	for idle := 0; ; idle++ {
+		done, err := s.be.Query(slot)
+		if err != nil {
+			return fmt.Errorf("gpu: quiesce %s: %w", s.name, err)
+		}
+		if done {
+			return nil
+		}
+		if err := ep.ctx.Err(); err != nil {
+			return err
+		}
+		ep.d.backoff(idle)
+	}
+}
+
+// ---------------------------------------------------------------- profiling
+
+// endStage emits the end of w's pending stage interval, if any.
+func (ep *episode) endStage(w *Task) {
+	if !w.stage.pending {
+		return
+	}
+	w.stage.pending = false
+	ep.d.prof.End(w.stage.track, w.stage.name, w.traceID())
+}
+
+// closeExec emits one end for every OPEN member of the ring.
+func (ep *episode) closeExec(s *Stream, head *Task) {
+	for x := range head.Ring() {
+		if x.exec == ExecOpen {
+			x.exec = ExecClosed
+			ep.d.prof.End(s.track, SpanExec, x.traceID())
+		}
+	}
+}
+
+func (t *Task) traceID() TraceID {
+	if t.ec != nil {
+		return t.ec.TraceID()
+	}
+	return TraceID{Class: t.kind.String(), Event: uint64(t.dev.index)}
+}
+
+// ---------------------------------------------------------------- release
+
+// release gives one wrapper back (§2 transition 10).
+func (ep *episode) release(w *Task, final State) {
+	counted := w.counted
+	ep.d.freeTask(w, final)
+	if counted {
+		ep.decrement(1)
+	}
+}
+
+// releaseRing gives every member of a ring back and subtracts their number
+// from the counter in one step (§3.2: ASYNC, ERROR, DISABLE).
+func (ep *episode) releaseRing(head *Task, final State) {
+	var n int32
+	forEachChopped(head, func(x *Task) {
+		if x.counted {
+			n++
+		}
+		ep.d.freeTask(x, final)
+	})
+	ep.decrement(n)
+}
+
+// decrement subtracts n released wrappers from the counter. When that
+// empties it, the episode is over: the caller must return without touching
+// the device (§1.6).
+func (ep *episode) decrement(n int32) {
+	if n == 0 {
+		return
+	}
+	d := ep.d
+	d.stats.decrements.Add(1)
+	if d.counterUpdate != nil {
+		d.counterUpdate(-n)
+	}
+	if prev := d.outstanding.Add(-n) + n; prev == n {
+		ep.left = true
+	} else if prev < n {
+		panic(fmt.Sprintf("gpu: outstanding counter of %s went below zero (%d - %d)", d.name, prev, n))
+	}
+}

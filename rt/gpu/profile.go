@@ -1,0 +1,150 @@
+package gpu
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// TraceID names a logical task in trace records: the end key (task class),
+// the event id (a hash of its parameters) and its taskpool.
+type TraceID struct {
+	Class    string
+	Event    uint64
+	Taskpool uint32
+}
+
+func (id TraceID) String() string {
+	return fmt.Sprintf("%s#%d", id.Class, id.Event)
+}
+
+// Span names used by the manager. Custom stage spans opened with
+// Stream.BeginStage use the name the body gives.
+const (
+	SpanOwn      = "own"       // a worker's management episode (§5.1)
+	SpanStageIn  = "stage_in"  // queued H2D copies of one wrapper (§5.2)
+	SpanStageOut = "stage_out" // queued D2H copies of one wrapper (§5.2)
+	SpanExec     = "exec"      // one logical member's execution (§5.3)
+)
+
+// Profiler receives the device's trace records. Begin and End of one span
+// carry the same track, name and id; spans of one track may overlap (the
+// members of a batch execute together), so a writer must pair them by
+// (name, id), not by nesting. Implementations must be safe for concurrent
+// use: several devices, and a leaving and an arriving manager, record at once.
+type Profiler interface {
+	// Track returns the id of a named track ("gpu0/exec1"); the device asks
+	// once per stream when it is created.
+	Track(name string) int
+	Begin(track int, name string, id TraceID)
+	End(track int, name string, id TraceID)
+}
+
+// TraceEvent is one record kept by a TraceRecorder.
+type TraceEvent struct {
+	Begin bool
+	Track int
+	Name  string
+	ID    TraceID
+	At    time.Duration // since the recorder was created
+}
+
+// TraceRecorder is a Profiler that keeps every record in memory and writes
+// them as Chrome/Perfetto JSON (async events, one thread per track). The rt
+// tracer takes its place inside a full program; the recorder serves tests and
+// standalone use of a device.
+type TraceRecorder struct {
+	mu     sync.Mutex
+	t0     time.Time
+	tracks []string
+	events []TraceEvent
+}
+
+// NewTraceRecorder returns an empty recorder.
+func NewTraceRecorder() *TraceRecorder { return &TraceRecorder{t0: time.Now()} }
+
+// Track implements Profiler.
+func (r *TraceRecorder) Track(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, n := range r.tracks {
+		if n == name {
+			return i
+		}
+	}
+	r.tracks = append(r.tracks, name)
+	return len(r.tracks) - 1
+}
+
+// Begin implements Profiler.
+func (r *TraceRecorder) Begin(track int, name string, id TraceID) { r.add(true, track, name, id) }
+
+// End implements Profiler.
+func (r *TraceRecorder) End(track int, name string, id TraceID) { r.add(false, track, name, id) }
+
+func (r *TraceRecorder) add(begin bool, track int, name string, id TraceID) {
+	r.mu.Lock()
+	r.events = append(r.events, TraceEvent{Begin: begin, Track: track, Name: name, ID: id, At: time.Since(r.t0)})
+	r.mu.Unlock()
+}
+
+// Events returns a copy of the records so far.
+func (r *TraceRecorder) Events() []TraceEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]TraceEvent(nil), r.events...)
+}
+
+// TrackName returns the name of a track id.
+func (r *TraceRecorder) TrackName(track int) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if track < 0 || track >= len(r.tracks) {
+		return ""
+	}
+	return r.tracks[track]
+}
+
+// chromeEvent is one entry of the Chrome trace-event JSON format.
+type chromeEvent struct {
+	Name string         `json:"name"`
+	Cat  string         `json:"cat"`
+	Ph   string         `json:"ph"`
+	TS   float64        `json:"ts"`
+	PID  int            `json:"pid"`
+	TID  int            `json:"tid"`
+	ID   string         `json:"id,omitempty"`
+	Args map[string]any `json:"args,omitempty"`
+}
+
+// WriteJSON writes the records as a Chrome trace-event JSON object that
+// Perfetto opens: spans are async events ("b"/"e") paired by id, and tracks
+// are named threads.
+func (r *TraceRecorder) WriteJSON(w io.Writer) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]chromeEvent, 0, len(r.events)+len(r.tracks))
+	for i, name := range r.tracks {
+		out = append(out, chromeEvent{Name: "thread_name", Ph: "M", PID: 1, TID: i, Args: map[string]any{"name": name}})
+	}
+	for _, e := range r.events {
+		ph := "e"
+		if e.Begin {
+			ph = "b"
+		}
+		out = append(out, chromeEvent{
+			Name: e.Name,
+			Cat:  "gpu",
+			Ph:   ph,
+			TS:   float64(e.At.Nanoseconds()) / 1e3,
+			PID:  1,
+			TID:  e.Track,
+			ID:   fmt.Sprintf("%s/%s/%d/%d", e.Name, e.ID.Class, e.ID.Taskpool, e.ID.Event),
+			Args: map[string]any{"class": e.ID.Class, "event": e.ID.Event, "taskpool": e.ID.Taskpool},
+		})
+	}
+	enc := json.NewEncoder(w)
+	return enc.Encode(map[string]any{"traceEvents": out, "displayTimeUnit": "ns"})
+}

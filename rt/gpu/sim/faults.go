@@ -1,0 +1,76 @@
+package sim
+
+import (
+	"sync"
+	"time"
+
+	"github.com/jdf2go/jdf2go/rt/gpu"
+)
+
+// CopyKind is the direction of a copy, for fault injection.
+type CopyKind uint8
+
+// Copy directions.
+const (
+	HtoD CopyKind = iota
+	DtoH
+	DtoD
+)
+
+func (k CopyKind) String() string {
+	switch k {
+	case HtoD:
+		return "h2d"
+	case DtoH:
+		return "d2h"
+	}
+	return "d2d"
+}
+
+// Faults injects failures into a simulated device. Every field is optional;
+// the functions may be called from any stream goroutine, so they must be
+// safe for concurrent use.
+type Faults struct {
+	// Copy fails the enqueue of a copy on stream when it returns an error.
+	Copy func(stream string, kind CopyKind) error
+	// Record fails an event record.
+	Record func(stream string, slot int) error
+	// Query fails an event query (a device error, not "not ready").
+	Query func(stream string, slot int) error
+	// Exec fails an operation while it runs (label: "h2d", "d2h", "d2d",
+	// "dgemm", "kernel:NAME", ...); the next event recorded after it reports
+	// the error.
+	Exec func(stream, label string) error
+	// Delay slows an operation down (free-running mode).
+	Delay func(stream, label string) time.Duration
+}
+
+// Script hands out scripted hook results: Next returns them in order, then
+// keeps returning the last one. It is safe for concurrent use.
+type Script struct {
+	mu      sync.Mutex
+	results []gpu.Result
+	i       int
+}
+
+// NewScript returns a script of the given results.
+func NewScript(results ...gpu.Result) *Script { return &Script{results: results} }
+
+// Next returns the next scripted result.
+func (s *Script) Next() gpu.Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.results) == 0 {
+		return gpu.Done
+	}
+	r := s.results[min(s.i, len(s.results)-1)]
+	s.i++
+	return r
+}
+
+// Calls returns how many results were handed out.
+func (s *Script) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.i
+}

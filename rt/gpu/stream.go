@@ -1,0 +1,148 @@
+package gpu
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// Role is what a stream is used for (§1.1).
+type Role uint8
+
+// Stream roles.
+const (
+	RoleStageIn  Role = iota // index 0: H2D, runs runtime code
+	RoleStageOut             // index 1: D2H, runs runtime code
+	RoleCompute              // indices 2..: runs submit hooks
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleStageIn:
+		return "stage-in"
+	case RoleStageOut:
+		return "stage-out"
+	}
+	return "compute"
+}
+
+// Stream is one execution stream of a device (§1.2): an in-order backend
+// queue, a pending FIFO and a fixed ring of event slots. A hook receives the
+// compute stream it runs on and enqueues its device work there through the
+// body API (Memcpy, the BLAS subset, Launch).
+type Stream struct {
+	dev   *Device
+	index int
+	name  string
+	role  Role
+	be    BackendStream
+	track int
+
+	fifo fifo
+
+	// Event slots (§1.4), touched only by the manager: slots[start] empty
+	// means room; only slots[end] is queried.
+	slots      []*Task
+	start, end int
+	inFlight   atomic.Int32
+	records    atomic.Uint64
+	executed   atomic.Uint64
+}
+
+// slot marks a slot as occupied by a wrapper that is not in flight; the
+// wrapper is kept in the slot until its event completes.
+func (s *Stream) hasRoom() bool { return s.slots[s.start] == nil }
+
+// record places head (a wrapper or a ring) in the next slot behind an event
+// recorded after everything enqueued so far. The caller checked hasRoom.
+func (s *Stream) record(head *Task) error {
+	slot := s.start
+	if err := s.be.Record(slot); err != nil {
+		return fmt.Errorf("gpu: record event on %s: %w", s.name, err)
+	}
+	s.records.Add(1)
+	s.slots[slot] = head
+	s.start = (slot + 1) % len(s.slots)
+	s.inFlight.Add(1)
+	return nil
+}
+
+// poll queries the oldest slot. It returns the wrapper recorded there when its
+// event completed (or failed, with the error), and frees the slot; it returns
+// nil, nil while the event is pending or no slot is in flight.
+func (s *Stream) poll() (*Task, error) {
+	head := s.slots[s.end]
+	if head == nil {
+		return nil, nil
+	}
+	done, err := s.be.Query(s.end)
+	if err == nil && !done {
+		return nil, nil
+	}
+	s.slots[s.end] = nil
+	s.end = (s.end + 1) % len(s.slots)
+	s.inFlight.Add(-1)
+	if err != nil {
+		return head, fmt.Errorf("gpu: query event on %s: %w", s.name, err)
+	}
+	s.executed.Add(1)
+	return head, nil
+}
+
+// quiesceSlot is the backend event slot reserved for quiescing markers.
+func (s *Stream) quiesceSlot() int { return len(s.slots) }
+
+// Name returns the stream's name ("in", "out", "exec0", ...).
+func (s *Stream) Name() string { return s.name }
+
+// Index returns the stream's index on its device (0 stage-in, 1 stage-out,
+// 2.. compute).
+func (s *Stream) Index() int { return s.index }
+
+// Role returns what the stream is used for.
+func (s *Stream) Role() Role { return s.role }
+
+// Device returns the stream's device.
+func (s *Stream) Device() *Device { return s.dev }
+
+// Backend returns the backend queue, for bodies that need an operation the
+// body API lacks.
+func (s *Stream) Backend() BackendStream { return s.be }
+
+// Queue returns the wrappers waiting in the stream's FIFO, best first. It
+// takes the FIFO lock, so it must not be called from a batch callback.
+func (s *Stream) Queue() []*Task { return s.fifo.snapshot() }
+
+// QueueLen returns the number of wrappers waiting in the stream's FIFO.
+func (s *Stream) QueueLen() int { return s.fifo.len() }
+
+// InFlight returns the number of occupied event slots.
+func (s *Stream) InFlight() int { return int(s.inFlight.Load()) }
+
+// Records returns the number of events recorded on the stream so far,
+// quiescing markers excluded.
+func (s *Stream) Records() uint64 { return s.records.Load() }
+
+// Executed returns the number of event completions consumed on the stream.
+func (s *Stream) Executed() uint64 { return s.executed.Load() }
+
+// FIFOLocked reports whether the stream's FIFO lock is held, as it is while
+// a batch callback runs (§4.3). It is a diagnostic for tests and assertions.
+func (s *Stream) FIFOLocked() bool {
+	if s.fifo.mu.TryLock() {
+		s.fifo.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// BeginStage opens a stage interval for t on this stream's track that the
+// manager closes at t's next event completion (§5.2). At the final DONE event
+// the stage end is emitted before the execution ends (reviewer defect 1).
+func (s *Stream) BeginStage(t *Task, name string) {
+	d := s.dev
+	if d.prof == nil || t.stage.pending {
+		return
+	}
+	t.stage = stageSpan{name: name, track: s.track, pending: true}
+	d.prof.Begin(s.track, name, t.traceID())
+}

@@ -1,0 +1,276 @@
+package gpu
+
+import (
+	"fmt"
+	"iter"
+)
+
+// EC is the logical task (PaRSEC's execution context) as the manager sees
+// it. rt.Task satisfies it through the adapter; tests use fakes.
+type EC interface {
+	// Priority is read before every FIFO insertion of the wrapper (§4.5), so a
+	// hook that changes it is honoured at the next insertion.
+	Priority() int32
+	// TraceID names the task in trace records (§5.3: end key, event id and
+	// taskpool id come from each member's own task, never from the head).
+	TraceID() TraceID
+}
+
+// SubmitHook is a GPU body: it enqueues device work for every member of the
+// ring headed by task on stream and says what happens next (§3). Generated
+// code builds one per `BODY [type=CUDA]` or `[type=GPU]`.
+type SubmitHook func(dev *Device, task *Task, stream *Stream) Result
+
+// CompleteFn is a one-shot callback run at the next successful event
+// completion of the stage (§3.8); its result has the meaning of a hook
+// result at that point.
+type CompleteFn func(dev *Device, head *Task, stream *Stream) Result
+
+// StageFn replaces the default transfers of a stage for an incarnation (the
+// JDF stage_in/stage_out properties). Device memory is already reserved: the
+// function enqueues its copies on s, using t.Buffer and t.Flow, and returns
+// how many it enqueued.
+type StageFn func(dev *Device, t *Task, s *Stream) (copies int, r Result)
+
+// Incarnation is a static descriptor of one device body of a task class.
+// Wrappers of the same class and body share the same *Incarnation, so
+// pointer equality is the "same class and incarnation" test of the batch
+// callback.
+type Incarnation struct {
+	// Name is "class/body" for traces and messages.
+	Name string
+	// Type is the device family the body targets; TypeAny runs on every GPU
+	// backend, the simulated one included.
+	Type DeviceType
+	// Submit is the body.
+	Submit SubmitHook
+	// Batch marks the body batch-capable (JDF batch = true | manual).
+	Batch bool
+	// NoProfile turns execution intervals off for this body (§5.3, DSL
+	// policy): its wrappers start DISABLED.
+	NoProfile bool
+	// StageIn and StageOut replace the default transfers when not nil.
+	StageIn, StageOut StageFn
+}
+
+// runsOn reports whether the incarnation targets dev's device type.
+func (inc *Incarnation) runsOn(dev *Device) bool {
+	return inc.Type == TypeAny || inc.Type == dev.info.Type
+}
+
+// Task is the GPU task wrapper (§1.5): one per (logical task, submission).
+// Wrappers of one batch form an intrusive circular ring whose head is the
+// wrapper handed to the submit hook. Only the manager and the hook running
+// under it touch a submitted wrapper.
+type Task struct {
+	ec   EC
+	inc  *Incarnation
+	dev  *Device
+	kind Kind
+
+	// Ring links; a singleton points to itself.
+	next, prev *Task
+	// FIFO links and the FIFO holding the wrapper (nil when none).
+	qnext, qprev *Task
+	queue        *fifo
+
+	priority     int32
+	lastStatus   Result
+	continuation bool
+	state        State
+	counted      bool
+	stream       *Stream // compute stream, fixed at stage-in completion
+
+	completeStage CompleteFn
+	onRelease     func(*Task)
+
+	flows     []Flow
+	fs        []flowState
+	pushout   uint64
+	dataEpoch uint64
+
+	stage stageSpan
+	exec  ExecState
+	// trace id cached at submission for the execution interval
+	wb []*devCopy // copies written back by a KindWriteBack wrapper
+}
+
+// stageSpan is a stage interval whose end is due at the wrapper's next event
+// completion (§5.2: it belongs to the stage, not to the logical execution).
+type stageSpan struct {
+	name    string
+	track   int
+	pending bool
+}
+
+// NewTask returns a wrapper for ec running inc on d, with the given flows
+// (copied). The wrapper is a clean singleton in state NEW, ready for Submit.
+func (d *Device) NewTask(ec EC, inc *Incarnation, flows ...Flow) *Task {
+	t := d.allocTask()
+	t.ec = ec
+	t.inc = inc
+	t.kind = KindKernel
+	t.flows = append(t.flows[:0], flows...)
+	t.resetFlowState()
+	if ec != nil {
+		t.priority = ec.Priority()
+	}
+	if d.prof != nil && inc != nil && !inc.NoProfile {
+		t.exec = ExecPending
+	}
+	return t
+}
+
+// SetCompleteStage installs fn as the one-shot callback of the current stage
+// (§3.8). A hook uses it to learn when its work for the whole ring is done;
+// it runs once, at the DONE event of the ring, never at AGAIN events.
+func (t *Task) SetCompleteStage(fn CompleteFn) { t.completeStage = fn }
+
+// OnRelease installs the release function the wrapper's owner wants called
+// exactly once, when the manager gives the wrapper back.
+func (t *Task) OnRelease(fn func(*Task)) { t.onRelease = fn }
+
+// EC returns the logical task.
+func (t *Task) EC() EC { return t.ec }
+
+// Incarnation returns the body descriptor.
+func (t *Task) Incarnation() *Incarnation { return t.inc }
+
+// Device returns the device the wrapper was made for.
+func (t *Task) Device() *Device { return t.dev }
+
+// Kind returns what the wrapper does.
+func (t *Task) Kind() Kind { return t.kind }
+
+// Priority returns the priority snapshot taken at the last FIFO insertion.
+func (t *Task) Priority() int32 { return t.priority }
+
+// State returns where the wrapper is in its life.
+func (t *Task) State() State { return t.state }
+
+// ExecState returns the state of the wrapper's execution interval.
+func (t *Task) ExecState() ExecState { return t.exec }
+
+// Continuation reports whether the current hook call re-enters a ring parked
+// by AGAIN (§3.1); it is false on a fresh submission.
+func (t *Task) Continuation() bool { return t.continuation }
+
+// Stream returns the compute stream the wrapper's exec life is bound to, or
+// nil before its stage-in completed.
+func (t *Task) Stream() *Stream { return t.stream }
+
+func (t *Task) String() string {
+	name := "?"
+	if t.ec != nil {
+		name = t.ec.TraceID().String()
+	} else if t.kind == KindWriteBack {
+		name = "w2r"
+	}
+	return fmt.Sprintf("%s[%s p=%d]", name, t.state, t.priority)
+}
+
+// makeSingleton resets the ring links.
+func (t *Task) makeSingleton() { t.next, t.prev = t, t }
+
+// IsSingleton reports whether the wrapper is alone in its ring.
+func (t *Task) IsSingleton() bool { return t.next == t }
+
+// RingLen returns the number of wrappers in t's ring, t included.
+func (t *Task) RingLen() int {
+	n := 1
+	for x := t.next; x != t; x = x.next {
+		n++
+	}
+	return n
+}
+
+// Followers returns the number of wrappers in t's ring besides t.
+func (t *Task) Followers() int { return t.RingLen() - 1 }
+
+// Ring iterates over t's ring: t first, then its followers in ring order.
+// The ring must not change during the iteration.
+func (t *Task) Ring() iter.Seq[*Task] {
+	return func(yield func(*Task) bool) {
+		x := t
+		for {
+			nx := x.next
+			if !yield(x) {
+				return
+			}
+			if nx == t {
+				return
+			}
+			x = nx
+		}
+	}
+}
+
+// appendRing moves the singleton x to the tail of t's ring.
+func (t *Task) appendRing(x *Task) {
+	tail := t.prev
+	x.prev, x.next = tail, t
+	tail.next = x
+	t.prev = x
+}
+
+// Chop removes t from its ring and makes it a singleton again. It returns a
+// member of what remains (the wrapper after t), or nil when t was alone. A
+// hook that chops followers off its ring owns them: it must requeue them
+// (Stream.RequeueFollowers does both steps), or they leak.
+func (t *Task) Chop() *Task {
+	if t.next == t {
+		return nil
+	}
+	rest := t.next
+	t.prev.next = t.next
+	t.next.prev = t.prev
+	t.makeSingleton()
+	return rest
+}
+
+// forEachChopped calls fn on every member of the ring headed by head, in
+// ring order, each after it was made a singleton.
+func forEachChopped(head *Task, fn func(*Task)) {
+	for x := head; x != nil; {
+		rest := x.Chop()
+		fn(x)
+		x = rest
+	}
+}
+
+// Flow returns flow i as given to NewTask.
+func (t *Task) Flow(i int) Flow { return t.flows[i] }
+
+// NumFlows returns the number of flows.
+func (t *Task) NumFlows() int { return len(t.flows) }
+
+// Buffer returns the device buffer of flow i. It is valid from the stage-in
+// completion on (in hooks and custom stage functions); a NULL flow gives the
+// zero Buffer.
+func (t *Task) Buffer(i int) Buffer {
+	c := t.fs[i].copy
+	if c == nil {
+		return Buffer{}
+	}
+	f := &t.flows[i]
+	return Buffer{Ptr: c.ptr, Len: int(c.size / int64(f.Elem.Size())), Elem: f.Elem}
+}
+
+func (t *Task) resetFlowState() {
+	if cap(t.fs) >= len(t.flows) {
+		t.fs = t.fs[:len(t.flows)]
+		clear(t.fs)
+	} else {
+		t.fs = make([]flowState, len(t.flows))
+	}
+}
+
+// reset prepares a released wrapper for reuse.
+func (t *Task) reset() {
+	d := t.dev
+	flows, fs, wb := t.flows[:0], t.fs[:0], t.wb[:0]
+	clear(t.flows[:cap(t.flows)])
+	clear(t.wb[:cap(t.wb)])
+	*t = Task{dev: d, flows: flows, fs: fs, wb: wb}
+	t.makeSingleton()
+}
