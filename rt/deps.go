@@ -28,10 +28,11 @@ type depTable struct {
 	shards [depShards]depShard
 }
 
+// depShard fills exactly two cache lines, so that neighbouring shards never share one.
 type depShard struct {
 	mu  sync.Mutex
 	tab openTable
-	_   [40]byte
+	_   [128 - 8 - 32]byte
 }
 
 func (d *depTable) shard(key uint64) *depShard {

@@ -2,60 +2,76 @@ package rt
 
 import "sync"
 
-// Task recycling. Each worker keeps a LIFO free list of tasks. A task is often created on one
-// worker and freed on another (stealing), so lists drift; a worker whose list grows past
-// 2*freeBatch moves freeBatch tasks to the Context's depot, and a worker whose list is empty
-// takes a batch back, touching the depot's mutex once per freeBatch tasks. Fresh tasks are
-// allocated freeBatch at a time.
+// Task recycling. Each worker keeps a stack of free task pointers (a slice, so that taking a
+// task does not chase a pointer through cold memory the way a linked list would). A task is
+// often created on one worker and freed on another (stealing, fan-in), so stacks drift: a
+// worker whose stack reaches 2*freeBatch moves freeBatch pointers into a batch in the
+// Context's depot, and a worker whose stack is empty takes a batch back, touching the depot's
+// mutex once per freeBatch tasks. Batch slices are recycled too, so once the high-water mark
+// is reached nothing is allocated. Fresh tasks are allocated freeBatch at a time.
 
 const freeBatch = 64
 
-// depot holds batches of free tasks, each a list linked through Task.next.
+// depot holds full batches of free tasks and empty batch slices.
 type depot struct {
-	mu      sync.Mutex
-	batches []*Task
+	mu    sync.Mutex
+	full  [][]*Task
+	empty [][]*Task
 }
 
-func (d *depot) put(head *Task) {
-	d.mu.Lock()
-	d.batches = append(d.batches, head)
-	d.mu.Unlock()
-}
-
-func (d *depot) get() *Task {
+// refill moves one full batch into free; false when the depot has none.
+func (d *depot) refill(free *[]*Task) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	n := len(d.batches)
+	n := len(d.full)
 	if n == 0 {
-		return nil
+		return false
 	}
-	h := d.batches[n-1]
-	d.batches[n-1] = nil
-	d.batches = d.batches[:n-1]
-	return h
+	b := d.full[n-1]
+	d.full[n-1] = nil
+	d.full = d.full[:n-1]
+	*free = append(*free, b...)
+	clear(b)
+	d.empty = append(d.empty, b[:0])
+	return true
 }
 
-// newTask returns a clean task from the worker's free list.
+// spill moves the top freeBatch pointers of free into a batch of the depot.
+func (d *depot) spill(free *[]*Task) {
+	f := *free
+	top := f[len(f)-freeBatch:]
+	d.mu.Lock()
+	var b []*Task
+	if n := len(d.empty); n > 0 {
+		b = d.empty[n-1]
+		d.empty[n-1] = nil
+		d.empty = d.empty[:n-1]
+	} else {
+		b = make([]*Task, 0, freeBatch)
+	}
+	b = append(b, top...)
+	d.full = append(d.full, b)
+	d.mu.Unlock()
+	clear(top)
+	*free = f[:len(f)-freeBatch]
+}
+
+// newTask returns a clean task from the worker's free stack.
 func (w *Worker) newTask() *Task {
-	if w.free == nil {
-		if h := w.c.depot.get(); h != nil {
-			w.free, w.nfree = h, freeBatch
-		} else {
-			slab := make([]Task, freeBatch)
-			for i := range slab[:freeBatch-1] {
-				slab[i].next = &slab[i+1]
-			}
-			w.free, w.nfree = &slab[0], freeBatch
+	if len(w.free) == 0 && !w.c.depot.refill(&w.free) {
+		slab := make([]Task, freeBatch)
+		for i := range slab {
+			w.free = append(w.free, &slab[i])
 		}
 	}
-	t := w.free
-	w.free = t.next
-	w.nfree--
-	t.next = nil
+	n := len(w.free) - 1
+	t := w.free[n]
+	w.free[n] = nil
+	w.free = w.free[:n]
 	return t
 }
 
-// freeTask drops t's flow references and puts it back on the free list.
+// freeTask drops t's flow references and puts it back on the free stack.
 func (w *Worker) freeTask(t *Task) {
 	n := MaxFlows
 	if t.class != nil {
@@ -67,20 +83,10 @@ func (w *Worker) freeTask(t *Task) {
 			t.flows[i] = nil
 		}
 	}
-	t.class, t.tp, t.cs = nil, nil, nil
+	t.class, t.tp, t.cs, t.next = nil, nil, nil, nil
 	t.key, t.prio, t.pending, t.inc, t.kind, t.prepared = 0, 0, 0, 0, kindTask, false
-	t.next = w.free
-	w.free = t
-	w.nfree++
-	if w.nfree >= 2*freeBatch {
-		head := w.free
-		tail := head
-		for i := 1; i < freeBatch; i++ {
-			tail = tail.next
-		}
-		w.free = tail.next
-		tail.next = nil
-		w.nfree -= freeBatch
-		w.c.depot.put(head)
+	w.free = append(w.free, t)
+	if len(w.free) >= 2*freeBatch {
+		w.c.depot.spill(&w.free)
 	}
 }

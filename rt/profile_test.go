@@ -1,9 +1,11 @@
 package rt_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"strconv"
 	"testing"
 
@@ -105,5 +107,23 @@ func TestZeroAllocsPerTask(t *testing.T) {
 				t.Fatalf("%.4f allocations per task, want 0 in steady state", perTask)
 			}
 		})
+	}
+}
+
+// Tasks show up as runtime/trace regions while Go's execution tracer runs.
+func TestExecutionTracerRegions(t *testing.T) {
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Skipf("execution tracer unavailable: %v", err)
+	}
+	c := newCtx(t, rt.Workers(2))
+	probe := &rt.TaskClass{Name: "RegionProbe",
+		Space:        func(tp *rt.Taskpool, l *rt.Locals, y func(*rt.Locals) bool) { y(l) },
+		Complete:     func(*rt.Taskpool, *rt.Locals) bool { return true },
+		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(*rt.Task) error { return nil }}}}
+	mustRun(t, c, rt.NewTaskpool("probe", nil, probe))
+	trace.Stop()
+	if !bytes.Contains(buf.Bytes(), []byte("RegionProbe")) {
+		t.Fatal("the execution trace has no region named after the task class")
 	}
 }

@@ -61,8 +61,7 @@ type Worker struct {
 	cand *Task   // best ready successor of the current release, bound for next
 	buf  []*Task // other ready tasks, pushed in batches
 
-	free  *Task
-	nfree int
+	free []*Task // free task stack (freelist.go)
 
 	edges Edges
 
@@ -82,7 +81,7 @@ type Worker struct {
 
 func newWorker(c *Context, id int) *Worker {
 	w := &Worker{id: id, c: c, keepNext: c.cfg.keepNext, wake: make(chan struct{}, 1),
-		buf: make([]*Task, 0, readyBatch), rng: uint32(id)*2654435761 + 1}
+		buf: make([]*Task, 0, readyBatch), free: make([]*Task, 0, 2*freeBatch), rng: uint32(id)*2654435761 + 1}
 	w.edges.w = w
 	if c.tracer != nil && id >= 0 {
 		w.track = c.tracer.NewTrack("workers", fmt.Sprintf("worker %d", id))
