@@ -190,12 +190,12 @@ func (w *Worker) startup(st *Task) {
 		})
 		return nil
 	}()
+	if w.track != nil { // before the last push: Wait cannot return before it
+		w.track.Span(cs.strace, start, w.c.tracer.Now())
+	}
 	w.pushBuf()
 	for _, t := range deferred {
 		w.pushOne(t)
-	}
-	if w.track != nil {
-		w.track.Span(cs.strace, start, w.c.tracer.Now())
 	}
 	w.freeTask(st)
 	if err != nil {

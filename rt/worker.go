@@ -210,46 +210,26 @@ func (w *Worker) run(t *Task) {
 		w.startup(t)
 		return
 	}
-	tc := t.class
-	var start int64
-	traced := w.track != nil && !tc.NoTrace
-	var args [profile.MaxArgs]int64
-	var nargs int
-	var name profile.Name
-	if traced {
-		name = t.cs.trace
-		nargs = min(len(tc.Params), profile.MaxArgs)
-		for i := 0; i < nargs; i++ {
-			args[i] = int64(t.l[tc.Params[i]])
-		}
-		start = w.c.tracer.Now()
-	}
 	var region *trace.Region
 	if trace.IsEnabled() {
-		region = trace.StartRegion(context.Background(), tc.Name)
+		region = trace.StartRegion(context.Background(), t.class.Name)
 	}
-	res := w.execute(t) // t may be recycled from here on
+	w.execute(t) // t may be recycled from here on
 	if region != nil {
 		region.End()
 	}
-	if traced && res != errTraceOff {
-		w.track.Span(name, start, w.c.tracer.Now(), args[:nargs]...)
-	}
 }
 
-// errTraceOff marks an execution that must not produce a span (its incarnation has NoTrace).
-var errTraceOff = fmt.Errorf("rt: internal: untraced")
-
 // execute prepares t and tries its incarnations. t must not be touched after a hook returned
-// Async or a device accepted it. The result only tells run whether to record a span.
-func (w *Worker) execute(t *Task) error {
+// Async or a device accepted it.
+func (w *Worker) execute(t *Task) {
 	tc := t.class
 	if !t.prepared {
 		t.prepared = true
 		if tc.Prepare != nil {
 			if err := callPrepare(tc.Prepare, t); err != nil {
 				w.failTask(t, err)
-				return nil
+				return
 			}
 		}
 	}
@@ -260,7 +240,7 @@ func (w *Worker) execute(t *Task) error {
 			ok, err := callEvaluate(inc.Evaluate, t)
 			if err != nil {
 				w.failTask(t, err)
-				return nil
+				return
 			}
 			if !ok {
 				t.inc++
@@ -269,39 +249,53 @@ func (w *Worker) execute(t *Task) error {
 		}
 		var res error
 		if inc.Kind == CPU {
+			// The span is recorded before the task is completed and counted, so that once
+			// Wait returns every span of the taskpool is on its track.
+			// With Async another goroutine may complete and recycle t before the hook
+			// returns, so the span's name and parameters are read before the call.
+			traced := w.track != nil && !tc.NoTrace && !inc.NoTrace
+			var args [profile.MaxArgs]int64
+			var nargs int
+			var start int64
+			if traced {
+				nargs = min(len(tc.Params), profile.MaxArgs)
+				for i := 0; i < nargs; i++ {
+					args[i] = int64(t.l[tc.Params[i]])
+				}
+				start = w.c.tracer.Now()
+			}
+			name := t.cs.trace
 			res = callHook(inc.Hook, t)
+			if traced && res != Next {
+				w.track.Span(name, start, w.c.tracer.Now(), args[:nargs]...)
+			}
 		} else {
 			dev := w.c.pickDevice(t, inc)
 			if dev == nil {
 				t.inc++
 				continue
 			}
-			res = dev.Submit(w, t, inc)
-			if res == nil {
-				return nil
+			if res = dev.Submit(w, t, inc); res == nil {
+				return
 			}
 		}
 		switch res {
 		case nil:
 			w.complete(t)
-			if inc.NoTrace {
-				return errTraceOff
-			}
-			return nil
+			return
 		case Next:
 			t.inc++
 		case Again:
 			w.pushOne(t)
-			return nil
+			return
 		case Async:
-			return nil
+			return
 		default:
 			w.failTask(t, res)
-			return nil
+			return
 		}
 	}
 	w.failTask(t, ErrNoIncarnation)
-	return nil
 }
 
 // complete bumps the versions of written copies, releases the successors, drops t's

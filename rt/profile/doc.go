@@ -14,9 +14,10 @@
 //
 // # Reading
 //
-// WriteJSON and Summary read every track. They must run after the writers have stopped (rt
-// calls them when its Context is closed or a taskpool has finished); the package does not
-// promise a consistent view of a track that is still being written.
+// WriteJSON and Summary read every track. They are safe while writers still record (each
+// track publishes its events with an atomic count), but see only what was published when they
+// started; rt records a task's span before the task is counted done, so after Taskpool.Wait
+// every span of that taskpool is there.
 //
 // The output opens in https://ui.perfetto.dev and chrome://tracing: one process per track
 // group ("workers", "gpu0", ...), one thread per track, one complete ("X") event per span.

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -80,14 +81,21 @@ type Event struct {
 
 // Track is a sequence of events with a single writer. The zero Track is not usable; a nil
 // *Track ignores every call.
+//
+// The writer fills the event at index n of the current chunk, then publishes n+1 with an
+// atomic store; readers load n and read only published events, so they may run while the
+// writer records. The mutex is taken only to install a new chunk (every chunkEvents events)
+// and by readers.
 type Track struct {
 	tr    *Tracer
 	group string
 	name  string
 	id    int
 
-	chunks [][]Event
-	cur    []Event
+	mu     sync.Mutex
+	chunks [][]Event // full chunks
+	cur    []Event   // current chunk, len chunkEvents; changes only under mu
+	n      atomic.Int64
 }
 
 // Span records an interval [start, end) named n with the given arguments.
@@ -95,9 +103,21 @@ func (t *Track) Span(n Name, start, end int64, args ...int64) {
 	if t == nil {
 		return
 	}
-	e := t.next()
+	i := t.n.Load()
+	if t.cur == nil || i == chunkEvents {
+		t.mu.Lock()
+		if t.cur != nil {
+			t.chunks = append(t.chunks, t.cur)
+		}
+		t.cur = make([]Event, chunkEvents)
+		t.n.Store(0)
+		t.mu.Unlock()
+		i = 0
+	}
+	e := &t.cur[i]
 	e.Start, e.End, e.Name = start, end, n
 	e.NArgs = int32(copy(e.Args[:], args))
+	t.n.Store(i + 1)
 }
 
 // Instant records a point event at time at.
@@ -105,16 +125,15 @@ func (t *Track) Instant(n Name, at int64, args ...int64) {
 	t.Span(n, at, at, args...)
 }
 
-// next returns a pointer to a fresh event slot, appending a chunk when the current one is full.
-func (t *Track) next() *Event {
-	if len(t.cur) == cap(t.cur) {
-		if t.cur != nil {
-			t.chunks = append(t.chunks, t.cur)
-		}
-		t.cur = make([]Event, 0, chunkEvents)
+// view returns the published events: the full chunks and the filled part of the current one.
+func (t *Track) view() ([][]Event, []Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cur := t.cur
+	if cur != nil {
+		cur = cur[:t.n.Load()]
 	}
-	t.cur = t.cur[:len(t.cur)+1]
-	return &t.cur[len(t.cur)-1]
+	return append([][]Event(nil), t.chunks...), cur
 }
 
 // Len returns the number of events recorded on the track.
@@ -122,25 +141,24 @@ func (t *Track) Len() int {
 	if t == nil {
 		return 0
 	}
-	n := len(t.cur)
-	for _, c := range t.chunks {
-		n += len(c)
-	}
-	return n
+	chunks, cur := t.view()
+	return len(chunks)*chunkEvents + len(cur)
 }
 
-// Events calls f for each recorded event in recording order. Read only after the writer stopped.
+// Events calls f for each published event in recording order. It may run while the writer
+// records; events published after it started may be missed.
 func (t *Track) Events(f func(*Event)) {
 	if t == nil {
 		return
 	}
-	for _, c := range t.chunks {
+	chunks, cur := t.view()
+	for _, c := range chunks {
 		for i := range c {
 			f(&c[i])
 		}
 	}
-	for i := range t.cur {
-		f(&t.cur[i])
+	for i := range cur {
+		f(&cur[i])
 	}
 }
 
