@@ -1,0 +1,259 @@
+package ce
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// The comm goroutine (ce.md §4.4). One loop iteration:
+//
+//  1. swap out the shift queue and apply its ops in order (tag arming, sends, transfer
+//     admissions through the window, registrations, barriers);
+//  2. Poll the transport and dispatch: send completions release buffers and run done
+//     callbacks, arrivals run handlers (the Engine's own handshakes included), data
+//     completions step transfers, lost peers fail what waits on them;
+//  3. if Close asked, step the shutdown (close.go);
+//  4. idle policy: after IdleSpin without work, a wakeable transport parks in a select on the
+//     shift-queue wake channel, the transport's wake channel and Close; otherwise (MPI) it
+//     keeps polling while operations are in flight and sleeps with back-off (5 µs doubling
+//     up to IdleMaxSleep) when none are. Producers signal the wake channel only when the
+//     loop announced it is parked (parked is set before the last look at the queue, and
+//     producers set pending before reading parked, so one of the two always sees the other).
+//
+// Handlers and callbacks run here, one at a time.
+func (e *Engine) loop() {
+	wakeable := e.caps.Wakeable && e.t.Wake() != nil
+	var idleSince time.Time
+	sleep := 5 * time.Microsecond
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		e.stats.loops.Add(1)
+		worked := false
+		if e.sq.pending.Load() {
+			e.applyOps(e.sq.swap(false))
+			worked = true
+		}
+		if n := e.poll(); n > 0 {
+			worked = true
+		}
+		if e.state.Load() == stateClosing {
+			if e.stepClose() {
+				return
+			}
+		}
+		if worked {
+			idleSince = time.Time{}
+			sleep = 5 * time.Microsecond
+			continue
+		}
+		now := time.Now()
+		if idleSince.IsZero() {
+			idleSince = now
+		}
+		busy := e.amPending.Load() > 0 || e.xferPending.Load() > 0 || e.barPending.Load() > 0
+		if now.Sub(idleSince) < e.cfg.idleSpin || (busy && !wakeable && now.Sub(idleSince) < 10*e.cfg.idleSpin) {
+			if !e.pinned {
+				runtime.Gosched()
+			}
+			continue
+		}
+		// Park, or sleep.
+		e.parked.Store(1)
+		if e.sq.pending.Load() {
+			e.parked.Store(0)
+			continue
+		}
+		var tc <-chan time.Time
+		var cc <-chan struct{}
+		d := time.Hour
+		if e.state.Load() == stateClosing {
+			// Shutdown waits on direct callers and peers, which do not all signal.
+			d, cc = time.Millisecond, e.closeCtx.Done()
+		}
+		if !wakeable {
+			d = min(d, sleep)
+			if busy {
+				sleep = min(sleep*2, 50*time.Microsecond)
+			} else {
+				sleep = min(sleep*2, e.cfg.maxSleep)
+			}
+		}
+		if d < time.Hour {
+			timer.Reset(d)
+			tc = timer.C
+		}
+		select {
+		case <-e.wake:
+		case <-e.t.Wake():
+		case <-e.closeCh:
+		case <-cc:
+		case <-tc:
+		}
+		if tc != nil && !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		e.parked.Store(0)
+		if wakeable {
+			idleSince = time.Time{}
+		}
+	}
+}
+
+// poll runs one transport Poll and dispatches what it found. It is the only caller of
+// Transport.Poll, and runs only on the comm goroutine.
+func (e *Engine) poll() int {
+	n := e.t.Poll(e.evbuf)
+	for i := range e.evbuf[:n] {
+		ev := &e.evbuf[i]
+		switch ev.Kind {
+		case EventSendDone:
+			e.completeAM(ev.Msg, e.closeErrFor(ev.Err))
+		case EventArrival:
+			e.arrival(ev.Src, ev.Tag, ev.Payload)
+		case EventDataDone:
+			e.dataDone(ev.ID, e.closeErrFor(ev.Err))
+		case EventBarrierDone:
+			e.barrierDone(ev.ID, e.closeErrFor(ev.Err))
+		case EventPeerLost:
+			if int(ev.Src) >= 0 && int(ev.Src) < len(e.peers) {
+				e.peers[ev.Src].dead = true
+				e.peers[ev.Src].lost.Store(true)
+				e.failTransfers(ev.Src, fmt.Errorf("%w: rank %d", ErrPeerLost, ev.Src))
+			}
+		default:
+			e.report(fmt.Errorf("ce: transport reported unknown event kind %d", ev.Kind))
+		}
+		*ev = Event{}
+	}
+	return n
+}
+
+// applyOps carries out shifted operations in queue order.
+func (e *Engine) applyOps(ops []op) {
+	for i := range ops {
+		o := &ops[i]
+		switch o.kind {
+		case opSendAM:
+			e.postAM(o.msg, true)
+		case opFailAM:
+			e.completeAM(o.msg, o.err)
+		case opXfer:
+			if e.winInit.admit(o.x) {
+				e.startXfer(o.x, true)
+			}
+		case opXferFail:
+			e.failXfer(o.x, o.err)
+		case opRegister:
+			if _, err := o.reg.ensure(); err != nil {
+				e.report(fmt.Errorf("ce: register: %w", err))
+			}
+		case opUnregister:
+			e.unregister(o.reg)
+		case opArmTag:
+			if err := e.t.RegisterTag(o.tag, o.maxLen); err != nil {
+				e.report(fmt.Errorf("ce: arm tag %d: %w", o.tag, err))
+			}
+		case opBarrier:
+			if err := e.t.Barrier(o.bar.id); err != nil {
+				e.barrierDone(o.bar.id, err)
+			}
+		}
+		*o = op{}
+	}
+}
+
+// completeAM ends an AM send (comm goroutine): the message goes back to the pool here, once.
+func (e *Engine) completeAM(m *Msg, err error) {
+	if ferr := m.finish(); ferr != nil && err == nil {
+		err = ferr
+	}
+	e.amPending.Add(-1)
+	if err == nil {
+		e.stats.amsSent.Add(1)
+	}
+	e.countDone(m.tp)
+	if x := m.x; x != nil {
+		if err != nil {
+			e.failXfer(x, fmt.Errorf("ce: handshake to rank %d: %w", m.dst, err))
+		}
+		return
+	}
+	if m.done != nil {
+		e.callDone(m.done, err)
+	}
+}
+
+// arrival dispatches one AM.
+func (e *Engine) arrival(src Rank, t Tag, payload []byte) {
+	if int(src) < 0 || int(src) >= len(e.peers) {
+		e.report(fmt.Errorf("ce: arrival from rank %d outside the job", src))
+		return
+	}
+	e.peers[src].recv++
+	e.stats.amsRecv.Add(1)
+	switch t {
+	case tagGetReq:
+		e.onXferReq(src, false, payload)
+	case tagPutReq:
+		e.onXferReq(src, true, payload)
+	case tagPutCTS:
+		e.onCTS(src, payload)
+	case tagNack:
+		e.onNack(src, payload)
+	case tagFin:
+		e.onFin(src, payload)
+	default:
+		var h Handler
+		if t < MaxTags {
+			h = e.tags.Load()[t].h
+		}
+		if h == nil {
+			e.stats.unknownTag.Add(1)
+			e.report(fmt.Errorf("%w: message on tag %d from rank %d dropped", ErrUnknownTag, t, src))
+			return
+		}
+		e.callHandler(h, src, payload)
+	}
+	if e.cfg.debug {
+		fillPoison(payload) // a handler that kept the slice sees this (ce.md §5.9)
+	}
+	e.checkFin(src)
+}
+
+// callHandler and callDone run user code on the comm goroutine, one at a time.
+func (e *Engine) callHandler(h Handler, src Rank, payload []byte) {
+	if !e.inCallback.CompareAndSwap(0, 1) {
+		e.stats.callbackOverlap.Add(1)
+	}
+	e.stats.handlers.Add(1)
+	h(e.comm, src, payload)
+	e.inCallback.Store(0)
+}
+
+func (e *Engine) callDone(d Done, err error) {
+	if !e.inCallback.CompareAndSwap(0, 1) {
+		e.stats.callbackOverlap.Add(1)
+	}
+	e.stats.callbacks.Add(1)
+	d(e.comm, err)
+	e.inCallback.Store(0)
+}
+
+// barrierDone completes a barrier.
+func (e *Engine) barrierDone(id OpID, err error) {
+	v, ok := e.barriers.LoadAndDelete(id)
+	if !ok {
+		e.report(fmt.Errorf("ce: completion for unknown barrier %d", id))
+		return
+	}
+	b := v.(*barrier)
+	e.barPending.Add(-1)
+	b.finished, b.err = true, err
+	b.done <- err
+}

@@ -1,0 +1,82 @@
+package ce
+
+import (
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Option configures an Engine (New).
+type Option func(*config)
+
+// Mode is a three-way switch for CommThreadMultiple.
+type Mode int
+
+// Modes.
+const (
+	Auto Mode = iota // decide from the transport's level
+	On               // force on where allowed
+	Off              // force off
+)
+
+type config struct {
+	budget      int64
+	maxInflight int
+	multiple    Mode
+	debug       bool
+	idleSpin    time.Duration
+	maxSleep    time.Duration
+	logger      *slog.Logger
+	onIdle      func(TaskpoolID)
+	maxNote     int
+}
+
+func defaultConfig() config {
+	return config{
+		budget:      64 << 20,
+		maxInflight: 16,
+		multiple:    Auto,
+		debug:       os.Getenv("JDF2GO_CE_DEBUG") == "1",
+		idleSpin:    50 * time.Microsecond,
+		maxSleep:    time.Millisecond,
+		logger:      slog.Default(),
+		maxNote:     256,
+	}
+}
+
+// Budget sets the byte budget of CE-owned message buffers (default 64 MiB). Buffers owned by
+// callers, queued and in the transport all count; NewMsg waits and TryNewMsg fails with
+// ErrNoBuffers when it is spent.
+func Budget(bytes int64) Option { return func(c *config) { c.budget = bytes } }
+
+// MaxInflight bounds the get/put transfers this Engine has in the transport at once, as
+// initiator and, separately, as owner serving a peer (default 16). The rest wait, ordered by
+// priority.
+func MaxInflight(n int) Option { return func(c *config) { c.maxInflight = max(n, 1) } }
+
+// CommThreadMultiple decides whether workers call a LevelMultiple transport directly (Auto
+// and On: yes; Off: every worker shifts to the comm goroutine). It changes nothing for other
+// levels: only LevelMultiple allows direct workers.
+func CommThreadMultiple(m Mode) Option { return func(c *config) { c.multiple = m } }
+
+// Debug turns on buffer poisoning and checksums: released message buffers and handler
+// payloads are overwritten with a pattern, and a message written after SendAM is reported.
+// The environment variable JDF2GO_CE_DEBUG=1 turns it on too.
+func Debug(on bool) Option { return func(c *config) { c.debug = on } }
+
+// IdleSpin sets how long the comm loop keeps polling after its last piece of work before it
+// parks (wakeable transports) or starts sleeping (MPI). Default 50 µs.
+func IdleSpin(d time.Duration) Option { return func(c *config) { c.idleSpin = d } }
+
+// IdleMaxSleep caps the back-off sleep of the comm loop on transports that cannot wake it
+// (MPI): a message arriving on an idle engine waits at most about this long. Default 1 ms.
+func IdleMaxSleep(d time.Duration) Option {
+	return func(c *config) { c.maxSleep = max(d, time.Microsecond) }
+}
+
+// Logger sets where diagnostics go (default slog.Default()).
+func Logger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// OnTaskpoolIdle registers a hook called on the comm goroutine whenever a taskpool's in-flight
+// count drops to zero. It may fire again later if new operations start; re-check InFlight.
+func OnTaskpoolIdle(f func(TaskpoolID)) Option { return func(c *config) { c.onIdle = f } }

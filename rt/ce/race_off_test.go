@@ -1,0 +1,5 @@
+//go:build !race
+
+package ce_test
+
+const raceEnabled = false
