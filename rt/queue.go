@@ -1,79 +1,112 @@
 package rt
 
-// prioHeap is a binary max-heap of tasks ordered by (high-priority class, priority, FIFO
-// among equals). The sort key is precomputed so sifting never dereferences a task.
-type prioHeap struct {
-	e   []heapEntry
-	seq uint32
+// prioQueue orders tasks by (high-priority class, priority), FIFO among equals. Tasks of equal
+// rank share a bucket, a ring buffer; the buckets are kept sorted by rank, the best last. A
+// push or pop is O(1) when it hits the best bucket or the last one pushed to (almost always:
+// most DAGs use few distinct priorities at a time), O(log buckets) to find another bucket,
+// plus a slice insertion when a rank appears. A binary heap was measured slower: with equal
+// priorities every pop sifts through the whole depth of a large, cache-cold array.
+// Buckets and rings are recycled, so a steady state allocates nothing.
+type prioQueue struct {
+	buckets []*bucket // sorted by increasing rank
+	spare   []*bucket
+	last    *bucket // bucket of the previous push
+	n       int
 }
 
-type heapEntry struct {
-	key uint64
-	t   *Task
+type bucket struct {
+	rank uint64
+	ring []*Task // len is a power of two
+	head int
+	n    int
 }
 
-// sortKey packs bit 63: high-priority class; bits 62..31: priority (biased); bits 30..0: the
-// complement of a push sequence number, so that among equals the earliest push is largest.
-// The sequence wraps after 2^31 pushes, which only perturbs the order of equal tasks.
-func (h *prioHeap) sortKey(t *Task) uint64 {
-	h.seq++
-	k := uint64(uint32(t.prio)^0x80000000)<<31 | uint64(^h.seq&0x7fffffff)
+// rank packs the high-priority flag above the biased priority.
+func rank(t *Task) uint64 {
+	r := uint64(uint32(t.prio) ^ 0x80000000)
 	if t.class != nil && t.class.HighPriority {
-		k |= 1 << 63
+		r |= 1 << 32
 	}
-	return k
+	return r
 }
 
-func (h *prioHeap) len() int { return len(h.e) }
+func (q *prioQueue) len() int { return q.n }
 
-func (h *prioHeap) push(t *Task) {
-	h.e = append(h.e, heapEntry{h.sortKey(t), t})
-	e := h.e
-	i := len(e) - 1
-	x := e[i]
-	for i > 0 {
-		p := (i - 1) / 2
-		if e[p].key >= x.key {
-			break
+func (q *prioQueue) push(t *Task) {
+	r := rank(t)
+	b := q.last
+	if b == nil || b.rank != r || b.n == 0 {
+		b = q.find(r)
+		q.last = b
+	}
+	if b.n == len(b.ring) {
+		ring := make([]*Task, max(16, 2*len(b.ring)))
+		for i := 0; i < b.n; i++ {
+			ring[i] = b.ring[(b.head+i)&(len(b.ring)-1)]
 		}
-		e[i] = e[p]
-		i = p
+		b.ring, b.head = ring, 0
 	}
-	e[i] = x
+	b.ring[(b.head+b.n)&(len(b.ring)-1)] = t
+	b.n++
+	q.n++
 }
 
-func (h *prioHeap) pop() *Task {
-	e := h.e
-	n := len(e)
-	if n == 0 {
+// find returns the bucket of rank r, inserting an empty one if needed.
+func (q *prioQueue) find(r uint64) *bucket {
+	bs := q.buckets
+	lo, hi := 0, len(bs)
+	if hi > 0 && bs[hi-1].rank <= r { // the common case: at or above the best
+		lo = hi - 1
+		if bs[lo].rank < r {
+			lo = hi
+		}
+	} else {
+		for lo < hi {
+			m := int(uint(lo+hi) >> 1)
+			if bs[m].rank < r {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+	}
+	if lo < len(bs) && bs[lo].rank == r {
+		return bs[lo]
+	}
+	var b *bucket
+	if n := len(q.spare); n > 0 {
+		b = q.spare[n-1]
+		q.spare = q.spare[:n-1]
+	} else {
+		b = &bucket{}
+	}
+	b.rank, b.head, b.n = r, 0, 0
+	q.buckets = append(q.buckets, nil)
+	copy(q.buckets[lo+1:], q.buckets[lo:])
+	q.buckets[lo] = b
+	return b
+}
+
+func (q *prioQueue) pop() *Task {
+	nb := len(q.buckets)
+	if nb == 0 {
 		return nil
 	}
-	top := e[0].t
-	n--
-	x := e[n]
-	e[n] = heapEntry{}
-	e = e[:n]
-	h.e = e
-	if n == 0 {
-		return top
+	b := q.buckets[nb-1]
+	t := b.ring[b.head]
+	b.ring[b.head] = nil
+	b.head = (b.head + 1) & (len(b.ring) - 1)
+	b.n--
+	q.n--
+	if b.n == 0 {
+		q.buckets[nb-1] = nil
+		q.buckets = q.buckets[:nb-1]
+		q.spare = append(q.spare, b)
+		if q.last == b {
+			q.last = nil
+		}
 	}
-	i := 0
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if c+1 < n && e[c+1].key > e[c].key {
-			c++
-		}
-		if x.key >= e[c].key {
-			break
-		}
-		e[i] = e[c]
-		i = c
-	}
-	e[i] = x
-	return top
+	return t
 }
 
 // fifo is an intrusive FIFO of tasks linked through Task.next.

@@ -6,12 +6,12 @@ package rt
 // (id -1) pushes on behalf of goroutines that are not workers. Every scheduler is reachable
 // only through the scheduler interface; workers never look inside.
 //
-//   - lfq (default): one priority heap per worker behind its own mutex. A worker pushes to
+//   - lfq (default): one priority queue per worker behind its own mutex. A worker pushes to
 //     and pops from its own heap; when it is empty it steals about half of a victim's best
 //     tasks (victims visited round-robin from a random start), keeps one and pushes the rest
 //     into its own heap. An atomic length per queue lets pop skip empty queues without
 //     locking. External pushes go round-robin over the queues.
-//   - ap: one global heap: strict highest-priority-first, FIFO among equals. The workers'
+//   - ap: one global priority queue: strict highest-priority-first, FIFO among equals. The workers'
 //     next_task slots are disabled, since a private task would overtake the global order.
 //   - gd: one global FIFO; priorities are ignored except that high_priority classes go to
 //     the front. The simple baseline.
@@ -60,7 +60,7 @@ type lfq struct {
 
 type localQueue struct {
 	mu sync.Mutex
-	h  prioHeap
+	h  prioQueue
 	n  atomic.Int32
 	_  [80]byte // 128 bytes in all: neighbouring queues never share a cache line
 }
@@ -153,10 +153,10 @@ func (s *lfq) stealFor(w *Worker) *Task {
 	return nil
 }
 
-// ap: one global priority heap.
+// ap: one global priority queue.
 type apSched struct {
 	mu sync.Mutex
-	h  prioHeap
+	h  prioQueue
 	n  atomic.Int32
 }
 

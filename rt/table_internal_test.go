@@ -29,11 +29,11 @@ func TestOpenTable(t *testing.T) {
 	}
 }
 
-// The heap pops by (high priority, priority, FIFO).
-func TestPrioHeap(t *testing.T) {
+// The queue pops by (high priority, priority, FIFO), also across ring growth.
+func TestPrioQueue(t *testing.T) {
 	hi := &TaskClass{HighPriority: true}
 	lo := &TaskClass{}
-	var h prioHeap
+	var h prioQueue
 	mk := func(c *TaskClass, p int32, k int) *Task { return &Task{class: c, prio: p, key: uint64(k)} }
 	in := []*Task{mk(lo, 5, 0), mk(lo, 7, 1), mk(lo, 5, 2), mk(hi, -3, 3), mk(lo, -1, 4), mk(lo, 7, 5)}
 	for _, x := range in {
@@ -46,6 +46,33 @@ func TestPrioHeap(t *testing.T) {
 		}
 	}
 	if h.pop() != nil {
-		t.Fatal("heap not empty")
+		t.Fatal("queue not empty")
+	}
+	// Random pushes and pops against a reference order.
+	r := rand.New(rand.NewPCG(3, 4))
+	var ref []*Task
+	for i := 0; i < 20000; i++ {
+		if r.IntN(3) > 0 || len(ref) == 0 {
+			x := mk(lo, int32(r.IntN(5)-2), i)
+			if r.IntN(50) == 0 {
+				x.class = hi
+			}
+			h.push(x)
+			ref = append(ref, x)
+			continue
+		}
+		best := 0
+		for j, x := range ref {
+			if rank(x) > rank(ref[best]) {
+				best = j
+			}
+		}
+		if got := h.pop(); got != ref[best] {
+			t.Fatalf("step %d: pop = task %d, want %d", i, got.key, ref[best].key)
+		}
+		ref = append(ref[:best], ref[best+1:]...)
+	}
+	if h.len() != len(ref) {
+		t.Fatalf("len %d, want %d", h.len(), len(ref))
 	}
 }
