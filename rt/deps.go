@@ -35,8 +35,10 @@ type depShard struct {
 	_   [128 - 8 - 32]byte
 }
 
-func (d *depTable) shard(key uint64) *depShard {
-	return &d.shards[mix(key)>>58&(depShards-1)]
+// shard returns the shard of a key and the key's hash, which the shard's table reuses.
+func (d *depTable) shard(key uint64) (*depShard, uint64) {
+	h := mix(key)
+	return &d.shards[h>>58&(depShards-1)], h
 }
 
 // mix is a 64-bit finaliser (murmur3) spreading consecutive keys.
@@ -60,12 +62,12 @@ type tabSlot struct {
 	t   *Task
 }
 
-func (m *openTable) get(key uint64) *Task {
+func (m *openTable) get(key, h uint64) *Task {
 	if m.n == 0 {
 		return nil
 	}
 	mask := uint64(len(m.slots) - 1)
-	for i := mix(key) & mask; ; i = (i + 1) & mask {
+	for i := h & mask; ; i = (i + 1) & mask {
 		s := &m.slots[i]
 		if s.t == nil {
 			return nil
@@ -76,12 +78,12 @@ func (m *openTable) get(key uint64) *Task {
 	}
 }
 
-func (m *openTable) put(key uint64, t *Task) {
+func (m *openTable) put(key, h uint64, t *Task) {
 	if (m.n+1)*4 > len(m.slots)*3 {
 		m.grow()
 	}
 	mask := uint64(len(m.slots) - 1)
-	i := mix(key) & mask
+	i := h & mask
 	for m.slots[i].t != nil {
 		i = (i + 1) & mask
 	}
@@ -95,14 +97,14 @@ func (m *openTable) grow() {
 	m.n = 0
 	for _, s := range old {
 		if s.t != nil {
-			m.put(s.key, s.t)
+			m.put(s.key, mix(s.key), s.t)
 		}
 	}
 }
 
-func (m *openTable) del(key uint64) {
+func (m *openTable) del(key, h uint64) {
 	mask := uint64(len(m.slots) - 1)
-	i := mix(key) & mask
+	i := h & mask
 	for m.slots[i].key != key || m.slots[i].t == nil {
 		if m.slots[i].t == nil {
 			return
@@ -237,16 +239,16 @@ func (w *Worker) arrive(e *Edges, flow int, peer *TaskClass, peerFlow int) {
 			ErrDependency, taskName(peer, &e.L), peer.Flows[peerFlow].Name)
 		return
 	}
-	sh := cs.deps.shard(key)
+	sh, h := cs.deps.shard(key)
 	sh.mu.Lock()
-	t := sh.tab.get(key)
+	t := sh.tab.get(key, h)
 	if t == nil {
 		t = w.newTask()
 		w.initTask(t, tp, cs, &e.L, key)
 		if !mask {
 			t.pending = goal
 		}
-		sh.tab.put(key, t)
+		sh.tab.put(key, h, t)
 	}
 	if c != nil {
 		if t.flows[peerFlow] != nil {
@@ -273,7 +275,7 @@ func (w *Worker) arrive(e *Edges, flow int, peer *TaskClass, peerFlow int) {
 		ready = t.pending == 0
 	}
 	if ready {
-		sh.tab.del(key)
+		sh.tab.del(key, h)
 	}
 	sh.mu.Unlock()
 	if ready {

@@ -2,6 +2,7 @@ package rt_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 
@@ -161,5 +162,43 @@ func TestConcurrentTaskpools(t *testing.T) {
 	}
 	if want := int64(2000 + 900 + 2000 + 502); n.Load() != want {
 		t.Fatalf("ran %d tasks, want %d", n.Load(), want)
+	}
+}
+
+// Diamonds and random DAGs: every task runs once, after all its predecessors.
+func TestDAGs(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	graphs := map[string]struct {
+		n     int
+		edges [][2]int
+	}{
+		"diamond":        {4, [][2]int{{0, 1}, {0, 2}, {1, 3}, {2, 3}}},
+		"double-diamond": {7, [][2]int{{0, 1}, {0, 2}, {1, 3}, {2, 3}, {3, 4}, {3, 5}, {4, 6}, {5, 6}, {0, 6}}},
+	}
+	for g := 0; g < 4; g++ {
+		n := 300 + r.IntN(300)
+		var edges [][2]int
+		for b := 1; b < n; b++ {
+			for k := r.IntN(4); k > 0; k-- {
+				edges = append(edges, [2]int{r.IntN(b), b})
+			}
+		}
+		graphs[fmt.Sprintf("random%d", g)] = struct {
+			n     int
+			edges [][2]int
+		}{n, edges}
+	}
+	for _, sched := range schedulers {
+		c := newCtx(t, rt.Workers(2), rt.Scheduler(sched))
+		for name, g := range graphs {
+			t.Run(sched+"/"+name, func(t *testing.T) {
+				s := newStamps(g.n)
+				mustRun(t, c, rttest.DAG(g.n, g.edges, s.body(func(t *rt.Task) int { return t.Local(0) })))
+				s.checkOnce(t)
+				for _, e := range g.edges {
+					s.checkAfter(t, e[0], e[1])
+				}
+			})
+		}
 	}
 }

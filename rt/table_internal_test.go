@@ -14,14 +14,14 @@ func TestOpenTable(t *testing.T) {
 	for i := 0; i < 200000; i++ {
 		k := uint64(r.IntN(512))
 		if _, ok := ref[k]; ok && r.IntN(2) == 0 {
-			tab.del(k)
+			tab.del(k, mix(k))
 			delete(ref, k)
 		} else if !ok {
-			tab.put(k, &tasks[k])
+			tab.put(k, mix(k), &tasks[k])
 			ref[k] = &tasks[k]
 		}
-		if j := uint64(r.IntN(512)); tab.get(j) != ref[j] {
-			t.Fatalf("step %d: get(%d) = %p, want %p", i, j, tab.get(j), ref[j])
+		if j := uint64(r.IntN(512)); tab.get(j, mix(j)) != ref[j] {
+			t.Fatalf("step %d: get(%d) = %p, want %p", i, j, tab.get(j, mix(j)), ref[j])
 		}
 	}
 	if tab.n != len(ref) {
