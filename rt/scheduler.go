@@ -45,9 +45,9 @@ func newScheduler(name string, workers int) (scheduler, error) {
 		s := &lfq{qs: make([]localQueue, workers)}
 		return s, nil
 	case "ap":
-		return &apSched{}, nil
+		return &global{nm: "ap", q: &apQueue{}}, nil
 	case "gd":
-		return &gdSched{}, nil
+		return &global{nm: "gd", keep: true, q: &gdQueue{}}, nil
 	}
 	return nil, fmt.Errorf("%w: %q (want lfq, ap or gd)", ErrUnknownScheduler, name)
 }
@@ -153,86 +153,68 @@ func (s *lfq) stealFor(w *Worker) *Task {
 	return nil
 }
 
-// ap: one global priority queue.
-type apSched struct {
-	mu sync.Mutex
-	h  prioQueue
-	n  atomic.Int32
+// globalQueue is the order behind one of the global schedulers.
+type globalQueue interface {
+	add(t *Task)
+	pop() *Task
+	len() int
 }
 
-func (s *apSched) name() string          { return "ap" }
-func (s *apSched) keepsNext() bool       { return false }
-func (s *apSched) backlog(w *Worker) int { return int(s.n.Load()) }
+// global is a scheduler with one queue shared by every worker (ap and gd). The atomic length
+// lets idle workers look without locking.
+type global struct {
+	nm   string
+	keep bool
+	mu   sync.Mutex
+	q    globalQueue
+	n    atomic.Int32
+}
 
-func (s *apSched) push(w *Worker, t *Task) {
+func (s *global) name() string          { return s.nm }
+func (s *global) keepsNext() bool       { return s.keep }
+func (s *global) backlog(w *Worker) int { return int(s.n.Load()) }
+
+func (s *global) push(w *Worker, t *Task) {
 	s.mu.Lock()
-	s.h.push(t)
-	s.n.Store(int32(s.h.len()))
+	s.q.add(t)
+	s.n.Store(int32(s.q.len()))
 	s.mu.Unlock()
 }
 
-func (s *apSched) pushBatch(w *Worker, ts []*Task) {
-	s.mu.Lock()
-	for _, t := range ts {
-		s.h.push(t)
-	}
-	s.n.Store(int32(s.h.len()))
-	s.mu.Unlock()
-}
-
-func (s *apSched) pop(w *Worker) *Task {
-	if s.n.Load() == 0 {
-		return nil
-	}
-	s.mu.Lock()
-	t := s.h.pop()
-	s.n.Store(int32(s.h.len()))
-	s.mu.Unlock()
-	return t
-}
-
-// gd: one global FIFO.
-type gdSched struct {
-	mu sync.Mutex
-	q  fifo
-	n  atomic.Int32
-}
-
-func (s *gdSched) name() string          { return "gd" }
-func (s *gdSched) keepsNext() bool       { return true }
-func (s *gdSched) backlog(w *Worker) int { return int(s.n.Load()) }
-
-func (s *gdSched) add(t *Task) {
-	if t.class != nil && t.class.HighPriority {
-		s.q.pushFront(t)
-	} else {
-		s.q.pushBack(t)
-	}
-}
-
-func (s *gdSched) push(w *Worker, t *Task) {
-	s.mu.Lock()
-	s.add(t)
-	s.n.Store(int32(s.q.n))
-	s.mu.Unlock()
-}
-
-func (s *gdSched) pushBatch(w *Worker, ts []*Task) {
+func (s *global) pushBatch(w *Worker, ts []*Task) {
 	s.mu.Lock()
 	for _, t := range ts {
-		s.add(t)
+		s.q.add(t)
 	}
-	s.n.Store(int32(s.q.n))
+	s.n.Store(int32(s.q.len()))
 	s.mu.Unlock()
 }
 
-func (s *gdSched) pop(w *Worker) *Task {
+func (s *global) pop(w *Worker) *Task {
 	if s.n.Load() == 0 {
 		return nil
 	}
 	s.mu.Lock()
 	t := s.q.pop()
-	s.n.Store(int32(s.q.n))
+	s.n.Store(int32(s.q.len()))
 	s.mu.Unlock()
 	return t
 }
+
+// apQueue: strict priority order, FIFO among equals.
+type apQueue struct{ prioQueue }
+
+func (q *apQueue) add(t *Task) { q.push(t) }
+
+// gdQueue: FIFO; high_priority classes go to the front.
+type gdQueue struct{ fifo }
+
+func (q *gdQueue) add(t *Task) {
+	if t.class != nil && t.class.HighPriority {
+		q.pushFront(t)
+	} else {
+		q.pushBack(t)
+	}
+}
+
+func (q *gdQueue) len() int { return q.n }
