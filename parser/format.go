@@ -12,6 +12,8 @@ import (
 	"bytes"
 	"strconv"
 	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
 )
 
 type printer struct {
@@ -42,16 +44,18 @@ func Format(prog *Program) []byte {
 				p.nl()
 			}
 		}
-		p.leading(it.Pos().Offset, "")
 		switch it := it.(type) {
 		case *Global:
+			p.lineStart(it.Name, it.Pos(), "")
 			p.global(it)
 		case *Option:
+			p.leading(it.Pos().Offset, "")
 			p.ws("%option ")
 			p.property(it.Prop)
 			p.trailing(it.End().Offset, it.End().Line)
 			p.nl()
 		case *TaskClass:
+			p.lineStart(it.Name, it.Pos(), "")
 			p.class(it)
 		}
 		prev, prevEnd = it, it.End().Line
@@ -97,6 +101,31 @@ func (p *printer) leading(off int, indent string) {
 		p.ci++
 	}
 }
+
+// lineStart prints the comments before a construct that starts with name
+// at the start of a line, then the indentation. A name spelled like BODY
+// would lex as the BODY keyword there, so it goes after an empty comment;
+// that comment, found again on the construct's line, is not printed twice.
+func (p *printer) lineStart(name string, pos lexer.Position, indent string) {
+	if !strings.EqualFold(name, "body") {
+		p.leading(pos.Offset, indent)
+		p.ws(indent)
+		return
+	}
+	for p.ci < len(p.comments) && p.comments[p.ci].Pos.Offset < pos.Offset {
+		c := p.comments[p.ci]
+		p.ci++
+		if c.Text == emptyComment && c.Pos.Line == pos.Line {
+			continue
+		}
+		p.ws(indent)
+		p.ws(c.Text)
+		p.nl()
+	}
+	p.ws(indent + emptyComment + " ")
+}
+
+const emptyComment = "/**/"
 
 // trailing prints, on the current line, the comments inside a construct
 // that ends at off and those starting on its last line.
@@ -178,8 +207,7 @@ func (p *printer) class(tc *TaskClass) {
 	p.trailing(hdrEnd.Offset, hdrEnd.Line)
 	p.nl()
 	for _, d := range tc.Defs {
-		p.leading(d.Pos().Offset, indent)
-		p.ws(indent)
+		p.lineStart(d.Name, d.Pos(), indent)
 		p.ws(d.Name)
 		p.ws(" = ")
 		p.expr(d.Value)

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,6 +31,8 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		start := time.Now()
+		wd := time.AfterFunc(5*time.Second, func() { panic(fmt.Sprintf("HANG on %q", src)) })
+		defer wd.Stop()
 		prog, diags := ParseAndCheck("fuzz.jdf", src)
 		if prog == nil {
 			t.Fatal("nil program")
