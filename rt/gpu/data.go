@@ -24,6 +24,46 @@ type Data interface {
 	SetHostVersion(v uint64)
 }
 
+// CopyState is the coherency of a device copy as reported to a CopyMirror.
+type CopyState uint8
+
+// Device copy states.
+const (
+	CopyInvalid CopyState = iota // allocated, content not usable
+	CopyShared                   // same content as the host copy of that version
+	CopyOwned                    // newer than the host copy
+)
+
+// CopyMirror is implemented by Data that keep a record of the device's copies
+// of them (rt.Data has one Copy slot per device). The manager reports every
+// change of its copy; dev is the device index.
+type CopyMirror interface {
+	MirrorCopy(dev int, b Buffer, version uint64, state CopyState)
+	DropCopy(dev int)
+}
+
+// mirror reports c's current state to its Data, when it listens.
+func (d *Device) mirror(c *devCopy) {
+	m, ok := c.data.(CopyMirror)
+	if !ok {
+		return
+	}
+	st := CopyInvalid
+	switch {
+	case c.valid && c.dirty:
+		st = CopyOwned
+	case c.valid:
+		st = CopyShared
+	}
+	m.MirrorCopy(d.index, Buffer{Ptr: c.ptr, Len: int(c.size), Elem: Bytes}, c.version, st)
+}
+
+func (d *Device) unmirror(c *devCopy) {
+	if m, ok := c.data.(CopyMirror); ok {
+		m.DropCopy(d.index)
+	}
+}
+
 // Access is how a task uses a flow.
 type Access uint8
 
@@ -154,6 +194,7 @@ func (d *Device) reserve(t *Task) (Result, error) {
 		m.copies[f.Data] = c
 		m.used += size
 		d.stats.memUsed.Store(m.used)
+		d.mirror(c)
 		d.pin(t, i, c)
 	}
 	return Done, nil
@@ -178,6 +219,7 @@ func (d *Device) evict(c *devCopy) {
 	m.clean.Remove(c.lru)
 	c.lru = nil
 	delete(m.copies, c.data)
+	d.unmirror(c)
 	m.used -= c.size
 	d.stats.memUsed.Store(m.used)
 	d.stats.evictions.Add(1)
@@ -256,6 +298,7 @@ func (d *Device) stageInTransfers(t *Task, s *Stream) (int, Result, error) {
 				// Write-only: the content is about to be overwritten, but
 				// the copy must not pass for a current one before then.
 				c.valid, c.dirty, c.version = false, false, 0
+				d.mirror(c)
 			}
 			continue
 		}
@@ -270,6 +313,7 @@ func (d *Device) stageInTransfers(t *Task, s *Stream) (int, Result, error) {
 			return n, Error, fmt.Errorf("gpu: stage-in copy on %s: %w", s.name, err)
 		}
 		c.version, c.valid, c.dirty, c.transfer = host, true, false, xferIn
+		d.mirror(c)
 		t.fs[i].incoming = true
 		n++
 	}
@@ -351,6 +395,7 @@ func (d *Device) markWritten(f *Flow, c *devCopy) {
 		v = c.version
 	}
 	c.version, c.valid, c.dirty = v+1, true, true
+	d.mirror(c)
 }
 
 // epilog settles the copies of a completed wrapper (§2 transition 10):
@@ -365,6 +410,7 @@ func (d *Device) epilog(t *Task) {
 			c.transfer = xferNone
 			c.dirty = false
 			t.flows[i].Data.SetHostVersion(c.version)
+			d.mirror(c)
 		}
 		d.unpin(t, i)
 	}
@@ -383,6 +429,7 @@ func (d *Device) cleanout(t *Task) {
 		if t.flows[i].Access&Write != 0 || fs.incoming || fs.outgoing {
 			wasDirty := c.dirty
 			c.valid, c.dirty, c.transfer = false, false, xferNone
+			d.mirror(c)
 			if c.lru != nil && wasDirty {
 				// Unpinned and listed as dirty: it is now clean garbage.
 				d.mem.owned.Remove(c.lru)
@@ -442,6 +489,7 @@ func (d *Device) writeBackDone(t *Task, ok bool) {
 		}
 		c.dirty = false
 		c.data.SetHostVersion(c.version)
+		d.mirror(c)
 		if c.lru != nil {
 			d.mem.owned.Remove(c.lru)
 			d.park(c)
@@ -454,6 +502,7 @@ func (d *Device) writeBackDone(t *Task, ok bool) {
 func (d *Device) releaseMemory() error {
 	var errs []error
 	for data, c := range d.mem.copies {
+		d.unmirror(c)
 		if err := d.be.Free(c.ptr); err != nil {
 			errs = append(errs, err)
 		}

@@ -39,13 +39,16 @@ type Device struct {
 	prof  Profiler
 	log   *slog.Logger
 
-	ownTrack      int
 	skipEmpty     bool
 	batching      bool
 	backoff       func(idle int)
 	counterUpdate func(delta int32)
 
 	stats deviceStats
+	// created is the device clock's origin; cost is a moving average of the
+	// device time per logical task, in ns, for load estimates.
+	created time.Time
+	cost    atomic.Int64
 
 	kmu     sync.RWMutex
 	kernels map[string]Kernel
@@ -177,9 +180,8 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 		d.mem.limit = total / 10 * 9
 	}
 	d.epoch.Store(1)
-	if d.prof != nil {
-		d.ownTrack = d.prof.Track(d.name + "/manager")
-	}
+	d.created = time.Now()
+	d.cost.Store(int64(10 * time.Microsecond))
 	names := make([]string, 0, 2+cfg.compute)
 	names = append(names, "in", "out")
 	for k := range cfg.compute {
@@ -383,6 +385,24 @@ func (d *Device) Epoch() uint64 { return d.epoch.Load() }
 
 // Pending returns the number of wrappers in device.pending.
 func (d *Device) Pending() int { return d.pending.len() }
+
+// observeCost folds the exec time of a completed ring, per member, into the
+// moving average of the device time per task.
+func (d *Device) observeCost(head *Task) {
+	if head.execStart == 0 {
+		return
+	}
+	per := int64(time.Since(d.created)-head.execStart) / int64(head.RingLen())
+	old := d.cost.Load()
+	d.cost.Store(old + (per-old)/8)
+}
+
+// Load estimates the work accepted by the device and not finished, in ns:
+// outstanding wrappers times the average device time per task.
+func (d *Device) Load() int64 {
+	n := int64(max(d.outstanding.Load(), 0))
+	return n * d.cost.Load()
+}
 
 // Stats is a snapshot of a device's counters.
 type Stats struct {

@@ -155,7 +155,7 @@ type worker struct {
 	j       *journal
 }
 
-func (w *worker) FlushNextTask() error {
+func (w *worker) FlushNextTask() {
 	w.flushes.Add(1)
 	if w.slot != nil {
 		if w.j != nil {
@@ -164,7 +164,6 @@ func (w *worker) FlushNextTask() error {
 		w.shared.push(w.slot)
 		w.slot = nil
 	}
-	return nil
 }
 
 // next takes the worker's next task: the private slot first, then the

@@ -10,8 +10,8 @@ type Worker interface {
 	// FlushNextTask moves the task in the worker's private next_task slot, if
 	// any, to the shared scheduler, where other workers can take it. The
 	// manager calls it right after winning the election and after every
-	// completion it runs.
-	FlushNextTask() error
+	// completion it runs. *rt.Worker implements it.
+	FlushNextTask()
 }
 
 // Completer ends logical tasks on behalf of the manager.

@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"time"
 )
 
 // Submit hands the wrapper t to the device. It returns nil once the device
@@ -71,6 +72,7 @@ func (d *Device) Submit(ctx context.Context, w Worker, t *Task) error {
 	if t.kind == KindKernel && (t.inc == nil || t.inc.Submit == nil || t.ec == nil) {
 		return fmt.Errorf("%w: wrapper without a logical task or a submit hook", ErrMisuse)
 	}
+	t.resetFlowState()
 	won, err := d.enter(ctx)
 	if err != nil {
 		return err
@@ -120,20 +122,11 @@ func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
 	ep := &episode{d: d, ctx: ctx, w: w}
 	d.stats.episodes.Add(1)
 	if w != nil {
-		if err := w.FlushNextTask(); err != nil {
-			// Fatal for the submission; leaving now could strand wrappers
-			// pushed since our increment, so the episode goes on.
-			err = fmt.Errorf("%w: flush next_task on entry: %v", ErrTaskFailed, err)
-			ep.setErr(err)
-			ep.terminate(nil, first, Error, err, false)
-			if ep.left {
-				return ep.err
-			}
-			first = nil
-		}
+		w.FlushNextTask()
 	}
+	var ownStart int64
 	if d.prof != nil {
-		d.prof.Begin(d.ownTrack, SpanOwn, TraceID{Class: d.name})
+		ownStart = d.prof.Now()
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -163,7 +156,9 @@ func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
 		idle++
 	}
 	if d.prof != nil {
-		d.prof.End(d.ownTrack, SpanOwn, TraceID{Class: d.name})
+		// On the worker's own track: the device's tracks may already have
+		// a new manager writing them.
+		d.prof.Own(w, d, ownStart, d.prof.Now())
 	}
 	return ep.err
 }
@@ -398,11 +393,14 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 		for x := range head.Ring() {
 			if x.exec == ExecPending {
 				x.exec = ExecOpen
-				d.prof.Begin(s.track, SpanExec, x.traceID())
+				d.prof.Begin(s.track, SpanExec, x)
 			}
 			x.state = StateExFollower
 		}
 		head.lastStatus = r
+		if head.execStart == 0 {
+			head.execStart = time.Since(d.created)
+		}
 		if r == Again {
 			head.state = StateExParked
 		} else {
@@ -445,6 +443,7 @@ func (ep *episode) execDone(s *Stream, head *Task) {
 	}
 	switch r {
 	case Done:
+		d.observeCost(head)
 		// Stage ends first, then execution ends: the stage end due at this
 		// event is never skipped (reviewer defect 1, §5.3).
 		for x := range head.Ring() {
@@ -596,9 +595,7 @@ func (ep *episode) complete(w *Task) {
 		}
 	}
 	if ep.w != nil {
-		if err := ep.w.FlushNextTask(); err != nil {
-			ep.setErr(fmt.Errorf("%w: flush next_task: %v", ErrTaskFailed, err))
-		}
+		ep.w.FlushNextTask()
 	}
 	d.stats.executed.Add(1)
 	ep.release(w, StateReleased)
@@ -641,7 +638,7 @@ func (ep *episode) terminate(s *Stream, head *Task, r Result, cause error, quies
 		ep.endStage(x)
 		if x.exec == ExecOpen {
 			x.exec = ExecClosed
-			d.prof.End(track, SpanExec, x.traceID())
+			d.prof.End(track, SpanExec, x)
 		}
 		if x.kind == KindWriteBack {
 			d.writeBackDone(x, false)
@@ -684,7 +681,7 @@ func (ep *episode) endStage(w *Task) {
 		return
 	}
 	w.stage.pending = false
-	ep.d.prof.End(w.stage.track, w.stage.name, w.traceID())
+	ep.d.prof.End(w.stage.track, w.stage.name, w)
 }
 
 // closeExec emits one end for every OPEN member of the ring.
@@ -692,14 +689,18 @@ func (ep *episode) closeExec(s *Stream, head *Task) {
 	for x := range head.Ring() {
 		if x.exec == ExecOpen {
 			x.exec = ExecClosed
-			ep.d.prof.End(s.track, SpanExec, x.traceID())
+			ep.d.prof.End(s.track, SpanExec, x)
 		}
 	}
 }
 
+// traceID names the wrapper's task in a TraceRecorder.
 func (t *Task) traceID() TraceID {
+	if tr, ok := t.ec.(Traced); ok {
+		return tr.TraceID()
+	}
 	if t.ec != nil {
-		return t.ec.TraceID()
+		return TraceID{Class: fmt.Sprint(t.ec)}
 	}
 	return TraceID{Class: t.kind.String(), Event: uint64(t.dev.index)}
 }

@@ -11,7 +11,6 @@ func (d *Device) Prefetch(ctx context.Context, w Worker, data Data) error {
 	t := d.allocTask()
 	t.kind = KindPrefetch
 	t.flows = append(t.flows[:0], Flow{Data: data, Access: Read})
-	t.resetFlowState()
 	if err := d.Submit(ctx, w, t); err != nil && t.state == StateNew {
 		d.freeTask(t, StateReleased)
 		return err

@@ -29,17 +29,26 @@ const (
 	SpanExec     = "exec"      // one logical member's execution (§5.3)
 )
 
-// Profiler receives the device's trace records. Begin and End of one span
-// carry the same track, name and id; spans of one track may overlap (the
-// members of a batch execute together), so a writer must pair them by
-// (name, id), not by nesting. Implementations must be safe for concurrent
-// use: several devices, and a leaving and an arriving manager, record at once.
+// Profiler receives the device's trace records, all on the manager's
+// goroutine. Begin and End of one span carry the same track, name and
+// wrapper; spans of one track may overlap (the members of a batch execute
+// together), so a writer pairs them by (name, wrapper), not by nesting. A
+// device's tracks are written by one manager at a time (the counter hands
+// them over), but several devices share a profiler.
 type Profiler interface {
-	// Track returns the id of a named track ("gpu0/exec1"); the device asks
-	// once per stream when it is created.
+	// Track returns the id of a named track ("gpu0/exec1"); a device asks
+	// once per stream, in NewDevice.
 	Track(name string) int
-	Begin(track int, name string, id TraceID)
-	End(track int, name string, id TraceID)
+	// Begin and End open and close a span of the wrapper's logical task.
+	Begin(track int, name string, t *Task)
+	End(track int, name string, t *Task)
+	// Now reads the profiler's clock.
+	Now() int64
+	// Own records a management episode of worker w on d between two Now
+	// readings, on the worker's profiling stream (§5.1). It is called after
+	// the episode's final decrement, when d's tracks may already belong to
+	// the next manager.
+	Own(w Worker, d *Device, start, end int64)
 }
 
 // TraceEvent is one record kept by a TraceRecorder.
@@ -79,14 +88,29 @@ func (r *TraceRecorder) Track(name string) int {
 }
 
 // Begin implements Profiler.
-func (r *TraceRecorder) Begin(track int, name string, id TraceID) { r.add(true, track, name, id) }
+func (r *TraceRecorder) Begin(track int, name string, t *Task) {
+	r.add(true, track, name, t.traceID(), time.Since(r.t0))
+}
 
 // End implements Profiler.
-func (r *TraceRecorder) End(track int, name string, id TraceID) { r.add(false, track, name, id) }
+func (r *TraceRecorder) End(track int, name string, t *Task) {
+	r.add(false, track, name, t.traceID(), time.Since(r.t0))
+}
 
-func (r *TraceRecorder) add(begin bool, track int, name string, id TraceID) {
+// Now implements Profiler.
+func (r *TraceRecorder) Now() int64 { return int64(time.Since(r.t0)) }
+
+// Own implements Profiler: the episode goes on the device's "manager" track.
+func (r *TraceRecorder) Own(_ Worker, d *Device, start, end int64) {
+	track := r.Track(d.Name() + "/manager")
+	id := TraceID{Class: d.Name()}
+	r.add(true, track, SpanOwn, id, time.Duration(start))
+	r.add(false, track, SpanOwn, id, time.Duration(end))
+}
+
+func (r *TraceRecorder) add(begin bool, track int, name string, id TraceID, at time.Duration) {
 	r.mu.Lock()
-	r.events = append(r.events, TraceEvent{Begin: begin, Track: track, Name: name, ID: id, At: time.Since(r.t0)})
+	r.events = append(r.events, TraceEvent{Begin: begin, Track: track, Name: name, ID: id, At: at})
 	r.mu.Unlock()
 }
 

@@ -144,5 +144,5 @@ func (s *Stream) BeginStage(t *Task, name string) {
 		return
 	}
 	t.stage = stageSpan{name: name, track: s.track, pending: true}
-	d.prof.Begin(s.track, name, t.traceID())
+	d.prof.Begin(s.track, name, t)
 }

@@ -3,16 +3,22 @@ package gpu
 import (
 	"fmt"
 	"iter"
+	"time"
 )
 
 // EC is the logical task (PaRSEC's execution context) as the manager sees
-// it. rt.Task satisfies it through the adapter; tests use fakes.
+// it: *rt.Task satisfies it, so submitting an rt task allocates nothing
+// beyond its wrapper. Trace records name a member by its own task (§5.3:
+// never by the head's saved fields): a Profiler gets the wrapper, and the
+// TraceRecorder asks the task for its TraceID when it implements Traced.
 type EC interface {
 	// Priority is read before every FIFO insertion of the wrapper (§4.5), so a
 	// hook that changes it is honoured at the next insertion.
 	Priority() int32
-	// TraceID names the task in trace records (§5.3: end key, event id and
-	// taskpool id come from each member's own task, never from the head).
+}
+
+// Traced is implemented by logical tasks that name themselves in traces.
+type Traced interface {
 	TraceID() TraceID
 }
 
@@ -51,6 +57,10 @@ type Incarnation struct {
 	NoProfile bool
 	// StageIn and StageOut replace the default transfers when not nil.
 	StageIn, StageOut StageFn
+	// Size, when set, gives the device size in bytes of flow i of a task
+	// (JDF X.size); 0 keeps the size of the host copy. Adapters that build
+	// flows from a runtime task (RTDevice) call it.
+	Size func(ec EC, flow int) int64
 }
 
 // runsOn reports whether the incarnation targets dev's device type.
@@ -89,8 +99,9 @@ type Task struct {
 	pushout   uint64
 	dataEpoch uint64
 
-	stage stageSpan
-	exec  ExecState
+	stage     stageSpan
+	exec      ExecState
+	execStart time.Duration // device clock at the first commit of the exec stage
 	// trace id cached at submission for the execution interval
 	wb []*devCopy // copies written back by a KindWriteBack wrapper
 }
@@ -111,7 +122,6 @@ func (d *Device) NewTask(ec EC, inc *Incarnation, flows ...Flow) *Task {
 	t.inc = inc
 	t.kind = KindKernel
 	t.flows = append(t.flows[:0], flows...)
-	t.resetFlowState()
 	if ec != nil {
 		t.priority = ec.Priority()
 	}
@@ -160,11 +170,9 @@ func (t *Task) Continuation() bool { return t.continuation }
 func (t *Task) Stream() *Stream { return t.stream }
 
 func (t *Task) String() string {
-	name := "?"
-	if t.ec != nil {
-		name = t.ec.TraceID().String()
-	} else if t.kind == KindWriteBack {
-		name = "w2r"
+	name := t.traceID().String()
+	if s, ok := t.ec.(fmt.Stringer); ok {
+		name = s.String()
 	}
 	return fmt.Sprintf("%s[%s p=%d]", name, t.state, t.priority)
 }
@@ -237,6 +245,10 @@ func forEachChopped(head *Task, fn func(*Task)) {
 		x = rest
 	}
 }
+
+// AddFlow appends a flow to a wrapper that was not submitted yet; flow
+// indices follow the order of NewTask's flows, then of AddFlow calls.
+func (t *Task) AddFlow(f Flow) { t.flows = append(t.flows, f) }
 
 // Flow returns flow i as given to NewTask.
 func (t *Task) Flow(i int) Flow { return t.flows[i] }

@@ -1,0 +1,360 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/profile"
+)
+
+// RTDevice makes a Device usable as rt's device (rt.Device): register it
+// with rt.WithDevices. It accepts incarnations of kind rt.GPU, and rt.CUDA
+// on a CUDA backend; the incarnation's Device field must hold the body's
+// *Incarnation (generated code fills it).
+//
+// Submitting an rt task wraps it with its flows: flow i of the class is
+// flow i of the wrapper (CTL and absent flows are NULL), keyed by its host
+// rt.Copy, written flows always written back to the host (rt reads host
+// copies only), and the device's copies mirrored into the rt.Data slot of
+// the device (slot index+1). Completion goes through rt.Worker.Complete on
+// the manager's worker (so successors reach its next_task slot, flushed
+// right after), failures through rt.Task.Fail, and NEXT from a
+// complete-stage callback through rt.Task.Reschedule to the following
+// incarnation. Trace spans go to rt's tracer: a track per device stream,
+// and the manager's "own" episodes on the worker's track.
+type RTDevice struct {
+	d      *Device
+	prof   *rtProfiler
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+var _ rt.Device = (*RTDevice)(nil)
+
+// NewRTDevice wraps be into a Device set up for rt; opts may add device
+// options (streams, events, memory limit, logger).
+func NewRTDevice(be Backend, opts ...Option) (*RTDevice, error) {
+	r := &RTDevice{prof: &rtProfiler{}}
+	host := rtHost{}
+	base := []Option{WithCompleter(host), WithScheduler(host), WithProfiler(r.prof)}
+	d, err := NewDevice(be, append(base, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	r.d = d
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	return r, nil
+}
+
+// OpenRT opens the devices of spec for rt; pass them to rt.New with
+// rt.WithDevices(RTDevices(devs)...).
+func OpenRT(spec Spec, opts ...Option) ([]*RTDevice, error) {
+	bes, err := OpenBackends(spec)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*RTDevice, 0, len(bes))
+	for i, be := range bes {
+		r, err := NewRTDevice(be, append(opts[:len(opts):len(opts)], WithIndex(i))...)
+		if err != nil {
+			for _, o := range out {
+				_ = o.Close()
+			}
+			for _, b := range bes[i:] {
+				_ = b.Close()
+			}
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// RTDevices converts devices for rt.WithDevices.
+func RTDevices(devs []*RTDevice) []rt.Device {
+	out := make([]rt.Device, len(devs))
+	for i, d := range devs {
+		out[i] = d
+	}
+	return out
+}
+
+// Device returns the wrapped device.
+func (r *RTDevice) Device() *Device { return r.d }
+
+// Name implements rt.Device.
+func (r *RTDevice) Name() string {
+	if n := r.d.info.Name; n != "" {
+		return n
+	}
+	return r.d.name
+}
+
+// Accepts implements rt.Device.
+func (r *RTDevice) Accepts(k rt.DeviceKind) bool {
+	return k == rt.GPU || (k == rt.CUDA && r.d.info.Type == TypeCUDA)
+}
+
+// Load implements rt.Device.
+func (r *RTDevice) Load() int64 { return r.d.Load() }
+
+// Close closes the device (after the rt Context is closed): it fails with
+// ErrLeak while work is outstanding.
+func (r *RTDevice) Close() error {
+	err := r.d.Close()
+	if err == nil {
+		r.cancel()
+	}
+	return err
+}
+
+// Submit implements rt.Device.
+func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
+	gi, ok := inc.Device.(*Incarnation)
+	if !ok || gi == nil || gi.Submit == nil {
+		return fmt.Errorf("%w: incarnation %v of %v has no *gpu.Incarnation with a submit hook", ErrMisuse, inc.Kind, t)
+	}
+	if w != nil {
+		r.prof.bind(w.Context().Tracer(), r.d)
+	}
+	wt := r.d.NewTask(t, gi)
+	if inc.NoTrace {
+		wt.exec = ExecDisabled
+	}
+	flows := t.Class().Flows
+	for i := range flows {
+		c := t.Flow(i)
+		if c == nil || flows[i].Access == rt.CTL {
+			wt.AddFlow(Flow{})
+			continue
+		}
+		hc := hostCopy{c}
+		elem, ok := hc.elem()
+		if !ok {
+			_ = r.d.Discard(wt)
+			return fmt.Errorf("%w: flow %s of %v holds %T; device flows hold []float64, []float32, []int64, []int32 or []byte",
+				ErrBadArgument, flows[i].Name, t, c.Value)
+		}
+		f := Flow{Data: hc, Elem: elem}
+		switch flows[i].Access {
+		case rt.Read:
+			f.Access = Read
+		case rt.Write:
+			f.Access = Write
+		default:
+			f.Access = ReadWrite
+		}
+		if gi.Size != nil {
+			f.Size = gi.Size(t, i)
+		}
+		wt.AddFlow(f)
+	}
+	var gw Worker
+	if w != nil {
+		gw = w
+	}
+	return r.d.Submit(r.ctx, gw, wt)
+}
+
+// rtHost completes, fails and reschedules rt tasks for the manager.
+type rtHost struct{}
+
+func (rtHost) Complete(w Worker, t *Task) error {
+	task := t.ec.(*rt.Task)
+	if rw, ok := w.(*rt.Worker); ok && rw != nil {
+		rw.Complete(task)
+	} else {
+		task.Complete()
+	}
+	return nil
+}
+
+func (rtHost) Cleanout(t *Task, cause error) { t.ec.(*rt.Task).Fail(cause) }
+
+func (rtHost) Reschedule(t *Task) error {
+	task := t.ec.(*rt.Task)
+	task.Reschedule(task.Incarnation() + 1)
+	return nil
+}
+
+// hostCopy is an rt host copy as the device sees it. It is pointer-shaped,
+// so storing it in a Flow allocates nothing, and it compares by the copy.
+type hostCopy struct{ c *rt.Copy }
+
+func (h hostCopy) elem() (Elem, bool) {
+	switch h.c.Value.(type) {
+	case []float64:
+		return Float64, true
+	case []float32:
+		return Float32, true
+	case []int64:
+		return Int64, true
+	case []int32:
+		return Int32, true
+	case []byte:
+		return Bytes, true
+	}
+	return Bytes, false
+}
+
+// HostBytes implements Data: the host slice seen as bytes.
+func (h hostCopy) HostBytes() []byte {
+	switch v := h.c.Value.(type) {
+	case []float64:
+		return Float64sAsBytes(v)
+	case []float32:
+		return sliceBytes(v)
+	case []int64:
+		return sliceBytes(v)
+	case []int32:
+		return sliceBytes(v)
+	case []byte:
+		return v
+	}
+	return nil
+}
+
+func sliceBytes[E float32 | int64 | int32](v []E) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	var e E
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v)*int(unsafe.Sizeof(e)))
+}
+
+// HostVersion implements Data.
+func (h hostCopy) HostVersion() uint64 { return h.c.Version() }
+
+// SetHostVersion implements Data. The write-back of a task's flow is
+// followed by the task's completion, where rt bumps the host copy's version
+// by one, to the version of the device copy: setting it here too would make
+// the device copy look stale.
+func (h hostCopy) SetHostVersion(uint64) {}
+
+// MirrorCopy implements CopyMirror: the device copy appears in the rt.Data
+// slot of the device.
+func (h hostCopy) MirrorCopy(dev int, b Buffer, version uint64, state CopyState) {
+	data, slot := h.c.Data(), dev+1
+	if data == nil || slot >= rt.MaxDevices {
+		return
+	}
+	c := data.Copy(slot)
+	if c == nil {
+		c = rt.NewCopy(b)
+		if err := data.Attach(slot, c); err != nil {
+			return // another device index collides; mirroring is informative
+		}
+	}
+	c.SetVersion(version)
+	switch state {
+	case CopyOwned:
+		c.SetState(rt.Owned)
+	case CopyShared:
+		c.SetState(rt.Shared)
+	default:
+		c.SetState(rt.Invalid)
+	}
+}
+
+// DropCopy implements CopyMirror.
+func (h hostCopy) DropCopy(dev int) {
+	data, slot := h.c.Data(), dev+1
+	if data == nil || slot >= rt.MaxDevices {
+		return
+	}
+	if c := data.Copy(slot); c != nil {
+		data.Detach(slot, c)
+	}
+}
+
+// rtProfiler writes a device's spans into rt's tracer. Tracks are named
+// before the tracer is known (NewDevice) and created at the first Submit;
+// from then on each is written by the device's manager only.
+type rtProfiler struct {
+	once   sync.Once
+	tr     *profile.Tracer
+	names  []string
+	tracks []*profile.Track
+	open   []map[rtSpan]int64 // per track: start times of open spans
+	byName map[string]profile.Name
+	own    profile.Name
+}
+
+type rtSpan struct {
+	name string
+	t    *Task
+}
+
+func (p *rtProfiler) bind(tr *profile.Tracer, d *Device) {
+	p.once.Do(func() {
+		if tr == nil {
+			return
+		}
+		p.tr = tr
+		p.byName = make(map[string]profile.Name)
+		p.own = tr.Name("gpu own " + d.name)
+		for _, n := range p.names {
+			p.tracks = append(p.tracks, tr.NewTrack(d.name, n))
+			p.open = append(p.open, make(map[rtSpan]int64))
+		}
+	})
+}
+
+func (p *rtProfiler) Track(name string) int {
+	p.names = append(p.names, name)
+	return len(p.names) - 1
+}
+
+func (p *rtProfiler) Now() int64 { return p.tr.Now() }
+
+func (p *rtProfiler) Begin(track int, name string, t *Task) {
+	if p.tr == nil {
+		return
+	}
+	p.open[track][rtSpan{name, t}] = p.tr.Now()
+}
+
+func (p *rtProfiler) End(track int, name string, t *Task) {
+	if p.tr == nil {
+		return
+	}
+	key := rtSpan{name, t}
+	start, ok := p.open[track][key]
+	if !ok {
+		return
+	}
+	delete(p.open[track], key)
+	label := name
+	var args [profile.MaxArgs]int64
+	n := 0
+	if task, ok := t.ec.(*rt.Task); ok {
+		tc := task.Class()
+		if name == SpanExec {
+			label = tc.Name
+		} else {
+			label = name + " " + tc.Name
+		}
+		for _, s := range tc.Params {
+			if n == len(args) {
+				break
+			}
+			args[n] = int64(task.Local(s))
+			n++
+		}
+	}
+	id, ok := p.byName[label]
+	if !ok {
+		id = p.tr.Name(label)
+		p.byName[label] = id
+	}
+	p.tracks[track].Span(id, start, p.tr.Now(), args[:n]...)
+}
+
+func (p *rtProfiler) Own(w Worker, d *Device, start, end int64) {
+	if rw, ok := w.(*rt.Worker); ok && rw != nil && p.tr != nil {
+		rw.Track().Span(p.own, start, end)
+	}
+}

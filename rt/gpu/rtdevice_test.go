@@ -1,0 +1,211 @@
+package gpu_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/gpu"
+	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
+)
+
+// An rt program with a batched GPU incarnation, written the way jdf2go will
+// generate it:
+//
+//	T(k, s)
+//	  k = 0 .. K-1
+//	  s = 0 .. S-1
+//	  : V(k)
+//	RW X <- (s == 0) ? V(k) : X T(k, s-1)
+//	     -> (s < S-1) ? X T(k, s+1) : V(k)
+//	BODY [type=GPU batch=true batch_max=8 evaluate=even]  X = 2*X + 1  END
+//	BODY                                                   X = 2*X + 1  END
+//
+// Steps alternate between the devices and the CPU (the GPU body refuses odd
+// steps), so every step moves the datum between host and device copies.
+type affine struct {
+	K, S int
+	V    *rt.Vector
+}
+
+var affineT rt.TaskClass
+
+func init() {
+	err := gpu.RegisterKernel(gpu.KernelSpec{Name: "test.affine", Host: func(mem gpu.HostMemory, _, _ gpu.Dim3, args []any) error {
+		x, err := gpu.Float64s(mem, args[0].(gpu.Buffer))
+		if err != nil {
+			return err
+		}
+		a, b := args[1].(float64), args[2].(float64)
+		for i := range x {
+			x[i] = a*x[i] + b
+		}
+		return nil
+	}})
+	if err != nil {
+		panic(err)
+	}
+	gpuBody := &gpu.Incarnation{Name: "T/gpu", Batch: true, Submit: func(d *gpu.Device, task *gpu.Task, s *gpu.Stream) gpu.Result {
+		if _, err := s.CollectBatch(task, gpu.BatchPolicy{Max: 8}.Match, nil); err != nil {
+			return gpu.Error
+		}
+		for m := range task.Ring() {
+			if err := s.Launch("test.affine", gpu.Dim3{X: 1}, gpu.Dim3{X: 1}, m.Buffer(0), 2.0, 1.0); err != nil {
+				return gpu.Error
+			}
+		}
+		return gpu.Done
+	}}
+	affineT = rt.TaskClass{
+		Name: "T", ID: 0, Locals: []string{"k", "s"}, Params: []int{0, 1},
+		Flows: []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*affine)
+			for k := range g.K {
+				l[0] = k
+				for s := range g.S {
+					l[1] = s
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
+		Complete: affineComplete,
+		Goal: func(tp *rt.Taskpool, l *rt.Locals) uint32 {
+			if l[1] > 0 {
+				return 1
+			}
+			return 0
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			return tp.Globals().(*affine).V, rt.Ix(l[0])
+		},
+		Prepare: func(task *rt.Task) error {
+			if task.Local(1) == 0 {
+				task.SetFlow(0, task.Taskpool().Globals().(*affine).V.DataOf(rt.Ix(task.Local(0))).Host())
+			}
+			return nil
+		},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g := tp.Globals().(*affine)
+			if flows&1 == 0 {
+				return
+			}
+			if l[1] < g.S-1 {
+				e.L[0], e.L[1] = l[0], l[1]+1
+				if affineComplete(tp, &e.L) {
+					e.Task(0, 0, &affineT, 0)
+				}
+				return
+			}
+			e.Data(0, 1, g.V, rt.Ix(l[0]))
+		},
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: gpuBody, Evaluate: func(t *rt.Task) bool { return t.Local(1)%2 == 0 }},
+			{Kind: rt.CPU, Hook: func(t *rt.Task) error {
+				x := t.Flow(0).Float64s()
+				for i := range x {
+					x[i] = 2*x[i] + 1
+				}
+				return nil
+			}},
+		},
+	}
+}
+
+func affineComplete(tp *rt.Taskpool, l *rt.Locals) bool {
+	g := tp.Globals().(*affine)
+	return l[0] >= 0 && l[0] < g.K && l[1] >= 0 && l[1] < g.S
+}
+
+func TestRTDeviceRunsBatchedGPUIncarnation(t *testing.T) {
+	const K, S, nb = 24, 6, 16
+	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 2}, gpu.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...), rt.WithProfiling())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := rt.NewVector(K*nb, nb, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range K {
+		for i, b := 0, v.Block(k); i < nb; i++ {
+			b[i] = math.Sin(float64(k*nb + i))
+		}
+	}
+	tp := rt.NewTaskpool("affine", &affine{K: K, S: S, V: v}, &affineT)
+	if err := c.Add(tp); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := tp.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for k := range K {
+		for i, got := range v.Block(k) {
+			want := math.Sin(float64(k*nb + i))
+			for range S {
+				want = 2*want + 1
+			}
+			if got != want {
+				t.Fatalf("V(%d)[%d] = %v, want %v", k, i, got, want)
+			}
+		}
+	}
+	// Device copies are mirrored into the rt.Data slots (device index + 1);
+	// the last step ran on the CPU, so the host copy is newer than any.
+	mirrored := 0
+	for k := range K {
+		data := v.DataOf(rt.Ix(k))
+		for slot := 1; slot <= 2; slot++ {
+			if dc := data.Copy(slot); dc != nil {
+				mirrored++
+				if _, ok := dc.Value.(gpu.Buffer); !ok || dc.Version() >= data.Host().Version() || dc.State() != rt.Shared {
+					t.Fatalf("V(%d) slot %d: %T version %d state %v, host version %d", k, slot, dc.Value, dc.Version(), dc.State(), data.Host().Version())
+				}
+			}
+		}
+	}
+	if mirrored == 0 {
+		t.Fatal("no device copy mirrored into rt.Data")
+	}
+	var executed uint64
+	for _, d := range devs {
+		st := d.Device().Stats()
+		executed += st.Executed
+		if st.Outstanding != 0 || st.Live != 0 {
+			t.Fatalf("%s: outstanding %d, live %d", d.Name(), st.Outstanding, st.Live)
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := uint64(K * ((S + 1) / 2)); executed != want {
+		t.Fatalf("devices executed %d tasks, want %d (the even steps)", executed, want)
+	}
+	counts := map[string]int64{}
+	for _, st := range c.Summary() {
+		counts[st.Name] += st.Count
+	}
+	// CPU steps are traced by their workers, GPU steps by the device's
+	// exec tracks; every GPU step stages its datum in and out (the CPU wrote
+	// it in between); managers record their episodes on their workers.
+	if counts["T"] != K*S || counts["stage_in T"] != int64(executed) || counts["stage_out T"] != int64(executed) {
+		t.Fatalf("spans T %d, stage_in T %d, stage_out T %d; want %d, %d, %d",
+			counts["T"], counts["stage_in T"], counts["stage_out T"], K*S, executed, executed)
+	}
+	if counts["gpu own gpu0"]+counts["gpu own gpu1"] == 0 {
+		t.Fatal("no management episode traced")
+	}
+}
