@@ -139,7 +139,7 @@ func (c *checker) globalProps(g *Global) {
 		c.warnf(g.Props.Get("default").NamePos, "global %q has both a value and a default; the default is used", g.Name)
 	}
 	if g.Default != nil && !g.Hidden {
-		c.warnf(g.Default.Pos(), "global %q is not hidden: its default is used and the constructor does not take it as a parameter (add hidden = on)", g.Name)
+		c.warnf(g.Default.Pos(), "global %q has a value but is not hidden: the value is used and the constructor does not take it as a parameter (add hidden = on)", g.Name)
 		// Part A.3: the default is used, so the global is computed, not a parameter.
 		g.Hidden = true
 	}

@@ -1,0 +1,164 @@
+// Package parser is the JDF front end of jdf2go: a scanner with the modes of
+// PaRSEC's flex scanner, a recursive-descent parser for the grammar of
+// jdf-language.md Part B §2 plus the Part A (Go dialect) extensions, the
+// semantic checks of Part B §5 and Part A, and the canonical printer behind
+// `jdf2go fmt`. It never imports the runtime.
+//
+// # Entry points
+//
+//	prog, diags := parser.ParseAndCheck("potrf.jdf", src) // parse, then check if no syntax error
+//	prog, diags, err := parser.LoadFile("potrf.jdf")       // the same from a file; err only for I/O
+//	prog, diags := parser.Parse(name, src)                 // syntax only (what fmt needs)
+//	diags := parser.Check(prog)                            // semantic checks; fills resolution fields
+//	out := parser.Format(prog)                             // canonical layout, comments kept
+//	parser.Inspect(prog, func(n parser.Node) bool { ... }) // walk the tree in source order
+//
+// A program is ready for code generation when diags.Err() is nil (warnings
+// alone are not errors). Diagnostics are sorted and print as
+// `file.jdf:LINE:COL: error: message` (or `warning:`). Parse always returns
+// a Program, partial after a syntax error; Check runs only on a program
+// without syntax errors and always runs to the end.
+//
+// # The checked program (what codegen consumes)
+//
+// The AST is the checked program: Check fills in resolution fields on the
+// nodes, as go/ast's Ident.Obj once did. Every node embeds Span (Pos, EndPos
+// as participle lexer.Positions: file, byte offset, line, byte column) and
+// has Pos() and End(). Fields marked "Filled by Check" are zero before Check.
+//
+//	Program
+//	  Filename
+//	  Prologue, Epilogue *CodeBlock      // Lang ("Go", "C" or ""), Text (raw), TextPos (for //line)
+//	  Globals []*Global                  // declaration order; implicit collections prepended
+//	  Options []*Option                  // Option(name) Expr, OptionText(name, def) string
+//	  Classes []*TaskClass               // source order; Class(name), Global(name) look-ups
+//	  GoPrologue map[string]bool         // top-level names of a Go prologue/epilogue and its imports; nil if not Go
+//	Global
+//	  Name, Type (Go type text, "int" by default), Hidden, Default Expr (from `default` or `NAME = expr`),
+//	  Aligned, Size Expr, Implicit, Index, Collection (used as affinity/endpoint), Arity
+//	TaskClass
+//	  Name, Index, Params []*Param (Param.Def), Props, Attrs ClassAttrs (high_priority, immediate,
+//	  profile, count_deps, mask_deps, time_estimate, make_key_fn, ... typed),
+//	  Defs []*Definition, SimCost Expr, Affinity *Affinity (Name, Args, Global),
+//	  Flows []*Flow, Priority Expr, Bodies []*Body; Flow(name), Def(name)
+//	Definition
+//	  Name, Index, Param (nil for a local), Value Expr: *RangeExpr (From, To, Step),
+//	  *LocalSetExpr (Named, X: the "local indices" set), or any other Expr (an *InlineCode included);
+//	  Range() returns the *RangeExpr or nil
+//	Flow
+//	  Access (AccessRW, AccessRead, AccessWrite, AccessCTL), Name, Index (source order), Class,
+//	  GoType (flow property gotype, else %option gotype, else "[]float64"; "" for CTL),
+//	  Deps []*Dep in source order; In() and Out() filter them
+//	Dep
+//	  Dir (In, Out), Index, Named []*NamedRange (dep-level ranges), Guard Expr (nil: unconditional),
+//	  Then, Else *Target (Else nil: no else branch), Props, Attrs DepAttrs (type, type_remote,
+//	  type_data, layout, count, displ, warning = disable)
+//	Target
+//	  Kind (TargetTask, TargetCollection, TargetNew, TargetNull), Named (call-level ranges),
+//	  Flow and Name as written, Args (elements may be *RangeExpr or *LocalSetExpr: broadcast/gather),
+//	  Class *TaskClass and FlowRef *Flow (TargetTask: FlowRef.Index is the target flow index),
+//	  Collection *Global (TargetCollection)
+//	Body
+//	  Index (order incarnations are tried), Type as written ("" = CPU), Device() ("CPU", "CUDA", "GPU",
+//	  upper-cased), IsGPU(), Text and TextPos (raw body for //line), Props, Attrs BodyAttrs (Batch:
+//	  BatchOff/BatchOn/BatchManual, BatchMax, BatchMatch, Sizes []*FlowSize{Flow, Value}, DataColls,
+//	  StageIn, StageOut, Device, Evaluate, ProfileOff, Dyld, DyldType)
+//
+// Expressions are a sealed interface (Expr): *BinaryExpr (Op, X, Y),
+// *UnaryExpr (OpNot, OpNeg), *TernaryExpr, *ParenExpr, *IntLit, *Name,
+// *SelectorExpr (X.Sel, or X->Sel with Arrow set: gen rewrites it to '.'),
+// *CallExpr (a Go function call), *StringLit (pasted verbatim as code),
+// *InlineCode (a %{ %} block), and in range positions *RangeExpr and
+// *LocalSetExpr. Dotted names arrive as a *Name wrapped in selectors;
+// BaseName(e) returns the root *Name. After Check every *Name in a checked
+// position carries its resolution: Ref = RefDef (Def: a parameter or local
+// of the class), RefIndex (Index: a named-range index), RefGlobal (Global),
+// RefGo (a prologue name, import or Go predeclared identifier), or
+// RefUnresolved (unchecked places: exported class properties, dep counts).
+// Names inside strings and code blocks are never resolved.
+//
+// JDF mixes numbers and conditions; Go does not. ResultKind(e) says whether
+// an expression yields an int, a bool, or something opaque (a global, a call,
+// a string or code block: the Go compiler decides), and WantKind(parent,
+// child, ctx) says what the place of a child wants, guards wanting KindBool
+// and every other root position KindInt. codegen converts where they differ
+// (`x != 0`, or a 0/1 conversion of a bool). Op.GoString gives `&&` for the
+// JDF logical `&`.
+//
+// # Dialect
+//
+// Everything Part B accepts, plus Part A: `extern "Go" %{ %}` prologues, unary
+// minus on any operand, Go function calls (checked against a Go prologue when
+// there is one), dotted selectors (`descA.MT`, `descA.Tiles()`), `gotype` as
+// a flow property (`RW A [gotype = "[]float32"] <- ...`). Bodies and code
+// blocks are opaque text, so PaRSEC files with C bodies parse and check. A
+// prologue or epilogue written in Go is parsed with go/parser to learn its
+// top-level names; an `extern "Go"` block that does not parse is an error,
+// a plain `%{` block that does not parse is taken to be C.
+//
+// # Where jdf2go deliberately differs from jdf2c
+//
+//	input                                  jdf2c                          jdf2go
+//	-> [i = 0 .. N] X T(i)                 "syntax is ambiguous"          accepted: the range is dep-level (same meaning)
+//	"6", "*", "  " (digits, one op,        INT 6 then "" (parse error)    the string it is
+//	  blanks)
+//	stray character (~ # @ $ { } ...)      silently dropped               dropped, with a warning
+//	// comment on the BODY line            swallows the newline; the      ends the BODY line; the body starts on
+//	                                       next line's { is dropped       the next line, unchanged
+//	body line that is exactly /*           starts a JDF comment, drops    body text (a Go block comment)
+//	                                       the body so far
+//	body line of digits, or -> / <-        a token: parse error           body text
+//	// comment on the last line, no \n     lexes as two '/'               a comment
+//	extern "C++" (any language but C)      assertion abort                error (C and Go are accepted)
+//	a file with one code block only        "ambiguous"                    the prologue
+//	sanity-check failures                  printed, exit status 0         errors, exit status 1
+//	default on a non-hidden global         silently overrides the arg     warning; the global is computed
+//	-k, -(k), f(k)                         syntax errors                  unary minus, Go calls (Part A)
+//	bodyx at line start                    IDENT; "  bodyx" is BODY + x   IDENT in both cases
+//
+// Kept as jdf2c does (tested in lexer_test.go): `~k` reads `k`; `1.5` and
+// `0x10` are syntax errors; `a<-1` is `a <- 1`; `%option` only in column 1;
+// a line starting with the word body (any case) starts a BODY; `%%}` does not
+// close a code block; only a line that is exactly blanks + END closes a body
+// (`END  `, `END /* x */`, `endif`, `end;` are body text); inside a comment a
+// `/*` at the start of a scanner token (line start, right after an opener or
+// an inner closer) nests; on/off words are integers and keywords are names
+// inside `[...]`; a code block between two items, a second `;` line, an
+// unparenthesised ternary guard, `T()` and empty property lists are syntax
+// errors; undeclared collections are declared implicitly, first (with a
+// warning).
+//
+// # What the checker reports
+//
+// Errors: syntax and lexical errors; duplicate globals, classes, parameters,
+// definitions and flows; names that are undefined or used before their
+// definition (definitions see only earlier ones, globals only earlier
+// globals), with "did you mean" suggestions; parameters without definition;
+// affinity or endpoint collections that are task classes, scalars, or used
+// with different arities; unknown classes and flows (with suggestions) and
+// wrong argument counts; CTL flows connected to data flows, collections, NEW
+// or NULL; NEW or NULL on an output; ranges and named ranges on the inputs of
+// non-CTL flows; ranges as Go function arguments; more than one CPU body;
+// ill-typed properties (on/off, identifiers, functions, X.size on a CTL or
+// unknown flow, batching on a CPU body, dyld without dyldtype, BODY type
+// not an identifier, find/alloc/free_deps_fn not all given, obsolete
+// arena_index and nb_elt, type_remote with type_data); RW and READ flows
+// without input, WRITE flows with an input other than NEW, READ flows from an
+// unguarded NEW; a task endpoint whose target flow has no dependency at all
+// in the other direction; an extern "Go" block that go/parser rejects.
+//
+// Warnings: unknown global, flow, dependency and body properties, and class
+// properties or options that look like a misspelt known one; a default on a
+// non-hidden global; a class, definition or global masking another; a local
+// defined as a range; flows with no dependencies; inputs after an input that
+// always supplies the data; a WRITE flow without output; the class-level DAG
+// check (an output whose target flow has no input naming this class and flow
+// back, and the reverse, giving both locations); single `&` and `|`;
+// implicitly declared collections; obsolete or conflicting body properties;
+// stray characters.
+//
+// Not checked: the remote-reference warning of §5.2 #13 (the runtime moves
+// remote data), PaRSEC's flow and dependency count limits (the runtime has
+// its own), and anything inside bodies, code blocks and strings, which the Go
+// compiler checks after generation.
+package parser
