@@ -118,50 +118,69 @@ func TestGonumGemmMatchesReference(t *testing.T) {
 	checkGemmAgainst(t, Gonum(), refGemm, 1e-13)
 }
 
-func TestGonumTrsmSolves(t *testing.T) {
-	rng := rand.New(rand.NewPCG(2, 2))
-	impl := Gonum()
-	for _, sh := range []gemmShape{{1, 1, 0}, {7, 3, 0}, {33, 65, 0}, {130, 70, 0}} {
+// trsmCase is one Dtrsm problem: a triangle A (na×na, well conditioned in
+// both triangles) and a right-hand side B (m×n), with padded leading
+// dimensions.
+type trsmCase struct {
+	name               string
+	side               Side
+	uplo               Uplo
+	tA                 Transpose
+	diag               Diag
+	m, n, na, lda, ldb int
+	a, b               []float64
+}
+
+// forTrsmCases calls do for every side, triangle, transpose and diagonal
+// on each m×n shape.
+func forTrsmCases(seed uint64, shapes [][2]int, do func(c trsmCase)) {
+	rng := rand.New(rand.NewPCG(seed, seed))
+	for _, sh := range shapes {
 		for _, side := range []Side{Left, Right} {
 			for _, uplo := range []Uplo{Lower, Upper} {
 				for _, tA := range transposes {
 					for _, diag := range []Diag{NonUnit, Unit} {
-						name := fmt.Sprintf("%dx%d/%c%c%c%c", sh.m, sh.n, side, uplo, tA, diag)
-						m, n := sh.m, sh.n
-						na := m
+						c := trsmCase{side: side, uplo: uplo, tA: tA, diag: diag, m: sh[0], n: sh[1], na: sh[0]}
+						c.name = fmt.Sprintf("%dx%d/%c%c%c%c", c.m, c.n, side, uplo, tA, diag)
 						if side == Right {
-							na = n
+							c.na = c.n
 						}
-						lda, ldb := na+2, m+1
-						a := wellConditionedTriangle(rng, na, lda)
-						b := randMatrix(rng, m, n, ldb)
-						x := slices.Clone(b)
-						const alpha = 0.75
-						if err := impl.Dtrsm(side, uplo, tA, diag, m, n, alpha, a, lda, x, ldb); err != nil {
-							t.Fatalf("%s: %v", name, err)
-						}
-						// op(A)·X (or X·op(A)) must give back alpha·B.
-						tri := triangular(uplo, diag, na, a, lda)
-						got := make([]float64, m*n)
-						if side == Left {
-							refGemm(tA, NoTrans, m, n, m, 1, tri, na, x, ldb, 0, got, m)
-						} else {
-							refGemm(NoTrans, tA, m, n, n, 1, x, ldb, tri, na, 0, got, m)
-						}
-						want := make([]float64, m*n)
-						for j := 0; j < n; j++ {
-							for i := 0; i < m; i++ {
-								want[i+j*m] = alpha * b[i+j*ldb]
-							}
-						}
-						if d := maxDiff(m, n, got, m, want, m); d > 1e-12 {
-							t.Errorf("%s: residual %.3g", name, d)
-						}
+						c.lda, c.ldb = c.na+2, c.m+1
+						c.a = wellConditionedTriangle(rng, c.na, c.lda)
+						c.b = randMatrix(rng, c.m, c.n, c.ldb)
+						do(c)
 					}
 				}
 			}
 		}
 	}
+}
+
+func TestGonumTrsmSolves(t *testing.T) {
+	const alpha = 0.75
+	forTrsmCases(2, [][2]int{{1, 1}, {7, 3}, {33, 65}, {130, 70}}, func(c trsmCase) {
+		x := slices.Clone(c.b)
+		if err := Gonum().Dtrsm(c.side, c.uplo, c.tA, c.diag, c.m, c.n, alpha, c.a, c.lda, x, c.ldb); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		// op(A)·X (or X·op(A)) must give back alpha·B.
+		tri := triangular(c.uplo, c.diag, c.na, c.a, c.lda)
+		got := make([]float64, c.m*c.n)
+		if c.side == Left {
+			refGemm(c.tA, NoTrans, c.m, c.n, c.m, 1, tri, c.na, x, c.ldb, 0, got, c.m)
+		} else {
+			refGemm(NoTrans, c.tA, c.m, c.n, c.n, 1, x, c.ldb, tri, c.na, 0, got, c.m)
+		}
+		want := make([]float64, c.m*c.n)
+		for j := 0; j < c.n; j++ {
+			for i := 0; i < c.m; i++ {
+				want[i+j*c.m] = alpha * c.b[i+j*c.ldb]
+			}
+		}
+		if d := maxDiff(c.m, c.n, got, c.m, want, c.m); d > 1e-12 {
+			t.Errorf("%s: residual %.3g", c.name, d)
+		}
+	})
 }
 
 func TestGonumSyrkMatchesReference(t *testing.T) {

@@ -21,20 +21,25 @@ const (
 	Frobenius Norm = 'F' // sqrt of the sum of a_ij²
 )
 
+// checkPart checks the arguments naming the uplo part (Lower, Upper or
+// All) of an m×n matrix A.
+func checkPart(routine string, uplo Uplo, m, n int, a []float64, lda int) error {
+	if err := checkUplo(routine, uplo, true); err != nil {
+		return err
+	}
+	if err := checkDims(routine, "mn", m, n); err != nil {
+		return err
+	}
+	return checkMatrix(routine, "a", m, n, a, lda)
+}
+
 // Dlacpy copies the uplo part (Lower, Upper or All) of the m×n matrix A
 // into B.
 func Dlacpy(uplo Uplo, m, n int, a []float64, lda int, b []float64, ldb int) error {
-	const r = "Dlacpy"
-	if err := checkUplo(r, uplo, true); err != nil {
+	if err := checkPart("Dlacpy", uplo, m, n, a, lda); err != nil {
 		return err
 	}
-	if err := checkDims(r, "mn", m, n); err != nil {
-		return err
-	}
-	if err := checkMatrix(r, "a", m, n, a, lda); err != nil {
-		return err
-	}
-	if err := checkMatrix(r, "b", m, n, b, ldb); err != nil {
+	if err := checkMatrix("Dlacpy", "b", m, n, b, ldb); err != nil {
 		return err
 	}
 	for j := 0; j < n; j++ {
@@ -47,14 +52,7 @@ func Dlacpy(uplo Uplo, m, n int, a []float64, lda int, b []float64, ldb int) err
 // Dlaset sets the off-diagonal elements of the uplo part (Lower, Upper or
 // All) of the m×n matrix A to alpha and its diagonal to beta.
 func Dlaset(uplo Uplo, m, n int, alpha, beta float64, a []float64, lda int) error {
-	const r = "Dlaset"
-	if err := checkUplo(r, uplo, true); err != nil {
-		return err
-	}
-	if err := checkDims(r, "mn", m, n); err != nil {
-		return err
-	}
-	if err := checkMatrix(r, "a", m, n, a, lda); err != nil {
+	if err := checkPart("Dlaset", uplo, m, n, a, lda); err != nil {
 		return err
 	}
 	for j := 0; j < n; j++ {

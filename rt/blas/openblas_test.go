@@ -41,37 +41,19 @@ func TestOpenBLASSyrkMatchesGonum(t *testing.T) {
 
 func TestOpenBLASTrsmMatchesGonum(t *testing.T) {
 	ob := openblasOrSkip(t)
-	rng := rand.New(rand.NewPCG(7, 7))
-	for _, sh := range []gemmShape{{1, 1, 0}, {9, 4, 0}, {64, 65, 0}, {150, 33, 0}} {
-		for _, side := range []Side{Left, Right} {
-			for _, uplo := range []Uplo{Lower, Upper} {
-				for _, tA := range transposes {
-					for _, diag := range []Diag{NonUnit, Unit} {
-						name := fmt.Sprintf("%dx%d/%c%c%c%c", sh.m, sh.n, side, uplo, tA, diag)
-						m, n := sh.m, sh.n
-						na := m
-						if side == Right {
-							na = n
-						}
-						lda, ldb := na+1, m+2
-						a := wellConditionedTriangle(rng, na, lda)
-						b := randMatrix(rng, m, n, ldb)
-						want, got := slices.Clone(b), slices.Clone(b)
-						if err := Gonum().Dtrsm(side, uplo, tA, diag, m, n, -2, a, lda, want, ldb); err != nil {
-							t.Fatal(err)
-						}
-						if err := ob.Dtrsm(side, uplo, tA, diag, m, n, -2, a, lda, got, ldb); err != nil {
-							t.Fatal(err)
-						}
-						if d := maxDiff(m, n, got, ldb, want, ldb); d > 1e-12 {
-							t.Errorf("%s: max relative difference %.3g", name, d)
-						}
-						checkPadding(t, name, m, n, got, want, ldb)
-					}
-				}
-			}
+	forTrsmCases(7, [][2]int{{1, 1}, {9, 4}, {64, 65}, {150, 33}}, func(c trsmCase) {
+		want, got := slices.Clone(c.b), slices.Clone(c.b)
+		if err := Gonum().Dtrsm(c.side, c.uplo, c.tA, c.diag, c.m, c.n, -2, c.a, c.lda, want, c.ldb); err != nil {
+			t.Fatal(err)
 		}
-	}
+		if err := ob.Dtrsm(c.side, c.uplo, c.tA, c.diag, c.m, c.n, -2, c.a, c.lda, got, c.ldb); err != nil {
+			t.Fatal(err)
+		}
+		if d := maxDiff(c.m, c.n, got, c.ldb, want, c.ldb); d > 1e-12 {
+			t.Errorf("%s: max relative difference %.3g", c.name, d)
+		}
+		checkPadding(t, c.name, c.m, c.n, got, want, c.ldb)
+	})
 }
 
 func TestOpenBLASPotrfMatchesGonum(t *testing.T) {

@@ -74,6 +74,19 @@ func ccall(fn uintptr, args ...uintptr) uintptr {
 	return r
 }
 
+// outCall calls fn with the address of an out-parameter followed by args
+// (the shape of every "create" or "get" entry point) and returns what C
+// stored there, with the call's status.
+func outCall(fn uintptr, args ...uintptr) (out uint64, st uint32) {
+	f := newFrame()
+	f.argv[0] = f.out(0)
+	n := copy(f.argv[1:], args)
+	r, _, _ := purego.SyscallN(fn, f.argv[:n+1]...)
+	out = f.outs[0]
+	f.release()
+	return out, status(r)
+}
+
 // status is the 32-bit enum result of a C call; the upper half of the
 // return register is not defined for it.
 func status(r uintptr) uint32 { return uint32(r) }

@@ -82,12 +82,11 @@ func NewBlas() (Blas, error) {
 	if err != nil {
 		return Blas{}, err
 	}
-	f := newFrame()
-	defer f.release()
-	if err := cublasError("cublasCreate_v2", status(f.call(b.create, f.out(0)))); err != nil {
+	v, st := outCall(b.create)
+	if err := cublasError("cublasCreate_v2", st); err != nil {
 		return Blas{}, err
 	}
-	return Blas{h: uintptr(f.outs[0])}, nil
+	return Blas{h: uintptr(v)}, nil
 }
 
 func (h Blas) api() (*cublasAPI, error) {

@@ -44,12 +44,11 @@ func NewSolver(s Stream) (*Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := newFrame()
-	defer f.release()
-	if err := cusolverError("cusolverDnCreate", status(f.call(c.create, f.out(0)))); err != nil {
+	h, st := outCall(c.create)
+	if err := cusolverError("cusolverDnCreate", st); err != nil {
 		return nil, err
 	}
-	sv := &Solver{h: uintptr(f.outs[0]), stream: s}
+	sv := &Solver{h: uintptr(h), stream: s}
 	if err := cusolverError("cusolverDnSetStream", status(ccall(c.setStream, sv.h, uintptr(s)))); err != nil {
 		_ = sv.Destroy()
 		return nil, err

@@ -122,12 +122,11 @@ func DriverVersion() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrame()
-	defer f.release()
-	if err := driverError("cuDriverGetVersion", status(f.call(d.cuDriverGetVersion, f.out(0)))); err != nil {
+	v, st := outCall(d.cuDriverGetVersion)
+	if err := driverError("cuDriverGetVersion", st); err != nil {
 		return 0, err
 	}
-	return int(int32(f.outs[0])), nil
+	return int(int32(v)), nil
 }
 
 // Device is a CUdevice, a device ordinal as the driver numbers it.
@@ -139,12 +138,11 @@ func DeviceCount() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrame()
-	defer f.release()
-	if err := driverError("cuDeviceGetCount", status(f.call(d.cuDeviceGetCount, f.out(0)))); err != nil {
+	v, st := outCall(d.cuDeviceGetCount)
+	if err := driverError("cuDeviceGetCount", st); err != nil {
 		return 0, err
 	}
-	return int(int32(f.outs[0])), nil
+	return int(int32(v)), nil
 }
 
 // GetDevice returns the device with the given ordinal.
@@ -153,12 +151,11 @@ func GetDevice(ordinal int) (Device, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrame()
-	defer f.release()
-	if err := driverError("cuDeviceGet", status(f.call(d.cuDeviceGet, f.out(0), uintptr(ordinal)))); err != nil {
+	v, st := outCall(d.cuDeviceGet, uintptr(ordinal))
+	if err := driverError("cuDeviceGet", st); err != nil {
 		return 0, err
 	}
-	return Device(int32(f.outs[0])), nil
+	return Device(int32(v)), nil
 }
 
 // Name is the device's product name, e.g. "NVIDIA H200".
@@ -214,13 +211,11 @@ func (dev Device) Attribute(attr DeviceAttribute) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrame()
-	defer f.release()
-	r := f.call(d.cuDeviceGetAttribute, f.out(0), uintptr(attr), uintptr(dev))
-	if err := driverError("cuDeviceGetAttribute", status(r)); err != nil {
+	v, st := outCall(d.cuDeviceGetAttribute, uintptr(attr), uintptr(dev))
+	if err := driverError("cuDeviceGetAttribute", st); err != nil {
 		return 0, err
 	}
-	return int(int32(f.outs[0])), nil
+	return int(int32(v)), nil
 }
 
 // ComputeCapability is the device's compute capability (9, 0 on an H200).
@@ -238,12 +233,11 @@ func (dev Device) TotalMem() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrame()
-	defer f.release()
-	if err := driverError("cuDeviceTotalMem_v2", status(f.call(d.cuDeviceTotalMem, f.out(0), uintptr(dev)))); err != nil {
+	v, st := outCall(d.cuDeviceTotalMem, uintptr(dev))
+	if err := driverError("cuDeviceTotalMem_v2", st); err != nil {
 		return 0, err
 	}
-	return int64(f.outs[0]), nil
+	return int64(v), nil
 }
 
 // Context is a CUcontext.
@@ -257,13 +251,11 @@ func (dev Device) PrimaryCtxRetain() (Context, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrame()
-	defer f.release()
-	r := f.call(d.cuDevicePrimaryCtxRetain, f.out(0), uintptr(dev))
-	if err := driverError("cuDevicePrimaryCtxRetain", status(r)); err != nil {
+	v, st := outCall(d.cuDevicePrimaryCtxRetain, uintptr(dev))
+	if err := driverError("cuDevicePrimaryCtxRetain", st); err != nil {
 		return 0, err
 	}
-	return Context(f.outs[0]), nil
+	return Context(v), nil
 }
 
 // PrimaryCtxRelease releases one retain of the device's primary context.
@@ -292,12 +284,11 @@ func CurrentContext() (Context, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrame()
-	defer f.release()
-	if err := driverError("cuCtxGetCurrent", status(f.call(d.cuCtxGetCurrent, f.out(0)))); err != nil {
+	v, st := outCall(d.cuCtxGetCurrent)
+	if err := driverError("cuCtxGetCurrent", st); err != nil {
 		return 0, err
 	}
-	return Context(f.outs[0]), nil
+	return Context(v), nil
 }
 
 // CtxSynchronize waits for all work of the current context.

@@ -205,6 +205,15 @@ func TestCallsDoNotAllocate(t *testing.T) {
 	if got := int64(ccall(labs, uintptr(0xFFFFFFFFFFFFFFF9))); got != 7 {
 		t.Errorf("labs(-7) = %d", got)
 	}
+	// time(&t) stores its result through its first argument, the shape
+	// outCall serves.
+	timeFn, err := purego.Dlsym(libc, "time")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, ret := outCall(timeFn); out == 0 || uint32(out) != ret {
+		t.Errorf("time(&t): out-parameter %d, result %d", out, ret)
+	}
 	src := []uint64{0x1122334455667788}
 	copyOut := func() uint64 {
 		f := newFrame()
@@ -217,6 +226,9 @@ func TestCallsDoNotAllocate(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, func() { ccall(labs, 5) }); n != 0 {
 		t.Errorf("ccall: %v allocations per call", n)
+	}
+	if n := testing.AllocsPerRun(200, func() { outCall(timeFn) }); n != 0 {
+		t.Errorf("outCall: %v allocations per call", n)
 	}
 	if n := testing.AllocsPerRun(200, func() { copyOut() }); n != 0 {
 		t.Errorf("frame call with a pin and an out-parameter: %v allocations per call", n)

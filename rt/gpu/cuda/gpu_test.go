@@ -715,9 +715,12 @@ func TestCUDAFigures(t *testing.T) {
 	e, err := NewEvent()
 	must(t, err)
 	defer e.Destroy()
-	roundTrip := func(iters int) time.Duration {
+	// recordAndPoll records e after op and polls it until done, as the
+	// manager's progress loop does; it returns the time per iteration.
+	recordAndPoll := func(iters int, op func()) time.Duration {
 		start := time.Now()
 		for range iters {
+			op()
 			must(t, e.Record(s))
 			for {
 				done, err := e.Query()
@@ -729,6 +732,7 @@ func TestCUDAFigures(t *testing.T) {
 		}
 		return time.Since(start) / time.Duration(iters)
 	}
+	roundTrip := func(iters int) time.Duration { return recordAndPoll(iters, func() {}) }
 	roundTrip(2000)
 	var rts []time.Duration
 	for range 5 {
@@ -744,19 +748,7 @@ func TestCUDAFigures(t *testing.T) {
 	// An empty kernel launch plus its event, the floor of a singleton task.
 	var noArgs KernelArgs
 	launchRT := func(iters int) time.Duration {
-		start := time.Now()
-		for range iters {
-			must(t, k.empty.Launch(Dim3{1, 1, 1}, Dim3{32, 1, 1}, 0, s, &noArgs))
-			must(t, e.Record(s))
-			for {
-				done, err := e.Query()
-				must(t, err)
-				if done {
-					break
-				}
-			}
-		}
-		return time.Since(start) / time.Duration(iters)
+		return recordAndPoll(iters, func() { must(t, k.empty.Launch(Dim3{1, 1, 1}, Dim3{32, 1, 1}, 0, s, &noArgs)) })
 	}
 	launchRT(1000)
 	t.Logf("FIGURE empty kernel launch + record + query until done: %v", launchRT(20000))

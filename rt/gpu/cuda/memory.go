@@ -19,12 +19,11 @@ func MemAlloc(bytes int) (DevicePtr, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrame()
-	defer f.release()
-	if err := driverError("cuMemAlloc_v2", status(f.call(d.cuMemAlloc, f.out(0), uintptr(bytes)))); err != nil {
+	v, st := outCall(d.cuMemAlloc, uintptr(bytes))
+	if err := driverError("cuMemAlloc_v2", st); err != nil {
 		return 0, err
 	}
-	return DevicePtr(f.outs[0]), nil
+	return DevicePtr(v), nil
 }
 
 // MemFree frees device memory from MemAlloc.
@@ -68,13 +67,11 @@ func MemHostAlloc(bytes int, flags HostAllocFlags) (HostMem, error) {
 	if err != nil {
 		return HostMem{}, err
 	}
-	f := newFrame()
-	defer f.release()
-	r := f.call(d.cuMemHostAlloc, f.out(0), uintptr(bytes), uintptr(flags))
-	if err := driverError("cuMemHostAlloc", status(r)); err != nil {
+	v, st := outCall(d.cuMemHostAlloc, uintptr(bytes), uintptr(flags))
+	if err := driverError("cuMemHostAlloc", st); err != nil {
 		return HostMem{}, err
 	}
-	return HostMem{p: cPointer(uintptr(f.outs[0])), n: bytes}, nil
+	return HostMem{p: cPointer(uintptr(v)), n: bytes}, nil
 }
 
 // Free releases the memory; h and every HostMem cut from it must not be
@@ -212,18 +209,7 @@ func CopyToDevice[T Element](dst DevicePtr, src []T) error {
 	if len(src) == 0 {
 		return nil
 	}
-	d, err := driver()
-	if err != nil {
-		return err
-	}
-	f := newFrame()
-	defer f.release()
-	bytes := len(src) * int(unsafe.Sizeof(src[0]))
-	r := f.call(d.cuMemcpyHtoD, uintptr(dst), f.pin(unsafe.Pointer(&src[0])), uintptr(bytes))
-	if err := driverError("cuMemcpyHtoD_v2", status(r)); err != nil {
-		return err
-	}
-	return Stream(0).Synchronize()
+	return syncCopy(true, dst, unsafe.Pointer(&src[0]), len(src)*int(unsafe.Sizeof(src[0])))
 }
 
 // CopyFromDevice copies device memory into a Go slice (len(dst) elements)
@@ -233,13 +219,23 @@ func CopyFromDevice[T Element](dst []T, src DevicePtr) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	return syncCopy(false, src, unsafe.Pointer(&dst[0]), len(dst)*int(unsafe.Sizeof(dst[0])))
+}
+
+// syncCopy copies bytes between Go memory at host and dev, in the
+// direction toDevice says, pinning host for the call.
+func syncCopy(toDevice bool, dev DevicePtr, host unsafe.Pointer, bytes int) error {
 	d, err := driver()
 	if err != nil {
 		return err
 	}
 	f := newFrame()
 	defer f.release()
-	bytes := len(dst) * int(unsafe.Sizeof(dst[0]))
-	r := f.call(d.cuMemcpyDtoH, f.pin(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(bytes))
-	return driverError("cuMemcpyDtoH_v2", status(r))
+	if !toDevice {
+		return driverError("cuMemcpyDtoH_v2", status(f.call(d.cuMemcpyDtoH, f.pin(host), uintptr(dev), uintptr(bytes))))
+	}
+	if err := driverError("cuMemcpyHtoD_v2", status(f.call(d.cuMemcpyHtoD, uintptr(dev), f.pin(host), uintptr(bytes)))); err != nil {
+		return err
+	}
+	return Stream(0).Synchronize()
 }

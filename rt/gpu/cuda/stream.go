@@ -18,12 +18,11 @@ func NewStream() (Stream, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrame()
-	defer f.release()
-	if err := driverError("cuStreamCreate", status(f.call(d.cuStreamCreate, f.out(0), StreamNonBlocking))); err != nil {
+	v, st := outCall(d.cuStreamCreate, StreamNonBlocking)
+	if err := driverError("cuStreamCreate", st); err != nil {
 		return 0, err
 	}
-	return Stream(f.outs[0]), nil
+	return Stream(v), nil
 }
 
 // Destroy destroys the stream once its queued work is done; the call does
@@ -78,12 +77,11 @@ func newEvent(flags uintptr) (Event, error) {
 	if err != nil {
 		return 0, err
 	}
-	f := newFrame()
-	defer f.release()
-	if err := driverError("cuEventCreate", status(f.call(d.cuEventCreate, f.out(0), flags))); err != nil {
+	v, st := outCall(d.cuEventCreate, flags)
+	if err := driverError("cuEventCreate", st); err != nil {
 		return 0, err
 	}
-	return Event(f.outs[0]), nil
+	return Event(v), nil
 }
 
 // NewEvent creates an event with timing disabled, the cheapest kind to
