@@ -76,7 +76,7 @@ type Global struct {
 	Props *Props // or nil
 
 	// Filled by Check from the properties.
-	Type     string // Go (or C) type text from `type`; "int" when absent
+	Type     string // Go (or C) type text from `type`; "int" when absent; "" for an implicit collection
 	TypePos  lexer.Position
 	Hidden   bool // hidden = on: not a constructor parameter
 	Default  Expr // `default` property, else Def; or nil

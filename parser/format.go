@@ -20,6 +20,7 @@ type printer struct {
 	buf      bytes.Buffer
 	comments []*Comment
 	ci       int
+	marks    []int // buffer offsets where a trailing comment starts, for alignment
 }
 
 // Format prints a parsed program in canonical layout. Formatting is
@@ -70,7 +71,48 @@ func Format(prog *Program) []byte {
 		p.nl()
 	}
 	p.leading(int(^uint(0)>>1), "")
-	return p.buf.Bytes()
+	return p.alignComments()
+}
+
+// alignComments pads the trailing comments of consecutive lines to one
+// column, one space after the longest code among them, as gofmt does.
+func (p *printer) alignComments() []byte {
+	src := p.buf.Bytes()
+	if len(p.marks) == 0 {
+		return src
+	}
+	type mark struct{ line, off, width int }
+	var ms []mark
+	line, lineStart, mi := 0, 0, 0
+	for i := 0; i <= len(src) && mi < len(p.marks); i++ {
+		for mi < len(p.marks) && p.marks[mi] == i {
+			if len(ms) == 0 || ms[len(ms)-1].line != line {
+				ms = append(ms, mark{line, i, i - lineStart})
+			}
+			mi++
+		}
+		if i < len(src) && src[i] == '\n' {
+			line++
+			lineStart = i + 1
+		}
+	}
+	var out bytes.Buffer
+	out.Grow(len(src) + 64)
+	prev := 0
+	for g := 0; g < len(ms); {
+		h, width := g, 0
+		for ; h < len(ms) && ms[h].line == ms[g].line+(h-g); h++ {
+			width = max(width, ms[h].width)
+		}
+		for _, m := range ms[g:h] {
+			out.Write(src[prev:m.off])
+			out.WriteString(strings.Repeat(" ", width-m.width))
+			prev = m.off
+		}
+		g = h
+	}
+	out.Write(src[prev:])
+	return out.Bytes()
 }
 
 func isSimple(it Item) bool {
@@ -135,6 +177,7 @@ func (p *printer) trailing(off, line int) {
 		if c.Pos.Offset >= off && c.Pos.Line != line {
 			return
 		}
+		p.marks = append(p.marks, p.buf.Len())
 		p.ws(" ")
 		p.ws(c.Text)
 		p.ci++
