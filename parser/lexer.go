@@ -14,7 +14,8 @@ package parser
 // %option only at the start of a line, END only as a whole line), because
 // dropped characters must become warnings instead of vanishing, and because a
 // regexp tried per rule per token is an order of magnitude too slow for the
-// throughput goal. Tokens carry participle lexer.Positions.
+// throughput goal. Tokens carry participle lexer.Positions, and the scanner
+// is also exposed as a participle lexer.Definition (Lexer, lexer_participle.go).
 
 import (
 	"fmt"
