@@ -128,6 +128,16 @@
 // and TimeEstimate. Flow values: a hook reads t.Flow(i).Value (a []float64 by default:
 // t.Flow(i).Float64s()) and the locals with t.Local(i). Generated files reference APIv1.
 //
+// # Checking a program
+//
+// Verify(tp) enumerates the instance graph for the actual globals with the generated functions
+// (Space, Complete, Goal, Successors, Predecessors) and reports, each wrapping ErrVerify:
+// dependencies naming tasks outside their space, outputs without a matching input and the
+// reverse (for classes with Predecessors), goals that disagree with the incoming dependencies,
+// and cycles. WriteDOT(w, tp) writes the same graph in Graphviz DOT. A generated taskpool's
+// Verify and WriteDOT methods delegate to them; VisitSuccessors and VisitPredecessors give
+// the raw edges to any EdgeVisitor.
+//
 // # Devices (for rt/gpu)
 //
 // A Device registered with WithDevices receives the tasks of incarnations of the kinds it
