@@ -1,7 +1,29 @@
 package parser
 
 // A recursive-descent parser over the token slice of lexer.go, one method
-// per production of jdf-language.md Part B §2 plus the Part A extensions.
+// per production of jdf-language.md Part B §2 plus the Part A extensions:
+//
+//	file       = CODE? item* CODE?
+//	item       = taskclass | IDENT ('=' expr)? props? | OPTION property
+//	props      = '[' property+ ']'
+//	property   = IDENT? IDENT '=' expr
+//	taskclass  = IDENT '(' IDENT (',' IDENT)* ')' props? definition+ ('SIMCOST' expr)?
+//	             ':' IDENT '(' expr (',' expr)* ')' flow* (';' expr)? body+
+//	definition = IDENT '=' rangeexpr props?
+//	flow       = ACCESS? IDENT props? dep*                     (props: jdf2go, for gotype)
+//	dep        = ARROW named? target props?
+//	target     = call | binary '?' call (':' call)?           (a guard has no bare ?:)
+//	call       = 'NEW' | 'NULL' | IDENT '(' args ')' | named? IDENT IDENT '(' args ')'
+//	args       = rangeexpr (',' rangeexpr)*
+//	named      = '[' IDENT '=' rangeexpr (',' IDENT '=' rangeexpr)* ']'
+//	rangeexpr  = expr '..' expr ('..' expr)? | named expr | expr
+//	body       = 'BODY' props? NEWLINE BODYTEXT 'END'
+//	expr       = binary ('?' expr ':' expr)?
+//	binary     = unary (BINOP unary)*                          (precedence climbing, §4.1)
+//	unary      = ('!' | '-') unary | primary                   ('-' on any operand: jdf2go)
+//	primary    = INT | STRING | CODE | '(' expr ')' | name ('(' args? ')')?   (calls: jdf2go)
+//	name       = IDENT (ARROW IDENT)*                          (IDENT may be dotted)
+//
 // On a syntax error it records the error, skips to the end of the next body
 // (the token after END) and resumes there; after maxSyntaxErrors it stops.
 
@@ -484,6 +506,9 @@ func (p *parser) parseBody() *Body {
 	b := &Body{}
 	if p.at(tLBrack) {
 		b.Props = p.parseProps()
+	}
+	if p.at(tEOF) {
+		p.failMsg(p.pos(kw.pos), "BODY without END (a line holding only END closes a body)")
 	}
 	if !p.at(tBodyText) {
 		p.fail(p.tok(), "a property list or the end of the BODY line")
