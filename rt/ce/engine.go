@@ -257,11 +257,6 @@ func (e *Engine) setup(rank Rank, size int) error {
 	if e.caps.DataTagMax == 0 {
 		e.caps.DataTagMax = 1<<31 - 1
 	}
-	if e.caps.PinThread && runtime.GOMAXPROCS(0) == 1 {
-		e.cfg.logger.Warn("ce: GOMAXPROCS is 1 while the comm goroutine owns an OS thread: "+
-			"launch MPI with --bind-to none (Open MPI binds each rank to one core by default)",
-			"rank", rank)
-	}
 	alloc, _ := e.t.(BufferAllocator)
 	e.pool = newMsgPool(alloc, e.cfg.budget, e.caps.MaxAM, e.cfg.debug, e.report)
 	e.peers = make([]peer, size)

@@ -16,13 +16,14 @@ import (
 //  3. if Close asked, step the shutdown (close.go);
 //  4. idle policy: after IdleSpin without work, a wakeable transport parks in a select on the
 //     shift-queue wake channel, the transport's wake channel and Close; otherwise (MPI) it
-//     keeps polling while operations are in flight and sleeps with back-off (5 µs doubling
-//     up to IdleMaxSleep) when none are. Producers signal the wake channel only when the
+//     keeps polling while operations are in flight, then naps 5 µs doubling to 50 µs while
+//     work is in flight or was recent (20 ms), and up to IdleMaxSleep after that. Producers signal the wake channel only when the
 //     loop announced it is parked (parked is set before the last look at the queue, and
 //     producers set pending before reading parked, so one of the two always sees the other).
 //
 // Handlers and callbacks run here, one at a time.
 func (e *Engine) loop() {
+	const recentIdle = 20 * time.Millisecond
 	wakeable := e.caps.Wakeable && e.t.Wake() != nil
 	var idleSince time.Time
 	sleep := 5 * time.Microsecond
@@ -75,7 +76,9 @@ func (e *Engine) loop() {
 		}
 		if !wakeable {
 			d = min(d, sleep)
-			if busy {
+			// Short naps while work is in flight or was recent (a peer's answer is likely
+			// soon); longer ones, up to IdleMaxSleep, only after a real idle period.
+			if busy || now.Sub(idleSince) < recentIdle {
 				sleep = min(sleep*2, 50*time.Microsecond)
 			} else {
 				sleep = min(sleep*2, e.cfg.maxSleep)
@@ -115,6 +118,14 @@ func (e *Engine) poll() int {
 		case EventSendDone:
 			e.completeAM(ev.Msg, e.closeErrFor(ev.Err))
 		case EventArrival:
+			if ev.Err != nil {
+				// Counted, so the shutdown count still adds up, but not dispatched.
+				if int(ev.Src) >= 0 && int(ev.Src) < len(e.peers) {
+					e.peers[ev.Src].recv++
+				}
+				e.report(fmt.Errorf("ce: receive on tag %d from rank %d failed: %w", ev.Tag, ev.Src, ev.Err))
+				continue
+			}
 			e.arrival(ev.Src, ev.Tag, ev.Payload)
 		case EventDataDone:
 			e.dataDone(ev.ID, e.closeErrFor(ev.Err))

@@ -70,7 +70,7 @@ func TestInvariant19_CloseWithPendingOps(t *testing.T) {
 	t.Run("drain", func(t *testing.T) {
 		base := runtime.NumGoroutine()
 		cetest.RunWorld(t, 2, nil, engine(ce.Debug(true)), func(t *testing.T, env *cetest.Env) {
-			cetest.Invariant19(t, env, 0)
+			cetest.Invariant19(t, env)
 		})
 		waitGoroutines(t, base)
 	})

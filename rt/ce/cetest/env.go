@@ -7,7 +7,10 @@ package cetest
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -171,7 +174,7 @@ type World struct {
 func RunWorld(t *testing.T, n int, wopts []ce.WorldOption, eopts []ce.Option, fn func(t *testing.T, env *Env)) World {
 	t.Helper()
 	w := ce.NewWorld(n, wopts...)
-	es := w.Engines(eopts...)
+	es := w.Engines(append([]ce.Option{ce.Logger(Quiet)}, eopts...)...)
 	envs := make([]*Env, n)
 	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
 	defer cancel()
@@ -200,6 +203,28 @@ func RunWorld(t *testing.T, n int, wopts []ce.WorldOption, eopts []ce.Option, fn
 	}
 	return World{W: w, Engines: es}
 }
+
+// Shared reports whether this Env is the only Engine of the process (MPI), so that counting
+// the process's ce goroutines says something about this Engine alone.
+func (env *Env) Shared() bool { return !env.InProcess }
+
+// OwnedGoroutines counts the goroutines rt/ce started that are still alive: comm loops and
+// World delay goroutines.
+func OwnedGoroutines() int {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "rt/ce.(*Engine).run(") || strings.Contains(g, "rt/ce.(*World).runDelays(") {
+			n++
+		}
+	}
+	return n
+}
+
+// Quiet is a logger for engines under test: the misuse the tests commit on purpose stays on
+// Engine.Errors and out of the output.
+var Quiet = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 
 // Diff formats a (-want +got) mismatch.
 func Diff(want, got any) string { return fmt.Sprintf("(-want +got)\n-%v\n+%v", want, got) }

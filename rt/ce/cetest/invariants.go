@@ -576,7 +576,7 @@ func Invariant15(t *testing.T, env *Env) {
 // Invariant19 (§5.19): Close with operations pending returns by its deadline; their
 // callbacks get nil (drained), ErrClosed or ErrShutdownTimeout, each exactly once; every
 // buffer is back in the pool; the goroutine count returns to baseline.
-func Invariant19(t *testing.T, env *Env, baselineGoroutines int) {
+func Invariant19(t *testing.T, env *Env) {
 	var got atomic.Int64
 	Register(t, env.E, tag19, 64, counter(&got))
 	env.Sync(t)
@@ -615,8 +615,8 @@ func Invariant19(t *testing.T, env *Env, baselineGoroutines int) {
 	if s := env.E.Stats(); s.MsgAllocs != s.MsgReleases || s.MsgBytesInUse != 0 {
 		t.Errorf("rank %d: after Close %d allocations, %d releases, %d bytes in use", env.Rank(), s.MsgAllocs, s.MsgReleases, s.MsgBytesInUse)
 	}
-	if baselineGoroutines > 0 {
-		WaitFor(t, "goroutines back to baseline", func() bool { return runtime.NumGoroutine() <= baselineGoroutines })
+	if env.Shared() {
+		WaitFor(t, "the Engine's goroutines to end", func() bool { return OwnedGoroutines() == 0 })
 	}
 }
 
