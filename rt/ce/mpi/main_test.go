@@ -88,4 +88,3 @@ func setup() error {
 	env.ThreadMainViolations = transport.ThreadMainViolations
 	return nil
 }
-
