@@ -195,8 +195,8 @@ type scanner struct {
 	mode      lexMode
 	propsRet  lexMode // mode to return to at ']'
 	lineHead  bool    // only blanks since the start of the line (for BODY)
-	toks      []token
-	strs      []string
+	ts        *tokens // tokens scanned and not yet dropped by the parser
+	done      bool    // EOF has been appended
 	comments  []*Comment
 	diags     *ErrorList
 }
@@ -228,30 +228,43 @@ func (s *scanner) advanceTo(end int) {
 }
 
 func (s *scanner) emit(kind tokKind, start tpos) *token {
-	s.toks = append(s.toks, token{kind: kind, pos: start, end: s.here()})
+	s.ts.list = append(s.ts.list, token{kind: kind, pos: start, end: s.here()})
 	s.lineHead = false
-	return &s.toks[len(s.toks)-1]
+	return &s.ts.list[len(s.ts.list)-1]
 }
 
 func isBlank(c byte) bool  { return c == ' ' || c == '\t' || c == '\v' || c == '\f' }
 func isLetter(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 
-// scan lexes the whole source. Lexical errors and stray characters are
-// reported to diags; scanning always reaches the end.
-func scan(file, src string, diags *ErrorList) (*tokens, []*Comment) {
-	s := &scanner{file: file, src: src, line: 1, lineHead: true, diags: diags}
-	// Dense JDF has a token per three bytes; bodies make it sparser.
-	s.toks = make([]token, 0, len(src)/2+16)
-	for s.off < len(src) {
+func newScanner(file, src string, diags *ErrorList) *scanner {
+	return &scanner{file: file, src: src, line: 1, lineHead: true, diags: diags,
+		ts: &tokens{src: src, list: make([]token, 0, 1024)}}
+}
+
+// fill scans until at least one more token is available; at the end of the
+// input it appends EOF, once. Lexical errors and stray characters go to
+// diags; scanning always reaches the end.
+func (s *scanner) fill() {
+	for n := len(s.ts.list); len(s.ts.list) == n; {
+		if s.off >= len(s.src) {
+			if !s.done {
+				s.ts.list = append(s.ts.list, token{kind: tEOF, pos: s.here(), end: s.here()})
+				s.done = true
+			}
+			return
+		}
 		s.next()
 	}
-	if s.mode == modeProps {
-		// The parser reports the missing ']' at the end of file.
-		s.mode = modeInitial
+}
+
+// scan lexes the whole source at once (for tests and the participle Lexer).
+func scan(file, src string, diags *ErrorList) (*tokens, []*Comment) {
+	s := newScanner(file, src, diags)
+	for !s.done {
+		s.fill()
 	}
-	s.toks = append(s.toks, token{kind: tEOF, pos: s.here(), end: s.here()})
-	return &tokens{src: src, strs: s.strs, list: s.toks}, s.comments
+	return s.ts, s.comments
 }
 
 func (s *scanner) next() {
@@ -517,8 +530,8 @@ func (s *scanner) scanCode(start, brace tpos, lang string, open int) {
 	t := s.emit(tCode, start)
 	t.aux = int32(text)
 	if lang != "" {
-		s.strs = append(s.strs, lang)
-		t.lang = int32(len(s.strs))
+		s.ts.strs = append(s.ts.strs, lang)
+		t.lang = int32(len(s.ts.strs))
 	}
 	if i >= len(s.src) {
 		t.flags |= tokUnterminated
@@ -634,8 +647,8 @@ func (s *scanner) scanString(start tpos) {
 	s.off = i
 	t := s.emit(tString, start)
 	if b != nil {
-		s.strs = append(s.strs, string(b))
-		t.aux = int32(len(s.strs))
+		s.ts.strs = append(s.ts.strs, string(b))
+		t.aux = int32(len(s.ts.strs))
 	}
 	if unterminated {
 		t.flags |= tokUnterminated

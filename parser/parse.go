@@ -10,10 +10,11 @@ import (
 // filename is used in positions only.
 func Parse(filename string, src []byte) (*Program, ErrorList) {
 	var diags ErrorList
-	ts, comments := scan(filename, string(src), &diags)
-	p := &parser{file: filename, ts: ts, toks: ts.list, diags: &diags}
+	s := newScanner(filename, string(src), &diags)
+	s.fill()
+	p := &parser{file: filename, s: s, ts: s.ts, diags: &diags}
 	prog := p.parseProgram()
-	prog.Comments = comments
+	prog.Comments = s.comments
 	diags.Sort()
 	return prog, diags
 }

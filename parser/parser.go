@@ -35,12 +35,15 @@ import (
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
-const maxSyntaxErrors = 10
+const (
+	maxSyntaxErrors = 10
+	compactAt       = 4096 // consumed tokens kept before the parser drops them
+)
 
 type parser struct {
 	file    string
-	ts      *tokens
-	toks    []token
+	s       *scanner
+	ts      *tokens // p.ts.list[p.p] is the current token; it always exists
 	p       int
 	diags   *ErrorList
 	prog    *Program
@@ -50,9 +53,15 @@ type parser struct {
 // syntaxError unwinds the parser to the item loop.
 type syntaxError struct{}
 
-func (p *parser) tok() *token       { return &p.toks[p.p] }
-func (p *parser) peek(n int) *token { return &p.toks[min(p.p+n, len(p.toks)-1)] }
-func (p *parser) at(k tokKind) bool { return p.toks[p.p].kind == k }
+func (p *parser) tok() *token       { return &p.ts.list[p.p] }
+func (p *parser) at(k tokKind) bool { return p.ts.list[p.p].kind == k }
+
+func (p *parser) peek(n int) *token {
+	for p.p+n >= len(p.ts.list) && !p.s.done {
+		p.s.fill()
+	}
+	return &p.ts.list[min(p.p+n, len(p.ts.list)-1)]
+}
 func (p *parser) pos(t tpos) lexer.Position {
 	return lexer.Position{Filename: p.file, Offset: int(t.off), Line: int(t.line), Column: int(t.col)}
 }
@@ -63,13 +72,18 @@ func (p *parser) span(from int) Span {
 	if last < from {
 		last = from
 	}
-	return Span{Pos: p.pos(p.toks[from].pos), EndPos: p.pos(p.toks[last].end)}
+	return Span{Pos: p.pos(p.ts.list[from].pos), EndPos: p.pos(p.ts.list[last].end)}
 }
 
 func (p *parser) advance() *token {
-	t := &p.toks[p.p]
+	// t stays valid when fill grows the slice: tokens never change once
+	// scanned, and compaction happens only between items.
+	t := &p.ts.list[p.p]
 	if t.kind != tEOF {
 		p.p++
+		if p.p == len(p.ts.list) {
+			p.s.fill()
+		}
 	}
 	return t
 }
@@ -122,9 +136,16 @@ func (p *parser) parseProgram() *Program {
 	prog := &Program{Filename: p.file}
 	p.prog = prog
 	for !p.at(tEOF) && p.nsyntax < maxSyntaxErrors {
+		if p.p >= compactAt {
+			// Token indices are only held within an item: drop the
+			// consumed tokens, so memory is bounded by the largest item.
+			n := copy(p.ts.list, p.ts.list[p.p:])
+			p.ts.list = p.ts.list[:n]
+			p.p = 0
+		}
 		p.parseItemRecover()
 	}
-	prog.Span = Span{Pos: p.pos(tpos{0, 1, 1}), EndPos: p.pos(p.toks[len(p.toks)-1].end)}
+	prog.Span = Span{Pos: p.pos(tpos{0, 1, 1}), EndPos: p.pos(p.s.here())}
 	return prog
 }
 
@@ -138,7 +159,7 @@ func (p *parser) parseItemRecover() {
 			// it: bodies always end a task class.
 			for {
 				for !p.at(tEOF) && !p.at(tEnd) {
-					p.p++
+					p.advance()
 				}
 				p.advance()
 				if !p.at(tBody) {
