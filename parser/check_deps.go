@@ -66,6 +66,9 @@ func (c *checker) checkTarget(tc *TaskClass, f *Flow, d *Dep, t *Target, e *env)
 		}
 	}
 	if d.Dir == In && f.Access != AccessCTL {
+		if t.Named != nil {
+			c.errorf(t.Named[0].Pos(), "named range in an input of flow %q: only a CTL flow can gather from several tasks", f.Name)
+		}
 		for _, a := range t.Args {
 			if isRange(a) {
 				c.errorf(a.Pos(), "range in an input of flow %q: only a CTL flow can gather from several tasks", f.Name)
