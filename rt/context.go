@@ -42,8 +42,9 @@ type Context struct {
 
 	depot depot
 
-	mu  sync.Mutex
-	tps map[*Taskpool]struct{}
+	mu     sync.Mutex
+	tps    map[*Taskpool]struct{}
+	nextTP int
 
 	progressStop chan struct{}
 	progressDone chan struct{}
@@ -180,6 +181,8 @@ func (c *Context) Add(tp *Taskpool) error {
 		return ErrClosed
 	}
 	c.tps[tp] = struct{}{}
+	tp.id = c.nextTP
+	c.nextTP++
 	c.mu.Unlock()
 	tp.pending.Store(tp.total + 1) // the extra one is held until startup tasks are queued
 	c.extMu.Lock()

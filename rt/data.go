@@ -150,15 +150,17 @@ func (c *Copy) Float64s() []float64 {
 	return v
 }
 
-// retain adds a flow reference to an arena copy.
-func (c *Copy) retain() {
+// Retain adds a reference to an arena copy (a no-op for other copies), for code outside rt
+// that keeps a copy beyond the task holding it (rt/ce until a send is acknowledged).
+func (c *Copy) Retain() {
 	if c != nil && c.arena != nil {
 		c.refs.Add(1)
 	}
 }
 
-// release drops a flow reference; the last one returns an arena copy to its arena.
-func (c *Copy) release() {
+// Release drops a reference taken by Retain or held by a flow; the last one returns an arena
+// copy to its arena.
+func (c *Copy) Release() {
 	if c != nil && c.arena != nil {
 		if n := c.refs.Add(-1); n == 0 {
 			c.arena.put(c)

@@ -142,7 +142,7 @@ type Edges struct {
 }
 
 // EdgeVisitor receives the dependencies enumerated by a TaskClass's Successors or
-// Predecessors when rt walks the graph without running it (Taskpool.VisitEdges).
+// Predecessors when rt walks the graph without running it (Taskpool.VisitSuccessors, Verify).
 type EdgeVisitor interface {
 	// Task reports a dependency between flow of the visited instance and peerFlow of the
 	// instance of peer whose locals are in l.
@@ -159,9 +159,23 @@ func (e *Edges) Task(flow, dep int, peer *TaskClass, peerFlow int) {
 		e.visit.Task(flow, dep, peer, peerFlow, &e.L)
 		return
 	}
-	if e.err == nil {
-		e.w.arrive(e, flow, peer, peerFlow)
+	if e.err != nil {
+		return
 	}
+	tp := e.tp
+	if tp.ctx.cfg.nranks > 1 && peer.Affinity != nil {
+		if coll, ix := peer.Affinity(tp, &e.L); coll != nil {
+			if r := coll.RankOf(ix); r != tp.ctx.cfg.rank {
+				e.err = e.w.activateRemote(e.src, flow, peer, peerFlow, &e.L, r)
+				return
+			}
+		}
+	}
+	var c *Copy
+	if flow >= 0 && flow < MaxFlows {
+		c = e.src.flows[flow]
+	}
+	e.err = e.w.arrive(tp, c, peer, peerFlow, &e.L)
 }
 
 // Data reports a dependency between flow and element ix of collection c. For an output, rt
@@ -179,8 +193,7 @@ func (e *Edges) Data(flow, dep int, c Collection, ix Index) {
 		return
 	}
 	if r := c.RankOf(ix); r != e.tp.ctx.cfg.rank {
-		e.err = fmt.Errorf("flow %s: write-back to %v on rank %d: remote collections need rt/ce",
-			e.src.class.Flows[flow].Name, ix, r)
+		e.err = e.w.writeBackRemote(e.src, flow, c, ix, r)
 		return
 	}
 	d := c.DataOf(ix)
@@ -195,56 +208,45 @@ func (e *Edges) Data(flow, dep int, c Collection, ix Index) {
 	}
 }
 
-// arrive delivers one dependency of the releasing task e.src to the instance in e.L.
-func (w *Worker) arrive(e *Edges, flow int, peer *TaskClass, peerFlow int) {
-	tp := e.tp
+// arrive delivers one dependency, carrying copy c (nil for CTL), to flow peerFlow of the
+// local instance of peer whose locals are in l.
+func (w *Worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l *Locals) error {
 	if peer.ID < 0 || peer.ID >= len(tp.cs) || tp.cs[peer.ID].tc != peer {
-		e.err = fmt.Errorf("%w: class %s (ID %d) is not in taskpool %s",
+		return fmt.Errorf("%w: class %s (ID %d) is not in taskpool %s",
 			ErrBadTaskClass, peer.Name, peer.ID, tp.name)
-		return
+	}
+	if peerFlow < 0 || peerFlow >= len(peer.Flows) {
+		return fmt.Errorf("%w: %s has no flow %d", ErrDependency, taskName(peer, l), peerFlow)
 	}
 	cs := &tp.cs[peer.ID]
-	key, ok := cs.keyOf(tp, &e.L)
+	key, ok := cs.keyOf(tp, l)
 	if !ok {
-		e.err = fmt.Errorf("%w: %s", ErrOutsideSpace, taskName(peer, &e.L))
-		return
-	}
-	if tp.ctx.cfg.nranks > 1 && peer.Affinity != nil {
-		if coll, ix := peer.Affinity(tp, &e.L); coll != nil && coll.RankOf(ix) != tp.ctx.cfg.rank {
-			e.err = fmt.Errorf("activation of %s on rank %d: remote dependencies need rt/ce",
-				taskName(peer, &e.L), coll.RankOf(ix))
-			return
-		}
-	}
-	var c *Copy
-	if flow < len(e.src.flows) {
-		c = e.src.flows[flow]
+		return fmt.Errorf("%w: %s", ErrOutsideSpace, taskName(peer, l))
 	}
 	var goal uint32
 	if peer.Goal != nil {
-		goal = peer.Goal(tp, &e.L)
+		goal = peer.Goal(tp, l)
 	}
 	bit := uint32(1) << uint(peerFlow)
 	mask := peer.Readiness == Mask
 	if (!mask && goal == 1) || (mask && goal == bit) {
 		t := w.newTask()
-		w.initTask(t, tp, cs, &e.L, key)
+		w.initTask(t, tp, cs, l, key)
 		t.flows[peerFlow] = c
-		c.retain()
+		c.Retain()
 		w.makeReady(t)
-		return
+		return nil
 	}
 	if goal == 0 || (mask && goal&bit == 0) {
-		e.err = fmt.Errorf("%w: %s flow %s receives an input it does not expect",
-			ErrDependency, taskName(peer, &e.L), peer.Flows[peerFlow].Name)
-		return
+		return fmt.Errorf("%w: %s flow %s receives an input it does not expect",
+			ErrDependency, taskName(peer, l), peer.Flows[peerFlow].Name)
 	}
 	sh, h := cs.deps.shard(key)
 	sh.mu.Lock()
 	t := sh.tab.get(key, h)
 	if t == nil {
 		t = w.newTask()
-		w.initTask(t, tp, cs, &e.L, key)
+		w.initTask(t, tp, cs, l, key)
 		if !mask {
 			t.pending = goal
 		}
@@ -253,20 +255,18 @@ func (w *Worker) arrive(e *Edges, flow int, peer *TaskClass, peerFlow int) {
 	if c != nil {
 		if t.flows[peerFlow] != nil {
 			sh.mu.Unlock()
-			e.err = fmt.Errorf("%w: %s flow %s receives data twice",
-				ErrDependency, taskName(peer, &e.L), peer.Flows[peerFlow].Name)
-			return
+			return fmt.Errorf("%w: %s flow %s receives data twice",
+				ErrDependency, taskName(peer, l), peer.Flows[peerFlow].Name)
 		}
 		t.flows[peerFlow] = c
-		c.retain()
+		c.Retain()
 	}
 	var ready bool
 	if mask {
 		if t.pending&bit != 0 {
 			sh.mu.Unlock()
-			e.err = fmt.Errorf("%w: %s flow %s receives two arrivals",
-				ErrDependency, taskName(peer, &e.L), peer.Flows[peerFlow].Name)
-			return
+			return fmt.Errorf("%w: %s flow %s receives two arrivals",
+				ErrDependency, taskName(peer, l), peer.Flows[peerFlow].Name)
 		}
 		t.pending |= bit
 		ready = t.pending == goal
@@ -281,6 +281,7 @@ func (w *Worker) arrive(e *Edges, flow int, peer *TaskClass, peerFlow int) {
 	if ready {
 		w.makeReady(t)
 	}
+	return nil
 }
 
 // initTask fills a fresh task for the instance in l and computes its priority.

@@ -79,7 +79,7 @@ func (w *Worker) freeTask(t *Task) {
 	}
 	for i := 0; i < n; i++ {
 		if c := t.flows[i]; c != nil {
-			c.release()
+			c.Release()
 			t.flows[i] = nil
 		}
 	}

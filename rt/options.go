@@ -20,6 +20,7 @@ type config struct {
 	profiling bool
 	progress  io.Writer
 	devices   []Device
+	remote    Remote
 	rank      int
 	nranks    int
 	keepNext  bool

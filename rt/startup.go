@@ -99,20 +99,21 @@ func (cs *classState) count() (err error) {
 	var lo, hi [MaxParams]int
 	var l Locals
 	n := int64(0)
+	all := int64(0) // the key ranges cover every instance, so keys agree across ranks
 	tc.Space(tp, &l, func(l *Locals) bool {
-		if !tp.isLocal(tc, l) {
-			return true
-		}
 		for i := 0; i < cs.nparams; i++ {
 			v := l[cs.pslot[i]]
-			if n == 0 || v < lo[i] {
+			if all == 0 || v < lo[i] {
 				lo[i] = v
 			}
-			if n == 0 || v > hi[i] {
+			if all == 0 || v > hi[i] {
 				hi[i] = v
 			}
 		}
-		n++
+		all++
+		if tp.isLocal(tc, l) {
+			n++
+		}
 		return true
 	})
 	cs.total = n

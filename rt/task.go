@@ -49,7 +49,7 @@ func (t *Task) Flow(i int) *Copy { return t.flows[i] }
 // the reference of an arena copy from Arena.Get; any copy bound before is released.
 func (t *Task) SetFlow(i int, c *Copy) {
 	if old := t.flows[i]; old != nil && old != c {
-		old.release()
+		old.Release()
 	}
 	t.flows[i] = c
 }

@@ -23,6 +23,7 @@ type Taskpool struct {
 	arenas  atomic.Pointer[map[string]*Arena]
 
 	ctx     *Context
+	id      int
 	added   atomic.Bool
 	total   int64
 	pending atomic.Int64 // local tasks not yet counted done
