@@ -21,6 +21,7 @@ type printer struct {
 	comments []*Comment
 	ci       int
 	marks    []int // buffer offsets where a trailing comment starts, for alignment
+	trailEnd int   // source line where the last trailing comment ends
 }
 
 // Format prints a parsed program in canonical layout. Formatting is
@@ -59,7 +60,7 @@ func Format(prog *Program) []byte {
 			p.lineStart(it.Name, it.Pos(), "")
 			p.class(it)
 		}
-		prev, prevEnd = it, it.End().Line
+		prev, prevEnd = it, max(it.End().Line, p.trailEnd)
 	}
 	if prog.Epilogue != nil {
 		if prev != nil || prog.Prologue != nil {
@@ -180,6 +181,7 @@ func (p *printer) trailing(off, line int) {
 		p.marks = append(p.marks, p.buf.Len())
 		p.ws(" ")
 		p.ws(c.Text)
+		p.trailEnd = c.EndPos.Line
 		p.ci++
 	}
 }
