@@ -95,11 +95,6 @@ func TestExamplesCheck(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Errorf("check examples: exit %d\n%s", code, stderr)
 	}
-	// The examples are kept in canonical layout.
-	code, out, _ := runCLI(t, append([]string{"fmt", "-l"}, files...)...)
-	if code != 0 || out != "" {
-		t.Errorf("fmt -l examples: exit %d, not canonical: %s", code, out)
-	}
 }
 
 func TestUsageErrors(t *testing.T) {
