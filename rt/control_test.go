@@ -151,10 +151,16 @@ func (d *flushDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) erro
 	if d.flush {
 		w.FlushNextTask()
 	}
-	select { // a device manager busy with other work
+	// A device manager busy with other work: with the flush, another worker runs the successor
+	// (allow for a loaded machine); without it, nobody can within the wait.
+	wait := 200 * time.Millisecond
+	if d.flush {
+		wait = 20 * time.Second
+	}
+	select {
 	case <-d.ran1:
 		d.got.Store(true)
-	case <-time.After(300 * time.Millisecond):
+	case <-time.After(wait):
 	}
 	return nil
 }

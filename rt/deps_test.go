@@ -56,7 +56,7 @@ func TestDependencyErrors(t *testing.T) {
 		text string
 	}{
 		{"outside space", edgeProgram{n: 4, target: func(k int) int { return k + 10 }, goal: 1},
-			rt.ErrOutsideSpace, "B(10)"},
+			rt.ErrOutsideSpace, "execution space: B(1"}, // whichever A(k) fails first
 		{"mask twice", edgeProgram{n: 4, target: func(k int) int { return k }, twice: true, mode: rt.Mask, goal: 3},
 			rt.ErrDependency, "two arrivals"},
 		{"unexpected flow", edgeProgram{n: 4, target: func(k int) int { return k }, mode: rt.Mask, goal: 2},
