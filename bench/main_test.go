@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The driver runs end to end on small sizes and writes a table and a JSON file whose jdf2go
+// rows carry ratios against both baselines.
+func TestDriverQuick(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "results.json")
+	var stdout, stderr strings.Builder
+	if code := run([]string{"-quick", "-runs", "1", "-workers", "2", "-json", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	for _, w := range []string{"independent", "chain", "2chains", "grid", "fanout", "goroutines", "pool"} {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("table lacks %q:\n%s", w, stdout.String())
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Rows []Row `json:"rows"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var jdf int
+	for _, r := range doc.Rows {
+		if r.Variant == "jdf2go" {
+			jdf++
+			if r.Ratios["goroutines"] <= 0 || r.Ratios["pool"] <= 0 || r.MedianPer <= 0 {
+				t.Errorf("row %s: ratios %v, median %v", r.Workload, r.Ratios, r.MedianPer)
+			}
+		}
+	}
+	if jdf != 5 {
+		t.Errorf("%d jdf2go rows, want 5", jdf)
+	}
+}
+
+func TestDriverUsage(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := run([]string{"-workers", "x"}, &stdout, &stderr); code != 2 {
+		t.Fatalf("bad -workers: exit %d", code)
+	}
+	if code := run([]string{"-suite", "("}, &stdout, &stderr); code != 2 {
+		t.Fatalf("bad -suite: exit %d", code)
+	}
+}
