@@ -58,8 +58,12 @@ check-generate:
 	  $(GO) generate ./... && git diff --exit-code -- '*_jdf.go' || { echo "generated files are stale: run make generate and commit"; exit 1; }; \
 	fi
 
+## demo: the JDF front end on the examples: check, canonical layout, task-class graph.
 demo:
-	@echo "no demo yet"
+	$(GO) build -o bin/jdf2go ./cmd/jdf2go
+	bin/jdf2go check -Werror examples/*.jdf && echo "check: all examples pass"
+	bin/jdf2go fmt examples/chain.jdf
+	bin/jdf2go graph examples/potrf.jdf
 
 clean:
 	rm -rf bin .gpu bench/results.json
