@@ -1,0 +1,214 @@
+package codegen
+
+// Incarnations: one per BODY, tried in BODY order (jdf-language.md Part A §A.6, §A.7, Part B
+// §3.11). A CPU body (no type, type=CPU, or any type that is not a GPU one, such as
+// RECURSIVE) becomes two functions: a hook that unpacks the task, and the body itself with
+// the globals, the locals and the typed flow values as parameters:
+//
+//	// <c>Hook runs the CPU body of <Class>(<params>).
+//	func <c>Hook(task *rt.Task) error {
+//		tp := task.Taskpool().Globals().(*<Name>)
+//		l := task.Locals()
+//		<F>, err := <prefix>Flow[<gotype>](task, <flow>)
+//		if err != nil {
+//			return err
+//		}
+//		return <c>Body(tp, task, tp.<global>, ..., l[<i>], ..., <F>, ...)
+//	}
+//
+//	// <c>Body is the CPU body of <Class>(<params>) at <file.jdf:L:C>.
+//	func <c>Body(tp *<Name>, task *rt.Task, <global> <type>, ..., <local> int, ..., <F> <gotype>, ...) error {
+//	//line <file.jdf>:<L>
+//		<body text>
+//	//line <file_jdf.go>:<restored>
+//		return nil        // unless the body ends in a terminating statement
+//	}
+//
+// GPU bodies (type=CUDA, HIP or GPU) belong to rt/gpu. They plug in through
+// incarnationMakers: a maker returns an incarnation whose decls are the top-level functions
+// it needs (the submit hook, the batch-match callback) and whose value is the fields of its
+// rt.Incarnation literal (Kind: rt.GPU or rt.CUDA, Device: the rt/gpu descriptor, Select for
+// the device property, Evaluate). Until then a GPU body is skipped with a warning when the
+// class has another body, and is an error otherwise.
+
+import (
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/jdf2go/jdf2go/parser"
+)
+
+// incarnation generates one BODY.
+type incarnation interface {
+	// decls returns the top-level declarations of the incarnation.
+	decls() []jen.Code
+	// value returns the fields of its rt.Incarnation composite literal.
+	value() []jen.Code
+}
+
+// incarnationMakers maps a body's device (parser.Body.Device) to its generator. A nil
+// result without an error diagnostic means the body is skipped. Devices without an entry
+// get a CPU hook.
+var incarnationMakers = map[string]func(c *classGen, b *parser.Body) incarnation{
+	"CUDA": gpuNotYet,
+	"HIP":  gpuNotYet,
+	"GPU":  gpuNotYet,
+}
+
+func (c *classGen) newIncarnation(b *parser.Body) incarnation {
+	if mk, ok := incarnationMakers[b.Device()]; ok {
+		return mk(c, b)
+	}
+	return newCPUIncarnation(c, b)
+}
+
+// gpuNotYet handles GPU bodies until the GPU generator exists.
+func gpuNotYet(c *classGen, b *parser.Body) incarnation {
+	for _, o := range c.tc.Bodies {
+		if !o.IsGPU() {
+			c.g.warnf(b.Pos(), "BODY [type=%s] of %s skipped: jdf2go gen does not generate GPU bodies yet; the %s body runs instead",
+				b.Type, c.tc.Name, o.Device())
+			return nil
+		}
+	}
+	c.g.errorf(b.Pos(), "BODY [type=%s] of %s: jdf2go gen does not generate GPU bodies yet, and the class has no CPU body", b.Type, c.tc.Name)
+	return nil
+}
+
+// cpuIncarnation is a CPU hook and its body function.
+type cpuIncarnation struct {
+	c    *classGen
+	b    *parser.Body
+	hook string
+	body string
+	gb   goBody
+}
+
+func newCPUIncarnation(c *classGen, b *parser.Body) incarnation {
+	gb, ok := c.g.parseBody(b.Text, b.TextPos)
+	if !ok {
+		return nil
+	}
+	suffix := ""
+	if b.Device() != "CPU" {
+		suffix = b.Device()
+	}
+	inc := &cpuIncarnation{c: c, b: b, gb: gb, hook: c.fn("Hook" + suffix), body: c.fn("Body" + suffix)}
+	for n := 2; c.hasIncarnation(inc.hook); n++ {
+		inc.hook = c.fn("Hook" + suffix + strconv.Itoa(n))
+		inc.body = c.fn("Body" + suffix + strconv.Itoa(n))
+	}
+	return inc
+}
+
+func (c *classGen) hasIncarnation(hook string) bool {
+	for _, i := range c.incs {
+		if ci, ok := i.(*cpuIncarnation); ok && ci.hook == hook {
+			return true
+		}
+	}
+	return false
+}
+
+// bodyGlobals returns the globals a body receives: all of them but those a definition or a
+// data flow of the class hides.
+func (c *classGen) bodyGlobals() []*parser.Global {
+	var out []*parser.Global
+	for _, gl := range c.g.prog.Globals {
+		if c.tc.Def(gl.Name) == nil && c.tc.Flow(gl.Name) == nil {
+			out = append(out, gl)
+		}
+	}
+	return out
+}
+
+func dataFlows(tc *parser.TaskClass) []*parser.Flow {
+	var out []*parser.Flow
+	for _, f := range tc.Flows {
+		if f.Access != parser.AccessCTL {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (inc *cpuIncarnation) decls() []jen.Code {
+	c, g := inc.c, inc.c.g
+	tc := c.tc
+	// The hook.
+	hook := []jen.Code{
+		jen.Id("tp").Op(":=").Id("task").Dot("Taskpool").Call().Dot("Globals").Call().Assert(jen.Op("*").Id(g.name)),
+		jen.Id("l").Op(":=").Id("task").Dot("Locals").Call(),
+	}
+	args := []jen.Code{jen.Id("tp"), jen.Id("task")}
+	params := []jen.Code{jen.Id("tp").Op("*").Id(g.name), jen.Id("task").Op("*").Qual(rtPath, "Task")}
+	for _, gl := range c.bodyGlobals() {
+		args = append(args, jen.Id("tp").Dot(fieldName(gl.Name)))
+		params = append(params, jen.Id(userParam(gl.Name)).Add(goType(gl)))
+	}
+	for _, d := range tc.Defs {
+		args = append(args, jen.Id("l").Index(jen.Lit(d.Index)))
+		params = append(params, jen.Id(userParam(d.Name)).Int())
+	}
+	for _, f := range dataFlows(tc) {
+		v := userParam(f.Name)
+		hook = append(hook,
+			jen.List(jen.Id(v), jen.Err()).Op(":=").Id(g.helper(helperFlow)).Types(jen.Op(f.GoType)).Call(jen.Id("task"), jen.Lit(f.Index)),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+		args = append(args, jen.Id(v))
+		params = append(params, jen.Id(v).Op(f.GoType))
+	}
+	hook = append(hook, jen.Return(jen.Id(inc.body).Call(args...)))
+
+	// The body.
+	body := g.userCode(inc.b.Text, inc.b.TextPos)
+	body = append(body, g.restoreDirective())
+	if !inc.gb.terminates {
+		body = append(body, jen.Return(jen.Nil()))
+	}
+	what := "CPU body"
+	if inc.b.Device() != "CPU" {
+		what = inc.b.Device() + " body (a CPU hook)"
+	}
+	return []jen.Code{
+		doc(inc.hook, jen.Func().Id(inc.hook).Params(jen.Id("task").Op("*").Qual(rtPath, "Task")).Error().Block(hook...),
+			"runs the %s of %s.", what, c.sig()),
+		jen.Line(),
+		doc(inc.body, jen.Func().Id(inc.body).Params(params...).Error().Block(body...),
+			"is the %s of %s at %s.", what, c.sig(), g.where(inc.b.Pos())),
+		jen.Line(),
+	}
+}
+
+func (inc *cpuIncarnation) value() []jen.Code {
+	c := inc.c
+	fields := []jen.Code{
+		jen.Id("Kind").Op(":").Qual(rtPath, "CPU"),
+		jen.Id("Hook").Op(":").Id(inc.hook),
+	}
+	if ev := inc.b.Attrs.Evaluate; ev != nil {
+		fields = append(fields, jen.Id("Evaluate").Op(":").Add(c.evaluate(ev)))
+	}
+	if inc.b.Attrs.ProfileOff {
+		fields = append(fields, jen.Id("NoTrace").Op(":").True())
+	}
+	return fields
+}
+
+// evaluate returns the Evaluate field: a named func(*rt.Task) bool itself, or a function
+// literal around inline code that sees the locals and task and returns bool.
+func (c *classGen) evaluate(ev parser.Expr) jen.Code {
+	switch ev.(type) {
+	case *parser.InlineCode, *parser.StringLit:
+		s := c.scope(jen.Id("g"))
+		s.inline.extra = []inlineParam{{name: "task", typ: jen.Op("*").Qual(rtPath, "Task"), value: jen.Id("task")}}
+		call := s.inlineTyped(ev, jen.Bool())
+		body := append([]jen.Code{
+			jen.Id("g").Op(":=").Id("task").Dot("Taskpool").Call().Dot("Globals").Call().Assert(jen.Op("*").Id(c.g.name))},
+			c.bindLocals(s, jen.Id("task").Dot("Locals").Call())...)
+		body = append(body, jen.Return(call))
+		return jen.Func().Params(jen.Id("task").Op("*").Qual(rtPath, "Task")).Bool().Block(body...)
+	}
+	s := c.scope(jen.Id("g"))
+	return s.tr(ev, parser.KindOpaque).code
+}

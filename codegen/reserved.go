@@ -1,0 +1,80 @@
+package codegen
+
+// Clashes between JDF names and Go. JDF allows any identifier, Go keywords included, and the
+// generated functions use a few names of their own. A JDF name that would clash is renamed
+// in generated code by appending "_"; user code (bodies, inline code) sees JDF names only
+// through parameters and bindings that keep their spelling, so the renaming never shows
+// there. Names that user code must see under their own spelling and that the generated code
+// also needs (tp and task in bodies) are reported as errors instead.
+
+var goKeywords = map[string]bool{
+	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
+	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true,
+	"goto": true, "if": true, "import": true, "interface": true, "map": true, "package": true,
+	"range": true, "return": true, "select": true, "struct": true, "switch": true, "type": true,
+	"var": true,
+}
+
+// goPredeclared are Go's predeclared identifiers; generated code uses several of them, so a
+// JDF local bound under one of these names is renamed.
+var goPredeclared = map[string]bool{
+	"any": true, "append": true, "bool": true, "byte": true, "cap": true, "clear": true,
+	"close": true, "comparable": true, "complex": true, "complex128": true, "complex64": true,
+	"copy": true, "delete": true, "error": true, "false": true, "float32": true, "float64": true,
+	"imag": true, "int": true, "int16": true, "int32": true, "int64": true, "int8": true,
+	"iota": true, "len": true, "make": true, "max": true, "min": true, "new": true, "nil": true,
+	"panic": true, "print": true, "println": true, "real": true, "recover": true, "rune": true,
+	"string": true, "true": true, "uint": true, "uint16": true, "uint32": true, "uint64": true,
+	"uint8": true, "uintptr": true,
+}
+
+// internalNames are the variables and packages that generated functions use besides the JDF
+// names: the parameters of rt.TaskClass functions, scratch variables, and the packages the
+// generated file refers to.
+var internalNames = map[string]bool{
+	"tp": true, "l": true, "e": true, "g": true, "flows": true, "yield": true, "task": true,
+	"n": true, "pl": true, "err": true, "ok": true, "c": true, "dev": true, "v": true,
+	"rt": true, "fmt": true, "errors": true, "io": true, "reflect": true, "bufio": true,
+	"strconv": true, "strings": true,
+}
+
+// reservedInBodies are names that bodies and inline code receive from the generator and that
+// a JDF name therefore must not take.
+var reservedInBodies = map[string]bool{"tp": true, "task": true}
+
+// goVar returns the Go variable name for a JDF local, parameter or named-range index inside
+// a generated function.
+func goVar(name string) string {
+	if goKeywords[name] || goPredeclared[name] || internalNames[name] {
+		return name + "_"
+	}
+	return name
+}
+
+// userParam returns the Go name under which user code sees a JDF name: its own spelling,
+// unless that is a Go keyword (user code cannot refer to such a name anyway).
+func userParam(name string) string {
+	if goKeywords[name] {
+		return name + "_"
+	}
+	return name
+}
+
+// fieldName returns the struct field of a global: its JDF name, unless it clashes with a
+// method or field of the generated taskpool type or is a keyword.
+func fieldName(name string) string {
+	if taskpoolMembers[name] {
+		return name + "_"
+	}
+	return userParam(name)
+}
+
+// taskpoolMembers are the methods and fields of the generated taskpool type, including those
+// promoted from the embedded *rt.Taskpool: a global with one of these names would hide it.
+var taskpoolMembers = map[string]bool{
+	"Taskpool": true, "Verify": true, "WriteDOT": true, "Property": true, "jdfVerify": true,
+	"Name": true, "Globals": true, "Classes": true, "SetPriority": true, "Context": true,
+	"SetArena": true, "Arena": true, "NewCopy": true, "Total": true, "Remaining": true,
+	"Done": true, "Err": true, "Wait": true, "Cancel": true, "VisitSuccessors": true,
+	"VisitPredecessors": true,
+}

@@ -1,0 +1,517 @@
+package codegen
+
+// One rt.TaskClass descriptor per JDF task class (jdf-language.md Part B §6.2, rt/doc.go
+// "The TaskClass contract"), then its small functions.
+//
+//	var <prefix><Class> rt.TaskClass
+//
+//	func init() {
+//		<prefix><Class> = rt.TaskClass{Name: "<Class>", ID: <i>, Locals: ..., Params: ...,
+//			Flows: ..., Space: <prefix><Class>Space, Complete: ..., Goal: ..., Prepare: ...,
+//			Successors: ..., Predecessors: ..., Priority: ..., Affinity: ...,
+//			Incarnations: []rt.Incarnation{...}}
+//	}
+//
+// The descriptors are assigned in init because their functions refer to descriptors,
+// possibly their own (a class that is its own successor), which Go would report as an
+// initialization cycle in a variable initializer.
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/jdf2go/jdf2go/parser"
+	"github.com/jdf2go/jdf2go/rt"
+)
+
+// classGen generates one task class.
+type classGen struct {
+	g  *generator
+	tc *parser.TaskClass
+	id string // identifier part: "POTRF", "Gemm"
+	v  string // descriptor variable: "potrfPOTRF"
+
+	readiness string // "Counter" or "Mask"
+	incs      []incarnation
+	exported  []*parser.Property // class properties kept for Property
+}
+
+func newClassGen(g *generator, tc *parser.TaskClass) *classGen {
+	c := &classGen{g: g, tc: tc, id: upperFirst(tc.Name), readiness: "Counter"}
+	for _, o := range g.classes {
+		if o.id == c.id {
+			c.id += "_" // "gemm" and "Gemm" in one program
+		}
+	}
+	c.v = g.pfx + c.id
+	switch {
+	case len(tc.Defs) > rt.MaxLocals:
+		g.errorf(tc.Pos(), "%s has %d definitions; rt allows %d", tc.Name, len(tc.Defs), rt.MaxLocals)
+	case len(tc.Params) > rt.MaxParams:
+		g.errorf(tc.Pos(), "%s has %d parameters; rt allows %d", tc.Name, len(tc.Params), rt.MaxParams)
+	case len(tc.Flows) > rt.MaxFlows:
+		g.errorf(tc.Pos(), "%s has %d flows; rt allows %d", tc.Name, len(tc.Flows), rt.MaxFlows)
+	}
+	for _, d := range tc.Defs {
+		if d.Param == nil {
+			if _, ok := d.Value.(*parser.RangeExpr); ok {
+				g.errorf(d.Pos(), "%s of %s is not a parameter but is defined as a range; only parameters take ranges", d.Name, tc.Name)
+			}
+		}
+	}
+	c.attrs()
+	for _, b := range tc.Bodies {
+		if inc := c.newIncarnation(b); inc != nil {
+			c.incs = append(c.incs, inc)
+		}
+	}
+	if len(c.incs) == 0 && !g.diags.HasErrors() {
+		g.errorf(tc.Pos(), "%s has no body that jdf2go can generate", tc.Name)
+	}
+	return c
+}
+
+// attrs interprets the class properties (§3.4) and warns about the ones rt has no use for.
+func (c *classGen) attrs() {
+	g, tc, a := c.g, c.tc, &c.tc.Attrs
+	if a.MaskDeps {
+		if why := c.maskImpossible(); why != "" {
+			g.warnf(tc.Props.Pos(), "mask_deps: %s has %s; using counters", tc.Name, why)
+		} else {
+			c.readiness = "Mask"
+		}
+	}
+	ignored := func(e parser.Expr, what string) {
+		if e != nil {
+			g.warnf(e.Pos(), "%s is not supported by jdf2go's runtime; ignored", what)
+		}
+	}
+	ignored(a.HashStruct, "hash_struct")
+	ignored(a.StartupFn, "startup_fn")
+	ignored(a.FindDepsFn, "find_deps_fn")
+	ignored(a.AllocDepsFn, "alloc_deps_fn")
+	ignored(a.FreeDepsFn, "free_deps_fn")
+	if a.Immediate {
+		if p := tc.Props.Get("immediate"); p != nil {
+			g.warnf(p.NamePos, "immediate is not supported by jdf2go's runtime; %s runs through the scheduler", tc.Name)
+		}
+	}
+	known := map[string]bool{}
+	for _, n := range classPropNames {
+		known[n] = true
+	}
+	if tc.Props != nil {
+		for _, p := range tc.Props.List {
+			if !known[p.Name] {
+				c.exported = append(c.exported, p)
+			}
+		}
+	}
+}
+
+var classPropNames = []string{"high_priority", "immediate", "profile", "count_deps", "mask_deps", "time_estimate",
+	"make_key_fn", "hash_struct", "startup_fn", "find_deps_fn", "alloc_deps_fn", "free_deps_fn", "nb_local_tasks_fn"}
+
+// maskImpossible says why bit-mask readiness cannot track this class: a CTL flow that may
+// receive several arrivals.
+func (c *classGen) maskImpossible() string {
+	for _, f := range c.tc.Flows {
+		if f.Access != parser.AccessCTL {
+			continue
+		}
+		ins := f.In()
+		if len(ins) > 1 {
+			return "CTL flow " + f.Name + " with several inputs"
+		}
+		for _, d := range ins {
+			for _, t := range []*parser.Target{d.Then, d.Else} {
+				if t != nil && hasRange(t, d) {
+					return "a CTL gather on flow " + f.Name
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// fn names a generated function of the class: fn("Space") = "potrfPOTRFSpace".
+func (c *classGen) fn(role string) string { return c.v + role }
+
+// scope returns a scope for a function of the class where the taskpool struct is the Go
+// variable gv (g in rt.TaskClass functions) and the definitions are Go variables bound on
+// demand (bindLocals).
+func (c *classGen) scope(gv jen.Code) *scope {
+	if gv == nil {
+		gv = jen.Id("tp")
+	}
+	s := &scope{g: c.g, class: c, ndefs: len(c.tc.Defs),
+		defVar: map[*parser.Definition]jen.Code{}, namedVar: map[*parser.NamedRange]jen.Code{},
+		use: &usage{defs: map[*parser.Definition]bool{}}}
+	gvCode := gv
+	s.global = func(gl *parser.Global) jen.Code { return jen.Add(gvCode).Dot(fieldName(gl.Name)) }
+	s.inline = &inlineSite{tp: gvCode}
+	for _, d := range c.tc.Defs {
+		s.defVar[d] = jen.Id(goVar(d.Name))
+	}
+	return s
+}
+
+// bindLocals returns `a, b := l[i], l[j]` for the definitions s used, in slot order.
+func (c *classGen) bindLocals(s *scope, l jen.Code) []jen.Code {
+	var used []*parser.Definition
+	for d := range s.use.defs {
+		used = append(used, d)
+	}
+	if len(used) == 0 {
+		return nil
+	}
+	sort.Slice(used, func(i, j int) bool { return used[i].Index < used[j].Index })
+	var names, vals []jen.Code
+	for _, d := range used {
+		names = append(names, jen.Id(goVar(d.Name)))
+		vals = append(vals, jen.Add(l).Index(jen.Lit(d.Index)))
+	}
+	return []jen.Code{jen.List(names...).Op(":=").List(vals...)}
+}
+
+// globalsVar returns `g := tp.Globals().(*<Name>)` when s used a global.
+func (c *classGen) globalsVar(s *scope, tp jen.Code) []jen.Code {
+	if !s.use.g {
+		return nil
+	}
+	return []jen.Code{jen.Id("g").Op(":=").Add(tp).Dot("Globals").Call().Assert(jen.Op("*").Id(c.g.name))}
+}
+
+// tpLocals are the parameters of most rt.TaskClass functions.
+func tpLocals() []jen.Code {
+	return []jen.Code{jen.Id("tp").Op("*").Qual(rtPath, "Taskpool"), jen.Id("l").Op("*").Qual(rtPath, "Locals")}
+}
+
+// emit writes the descriptor and the functions of the class.
+func (c *classGen) emit(f *jen.File) {
+	tc := c.tc
+	var locals, params, flows []jen.Code
+	for _, d := range tc.Defs {
+		locals = append(locals, jen.Lit(d.Name))
+	}
+	for _, p := range tc.Params {
+		if p.Def != nil {
+			params = append(params, jen.Lit(p.Def.Index))
+		}
+	}
+	for _, fl := range tc.Flows {
+		flows = append(flows, jen.Values(jen.Id("Name").Op(":").Lit(fl.Name),
+			jen.Id("Access").Op(":").Qual(rtPath, accessName(fl.Access))))
+	}
+	fields := []jen.Code{
+		jen.Id("Name").Op(":").Lit(tc.Name),
+		jen.Id("ID").Op(":").Lit(tc.Index),
+		jen.Id("Locals").Op(":").Index().String().Values(locals...),
+		jen.Id("Params").Op(":").Index().Int().Values(params...),
+	}
+	if len(flows) > 0 {
+		fields = append(fields, jen.Id("Flows").Op(":").Index().Qual(rtPath, "Flow").ValuesFunc(func(gr *jen.Group) {
+			for _, fl := range flows {
+				gr.Line().Add(fl)
+			}
+			gr.Line()
+		}))
+	}
+	if c.readiness == "Mask" {
+		fields = append(fields, jen.Id("Readiness").Op(":").Qual(rtPath, "Mask"))
+	}
+	if tc.Attrs.HighPriority {
+		fields = append(fields, jen.Id("HighPriority").Op(":").True())
+	}
+	if tc.Attrs.ProfileOff {
+		fields = append(fields, jen.Id("NoTrace").Op(":").True())
+	}
+
+	var decls []jen.Code
+	role := func(field, name string, decl jen.Code) {
+		if decl == nil {
+			return
+		}
+		fields = append(fields, jen.Id(field).Op(":").Id(name))
+		decls = append(decls, decl, jen.Line())
+	}
+	role("Space", c.fn("Space"), c.space())
+	role("Complete", c.fn("Complete"), c.complete())
+	role("Goal", c.fn("Goal"), c.goal())
+	role("Prepare", c.fn("Prepare"), c.prepare())
+	role("Successors", c.fn("Successors"), c.successors())
+	role("Predecessors", c.fn("Predecessors"), c.predecessors())
+	role("Priority", c.fn("Priority"), c.priority())
+	role("Affinity", c.fn("Affinity"), c.affinity())
+	role("Key", c.fn("Key"), c.key())
+	if te := c.timeEstimate(); te != nil {
+		fields = append(fields, jen.Id("TimeEstimate").Op(":").Add(te))
+	}
+	var incs []jen.Code
+	for _, inc := range c.incs {
+		incs = append(incs, jen.Line().Values(inc.value()...))
+		decls = append(decls, inc.decls()...)
+	}
+	incs = append(incs, jen.Line())
+	fields = append(fields, jen.Id("Incarnations").Op(":").Index().Qual(rtPath, "Incarnation").Values(incs...))
+
+	f.Commentf("%s describes task class %s (%s).", c.v, tc.Name, c.g.where(tc.Pos()))
+	f.Var().Id(c.v).Qual(rtPath, "TaskClass")
+	f.Line()
+	f.Func().Id("init").Params().Block(
+		jen.Id(c.v).Op("=").Qual(rtPath, "TaskClass").ValuesFunc(func(gr *jen.Group) {
+			for _, fl := range fields {
+				gr.Line().Add(fl)
+			}
+			gr.Line()
+		}))
+	f.Line()
+	for _, d := range decls {
+		f.Add(d)
+	}
+}
+
+func accessName(a parser.Access) string {
+	switch a {
+	case parser.AccessRead:
+		return "Read"
+	case parser.AccessWrite:
+		return "Write"
+	case parser.AccessCTL:
+		return "CTL"
+	}
+	return "RW"
+}
+
+// space emits the enumeration of the execution space: nested loops over the definitions in
+// order, filling every slot.
+//
+//	func <c>Space(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+//		g := tp.Globals().(*<Name>)
+//		for <p> := <from>; <p> <= <to>; <p> += <step> {
+//			l[<i>] = <p>
+//			<local> := <expr>
+//			l[<j>] = <local>
+//			...
+//				if !yield(l) {
+//					return
+//				}
+//		}
+//	}
+func (c *classGen) space() jen.Code {
+	s := c.scope(jen.Id("g"))
+	defs := c.tc.Defs
+	var build func(i int) []jen.Code
+	build = func(i int) []jen.Code {
+		if i == len(defs) {
+			return []jen.Code{jen.If(jen.Op("!").Id("yield").Call(jen.Id("l"))).Block(jen.Return())}
+		}
+		d := defs[i]
+		ds := *s
+		ds.ndefs = i
+		v := goVar(d.Name)
+		store := jen.Id("l").Index(jen.Lit(i)).Op("=").Id(v)
+		switch val := d.Value.(type) {
+		case *parser.RangeExpr:
+			return ds.forRange(v, val, c.tc.Name, append([]jen.Code{store}, build(i+1)...))
+		case *parser.LocalSetExpr:
+			return ds.forNamed(val.Named, func(ns *scope) []jen.Code {
+				return append([]jen.Code{jen.Id(v).Op(":=").Add(ns.expr(val.X, parser.KindInt)), store}, build(i+1)...)
+			})
+		default:
+			return append([]jen.Code{jen.Id(v).Op(":=").Add(ds.expr(val, parser.KindInt)), store}, build(i+1)...)
+		}
+	}
+	body := build(0)
+	body = append(c.globalsVar(s, jen.Id("tp")), body...)
+	return doc(c.fn("Space"), jen.Func().Id(c.fn("Space")).Params(append(tpLocals(),
+		jen.Id("yield").Func().Params(jen.Op("*").Qual(rtPath, "Locals")).Bool())...).Block(body...),
+		"enumerates the execution space of %s.", c.sig())
+}
+
+// complete emits the bounds check of an instance named from outside, computing its derived
+// locals.
+//
+//	func <c>Complete(tp *rt.Taskpool, l *rt.Locals) bool {
+//		<p> := l[<i>]
+//		if <p> < <from> || <p> > <to> { return false }
+//		l[<j>] = <local expr>
+//		return true
+//	}
+func (c *classGen) complete() jen.Code {
+	s := c.scope(jen.Id("g"))
+	defs := c.tc.Defs
+	type part struct {
+		value jen.Code // derived local value, or nil for a parameter
+		check jen.Code // out-of-space condition, or nil
+	}
+	parts := make([]part, len(defs))
+	for i, d := range defs {
+		ds := *s
+		ds.ndefs = i
+		v := jen.Id(goVar(d.Name))
+		switch val := d.Value.(type) {
+		case *parser.RangeExpr:
+			if d.Param == nil {
+				continue
+			}
+			from := paren(ds.conv(ds.tr(val.From, parser.KindInt), parser.KindInt), precCompare+1)
+			to := paren(ds.conv(ds.tr(val.To, parser.KindInt), parser.KindInt), precCompare+1)
+			cond := jen.Add(v).Op("<").Add(from.code).Op("||").Add(v).Op(">").Add(to.code)
+			if st := val.Step; st != nil {
+				if lit, ok := st.(*parser.IntLit); !ok || lit.Value != 1 {
+					cond = cond.Op("||").Parens(jen.Add(v).Op("-").Add(from.code)).Op("%").Add(
+						paren(ds.conv(ds.tr(st, parser.KindInt), parser.KindInt), precUnary).code).Op("!=").Lit(0)
+				}
+			}
+			parts[i].check = cond
+			s.use.defs[d] = true
+		case *parser.LocalSetExpr:
+			// A set of values: trusted, as jdf2c does (jdf-language.md Part B §3.9).
+		default:
+			x := paren(ds.conv(ds.tr(val, parser.KindInt), parser.KindInt), precCompare+1)
+			if d.Param != nil {
+				parts[i].check = jen.Add(v).Op("!=").Add(x.code)
+				s.use.defs[d] = true
+			} else {
+				parts[i].value = ds.expr(val, parser.KindInt)
+			}
+		}
+	}
+	var body []jen.Code
+	for i, d := range defs {
+		v := goVar(d.Name)
+		p := parts[i]
+		switch {
+		case d.Param != nil:
+			if s.use.defs[d] {
+				body = append(body, jen.Id(v).Op(":=").Id("l").Index(jen.Lit(i)))
+			}
+			if p.check != nil {
+				body = append(body, jen.If(p.check).Block(jen.Return(jen.False())))
+			}
+		case s.use.defs[d]:
+			body = append(body, jen.Id(v).Op(":=").Add(p.value), jen.Id("l").Index(jen.Lit(i)).Op("=").Id(v))
+		default:
+			body = append(body, jen.Id("l").Index(jen.Lit(i)).Op("=").Add(p.value))
+		}
+	}
+	body = append(body, jen.Return(jen.True()))
+	body = append(c.globalsVar(s, jen.Id("tp")), body...)
+	return doc(c.fn("Complete"), jen.Func().Id(c.fn("Complete")).Params(tpLocals()...).Bool().Block(body...),
+		"reports whether the instance of %s whose parameters are in l lies\n// in its execution space, and computes its derived locals.", c.tc.Name)
+}
+
+// priority emits the priority expression (§3.10).
+func (c *classGen) priority() jen.Code {
+	if c.tc.Priority == nil {
+		return nil
+	}
+	s := c.scope(jen.Id("g"))
+	val := s.expr(c.tc.Priority, parser.KindInt)
+	body := append(append(c.globalsVar(s, jen.Id("tp")), c.bindLocals(s, jen.Id("l"))...),
+		c.g.lineDirective(c.tc.Priority.Pos()),
+		jen.Return(jen.Int32().Call(val)),
+		c.g.restoreDirective())
+	return doc(c.fn("Priority"), jen.Func().Id(c.fn("Priority")).Params(tpLocals()...).Int32().Block(body...),
+		"returns the priority of %s (higher runs first).", c.sig())
+}
+
+// affinity emits the owner of an instance (§3.7).
+func (c *classGen) affinity() jen.Code {
+	a := c.tc.Affinity
+	if a == nil || a.Global == nil {
+		return nil
+	}
+	s := c.scope(jen.Id("g"))
+	ix := s.index(a.Args)
+	coll := s.global(a.Global)
+	s.use.g = true
+	body := append(append(c.globalsVar(s, jen.Id("tp")), c.bindLocals(s, jen.Id("l"))...),
+		c.g.lineDirective(a.Pos()),
+		jen.Return(coll, ix),
+		c.g.restoreDirective())
+	return doc(c.fn("Affinity"), jen.Func().Id(c.fn("Affinity")).Params(tpLocals()...).Params(
+		jen.Qual(rtPath, "Collection"), jen.Qual(rtPath, "Index")).Block(body...),
+		"returns the data collection element that owns %s.", c.sig())
+}
+
+// key emits the user key function (make_key_fn), called with the parameters in order.
+func (c *classGen) key() jen.Code {
+	fn := c.tc.Attrs.MakeKeyFn
+	if fn == nil {
+		return nil
+	}
+	s := c.scope(jen.Id("g"))
+	var call jen.Code
+	switch fn.(type) {
+	case *parser.InlineCode, *parser.StringLit:
+		call = s.inlineTyped(fn, jen.Uint64())
+	default:
+		var args []jen.Code
+		for _, p := range c.tc.Params {
+			if p.Def != nil {
+				s.use.defs[p.Def] = true
+				args = append(args, jen.Id(goVar(p.Name)))
+			}
+		}
+		call = jen.Uint64().Call(jen.Add(s.tr(fn, parser.KindOpaque).code).Call(args...))
+	}
+	body := append(append(c.globalsVar(s, jen.Id("tp")), c.bindLocals(s, jen.Id("l"))...),
+		c.g.lineDirective(fn.Pos()), jen.Return(call), c.g.restoreDirective())
+	return doc(c.fn("Key"), jen.Func().Id(c.fn("Key")).Params(tpLocals()...).Uint64().Block(body...),
+		"returns the key of %s from make_key_fn.", c.sig())
+}
+
+// timeEstimate returns the TimeEstimate field value: the named function itself (a
+// func(*rt.Task, rt.Device) int64), or a function literal around inline code, which sees
+// the locals, task and dev.
+func (c *classGen) timeEstimate() jen.Code {
+	te := c.tc.Attrs.TimeEstimate
+	if te == nil {
+		return nil
+	}
+	switch te.(type) {
+	case *parser.InlineCode, *parser.StringLit:
+		s := c.scope(jen.Id("g"))
+		s.inline.extra = []inlineParam{
+			{name: "task", typ: jen.Op("*").Qual(rtPath, "Task"), value: jen.Id("task")},
+			{name: "dev", typ: jen.Qual(rtPath, "Device"), value: jen.Id("dev")},
+		}
+		call := s.inlineTyped(te, jen.Int64())
+		body := append(append([]jen.Code{
+			jen.Id("g").Op(":=").Id("task").Dot("Taskpool").Call().Dot("Globals").Call().Assert(jen.Op("*").Id(c.g.name))},
+			c.bindLocals(s, jen.Id("task").Dot("Locals").Call())...), jen.Return(call))
+		return jen.Func().Params(jen.Id("task").Op("*").Qual(rtPath, "Task"), jen.Id("dev").Qual(rtPath, "Device")).Int64().Block(body...)
+	}
+	s := c.scope(jen.Id("g"))
+	return s.tr(te, parser.KindOpaque).code
+}
+
+// sig formats the class with its parameters: "TRSM(m, k)".
+func (c *classGen) sig() string {
+	out := c.tc.Name + "("
+	for i, p := range c.tc.Params {
+		if i > 0 {
+			out += ", "
+		}
+		out += p.Name
+	}
+	return out + ")"
+}
+
+// doc puts the doc comment "<name> <text>" above the declaration of function name.
+func doc(name string, decl *jen.Statement, format string, args ...any) jen.Code {
+	text := name + " " + fmt.Sprintf(format, args...)
+	var st *jen.Statement
+	for _, line := range strings.Split(text, "\n// ") {
+		if st == nil {
+			st = jen.Comment(line)
+		} else {
+			st = st.Line().Comment(line)
+		}
+	}
+	return st.Line().Add(decl)
+}

@@ -1,0 +1,77 @@
+// Package cholesky is the tiled Cholesky factorisation of examples/potrf.jdf,
+// generated into potrf_jdf.go, with what a program needs around it: a random
+// symmetric positive definite problem, the factorisation on an rt.Context, and
+// the residual check. Command potrf and the benchmark driver (bench) use it.
+package cholesky
+
+//go:generate go run github.com/jdf2go/jdf2go/cmd/jdf2go gen -o potrf_jdf.go ../../potrf.jdf
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/blas"
+)
+
+// Problem is an n×n symmetric positive definite matrix, kept dense (column-major,
+// lda = n) for the check and tiled in NB×NB tiles for the factorisation.
+type Problem struct {
+	N, NB int
+	Dense []float64
+	A     *rt.TiledMatrix
+}
+
+// NewProblem returns a reproducible random problem (blas.FillSPD) with its tiles filled.
+func NewProblem(n, nb int, seed uint64) (*Problem, error) {
+	if n < 1 || nb < 1 {
+		return nil, fmt.Errorf("cholesky: N=%d and NB=%d must be positive", n, nb)
+	}
+	p := &Problem{N: n, NB: nb, Dense: make([]float64, n*n)}
+	if err := blas.FillSPD(n, p.Dense, n, seed); err != nil {
+		return nil, err
+	}
+	a, err := rt.NewTiledMatrix(n, n, nb, nb, 1, 1, 0)
+	if err != nil {
+		return nil, err
+	}
+	p.A = a
+	p.Reset()
+	return p, nil
+}
+
+// Reset copies the dense matrix into the tiles again, undoing a factorisation.
+func (p *Problem) Reset() { p.A.FillFromDense(p.Dense, p.N) }
+
+// Residual returns ‖A − L·Lᵀ‖_F / ‖A‖_F for the factor L now in the tiles, computed with impl.
+func (p *Problem) Residual(impl *blas.Impl) (float64, error) {
+	f := make([]float64, p.N*p.N)
+	p.A.GatherToDense(f, p.N)
+	return impl.PotrfResidual(blas.Lower, p.N, p.Dense, p.N, f, p.N)
+}
+
+// Flops is the flop count of the factorisation (LAPACK's).
+func (p *Problem) Flops() float64 { return blas.PotrfFlops(p.N) }
+
+// Factor factors a in place on c with the tile kernels of impl: L overwrites the lower
+// triangle of tiles. It returns when the factorisation is done, failed (a tile that is
+// not positive definite) or ctx ends.
+func Factor(ctx context.Context, c *rt.Context, a *rt.TiledMatrix, impl *blas.Impl) error {
+	tp, err := NewPotrf(a, impl)
+	if err != nil {
+		return err
+	}
+	if err := c.Add(tp.Taskpool); err != nil {
+		return err
+	}
+	return tp.Wait(ctx)
+}
+
+// Verify checks the task graph of the factorisation of a (see Potrf.Verify).
+func Verify(a *rt.TiledMatrix, impl *blas.Impl) error {
+	tp, err := NewPotrf(a, impl)
+	if err != nil {
+		return err
+	}
+	return tp.Verify()
+}
