@@ -412,6 +412,7 @@ func TestOptionsAndEnv(t *testing.T) {
 		{"JDF2GO_WORKERS", "zero", rt.ErrBadOption},
 		{"JDF2GO_WORKERS", "0", rt.ErrBadOption},
 		{"JDF2GO_SCHED", "fifo", rt.ErrUnknownScheduler},
+		{"JDF2GO_PROGRESS", "maybe", rt.ErrBadOption},
 	} {
 		t.Setenv(tc.env, tc.val)
 		if _, err := rt.New(); !errors.Is(err, tc.want) {

@@ -8,7 +8,8 @@
 //   - Worker: one goroutine per execution stream. Each has a private next_task slot, a free
 //     list of tasks and a reusable Edges visitor.
 //   - Scheduler: lfq (default; per-worker priority queues with work stealing), ap (one global
-//     queue, strictly highest priority first), gd (one global FIFO). Selected by name.
+//     queue, strictly highest priority first, so the next_task slots are off), gd (one global
+//     FIFO). Selected by name.
 //   - Taskpool (NewTaskpool, normally through a generated constructor): one run of a JDF
 //     program: its TaskClasses, its globals, its arenas and its termination count.
 //   - TaskClass: the static descriptor that codegen emits per JDF task class (below).
@@ -157,7 +158,8 @@
 // WithProgress(w), WithDevices(devs...), WithRank(rank, nranks), KeepNextTask(bool),
 // WithLogger(l). Environment variables, overridden by options: JDF2GO_WORKERS (number of
 // workers, default GOMAXPROCS), JDF2GO_SCHED (scheduler name, default lfq), JDF2GO_TRACE
-// (trace file path). A bad value makes New fail with ErrBadOption or ErrUnknownScheduler.
+// (trace file path), JDF2GO_PROGRESS (a boolean: progress bar on stderr). A bad value makes
+// New fail with ErrBadOption or ErrUnknownScheduler.
 //
 // # Profiling
 //

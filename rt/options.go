@@ -32,7 +32,7 @@ func defaultConfig() config {
 		log: slog.Default()}
 }
 
-// fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED and JDF2GO_TRACE.
+// fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE and JDF2GO_PROGRESS.
 func (c *config) fromEnv() error {
 	if s := os.Getenv("JDF2GO_WORKERS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -46,6 +46,15 @@ func (c *config) fromEnv() error {
 	}
 	if s := os.Getenv("JDF2GO_TRACE"); s != "" {
 		c.trace = s
+	}
+	if s := os.Getenv("JDF2GO_PROGRESS"); s != "" {
+		on, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%w: JDF2GO_PROGRESS=%q: want a boolean", ErrBadOption, s)
+		}
+		if on {
+			c.progress = os.Stderr
+		}
 	}
 	return nil
 }
