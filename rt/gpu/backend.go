@@ -16,8 +16,8 @@ type Backend interface {
 	// Info describes the device; it is read once, by NewDevice.
 	Info() DeviceInfo
 	// SetCurrent binds the device to the calling OS thread (cuCtxSetCurrent).
-	// The manager calls it once per management episode after
-	// runtime.LockOSThread.
+	// The manager calls it once per management episode, after
+	// runtime.LockOSThread when the device is ThreadBound.
 	SetCurrent() error
 	// NewStream creates an in-order queue with events+1 event slots (the
 	// manager uses the last one as its quiescing marker).
@@ -89,6 +89,12 @@ type DeviceInfo struct {
 	// Batching reports whether the device type supports batch collection
 	// (gpu-manager.md §4.2 step 3).
 	Batching bool
+	// ThreadBound says that backend calls must come from the OS thread on
+	// which SetCurrent ran (a CUDA context is current per thread): the
+	// manager then locks its goroutine to its thread for the episode. A
+	// locked goroutine pays two thread switches per yield, so backends that
+	// do not need it leave it false.
+	ThreadBound bool
 }
 
 // DeviceType is a backend family.

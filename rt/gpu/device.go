@@ -118,9 +118,10 @@ func WithProfiler(p Profiler) Option { return func(c *config) { c.prof = p } }
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
 // WithBackoff replaces what the manager does when an iteration made no
-// progress; idle counts consecutive idle iterations. The default spins with
-// runtime.Gosched and then sleeps up to 50µs. Tests use it to run the
-// manager in lockstep with a manual simulated device.
+// progress; idle counts consecutive idle iterations with no event in flight
+// (it stays 0 while the manager polls events). The default yields with
+// runtime.Gosched, then sleeps up to 50µs. Tests use it to run the manager in
+// lockstep with a manual simulated device.
 func WithBackoff(fn func(idle int)) Option { return func(c *config) { c.backoff = fn } }
 
 // WithCounterObserver calls fn after each release step with the (negative)
@@ -402,6 +403,15 @@ func (d *Device) observeCost(head *Task) {
 func (d *Device) Load() int64 {
 	n := int64(max(d.outstanding.Load(), 0))
 	return n * d.cost.Load()
+}
+
+// inFlight returns the number of occupied event slots on all streams.
+func (d *Device) inFlight() int {
+	n := 0
+	for _, s := range d.streams {
+		n += int(s.inFlight.Load())
+	}
+	return n
 }
 
 // Stats is a snapshot of a device's counters.

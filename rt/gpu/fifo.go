@@ -1,6 +1,9 @@
 package gpu
 
-import "sync"
+import (
+	"sort"
+	"sync"
+)
 
 // fifo is a stream's pending FIFO (§1.3): a locked, intrusive, doubly-linked
 // list of singleton wrappers. With ordering on it is sorted by descending
@@ -9,14 +12,30 @@ import "sync"
 // among equals (§4.5). Only the manager and hooks running under it touch a
 // stream FIFO; the lock exists because the batch collector runs user
 // callbacks while holding it, and because of direct-style collection (§4.7).
+//
+// An insertion finds its place through the last element of each priority
+// present (tails, sorted by descending priority), so it costs O(log P) for P
+// distinct priorities, however long the FIFO grows.
 type fifo struct {
 	mu          sync.Mutex
 	first, last *Task
 	n           int
 	sorted      bool
+	tails       []tail
 	// collecting is set while CollectBatch scans this FIFO, so a re-entrant
 	// call is detected instead of deadlocking (§4.3).
 	collecting bool
+}
+
+// tail is the last element of one priority in a sorted FIFO.
+type tail struct {
+	prio int32
+	last *Task
+}
+
+// find returns the index of the first tail whose priority is <= p.
+func (q *fifo) find(p int32) int {
+	return sort.Search(len(q.tails), func(i int) bool { return q.tails[i].prio <= p })
 }
 
 // insert puts the singleton t at its place. The caller holds mu. The
@@ -27,22 +46,31 @@ func (q *fifo) insert(t *Task) {
 	}
 	t.queue = q
 	q.n++
-	if q.first == nil {
-		t.qprev, t.qnext = nil, nil
-		q.first, q.last = t, t
-		return
-	}
-	// Walk back from the tail over strictly lower priorities: in the common
-	// case of equal priorities this is O(1).
 	after := q.last
 	if q.sorted {
-		for after != nil && after.priority < t.priority {
-			after = after.qprev
+		i := q.find(t.priority)
+		switch {
+		case i < len(q.tails) && q.tails[i].prio == t.priority:
+			after = q.tails[i].last
+			q.tails[i].last = t
+		default:
+			// A new priority: after the last element of the next higher one.
+			after = nil
+			if i > 0 {
+				after = q.tails[i-1].last
+			}
+			q.tails = append(q.tails, tail{})
+			copy(q.tails[i+1:], q.tails[i:])
+			q.tails[i] = tail{prio: t.priority, last: t}
 		}
 	}
 	if after == nil {
 		t.qprev, t.qnext = nil, q.first
-		q.first.qprev = t
+		if q.first != nil {
+			q.first.qprev = t
+		} else {
+			q.last = t
+		}
 		q.first = t
 		return
 	}
@@ -66,6 +94,16 @@ func (q *fifo) mergeRing(head *Task, state State) {
 
 // unlink removes t. The caller holds mu.
 func (q *fifo) unlink(t *Task) {
+	if q.sorted {
+		i := q.find(t.priority)
+		if i < len(q.tails) && q.tails[i].last == t {
+			if p := t.qprev; p != nil && p.priority == t.priority {
+				q.tails[i].last = p
+			} else {
+				q.tails = append(q.tails[:i], q.tails[i+1:]...)
+			}
+		}
+	}
 	if t.qprev != nil {
 		t.qprev.qnext = t.qnext
 	} else {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
@@ -39,6 +40,13 @@ func WithMemory(n int64) Option { return func(d *Device) { d.capacity = n } }
 // WithName sets the device name.
 func WithName(name string) Option { return func(d *Device) { d.name = name } }
 
+// WithLatency gives every operation a virtual duration in free-running
+// mode: a stream is busy for d per operation, and an event completes only
+// once the stream's virtual clock passed the operations before it. Nothing
+// burns CPU meanwhile, so this models the launch cost of a real device
+// (microseconds per kernel) on a shared machine.
+func WithLatency(d time.Duration) Option { return func(dev *Device) { dev.latency = d } }
+
 // NoBatching makes the device report a type that does not support batch
 // collection.
 func NoBatching() Option { return func(d *Device) { d.noBatch = true } }
@@ -50,6 +58,7 @@ func WithFaults(f *Faults) Option { return func(d *Device) { d.faults.Store(f) }
 type Device struct {
 	name     string
 	manual   bool
+	latency  time.Duration
 	noBatch  bool
 	capacity int64
 

@@ -26,7 +26,15 @@ type Stream struct {
 	failures []failure
 	closed   bool
 	records  uint64
+	// With a latency: when each recent operation completes on the virtual
+	// clock (ring indexed by operation number), and when the stream is free.
+	doneAt    [latencyRing]time.Time
+	busyUntil time.Time
 }
+
+// latencyRing bounds how far back completion times are kept; an event
+// older than that many operations is complete by construction.
+const latencyRing = 1024
 
 type op struct {
 	label string
@@ -57,6 +65,14 @@ func (s *Stream) runOne(o op, idx uint64) {
 	s.mu.Lock()
 	if err != nil {
 		s.failures = append(s.failures, failure{at: idx, err: fmt.Errorf("%s on %s/%s: %w", o.label, s.dev.name, s.name, err)})
+	}
+	if lat := s.dev.latency; lat > 0 {
+		now := time.Now()
+		if s.busyUntil.Before(now) {
+			s.busyUntil = now
+		}
+		s.busyUntil = s.busyUntil.Add(lat)
+		s.doneAt[idx%latencyRing] = s.busyUntil
 	}
 	s.executed++
 	s.mu.Unlock()
@@ -200,6 +216,9 @@ func (s *Stream) Query(slot int) (bool, error) {
 	}
 	mark := s.marks[slot]
 	if s.executed < mark {
+		return false, nil
+	}
+	if s.dev.latency > 0 && mark > 0 && s.executed-mark < latencyRing && time.Now().Before(s.doneAt[(mark-1)%latencyRing]) {
 		return false, nil
 	}
 	for i, f := range s.failures {
