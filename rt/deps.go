@@ -314,7 +314,7 @@ func (w *Worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l 
 // initTask fills a fresh task for the instance in l and computes its priority.
 func (w *Worker) initTask(t *Task, tp *Taskpool, cs *classState, l *Locals, key uint64) {
 	t.class, t.tp, t.cs, t.key = cs.tc, tp, cs, key
-	t.l = *l
+	copy(t.l[:cs.nlocals], l[:cs.nlocals])
 	t.prio = tp.prio
 	if cs.tc.Priority != nil {
 		t.prio += cs.tc.Priority(tp, &t.l)

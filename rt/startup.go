@@ -74,8 +74,11 @@ func (tp *Taskpool) enumerate() (err error) {
 	c := tp.ctx
 	for i, tc := range tp.classes {
 		cs := &tp.cs[i]
-		cs.tc, cs.tp, cs.nparams = tc, tp, len(tc.Params)
+		cs.tc, cs.tp, cs.nparams, cs.nlocals = tc, tp, len(tc.Params), len(tc.Locals)
 		copy(cs.pslot[:], tc.Params)
+		for _, s := range tc.Params {
+			cs.nlocals = max(cs.nlocals, s+1)
+		}
 		if c.tracer != nil {
 			cs.trace = c.tracer.Name(tc.Name)
 			cs.strace = c.tracer.Name("startup:" + tc.Name)

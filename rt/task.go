@@ -14,19 +14,21 @@ const (
 // lists: a *Task is valid from the moment rt hands it to a hook, a device or a visitor until
 // it completes, fails or is rescheduled, and must not be kept after that.
 type Task struct {
-	class *TaskClass
-	tp    *Taskpool
-	cs    *classState
-	l     Locals
-	flows [MaxFlows]*Copy
-
+	// The fields rt touches on every task come first, in one cache line; a task with few
+	// locals and flows touches one or two more.
+	class    *TaskClass
+	tp       *Taskpool
+	cs       *classState
+	next     *Task // gd FIFO
 	key      uint64
 	prio     int32
 	pending  uint32 // Counter: arrivals still expected; Mask: flows arrived so far
 	inc      int32  // next incarnation to try
 	kind     taskKind
 	prepared bool
-	next     *Task // free list, gd FIFO
+
+	l     Locals // only the first classState.nlocals slots are meaningful
+	flows [MaxFlows]*Copy
 }
 
 // Class returns the task's class.

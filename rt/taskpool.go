@@ -166,6 +166,7 @@ type classState struct {
 	tc      *TaskClass
 	tp      *Taskpool
 	nparams int
+	nlocals int // slots copied between Locals: the definitions, and every parameter slot
 	pslot   [MaxParams]int
 	min     [MaxParams]int
 	span    [MaxParams]uint64 // max - min
