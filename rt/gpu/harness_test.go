@@ -219,6 +219,24 @@ func (h *harness) finish() {
 	}
 }
 
+// close closes the device while running the operations it enqueues (the
+// write-back of dirty copies) on the manual streams.
+func (h *harness) close() error {
+	h.t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- h.d.Close() }()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(100 * time.Microsecond):
+			for _, s := range h.d.Streams() {
+				h.stream(s.Name()).Drain()
+			}
+		}
+	}
+}
+
 func (h *harness) counterDeltas() []int32 {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -137,7 +137,7 @@ func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
 	if err := d.be.SetCurrent(); err != nil {
 		// Every backend call of the episode will fail in turn and fail its
 		// wrapper; nothing is stranded.
-		ep.setErr(fmt.Errorf("%w: set current device %s: %v", ErrTaskFailed, d.name, err))
+		ep.setErr(fmt.Errorf("%w: set current device %s: %w", ErrTaskFailed, d.name, err))
 	}
 	next := first
 	for idle := 0; ; {
@@ -486,7 +486,7 @@ func (ep *episode) execDone(s *Stream, head *Task) {
 					d.comp.Cleanout(x, ep.err)
 				}
 			} else if err := d.sched.Reschedule(x); err != nil {
-				ep.setErr(fmt.Errorf("%w: reschedule %v: %v", ErrTaskFailed, x, err))
+				ep.setErr(fmt.Errorf("%w: reschedule %v: %w", ErrTaskFailed, x, err))
 			}
 		}
 		ep.releaseRing(head, StateHandedOff)
@@ -602,7 +602,7 @@ func (ep *episode) complete(w *Task) {
 	d.epilog(w)
 	if d.comp != nil {
 		if err := d.comp.Complete(ep.w, w); err != nil {
-			ep.setErr(fmt.Errorf("%w: completion of %v: %v", ErrTaskFailed, w, err))
+			ep.setErr(fmt.Errorf("%w: completion of %v: %w", ErrTaskFailed, w, err))
 		}
 	}
 	if ep.w != nil {
@@ -636,7 +636,7 @@ func (ep *episode) terminate(s *Stream, head *Task, r Result, cause error, quies
 	}
 	var err error
 	if cause != nil {
-		err = fmt.Errorf("%w: %v on %s: %v", sentinel, head, d.name, cause)
+		err = fmt.Errorf("%w: %v on %s: %w", sentinel, head, d.name, cause)
 	} else {
 		err = fmt.Errorf("%w: %v on %s returned %v", sentinel, head, d.name, r)
 	}

@@ -1,0 +1,60 @@
+package gpu_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/jdf2go/jdf2go/rt/gpu"
+)
+
+func TestBodyAPIChecksArguments(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	s := h.d.Compute(0)
+	ptr, err := h.be.Alloc(8 * 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := gpu.Buffer{Ptr: ptr, Len: 16, Elem: gpu.Float64}    // room for 4x4
+	small := gpu.Buffer{Ptr: ptr, Len: 8, Elem: gpu.Float64} // 4x2 at most
+	bytes := gpu.Buffer{Ptr: ptr, Len: 128, Elem: gpu.Bytes}
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"gemm C too small", s.Dgemm(gpu.NoTrans, gpu.NoTrans, 4, 4, 4, 1, m, 4, m, 4, 0, small, 4)},
+		{"gemm lda", s.Dgemm(gpu.NoTrans, gpu.NoTrans, 4, 4, 4, 1, m, 3, m, 4, 0, m, 4)},
+		{"gemm bytes", s.Dgemm(gpu.NoTrans, gpu.NoTrans, 2, 2, 2, 1, bytes, 2, m, 2, 0, m, 2)},
+		{"gemm trans A", s.Dgemm(gpu.Trans, gpu.NoTrans, 4, 4, 5, 1, m, 5, m, 5, 0, m, 4)},
+		{"trsm right", s.Dtrsm(gpu.Right, gpu.Lower, gpu.NoTrans, gpu.NonUnit, 2, 5, 1, m, 5, m, 2)},
+		{"syrk", s.Dsyrk(gpu.Lower, gpu.NoTrans, 5, 1, 1, m, 5, 0, m, 5)},
+		{"potrf", s.Dpotrf(gpu.Lower, 5, m, 5)},
+		{"strided", s.DgemmStridedBatched(gpu.NoTrans, gpu.NoTrans, 2, 2, 2, 1, m, 2, 4, m, 2, 4, 0, m, 2, 4, 5)},
+		{"batched lengths", s.DgemmBatched(gpu.NoTrans, gpu.NoTrans, 2, 2, 2, 1, []gpu.Buffer{m}, 2, nil, 2, 0, []gpu.Buffer{m}, 2)},
+		{"memcpy types", s.Memcpy(m, bytes)},
+		{"memcpy short", s.Memcpy(small, m)},
+		{"null", s.Dpotrf(gpu.Lower, 2, gpu.Buffer{}, 2)},
+	} {
+		if !errors.Is(tc.err, gpu.ErrBadArgument) {
+			t.Errorf("%s: %v, want ErrBadArgument", tc.name, tc.err)
+		}
+	}
+	if err := s.Launch("no.such.kernel", gpu.Dim3{X: 1}, gpu.Dim3{X: 1}); !errors.Is(err, gpu.ErrUnknownKernel) {
+		t.Errorf("unknown kernel: %v", err)
+	}
+	if err := gpu.RegisterKernel(gpu.KernelSpec{Name: "test.fill", Host: func(gpu.HostMemory, gpu.Dim3, gpu.Dim3, []any) error { return nil }}); !errors.Is(err, gpu.ErrDuplicateKernel) {
+		t.Errorf("duplicate kernel: %v", err)
+	}
+	if err := gpu.RegisterKernel(gpu.KernelSpec{Name: "empty"}); !errors.Is(err, gpu.ErrBadArgument) {
+		t.Errorf("kernel without code: %v", err)
+	}
+	// Valid calls enqueue and nothing more.
+	if err := s.Dgemm(gpu.NoTrans, gpu.NoTrans, 4, 4, 4, 1, m, 4, m, 4, 0, m, 4); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.stream("exec0").Queued(); len(got) != 1 || got[0] != "dgemm" {
+		t.Fatalf("queued %v", got)
+	}
+	if got := m.Slice(4, 8); got.Len != 4 || got.Ptr != ptr+32 {
+		t.Fatalf("Slice: %v", got)
+	}
+}

@@ -1,0 +1,153 @@
+package gpu_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/jdf2go/jdf2go/rt/gpu"
+)
+
+// copier is a body that copies flow 0 into flow 1 on the device.
+func copier() *gpu.Incarnation {
+	return &gpu.Incarnation{Name: "copy", Submit: func(d *gpu.Device, task *gpu.Task, s *gpu.Stream) gpu.Result {
+		if err := s.Memcpy(task.Buffer(1), task.Buffer(0)); err != nil {
+			return gpu.Error
+		}
+		return gpu.Done
+	}}
+}
+
+func TestStageInOnlyWhenStale(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	x := newHostData(1, 2, 3, 4)
+	read := func(name string) []string {
+		tk, _ := h.task(name, 0, plain(h.j), gpu.Flow{Data: x, Access: gpu.Read, Elem: gpu.Float64})
+		h.submit(nil, tk)
+		queued := h.stream("in").Queued()
+		h.drain()
+		return queued
+	}
+	if got := read("A"); !slices.Equal(got, []string{"h2d"}) {
+		t.Fatalf("first read staged %v, want one h2d", got)
+	}
+	if got := read("B"); len(got) != 0 {
+		t.Fatalf("second read staged %v, want nothing (current copy)", got)
+	}
+	x.buf[0] = 10 // a CPU task writes the host copy
+	x.ver.Add(1)
+	if got := read("C"); !slices.Equal(got, []string{"h2d"}) {
+		t.Fatalf("read after a host write staged %v, want one h2d", got)
+	}
+	if err := h.d.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWriteBackAndKeepOnDevice(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	fill7 := &gpu.Incarnation{Name: "fill", Submit: fillHook(func(*gpu.Task) float64 { return 7 })}
+	x := newHostData(0, 0, 0, 0)
+	y := newHostData(0, 0, 0, 0)
+	z := newHostData(0, 0, 0, 0)
+	// Written back to the host: the version moves and the data arrives.
+	a, _ := h.task("A", 0, fill7, gpu.Flow{Data: z, Access: gpu.ReadWrite, Elem: gpu.Float64})
+	h.submit(nil, a)
+	h.drain()
+	if z.buf[3] != 7 || z.HostVersion() != 2 {
+		t.Fatalf("written-back flow: %v version %d", z.buf, z.HostVersion())
+	}
+	// Kept on the device for the next consumer there.
+	b, _ := h.task("B", 0, fill7, gpu.Flow{Data: x, Access: gpu.Write, Elem: gpu.Float64, KeepOnDevice: true})
+	h.submit(nil, b)
+	h.drain()
+	if x.buf[0] != 0 || x.HostVersion() != 1 {
+		t.Fatalf("kept flow reached the host: %v version %d", x.buf, x.HostVersion())
+	}
+	c, _ := h.task("C", 0, copier(),
+		gpu.Flow{Data: x, Access: gpu.Read, Elem: gpu.Float64},
+		gpu.Flow{Data: y, Access: gpu.Write, Elem: gpu.Float64})
+	h.submit(nil, c)
+	if got := h.stream("in").Queued(); len(got) != 0 {
+		t.Fatalf("the consumer staged %v in, want nothing: the device copy is newer", got)
+	}
+	h.drain()
+	if !slices.Equal(y.buf, []float64{7, 7, 7, 7}) {
+		t.Fatalf("consumer read %v from the device copy", y.buf)
+	}
+	// Close writes the kept copy back: no result is lost.
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(x.buf, []float64{7, 7, 7, 7}) || x.HostVersion() != 2 {
+		t.Fatalf("after Close: %v version %d", x.buf, x.HostVersion())
+	}
+}
+
+func TestEvictionLeastRecentlyUsed(t *testing.T) {
+	const unit = 256
+	h := newHarness(t, harnessConfig{opts: []gpu.Option{gpu.WithMemoryLimit(2 * unit)}})
+	data := map[string]*hostData{}
+	for _, n := range []string{"X", "Y", "Z"} {
+		data[n] = newHostData(make([]float64, unit/8)...)
+	}
+	read := func(n string) int {
+		tk, _ := h.task("read"+n, 0, plain(h.j), gpu.Flow{Data: data[n], Access: gpu.Read, Elem: gpu.Float64})
+		h.submit(nil, tk)
+		staged := len(h.stream("in").Queued())
+		h.drain()
+		return staged
+	}
+	read("X")
+	read("Y")
+	read("X") // X is now the most recently used
+	if ev := h.d.Stats().Evictions; ev != 0 {
+		t.Fatalf("%d evictions with room", ev)
+	}
+	if read("Z") != 1 || h.d.Stats().Evictions != 1 {
+		t.Fatal("Z did not evict one copy")
+	}
+	if read("X") != 0 {
+		t.Fatal("X was evicted, but Y was the least recently used")
+	}
+	if read("Y") != 1 {
+		t.Fatal("Y should have been evicted")
+	}
+	if st := h.d.Stats(); st.MemUsed > st.MemLimit {
+		t.Fatalf("memory used %d over the limit %d", st.MemUsed, st.MemLimit)
+	}
+	if err := h.d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if h.be.Allocations() != 0 {
+		t.Fatalf("%d device allocations after Close", h.be.Allocations())
+	}
+}
+
+func TestPrefetch(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	x := newHostData(1, 2, 3, 4)
+	done := make(chan error, 1)
+	go func() { done <- h.d.Prefetch(context.Background(), nil, x) }()
+	h.adopt(done)
+	if got := h.stream("in").Queued(); !slices.Equal(got, []string{"h2d"}) {
+		t.Fatalf("prefetch staged %v", got)
+	}
+	h.drain()
+	tk, e := h.task("R", 0, plain(h.j), gpu.Flow{Data: x, Access: gpu.Read, Elem: gpu.Float64})
+	h.submit(nil, tk)
+	if got := h.stream("in").Queued(); len(got) != 0 {
+		t.Fatalf("the reader staged %v after a prefetch", got)
+	}
+	h.drain()
+	// A prefetch of a current copy ends at once, counted in and out.
+	if err := h.d.Prefetch(context.Background(), nil, x); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.leakCheck(); err != nil || e.completed.Load() != 1 {
+		t.Fatalf("%v, completed %d", err, e.completed.Load())
+	}
+	if got := h.d.Stats().Decrements; got != 3 {
+		t.Fatalf("%d counter releases, want 3 (prefetch, reader, prefetch)", got)
+	}
+}
