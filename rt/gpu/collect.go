@@ -24,6 +24,11 @@ func (s *Stream) CollectBatch(head *Task, match Match, data any) (int, error) {
 	if !head.IsSingleton() {
 		return head.Followers(), nil
 	}
+	if head.stream != s {
+		// Collecting from another stream would move wrappers off the
+		// stream their exec life is bound to (scenario 10).
+		return 0, fmt.Errorf("%w: CollectBatch on %s for %v, which runs on another stream", ErrMisuse, s.name, head)
+	}
 	head.makeSingleton()
 	d := s.dev
 	if head.ec == nil || head.dev != d || !d.batching || !d.info.Batching ||

@@ -134,6 +134,7 @@ type memory struct {
 	copies       map[Data]*devCopy
 	clean, owned list.List
 	used, limit  int64
+	pinned       int64 // bytes of copies in use by wrappers
 }
 
 // reserve finds or allocates a device copy for every flow of t and pins
@@ -166,8 +167,13 @@ func (d *Device) reserve(t *Task) (Result, error) {
 	}
 	if missing > 0 && !d.makeRoom(missing) {
 		d.unpinAll(t)
-		if d.hasIdleDirty() {
+		switch {
+		case d.hasIdleDirty():
 			return Next, nil
+		case m.pinned == 0 && m.owned.Len() == 0:
+			// Nothing in use and nothing to write back: waiting cannot help.
+			return Error, fmt.Errorf("%w: %v needs %d more bytes, %d of %d are used by clean copies nobody can evict",
+				ErrOutOfMemory, t, missing, m.used, m.limit)
 		}
 		return Again, nil
 	}
@@ -246,6 +252,9 @@ func (d *Device) pin(t *Task, i int, c *devCopy) {
 		}
 		c.lru = nil
 	}
+	if c.readers == 0 {
+		d.mem.pinned += c.size
+	}
 	c.readers++
 	t.fs[i] = flowState{copy: c, pinned: true}
 }
@@ -263,6 +272,7 @@ func (d *Device) unpin(t *Task, i int) {
 	if c.readers > 0 {
 		return
 	}
+	d.mem.pinned -= c.size
 	d.park(c)
 	d.bumpEpoch()
 }

@@ -2,6 +2,7 @@ package gpu_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -149,5 +150,21 @@ func TestPrefetch(t *testing.T) {
 	}
 	if got := h.d.Stats().Decrements; got != 3 {
 		t.Fatalf("%d counter releases, want 3 (prefetch, reader, prefetch)", got)
+	}
+}
+
+func TestDataLargerThanTheDeviceFails(t *testing.T) {
+	const unit = 256
+	c := &causes{}
+	h := newHarness(t, harnessConfig{opts: []gpu.Option{gpu.WithMemoryLimit(unit), gpu.WithCompleter(c)}})
+	big := newHostData(make([]float64, 2*unit/8)...)
+	tk, e := h.task("big", 0, plain(h.j), gpu.Flow{Data: big, Access: gpu.Read, Elem: gpu.Float64})
+	h.submit(nil, tk)
+	h.drain()
+	if e.cleaned.Load() != 1 || len(c.errs) != 1 || !errors.Is(c.errs[0], gpu.ErrOutOfMemory) {
+		t.Fatalf("cleaned %d, causes %v; want one ErrOutOfMemory", e.cleaned.Load(), c.errs)
+	}
+	if err := h.leakCheck(); err != nil {
+		t.Fatal(err)
 	}
 }

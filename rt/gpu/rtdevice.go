@@ -52,25 +52,18 @@ func NewRTDevice(be Backend, opts ...Option) (*RTDevice, error) {
 // OpenRT opens the devices of spec for rt; pass them to rt.New with
 // rt.WithDevices(RTDevices(devs)...).
 func OpenRT(spec Spec, opts ...Option) ([]*RTDevice, error) {
-	bes, err := OpenBackends(spec)
+	return openEach(spec, opts, NewRTDevice, (*RTDevice).Close)
+}
+
+// OpenRTFromEnv opens the devices that JDF2GO_GPUS asks for (none when it is
+// unset); generated programs call it and pass the result to rt.New with
+// rt.WithDevices(RTDevices(devs)...).
+func OpenRTFromEnv(opts ...Option) ([]*RTDevice, error) {
+	spec, err := SpecFromEnv()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*RTDevice, 0, len(bes))
-	for i, be := range bes {
-		r, err := NewRTDevice(be, append(opts[:len(opts):len(opts)], WithIndex(i))...)
-		if err != nil {
-			for _, o := range out {
-				_ = o.Close()
-			}
-			for _, b := range bes[i:] {
-				_ = b.Close()
-			}
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
+	return OpenRT(spec, opts...)
 }
 
 // RTDevices converts devices for rt.WithDevices.

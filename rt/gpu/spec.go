@@ -161,23 +161,30 @@ func OpenBackends(spec Spec) ([]Backend, error) {
 // OpenDevices opens the devices of spec and wraps each into a Device with
 // opts (WithIndex is set per device).
 func OpenDevices(spec Spec, opts ...Option) ([]*Device, error) {
+	return openEach(spec, opts, NewDevice, (*Device).Close)
+}
+
+// openEach opens the backends of spec and wraps backend i with
+// wrap(backend, opts..., WithIndex(i)); on a failure it closes what it
+// opened and the backends not wrapped yet.
+func openEach[T any](spec Spec, opts []Option, wrap func(Backend, ...Option) (T, error), closeT func(T) error) ([]T, error) {
 	bes, err := OpenBackends(spec)
 	if err != nil {
 		return nil, err
 	}
-	devs := make([]*Device, 0, len(bes))
+	out := make([]T, 0, len(bes))
 	for i, be := range bes {
-		d, err := NewDevice(be, append(opts[:len(opts):len(opts)], WithIndex(i))...)
+		v, err := wrap(be, append(opts[:len(opts):len(opts)], WithIndex(i))...)
 		if err != nil {
-			for _, od := range devs {
-				_ = od.Close()
+			for _, o := range out {
+				_ = closeT(o)
 			}
 			for _, b := range bes[i:] {
 				_ = b.Close()
 			}
 			return nil, err
 		}
-		devs = append(devs, d)
+		out = append(out, v)
 	}
-	return devs, nil
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
@@ -85,5 +86,25 @@ func TestBatchingFromEnv(t *testing.T) {
 	h.finish()
 	if called {
 		t.Fatal("the callback ran with JDF2GO_BATCHING=off")
+	}
+}
+
+func TestOpenRTFromEnv(t *testing.T) {
+	t.Setenv(gpu.EnvDevices, "sim:3")
+	devs, err := gpu.OpenRTFromEnv()
+	if err != nil || len(devs) != 3 {
+		t.Fatalf("%d devices, %v", len(devs), err)
+	}
+	for _, d := range devs {
+		if !d.Accepts(rt.GPU) || d.Accepts(rt.CUDA) || d.Accepts(rt.CPU) || d.Load() != 0 {
+			t.Fatalf("%s: accepts GPU %v, CUDA %v, load %d", d.Name(), d.Accepts(rt.GPU), d.Accepts(rt.CUDA), d.Load())
+		}
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv(gpu.EnvDevices, "sim:zero")
+	if _, err := gpu.OpenRTFromEnv(); !errors.Is(err, gpu.ErrBadSpec) {
+		t.Fatalf("bad spec: %v", err)
 	}
 }
