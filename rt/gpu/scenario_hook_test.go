@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 // Scenarios 12 to 20 of gpu-manager.md §7: the submit-hook protocol.
@@ -41,6 +42,7 @@ func (h *harness) queueBatch(inc *gpu.Incarnation, prio []int32, names ...string
 
 func TestScenario12_AgainRingOf5(t *testing.T) {
 	h := newHarness(t, harnessConfig{})
+	script := sim.NewScript(gpu.Again, gpu.Again, gpu.Again, gpu.Done)
 	var rings [][]*gpu.Task
 	completeStage := 0
 	eventsBeforeDone := -1
@@ -59,10 +61,7 @@ func TestScenario12_AgainRingOf5(t *testing.T) {
 		for m := range task.Ring() {
 			work(s, m.EC().(*ec).name)
 		}
-		if len(rings) <= 3 {
-			return gpu.Again
-		}
-		return gpu.Done
+		return script.Next()
 	})
 	tasks, _ := h.queueBatch(inc, nil, "m1", "m2", "m3", "m4", "m5")
 	before := h.d.Outstanding()
@@ -90,6 +89,9 @@ func TestScenario12_AgainRingOf5(t *testing.T) {
 	}
 	if completeStage != 1 {
 		t.Fatalf("complete_stage ran %d times, want 1", completeStage)
+	}
+	if script.Calls() != 4 {
+		t.Fatalf("%d scripted results used, want 4", script.Calls())
 	}
 	for _, e := range tasks {
 		b, en := h.spans(gpu.SpanExec, e.name)
