@@ -28,6 +28,12 @@ type Caller struct {
 // Role is the role the Caller was attached with.
 func (c *Caller) Role() Role { return c.role }
 
+// Rank is the Engine's rank.
+func (c *Caller) Rank() Rank { return c.e.rank }
+
+// Engine is the Engine the Caller belongs to.
+func (c *Caller) Engine() *Engine { return c.e }
+
 // Name is the name given at Attach.
 func (c *Caller) Name() string { return c.name }
 

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Handler handles one active message. It runs on the comm goroutine, serially with every other
@@ -256,6 +257,12 @@ func (e *Engine) setup(rank Rank, size int) error {
 	}
 	if e.caps.DataTagMax == 0 {
 		e.caps.DataTagMax = 1<<31 - 1
+	}
+	if e.cfg.idleSpin < 0 {
+		e.cfg.idleSpin = time.Millisecond
+		if e.caps.Wakeable {
+			e.cfg.idleSpin = 50 * time.Microsecond
+		}
 	}
 	alloc, _ := e.t.(BufferAllocator)
 	e.pool = newMsgPool(alloc, e.cfg.budget, e.caps.MaxAM, e.cfg.debug, e.report)

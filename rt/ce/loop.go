@@ -16,8 +16,9 @@ import (
 //  3. if Close asked, step the shutdown (close.go);
 //  4. idle policy: after IdleSpin without work, a wakeable transport parks in a select on the
 //     shift-queue wake channel, the transport's wake channel and Close; otherwise (MPI) it
-//     keeps polling while operations are in flight, then naps 5 µs doubling to 50 µs while
-//     work is in flight or was recent (20 ms), and up to IdleMaxSleep after that. Producers signal the wake channel only when the
+//     keeps polling while operations are in flight (up to 10×IdleSpin), then naps 5 µs
+//     doubling to 50 µs while work is in flight or was recent (20 ms), and up to IdleMaxSleep
+//     after that. Producers signal the wake channel only when the
 //     loop announced it is parked (parked is set before the last look at the queue, and
 //     producers set pending before reading parked, so one of the two always sees the other).
 //

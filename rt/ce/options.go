@@ -37,7 +37,7 @@ func defaultConfig() config {
 		maxInflight: 16,
 		multiple:    Auto,
 		debug:       os.Getenv("JDF2GO_CE_DEBUG") == "1",
-		idleSpin:    50 * time.Microsecond,
+		idleSpin:    -1, // by transport, see IdleSpin
 		maxSleep:    time.Millisecond,
 		logger:      slog.Default(),
 		maxNote:     256,
@@ -65,7 +65,10 @@ func CommThreadMultiple(m Mode) Option { return func(c *config) { c.multiple = m
 func Debug(on bool) Option { return func(c *config) { c.debug = on } }
 
 // IdleSpin sets how long the comm loop keeps polling after its last piece of work before it
-// parks (wakeable transports) or starts sleeping (MPI). Default 50 µs.
+// parks (wakeable transports) or starts napping (MPI). Defaults: 50 µs on wakeable transports,
+// whose producers wake the loop in microseconds; 1 ms on the others, because a napping thread
+// wakes late (tens of µs when idle, milliseconds on a loaded machine) and two ranks whose spin
+// window is shorter than the other's nap settle into paying one nap per message.
 func IdleSpin(d time.Duration) Option { return func(c *config) { c.idleSpin = d } }
 
 // IdleMaxSleep caps the back-off sleep of the comm loop on transports that cannot wake it

@@ -668,3 +668,60 @@ var (
 	_ ce.Transport       = (*Transport)(nil)
 	_ ce.BufferAllocator = (*Transport)(nil)
 )
+
+// RawPingPong times iters round trips of n bytes between this rank and peer using the binding
+// alone, on a communicator of its own, from the calling goroutine: the reference the Engine's
+// paths are measured against. Both ranks call it; the lower rank sends first. It needs
+// MPI_THREAD_MULTIPLE (the comm goroutine owns MPI otherwise) and must not run concurrently
+// with itself.
+func (t *Transport) RawPingPong(peer ce.Rank, n, iters int) (time.Duration, error) {
+	if t.level != ce.LevelMultiple {
+		return 0, fmt.Errorf("mpi: RawPingPong needs MPI_THREAD_MULTIPLE, MPI provided %v", t.level)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	buf := cmalloc(n)
+	defer cfree(buf)
+	// Touch every page, as real data would: untouched pages all map the shared zero page and
+	// copy faster than any buffer a program actually uses.
+	b := unsafe.Slice((*byte)(buf), n)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	reqs := (*request)(cmalloc(2 * int(sizeofRequest)))
+	defer cfree(unsafe.Pointer(reqs))
+	sreq, rreq := reqs, (*request)(unsafe.Add(unsafe.Pointer(reqs), sizeofRequest))
+	var st status
+	wait := func(r *request) error {
+		for {
+			done, err := test(r, &st)
+			if done || err != nil {
+				return err
+			}
+		}
+	}
+	first := t.rank < int(peer)
+	begin := time.Now()
+	for range iters {
+		if err := irecv(buf, n, int(peer), 0, t.rawC, rreq); err != nil {
+			return 0, err
+		}
+		if !first {
+			if err := wait(rreq); err != nil {
+				return 0, err
+			}
+		}
+		if err := isend(buf, n, int(peer), 0, t.rawC, sreq); err != nil {
+			return 0, err
+		}
+		if err := wait(sreq); err != nil {
+			return 0, err
+		}
+		if first {
+			if err := wait(rreq); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return time.Since(begin), nil
+}
