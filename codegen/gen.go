@@ -163,10 +163,12 @@ func (g *generator) generate() []byte {
 	for _, c := range g.classes {
 		c.emit(f)
 	}
+	g.verifier(f)
+	g.classProperties(f)
+	// Inline code functions last: every part above may have created some.
 	for _, d := range g.inlineDecls {
 		f.Add(d)
 	}
-	g.verifier(f)
 	g.emitHelpers(f)
 	if g.epilogue != nil {
 		g.topLevelCode(f, g.epilogue)

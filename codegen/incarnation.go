@@ -66,7 +66,7 @@ func (c *classGen) newIncarnation(b *parser.Body) incarnation {
 func gpuNotYet(c *classGen, b *parser.Body) incarnation {
 	for _, o := range c.tc.Bodies {
 		if !o.IsGPU() {
-			c.g.warnf(b.Pos(), "BODY [type=%s] of %s skipped: jdf2go gen does not generate GPU bodies yet; the %s body runs instead",
+			c.g.warnf(b.Pos(), "BODY [type=%s] of %s skipped: jdf2go gen does not generate GPU bodies yet (the %s body and the others run)",
 				b.Type, c.tc.Name, o.Device())
 			return nil
 		}

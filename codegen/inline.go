@@ -136,6 +136,7 @@ func (g *generator) newInline(s *scope, e parser.Expr, typ jen.Code) *inlineFn {
 		bound[p.name] = true
 	}
 	text, pos, isString := codeText(e)
+	g.checkCode(text, pos, isString)
 	var body []jen.Code
 	// Bind the globals the code mentions, under their JDF names.
 	for _, gl := range g.prog.Globals {
@@ -165,6 +166,7 @@ func (g *generator) newInline(s *scope, e parser.Expr, typ jen.Code) *inlineFn {
 // once.
 func (g *generator) pastedCode(e parser.Expr, typ jen.Code) jen.Code {
 	text, pos, isString := codeText(e)
+	g.checkCode(text, pos, isString)
 	if isString {
 		return jen.Parens(jen.Op(text))
 	}

@@ -58,9 +58,21 @@ func (g *generator) userCode(text string, pos posT) []jen.Code {
 		if start >= last {
 			return
 		}
+		// Leading // comments go before the directive: gofmt moves a directive that
+		// starts a doc comment to its end, which would shift the lines after it.
+		code := start
+		for code < last && strings.HasPrefix(strings.TrimSpace(lines[code]), "//") && !inside[code] {
+			code++
+		}
+		if code > start {
+			out = append(out, jen.Op(strings.Join(lines[start:code], "\n")))
+		}
+		if code == last {
+			return
+		}
 		p := pos
-		p.Line += start
-		out = append(out, g.lineDirective(p), jen.Op(strings.Join(lines[start:last], "\n")))
+		p.Line += code
+		out = append(out, g.lineDirective(p), jen.Op(strings.Join(lines[code:last], "\n")))
 	}
 	for i := 1; i < len(lines); i++ {
 		if strings.TrimSpace(lines[i-1]) == "" && strings.TrimSpace(lines[i]) != "" && !inside[i] {

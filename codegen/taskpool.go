@@ -143,10 +143,6 @@ func (g *generator) constructor(f *jen.File) {
 		var val jen.Code
 		switch e := gl.Default.(type) {
 		case *parser.StringLit, *parser.InlineCode:
-			text, pos, isString := codeText(e)
-			if !g.checkCode(text, pos, isString) {
-				continue
-			}
 			val = g.pastedCode(e, goType(gl))
 		default:
 			val = s.expr(e, globalKind(gl))

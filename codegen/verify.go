@@ -20,7 +20,6 @@ package codegen
 
 import (
 	"github.com/dave/jennifer/jen"
-	"github.com/jdf2go/jdf2go/parser"
 )
 
 func (g *generator) graphErr() string { return "Err" + g.name + "Graph" }
@@ -29,7 +28,7 @@ func (g *generator) graphErr() string { return "Err" + g.name + "Graph" }
 // methods.
 func (g *generator) verifier(f *jen.File) {
 	V, X, A := g.pfx+"Verifier", g.pfx+"Vertex", g.pfx+"Arc"
-	depPos, classPos := g.pfx+"DepPos", g.pfx+"ClassPos"
+	depPos, flowPos, classPos := g.pfx+"DepPos", g.pfx+"FlowPos", g.pfx+"ClassPos"
 	id := jen.Id
 	v := func() *jen.Statement { return jen.Id("v") }
 	recv := func() *jen.Statement { return jen.Id("v").Op("*").Id(V) }
@@ -38,23 +37,33 @@ func (g *generator) verifier(f *jen.File) {
 	sprintf := func(args ...jen.Code) *jen.Statement { return jen.Qual("fmt", "Sprintf").Call(args...) }
 
 	// Position tables.
-	var cls, deps []jen.Code
+	var cls, deps, fpos []jen.Code
 	for _, c := range g.classes {
 		cls = append(cls, jen.Lit(g.where(c.tc.Pos())))
-		var flows []jen.Code
+		var flows, fls []jen.Code
 		for _, fl := range c.tc.Flows {
 			var ds []jen.Code
 			for _, d := range fl.Deps {
 				ds = append(ds, jen.Lit(g.where(d.Pos())))
 			}
 			flows = append(flows, jen.Values(ds...))
+			fls = append(fls, jen.Lit(g.where(fl.NamePos)))
 		}
 		deps = append(deps, jen.Values(flows...))
+		fpos = append(fpos, jen.Values(fls...))
 	}
 	f.Commentf("%s[class][flow][dep] is the .jdf position of each dependency, for Verify.", depPos)
 	f.Var().Id(depPos).Op("=").Index().Index().Index().String().ValuesFunc(func(gr *jen.Group) {
 		for _, d := range deps {
 			gr.Line().Add(d)
+		}
+		gr.Line()
+	})
+	f.Line()
+	f.Commentf("%s[class][flow] is the .jdf position of each flow, for Verify.", flowPos)
+	f.Var().Id(flowPos).Op("=").Index().Index().String().ValuesFunc(func(gr *jen.Group) {
+		for _, fl := range fpos {
+			gr.Line().Add(fl)
 		}
 		gr.Line()
 	})
@@ -156,7 +165,7 @@ func (g *generator) verifier(f *jen.File) {
 	f.Line()
 	f.Comment("noInput records a data flow whose input guards are all false.")
 	f.Func().Params(recv()).Id("noInput").Params(id("flow").Int()).Block(
-		v().Dot("problem").Call(jen.Id(classPos).Index(v().Dot("cur").Dot("class")), jen.Lit("%s flow %s: no input dependency guard holds (the task would fail with %v)"),
+		v().Dot("problem").Call(jen.Id(flowPos).Index(v().Dot("cur").Dot("class")).Index(id("flow")), jen.Lit("%s flow %s: no input dependency guard holds (the task would fail with %v)"),
 			v().Dot("name").Call(v().Dot("cur")), v().Dot("flow").Call(v().Dot("cur"), id("flow")), jen.Qual(rtPath, "ErrNoInput")))
 	f.Line()
 
@@ -280,7 +289,8 @@ func (g *generator) verifier(f *jen.File) {
 		v().Dot("check").Call(),
 		id("ps").Op(":=").Add(v()).Dot("problems"),
 		jen.If(jen.Len(id("ps")).Op("==").Lit(0)).Block(jen.Return(jen.Nil())),
-		id("head").Op(":=").Add(sprintf(jen.Lit("%d problems"), jen.Len(id("ps")))),
+		id("head").Op(":=").Lit("1 problem"),
+		jen.If(jen.Len(id("ps")).Op(">").Lit(1)).Block(id("head").Op("=").Add(sprintf(jen.Lit("%d problems"), jen.Len(id("ps"))))),
 		jen.If(jen.Len(id("ps")).Op(">").Lit(maxProblems)).Block(
 			id("ps").Op("=").Append(id("ps").Index(jen.Empty(), jen.Lit(maxProblems), jen.Lit(maxProblems)), sprintf(jen.Lit("... and %d more"), jen.Len(v().Dot("problems")).Op("-").Lit(maxProblems)))),
 		jen.Return(errorf(jen.Lit("%w: %s:\n%s"), id(g.graphErr()), id("head"), jen.Qual("strings", "Join").Call(id("ps"), jen.Lit("\n")))))
@@ -312,6 +322,4 @@ func (g *generator) verifier(f *jen.File) {
 	f.Commentf("%s is wrapped by the errors of Verify and WriteDOT.", g.graphErr())
 	f.Var().Id(g.graphErr()).Op("=").Qual("errors", "New").Call(jen.Lit(g.name + ": invalid task graph"))
 	f.Line()
-	g.classProperties(f)
-	_ = parser.Error
 }

@@ -415,6 +415,13 @@ var broadcastDepPos = [][][]string{
 	{{"broadcast.jdf:39:12"}},
 }
 
+// broadcastFlowPos[class][flow] is the .jdf position of each flow, for Verify.
+var broadcastFlowPos = [][]string{
+	{"broadcast.jdf:13:8"},
+	{"broadcast.jdf:23:8", "broadcast.jdf:24:8", "broadcast.jdf:26:8"},
+	{"broadcast.jdf:39:7"},
+}
+
 // broadcastClassPos[class] is the .jdf position of each task class, for Verify.
 var broadcastClassPos = []string{"broadcast.jdf:10:1", "broadcast.jdf:20:1", "broadcast.jdf:36:1"}
 
@@ -526,7 +533,7 @@ func (v *broadcastVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow 
 
 // noInput records a data flow whose input guards are all false.
 func (v *broadcastVerifier) noInput(flow int) {
-	v.problem(broadcastClassPos[v.cur.class], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
+	v.problem(broadcastFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
 }
 
 // walk enumerates the instances and their dependencies. A panic in generated or user code
@@ -665,7 +672,10 @@ func (tp *Broadcast) Verify() error {
 	if len(ps) == 0 {
 		return nil
 	}
-	head := fmt.Sprintf("%d problems", len(ps))
+	head := "1 problem"
+	if len(ps) > 1 {
+		head = fmt.Sprintf("%d problems", len(ps))
+	}
 	if len(ps) > 50 {
 		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
 	}

@@ -211,6 +211,11 @@ var chainDepPos = [][][]string{
 	{{"chain.jdf:11:8", "chain.jdf:12:8"}},
 }
 
+// chainFlowPos[class][flow] is the .jdf position of each flow, for Verify.
+var chainFlowPos = [][]string{
+	{"chain.jdf:11:6"},
+}
+
 // chainClassPos[class] is the .jdf position of each task class, for Verify.
 var chainClassPos = []string{"chain.jdf:8:1"}
 
@@ -322,7 +327,7 @@ func (v *chainVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int,
 
 // noInput records a data flow whose input guards are all false.
 func (v *chainVerifier) noInput(flow int) {
-	v.problem(chainClassPos[v.cur.class], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
+	v.problem(chainFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
 }
 
 // walk enumerates the instances and their dependencies. A panic in generated or user code
@@ -461,7 +466,10 @@ func (tp *Chain) Verify() error {
 	if len(ps) == 0 {
 		return nil
 	}
-	head := fmt.Sprintf("%d problems", len(ps))
+	head := "1 problem"
+	if len(ps) > 1 {
+		head = fmt.Sprintf("%d problems", len(ps))
+	}
 	if len(ps) > 50 {
 		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
 	}

@@ -273,6 +273,12 @@ var ctlGatherDepPos = [][][]string{
 	{{"ctl_gather.jdf:27:12"}},
 }
 
+// ctlGatherFlowPos[class][flow] is the .jdf position of each flow, for Verify.
+var ctlGatherFlowPos = [][]string{
+	{"ctl_gather.jdf:13:7", "ctl_gather.jdf:15:7"},
+	{"ctl_gather.jdf:27:7"},
+}
+
 // ctlGatherClassPos[class] is the .jdf position of each task class, for Verify.
 var ctlGatherClassPos = []string{"ctl_gather.jdf:10:1", "ctl_gather.jdf:24:1"}
 
@@ -384,7 +390,7 @@ func (v *ctlGatherVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow 
 
 // noInput records a data flow whose input guards are all false.
 func (v *ctlGatherVerifier) noInput(flow int) {
-	v.problem(ctlGatherClassPos[v.cur.class], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
+	v.problem(ctlGatherFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
 }
 
 // walk enumerates the instances and their dependencies. A panic in generated or user code
@@ -523,7 +529,10 @@ func (tp *CtlGather) Verify() error {
 	if len(ps) == 0 {
 		return nil
 	}
-	head := fmt.Sprintf("%d problems", len(ps))
+	head := "1 problem"
+	if len(ps) > 1 {
+		head = fmt.Sprintf("%d problems", len(ps))
+	}
 	if len(ps) > 50 {
 		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
 	}

@@ -183,6 +183,11 @@ var epDepPos = [][][]string{
 	{{"ep.jdf:18:9", "ep.jdf:19:9"}},
 }
 
+// epFlowPos[class][flow] is the .jdf position of each flow, for Verify.
+var epFlowPos = [][]string{
+	{"ep.jdf:18:7"},
+}
+
 // epClassPos[class] is the .jdf position of each task class, for Verify.
 var epClassPos = []string{"ep.jdf:14:1"}
 
@@ -294,7 +299,7 @@ func (v *epVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l 
 
 // noInput records a data flow whose input guards are all false.
 func (v *epVerifier) noInput(flow int) {
-	v.problem(epClassPos[v.cur.class], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
+	v.problem(epFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
 }
 
 // walk enumerates the instances and their dependencies. A panic in generated or user code
@@ -433,7 +438,10 @@ func (tp *EP) Verify() error {
 	if len(ps) == 0 {
 		return nil
 	}
-	head := fmt.Sprintf("%d problems", len(ps))
+	head := "1 problem"
+	if len(ps) > 1 {
+		head = fmt.Sprintf("%d problems", len(ps))
+	}
 	if len(ps) > 50 {
 		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
 	}

@@ -262,6 +262,11 @@ var gemmDepPos = [][][]string{
 	{{"gemm.jdf:22:10"}, {"gemm.jdf:23:10"}, {"gemm.jdf:24:10", "gemm.jdf:25:10"}},
 }
 
+// gemmFlowPos[class][flow] is the .jdf position of each flow, for Verify.
+var gemmFlowPos = [][]string{
+	{"gemm.jdf:22:8", "gemm.jdf:23:8", "gemm.jdf:24:8"},
+}
+
 // gemmClassPos[class] is the .jdf position of each task class, for Verify.
 var gemmClassPos = []string{"gemm.jdf:17:1"}
 
@@ -373,7 +378,7 @@ func (v *gemmVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, 
 
 // noInput records a data flow whose input guards are all false.
 func (v *gemmVerifier) noInput(flow int) {
-	v.problem(gemmClassPos[v.cur.class], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
+	v.problem(gemmFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
 }
 
 // walk enumerates the instances and their dependencies. A panic in generated or user code
@@ -512,7 +517,10 @@ func (tp *Gemm) Verify() error {
 	if len(ps) == 0 {
 		return nil
 	}
-	head := fmt.Sprintf("%d problems", len(ps))
+	head := "1 problem"
+	if len(ps) > 1 {
+		head = fmt.Sprintf("%d problems", len(ps))
+	}
 	if len(ps) > 50 {
 		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
 	}

@@ -118,6 +118,11 @@ var helloDepPos = [][][]string{
 	{},
 }
 
+// helloFlowPos[class][flow] is the .jdf position of each flow, for Verify.
+var helloFlowPos = [][]string{
+	{},
+}
+
 // helloClassPos[class] is the .jdf position of each task class, for Verify.
 var helloClassPos = []string{"hello.jdf:16:1"}
 
@@ -229,7 +234,7 @@ func (v *helloVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int,
 
 // noInput records a data flow whose input guards are all false.
 func (v *helloVerifier) noInput(flow int) {
-	v.problem(helloClassPos[v.cur.class], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
+	v.problem(helloFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
 }
 
 // walk enumerates the instances and their dependencies. A panic in generated or user code
@@ -368,7 +373,10 @@ func (tp *Hello) Verify() error {
 	if len(ps) == 0 {
 		return nil
 	}
-	head := fmt.Sprintf("%d problems", len(ps))
+	head := "1 problem"
+	if len(ps) > 1 {
+		head = fmt.Sprintf("%d problems", len(ps))
+	}
 	if len(ps) > 50 {
 		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
 	}

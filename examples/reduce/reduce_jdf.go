@@ -266,6 +266,11 @@ var reduceDepPos = [][][]string{
 	{{"reduce.jdf:20:10", "reduce.jdf:21:10", "reduce.jdf:22:10", "reduce.jdf:23:10"}, {"reduce.jdf:24:10"}},
 }
 
+// reduceFlowPos[class][flow] is the .jdf position of each flow, for Verify.
+var reduceFlowPos = [][]string{
+	{"reduce.jdf:20:8", "reduce.jdf:24:8"},
+}
+
 // reduceClassPos[class] is the .jdf position of each task class, for Verify.
 var reduceClassPos = []string{"reduce.jdf:16:1"}
 
@@ -377,7 +382,7 @@ func (v *reduceVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int
 
 // noInput records a data flow whose input guards are all false.
 func (v *reduceVerifier) noInput(flow int) {
-	v.problem(reduceClassPos[v.cur.class], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
+	v.problem(reduceFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
 }
 
 // walk enumerates the instances and their dependencies. A panic in generated or user code
@@ -516,7 +521,10 @@ func (tp *Reduce) Verify() error {
 	if len(ps) == 0 {
 		return nil
 	}
-	head := fmt.Sprintf("%d problems", len(ps))
+	head := "1 problem"
+	if len(ps) > 1 {
+		head = fmt.Sprintf("%d problems", len(ps))
+	}
 	if len(ps) > 50 {
 		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
 	}

@@ -339,6 +339,11 @@ var stencil1DDepPos = [][][]string{
 	{{"stencil1d.jdf:18:11"}, {"stencil1d.jdf:19:11", "stencil1d.jdf:20:11", "stencil1d.jdf:21:11"}, {"stencil1d.jdf:22:11", "stencil1d.jdf:23:11", "stencil1d.jdf:24:11"}, {"stencil1d.jdf:25:11", "stencil1d.jdf:26:11", "stencil1d.jdf:27:11", "stencil1d.jdf:28:11", "stencil1d.jdf:29:11"}},
 }
 
+// stencil1DFlowPos[class][flow] is the .jdf position of each flow, for Verify.
+var stencil1DFlowPos = [][]string{
+	{"stencil1d.jdf:18:9", "stencil1d.jdf:19:9", "stencil1d.jdf:22:9", "stencil1d.jdf:25:9"},
+}
+
 // stencil1DClassPos[class] is the .jdf position of each task class, for Verify.
 var stencil1DClassPos = []string{"stencil1d.jdf:14:1"}
 
@@ -450,7 +455,7 @@ func (v *stencil1DVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow 
 
 // noInput records a data flow whose input guards are all false.
 func (v *stencil1DVerifier) noInput(flow int) {
-	v.problem(stencil1DClassPos[v.cur.class], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
+	v.problem(stencil1DFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
 }
 
 // walk enumerates the instances and their dependencies. A panic in generated or user code
@@ -589,7 +594,10 @@ func (tp *Stencil1D) Verify() error {
 	if len(ps) == 0 {
 		return nil
 	}
-	head := fmt.Sprintf("%d problems", len(ps))
+	head := "1 problem"
+	if len(ps) > 1 {
+		head = fmt.Sprintf("%d problems", len(ps))
+	}
 	if len(ps) > 50 {
 		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
 	}

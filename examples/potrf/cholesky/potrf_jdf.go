@@ -815,6 +815,14 @@ var potrfDepPos = [][][]string{
 	{{"potrf.jdf:84:10"}, {"potrf.jdf:85:10"}, {"potrf.jdf:86:10", "potrf.jdf:87:10"}},
 }
 
+// potrfFlowPos[class][flow] is the .jdf position of each flow, for Verify.
+var potrfFlowPos = [][]string{
+	{"potrf.jdf:31:6"},
+	{"potrf.jdf:48:8", "potrf.jdf:49:8"},
+	{"potrf.jdf:67:8", "potrf.jdf:68:8"},
+	{"potrf.jdf:84:8", "potrf.jdf:85:8", "potrf.jdf:86:8"},
+}
+
 // potrfClassPos[class] is the .jdf position of each task class, for Verify.
 var potrfClassPos = []string{"potrf.jdf:28:1", "potrf.jdf:44:1", "potrf.jdf:63:1", "potrf.jdf:79:1"}
 
@@ -926,7 +934,7 @@ func (v *potrfVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int,
 
 // noInput records a data flow whose input guards are all false.
 func (v *potrfVerifier) noInput(flow int) {
-	v.problem(potrfClassPos[v.cur.class], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
+	v.problem(potrfFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
 }
 
 // walk enumerates the instances and their dependencies. A panic in generated or user code
@@ -1065,7 +1073,10 @@ func (tp *Potrf) Verify() error {
 	if len(ps) == 0 {
 		return nil
 	}
-	head := fmt.Sprintf("%d problems", len(ps))
+	head := "1 problem"
+	if len(ps) > 1 {
+		head = fmt.Sprintf("%d problems", len(ps))
+	}
 	if len(ps) > 50 {
 		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
 	}

@@ -1,0 +1,176 @@
+package codegen
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jdf2go/jdf2go/parser"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/gen")
+
+// genCase is one directory of testdata/gen: in.jdf, and the goldens want.go (the
+// generated file, absent when generation fails), stderr.txt (the diagnostics, absent when
+// there are none) and result.txt (what the program's Case function returns, for cases whose
+// epilogue defines one).
+type genCase struct {
+	name, dir string
+	src       []byte
+}
+
+func genCases(t *testing.T) []genCase {
+	t.Helper()
+	dirs, err := filepath.Glob("../testdata/gen/*")
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no cases in testdata/gen: %v", err)
+	}
+	var out []genCase
+	for _, d := range dirs {
+		src, err := os.ReadFile(filepath.Join(d, "in.jdf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, genCase{name: filepath.Base(d), dir: d, src: src})
+	}
+	return out
+}
+
+// pkgName makes a Go package name of a case name.
+func pkgName(name string) string { return strings.ReplaceAll(name, "_", "") }
+
+// generate parses, checks and generates src (named file) as package pkg into out, and
+// returns the generated file and every diagnostic printed as the CLI prints them.
+func generate(t *testing.T, file string, src []byte, pkg, out string) ([]byte, string) {
+	t.Helper()
+	prog, diags := parser.ParseAndCheck(file, src)
+	var stderr bytes.Buffer
+	for _, d := range diags {
+		stderr.WriteString(d.String() + "\n")
+	}
+	if diags.HasErrors() {
+		return nil, stderr.String()
+	}
+	files, err := Generate(prog, Options{Package: pkg, Source: file, Output: out,
+		Warn: func(d *parser.Diagnostic) { stderr.WriteString(d.String() + "\n") }})
+	if err != nil {
+		var list parser.ErrorList
+		if !errors.As(err, &list) {
+			t.Fatalf("%s: Generate: %v", file, err)
+		}
+		for _, d := range list {
+			stderr.WriteString(d.String() + "\n")
+		}
+		return nil, stderr.String()
+	}
+	if len(files) != 1 || files[0].Name != out {
+		t.Fatalf("%s: Generate returned %d files (%v), want one named %s", file, len(files), files, out)
+	}
+	return files[0].Content, stderr.String()
+}
+
+// checkGolden compares got with the golden file path; an empty got means the file must
+// not exist. With -update it rewrites (or removes) the file instead.
+func checkGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if len(got) == 0 {
+			if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			return
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		if len(got) != 0 {
+			t.Errorf("%s does not exist; got:\n%s\n(run go test ./codegen -update)", path, got)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs (-want +got):\n%s\n(run go test ./codegen -update)", path, lineDiff(string(want), string(got)))
+	}
+}
+
+// lineDiff is a minimal line diff: the first differing lines with some context.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	i := 0
+	for i < len(w) && i < len(g) && w[i] == g[i] {
+		i++
+	}
+	var b strings.Builder
+	for j := max(i-3, 0); j < i; j++ {
+		b.WriteString("  " + w[j] + "\n")
+	}
+	for j := i; j < min(i+8, len(w)); j++ {
+		b.WriteString("- " + w[j] + "\n")
+	}
+	for j := i; j < min(i+8, len(g)); j++ {
+		b.WriteString("+ " + g[j] + "\n")
+	}
+	return b.String()
+}
+
+// TestGolden generates every testdata/gen case and compares the file and the diagnostics
+// with the goldens. It also checks that generating again, from a fresh parse, gives the
+// same bytes.
+func TestGolden(t *testing.T) {
+	cases := genCases(t)
+	if len(cases) < 15 {
+		t.Errorf("%d cases in testdata/gen, want at least 15", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, stderr := generate(t, "in.jdf", c.src, pkgName(c.name), "want.go")
+			checkGolden(t, filepath.Join(c.dir, "want.go"), got)
+			checkGolden(t, filepath.Join(c.dir, "stderr.txt"), []byte(stderr))
+			again, _ := generate(t, "in.jdf", c.src, pkgName(c.name), "want.go")
+			if !bytes.Equal(got, again) {
+				t.Errorf("generating twice gives different bytes:\n%s", lineDiff(string(got), string(again)))
+			}
+		})
+	}
+}
+
+// TestHeader: the first line names the version and the .jdf file as given, relative, and
+// the file references rt's API version, so that a stale file fails to build.
+func TestHeader(t *testing.T) {
+	src := []byte("V [type = \"*rt.Vector\"]\nT(k)\n  k = 0 .. 1\n  : V(k)\nBODY\n{\n}\nEND\n")
+	prog, diags := parser.ParseAndCheck("dir/t.jdf", src)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	files, err := Generate(prog, Options{Package: "p", Source: "../dir/t.jdf", Version: "v1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(files[0].Content), "\n")
+	if want := "// Code generated by jdf2go v1.2.3 from ../dir/t.jdf; DO NOT EDIT."; first != want {
+		t.Errorf("first line %q, want %q", first, want)
+	}
+	if files[0].Name != "t_jdf.go" {
+		t.Errorf("file name %q, want t_jdf.go", files[0].Name)
+	}
+	if !bytes.Contains(files[0].Content, []byte("const _ = rt.APIv1")) {
+		t.Error("no reference to rt.APIv1")
+	}
+	if _, err := Generate(prog, Options{Package: "not a name"}); err == nil {
+		t.Error("Generate accepted a bad package name")
+	}
+	if _, err := Generate(nil, Options{Package: "p"}); err == nil {
+		t.Error("Generate accepted a nil program")
+	}
+}
