@@ -77,28 +77,23 @@ var (
 	undefined   = C.jdf_undefined()
 )
 
-func levelToC(l ce.Level) C.int {
-	switch l {
-	case ce.LevelSingle:
-		return C.MPI_THREAD_SINGLE
-	case ce.LevelFunneled:
-		return C.MPI_THREAD_FUNNELED
-	case ce.LevelSerialized:
-		return C.MPI_THREAD_SERIALIZED
-	}
-	return C.MPI_THREAD_MULTIPLE
+// levels maps ce.Level (the index) to MPI's thread levels.
+var levels = [...]C.int{
+	ce.LevelSingle:     C.MPI_THREAD_SINGLE,
+	ce.LevelFunneled:   C.MPI_THREAD_FUNNELED,
+	ce.LevelSerialized: C.MPI_THREAD_SERIALIZED,
+	ce.LevelMultiple:   C.MPI_THREAD_MULTIPLE,
 }
 
-func levelFromC(l C.int) ce.Level {
-	switch l {
-	case C.MPI_THREAD_SINGLE:
-		return ce.LevelSingle
-	case C.MPI_THREAD_FUNNELED:
-		return ce.LevelFunneled
-	case C.MPI_THREAD_SERIALIZED:
-		return ce.LevelSerialized
+func levelToC(l ce.Level) C.int { return levels[min(max(l, ce.LevelSingle), ce.LevelMultiple)] }
+
+func levelFromC(v C.int) ce.Level {
+	for l, c := range levels {
+		if c == v {
+			return ce.Level(l)
+		}
 	}
-	return ce.LevelMultiple
+	return ce.LevelSingle
 }
 
 func initialized() bool {
