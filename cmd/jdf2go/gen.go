@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -107,7 +108,7 @@ func runGen(s *streams, args []string) error {
 		Package: *pkg,
 		Source:  rel,
 		Output:  filepath.Base(*out),
-		Version: jdf2goVersion(),
+		Version: headerVersion(jdf2goVersion()),
 		Warn:    func(d *jdf.Diagnostic) { fmt.Fprintln(s.err, d) },
 	})
 	if err != nil {
@@ -136,6 +137,20 @@ func runGen(s *streams, args []string) error {
 		}
 	}
 	return nil
+}
+
+// pseudoVersion matches the commit part of a Go pseudo-version (v0.0.0-20260102150405-abcdef123456).
+var pseudoVersion = regexp.MustCompile(`\d{14}-[0-9a-f]{12}`)
+
+// headerVersion is the version written in generated headers: a release tag as it is, and
+// "devel" for a build from a commit (a pseudo-version, +dirty), so that regenerating an
+// unchanged .jdf gives the same file whatever commit jdf2go was built from (make
+// check-generate compares them).
+func headerVersion(v string) string {
+	if strings.Contains(v, "+") || pseudoVersion.MatchString(v) {
+		return "devel"
+	}
+	return v
 }
 
 // relPath returns the path of file relative to dir, with forward slashes, as the generated
