@@ -26,6 +26,16 @@ type importSpec struct {
 	name, path string
 }
 
+// specOf returns the path and name of a parsed import.
+func specOf(is *ast.ImportSpec) importSpec {
+	path, _ := strconv.Unquote(is.Path.Value)
+	spec := importSpec{path: path}
+	if is.Name != nil {
+		spec.name = is.Name.Name
+	}
+	return spec
+}
+
 // goBlock is a prologue or epilogue split into its imports and the rest.
 type goBlock struct {
 	imports []importSpec
@@ -55,13 +65,7 @@ func (g *generator) splitGoBlock(cb *parser.CodeBlock, what string) (goBlock, bo
 			break
 		}
 		for _, s := range gd.Specs {
-			is := s.(*ast.ImportSpec)
-			path, _ := strconv.Unquote(is.Path.Value)
-			spec := importSpec{path: path}
-			if is.Name != nil {
-				spec.name = is.Name.Name
-			}
-			b.imports = append(b.imports, spec)
+			b.imports = append(b.imports, specOf(s.(*ast.ImportSpec)))
 		}
 		end = fset.Position(gd.End()).Offset - len(head)
 	}
@@ -98,13 +102,7 @@ func mergeImports(src []byte, extra []importSpec) ([]byte, error) {
 		}
 		end = fset.Position(gd.End()).Offset
 		for _, s := range gd.Specs {
-			is := s.(*ast.ImportSpec)
-			path, _ := strconv.Unquote(is.Path.Value)
-			spec := importSpec{path: path}
-			if is.Name != nil {
-				spec.name = is.Name.Name
-			}
-			add(spec)
+			add(specOf(s.(*ast.ImportSpec)))
 		}
 	}
 	for _, s := range extra {
