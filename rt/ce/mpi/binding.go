@@ -14,10 +14,12 @@ static MPI_Request jdf_request_null(void) { return MPI_REQUEST_NULL; }
 static MPI_Datatype jdf_byte(void) { return MPI_BYTE; }
 static MPI_Errhandler jdf_errors_return(void) { return MPI_ERRORS_RETURN; }
 static int jdf_any_source(void) { return MPI_ANY_SOURCE; }
+static int jdf_any_tag(void) { return MPI_ANY_TAG; }
 static int jdf_err_in_status(void) { return MPI_ERR_IN_STATUS; }
 static int jdf_undefined(void) { return MPI_UNDEFINED; }
 
 static int jdf_status_source(MPI_Status *s) { return s->MPI_SOURCE; }
+static int jdf_status_tag(MPI_Status *s) { return s->MPI_TAG; }
 static int jdf_status_error(MPI_Status *s) { return s->MPI_ERROR; }
 
 static int jdf_tag_ub(MPI_Comm c, int *value) {
@@ -73,6 +75,7 @@ var (
 	requestNull = C.jdf_request_null()
 	mpiByte     = C.jdf_byte()
 	anySource   = C.jdf_any_source()
+	anyTag      = C.jdf_any_tag()
 	errInStatus = C.jdf_err_in_status()
 	undefined   = C.jdf_undefined()
 )
@@ -163,8 +166,9 @@ func irecv(buf unsafe.Pointer, n, src, tag int, c comm, req *request) error {
 	return check("MPI_Irecv", C.MPI_Irecv(buf, C.int(n), mpiByte, C.int(src), C.int(tag), c, req))
 }
 
-func recvInit(buf unsafe.Pointer, n, tag int, c comm, req *request) error {
-	return check("MPI_Recv_init", C.MPI_Recv_init(buf, C.int(n), mpiByte, anySource, C.int(tag), c, req))
+// recvInit creates a persistent receive from any source with any tag.
+func recvInit(buf unsafe.Pointer, n int, c comm, req *request) error {
+	return check("MPI_Recv_init", C.MPI_Recv_init(buf, C.int(n), mpiByte, anySource, anyTag, c, req))
 }
 
 func start(req *request) error { return check("MPI_Start", C.MPI_Start(req)) }
@@ -211,6 +215,7 @@ func getCount(st *status) int {
 }
 
 func statusSource(st *status) int { return int(C.jdf_status_source(st)) }
+func statusTag(st *status) int    { return int(C.jdf_status_tag(st)) }
 
 func statusError(st *status) error {
 	return check("request", C.jdf_status_error(st))

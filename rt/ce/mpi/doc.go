@@ -22,9 +22,11 @@
 // Design (ce.md §4.10b): request and status arrays and message buffers live in C memory, so
 // MPI may keep their addresses; Go keeps per-slot state and dispatches after MPI_Testsome.
 // Active messages use one duplicated communicator (no "allow overtaking"), data transfers a
-// second and barriers a third. Each registered tag pre-posts persistent receives
-// (MPI_Recv_init) and dispatches completions in posting order, which keeps messages of one
-// sender and tag in send order. Under MPI_THREAD_MULTIPLE direct callers post their own
+// second and barriers a third. One ring of persistent receives (MPI_Recv_init, any source,
+// any tag, MaxAM bytes each) serves every tag: completions are handed out in posting order,
+// which keeps each sender's messages in send order, a tag registered while the Engine runs
+// needs no new receive, a message for a tag this rank never registered still arrives (and the
+// Engine reports it), and MPI_Testsome scans a short array. Under MPI_THREAD_MULTIPLE direct callers post their own
 // requests and hand the request handle to the comm goroutine through a small mutex-guarded
 // list; only the comm goroutine touches the arrays. Errors come back as values
 // (MPI_ERRORS_RETURN). Peer failures are not observable: mpirun aborts the job.

@@ -30,12 +30,11 @@ type options struct {
 // the comm goroutine). With LevelMultiple workers call MPI directly (ce.md §4.3).
 func ThreadLevel(l ce.Level) Option { return func(o *options) { o.level = l } }
 
-// RecvDepth sets how many persistent receives each tag pre-posts (default 8). More absorb
-// bursts without MPI's unexpected-message queue.
+// RecvDepth sets how many persistent receives of MaxAM bytes, any tag, stay posted
+// (default 16). More absorb bursts without MPI's unexpected-message queue.
 func RecvDepth(n int) Option { return func(o *options) { o.depth = max(n, 1) } }
 
-// MaxAM sets the largest AM payload (default 64 KiB). Each tag's receives are sized by its
-// own maximum, not this one.
+// MaxAM sets the largest AM payload (default 64 KiB), the size of every receive buffer.
 func MaxAM(n int) Option { return func(o *options) { o.maxAM = n } }
 
 // CheckThread makes every transport call ask MPI_Is_thread_main and count the calls where it
@@ -63,7 +62,8 @@ type Transport struct {
 	slots    []slot
 	hw       int // slots in use are below hw
 	free     []int
-	rings    [ce.MaxTags]*ring
+	armed    [ce.MaxTags]bool
+	order    []int // posted receive slots, in posting order
 	restart  []int // receive slots whose arrival was handed out: re-armed at the next Poll
 	pending  []pendingEvent
 	phead    int
@@ -117,13 +117,6 @@ type postedReq struct {
 	recv bool
 }
 
-// ring is one tag's persistent receives in posting order: MPI matches messages to them in
-// that order, so dispatching in that order keeps each sender's messages in send order.
-type ring struct {
-	maxLen int
-	order  []int
-}
-
 type pendingEvent struct {
 	ev   ce.Event
 	slot int // the receive slot behind an arrival, else -1
@@ -166,7 +159,7 @@ func (a *arrays) release() {
 
 // New returns an MPI transport; nothing touches MPI before Start.
 func New(opts ...Option) *Transport {
-	o := options{level: ce.LevelFunneled, depth: 8, maxAM: 64 << 10, logger: slog.Default()}
+	o := options{level: ce.LevelFunneled, depth: 16, maxAM: 64 << 10, logger: slog.Default()}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -208,6 +201,22 @@ func (t *Transport) Start(ctx context.Context) (ce.Rank, int, error) {
 	}
 	t.arr.grow(64)
 	t.slots = make([]slot, 64)
+	// One ring of persistent receives for every tag. MPI matches messages to posted receives
+	// in posting order, so handing arrivals out in that order keeps each sender's messages in
+	// send order; and a message for a tag nobody registered still arrives, so the Engine can
+	// report it.
+	for range t.opt.depth {
+		s := t.allocSlot()
+		buf := cmalloc(t.opt.maxAM)
+		t.slots[s] = slot{kind: kAMRecv, buf: buf}
+		if err := recvInit(buf, t.opt.maxAM, t.amComm, t.arr.req(s)); err != nil {
+			return 0, 0, err
+		}
+		if err := start(t.arr.req(s)); err != nil {
+			return 0, 0, err
+		}
+		t.order = append(t.order, s)
+	}
 	return ce.Rank(t.rank), t.size, nil
 }
 
@@ -300,86 +309,26 @@ func (t *Transport) freeSlot(s int) {
 	t.free = append(t.free, s)
 }
 
+// RegisterTag only records the tag: the receive ring takes every tag.
 func (t *Transport) RegisterTag(tag ce.Tag, maxLen int) error {
 	t.checkMain()
-	if t.rings[tag] != nil {
+	if maxLen > t.opt.maxAM {
+		return fmt.Errorf("%w: tag %d maximum %d above MaxAM %d", ce.ErrTooLarge, tag, maxLen, t.opt.maxAM)
+	}
+	if t.armed[tag] {
 		return fmt.Errorf("%w: %d", ce.ErrTagInUse, tag)
 	}
-	r := &ring{maxLen: maxLen}
-	for range t.opt.depth {
-		s := t.allocSlot()
-		buf := cmalloc(maxLen)
-		t.slots[s] = slot{kind: kAMRecv, tag: tag, buf: buf}
-		if err := recvInit(buf, maxLen, int(tag), t.amComm, t.arr.req(s)); err != nil {
-			cfree(buf)
-			t.freeSlot(s)
-			t.rings[tag] = r
-			t.UnregisterTag(tag)
-			return err
-		}
-		if err := start(t.arr.req(s)); err != nil {
-			return err
-		}
-		r.order = append(r.order, s)
-	}
-	t.rings[tag] = r
+	t.armed[tag] = true
 	return nil
 }
 
 func (t *Transport) UnregisterTag(tag ce.Tag) error {
 	t.checkMain()
-	r := t.rings[tag]
-	if r == nil {
+	if !t.armed[tag] {
 		return fmt.Errorf("%w: %d", ce.ErrUnknownTag, tag)
 	}
-	active := map[int]bool{}
-	for _, s := range r.order {
-		active[s] = !t.slots[s].done
-	}
-	var firstErr error
-	var st status
-	for s := range t.hw {
-		sl := &t.slots[s]
-		if sl.kind != kAMRecv || sl.tag != tag {
-			continue
-		}
-		if active[s] {
-			if err := cancel(t.arr.req(s)); err != nil && firstErr == nil {
-				firstErr = err
-			}
-			for i := 0; i < 1_000_000; i++ {
-				if ok, err := test(t.arr.req(s), &st); ok || err != nil {
-					break
-				}
-			}
-		}
-		if err := requestFree(t.arr.req(s)); err != nil && firstErr == nil {
-			firstErr = err
-		}
-		cfree(sl.buf)
-		t.freeSlot(s)
-	}
-	gone := func(s int) bool { return s >= 0 && t.slots[s].kind == kFree }
-	t.restart = deleteIf(t.restart, gone)
-	kept := t.pending[:t.phead]
-	for _, p := range t.pending[t.phead:] {
-		if !gone(p.slot) {
-			kept = append(kept, p)
-		}
-	}
-	t.pending = kept
-	t.rings[tag] = nil
-	return firstErr
-}
-
-func deleteIf(xs []int, f func(int) bool) []int {
-	out := xs[:0]
-	for _, x := range xs {
-		if !f(x) {
-			out = append(out, x)
-		}
-	}
-	return out
+	t.armed[tag] = false
+	return nil
 }
 
 func (t *Transport) SendAM(tag ce.Tag, dst ce.Rank, m *ce.Msg) error {
@@ -495,11 +444,10 @@ func (t *Transport) Poll(ev []ce.Event) int {
 			continue
 		}
 		if err := start(t.arr.req(s)); err != nil {
-			t.opt.logger.Error("mpi: re-arming a receive", "tag", sl.tag, "err", err)
+			t.opt.logger.Error("mpi: re-arming a receive", "err", err)
 			continue
 		}
-		r := t.rings[sl.tag]
-		r.order = append(r.order, s)
+		t.order = append(t.order, s)
 	}
 	t.restart = t.restart[:0]
 	t.install()
@@ -531,7 +479,7 @@ func (t *Transport) testAll() {
 		t.opt.logger.Error("mpi: MPI_Testsome", "err", err)
 		return
 	}
-	var touched [ce.MaxTags]bool
+	arrived := false
 	for i := range out {
 		s := t.arr.index(i)
 		st := t.arr.status(i)
@@ -558,29 +506,24 @@ func (t *Transport) testAll() {
 			sl.done, sl.err = true, serr
 			sl.cancelled = testCancelled(st)
 			if !sl.cancelled {
-				sl.src, sl.count = statusSource(st), getCount(st)
+				sl.src, sl.tag, sl.count = statusSource(st), ce.Tag(statusTag(st)), getCount(st)
 			}
-			touched[sl.tag] = true
+			arrived = true
 		}
 	}
-	for tag, ok := range touched {
-		if !ok {
+	// Hand arrivals out in posting order (see Start).
+	for arrived && len(t.order) > 0 && t.slots[t.order[0]].done {
+		s := t.order[0]
+		t.order = t.order[1:]
+		sl := &t.slots[s]
+		sl.done = false
+		if sl.cancelled {
 			continue
 		}
-		r := t.rings[tag]
-		for len(r.order) > 0 && t.slots[r.order[0]].done {
-			s := r.order[0]
-			r.order = r.order[1:]
-			sl := &t.slots[s]
-			sl.done = false
-			if sl.cancelled {
-				continue
-			}
-			t.pending = append(t.pending, pendingEvent{ce.Event{
-				Kind: ce.EventArrival, Src: ce.Rank(sl.src), Tag: ce.Tag(tag), Err: sl.err,
-				Payload: unsafe.Slice((*byte)(sl.buf), sl.count),
-			}, s})
-		}
+		t.pending = append(t.pending, pendingEvent{ce.Event{
+			Kind: ce.EventArrival, Src: ce.Rank(sl.src), Tag: sl.tag, Err: sl.err,
+			Payload: unsafe.Slice((*byte)(sl.buf), sl.count),
+		}, s})
 	}
 }
 
@@ -592,14 +535,7 @@ func (t *Transport) Close() error {
 	}
 	t.checkMain()
 	t.install()
-	var firstErr error
-	for tag := range t.rings {
-		if t.rings[tag] != nil {
-			if err := t.UnregisterTag(ce.Tag(tag)); err != nil && firstErr == nil {
-				firstErr = err
-			}
-		}
-	}
+	firstErr := t.dropReceives()
 	owed := append([]ce.Event(nil), eventsOf(t.pending[t.phead:])...)
 	t.pending, t.phead = nil, 0
 	outstanding := func() bool {
@@ -650,6 +586,46 @@ func (t *Transport) Close() error {
 	}
 	t.arr.release()
 	t.closing, t.closed = owed, true
+	return firstErr
+}
+
+// dropReceives cancels the posted receives and frees the ring; arrivals not handed out yet
+// are dropped (Close only: the Engine has received everything it waited for).
+func (t *Transport) dropReceives() error {
+	var firstErr error
+	var st status
+	posted := map[int]bool{}
+	for _, s := range t.order {
+		posted[s] = !t.slots[s].done
+	}
+	for s := range t.hw {
+		sl := &t.slots[s]
+		if sl.kind != kAMRecv {
+			continue
+		}
+		if posted[s] {
+			if err := cancel(t.arr.req(s)); err != nil && firstErr == nil {
+				firstErr = err
+			}
+			for i := 0; i < 1_000_000; i++ {
+				if ok, err := test(t.arr.req(s), &st); ok || err != nil {
+					break
+				}
+			}
+		}
+		if err := requestFree(t.arr.req(s)); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		cfree(sl.buf)
+		t.freeSlot(s)
+	}
+	kept := t.pending[:t.phead]
+	for _, p := range t.pending[t.phead:] {
+		if p.slot < 0 {
+			kept = append(kept, p)
+		}
+	}
+	t.pending, t.order, t.restart = kept, nil, nil
 	return firstErr
 }
 
