@@ -731,7 +731,6 @@ func TestInvariant26_CountersDrainAndTotalsMatch(t *testing.T) {
 
 func TestInvariant27_OnlyCommGoroutinePolls(t *testing.T) {
 	w := ce.NewWorld(2, ce.StrictMode())
-	cetest.RunWorld(t, 2, nil, nil, func(t *testing.T, env *cetest.Env) {}) // warm the helpers
 	es := w.Engines()
 	for _, e := range es {
 		e.RegisterTag(tagA, 8, func(*ce.Caller, ce.Rank, []byte) {})

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// The example end to end on the in-process world, with few iterations.
+func TestPingPong(t *testing.T) {
+	var out, errb bytes.Buffer
+	args := []string{"-lat-iters", "200", "-bw-size", "65536", "-bw-iters", "5", "-runs", "1", "-json"}
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Results []Result `json:"results"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v in %q", err, out.String())
+	}
+	seen := map[string]bool{}
+	for _, r := range doc.Results {
+		seen[r.Workload+" "+r.Path] = true
+		if r.MedianUS <= 0 || r.MinUS > r.MedianUS || r.MedianUS > r.MaxUS {
+			t.Errorf("%+v: inconsistent figures", r)
+		}
+		if r.Workload == "bandwidth" && r.GBps <= 0 {
+			t.Errorf("%+v: no bandwidth", r)
+		}
+	}
+	for _, w := range []string{"latency", "bandwidth"} {
+		for _, p := range []string{"direct", "shifted-inline", "shifted"} {
+			if !seen[w+" "+p] {
+				t.Errorf("no %s row for the %s path: %v", w, p, doc.Results)
+			}
+		}
+	}
+	out.Reset()
+	if code := run([]string{"-lat-iters", "100", "-bw-size", "4096", "-bw-iters", "2", "-runs", "1"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "8 B latency") {
+		t.Errorf("table output: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if code := run([]string{"-runs", "0"}, &out, &errb); code != 2 {
+		t.Errorf("-runs 0: exit %d, want 2", code)
+	}
+}
