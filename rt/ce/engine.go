@@ -238,13 +238,6 @@ func (e *Engine) run(ctx context.Context, ready chan<- error) {
 		ready <- err
 		return
 	}
-	if !e.state.CompareAndSwap(stateStarting, stateRunning) {
-		// Start gave up (its ctx ended) while the transport was starting.
-		e.t.Close()
-		e.state.Store(stateClosed)
-		ready <- ErrClosed
-		return
-	}
 	ready <- nil
 	e.loop()
 }
@@ -296,6 +289,11 @@ func (e *Engine) setup(rank Rank, size int) error {
 		if err := e.t.RegisterTag(t, tab[t].maxLen); err != nil {
 			return fmt.Errorf("ce: arm tag %d: %w", t, err)
 		}
+	}
+	// Running from here, still under tagMu: a RegisterTag waiting for the lock then sees the
+	// running state and arms its tag through the queue instead of being skipped.
+	if !e.state.CompareAndSwap(stateStarting, stateRunning) {
+		return fmt.Errorf("%w: Start gave up while the transport was starting", ErrClosed)
 	}
 	return nil
 }

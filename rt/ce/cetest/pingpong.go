@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,8 @@ type PingPong struct {
 }
 
 type pingRun struct {
+	failed sync.Once
+	err    atomic.Pointer[error]
 	path   Path
 	via    *ce.Caller // ShiftedInline: the device-manager Caller the handler sends through
 	n      int64
@@ -89,15 +92,32 @@ func (p *PingPong) arrived(c *ce.Caller, _ ce.Rank, _ []byte) {
 		return // the waiting goroutine sends the next one
 	}
 	if c.Rank() == 0 && k == r.n {
-		close(r.done)
+		r.failed.Do(func() { close(r.done) }) // done, unless a failure closed it first
 		return
 	}
 	if r.via != nil {
 		c = r.via
 	}
 	if err := p.send(c, r); err != nil {
-		panic(fmt.Sprintf("pingpong: %v", err)) // a benchmark that cannot send is broken
+		r.fail(err)
 	}
+}
+
+// fail ends a run whose handler could not send.
+func (r *pingRun) fail(err error) {
+	r.failed.Do(func() {
+		r.err.Store(&err)
+		if r.path == Direct || r.path == ShiftedInline {
+			close(r.done)
+		}
+	})
+}
+
+func (r *pingRun) failure() error {
+	if p := r.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func (p *PingPong) send(c *ce.Caller, r *pingRun) error {
@@ -211,7 +231,7 @@ func (p *PingPong) play(ctx context.Context, c *ce.Caller, r *pingRun) error {
 		}
 		select {
 		case <-r.done:
-			return nil
+			return r.failure()
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -227,6 +247,9 @@ func (p *PingPong) play(ctx context.Context, c *ce.Caller, r *pingRun) error {
 				return ctx.Err()
 			}
 			runtime.Gosched()
+		}
+		if err := r.failure(); err != nil {
+			return err
 		}
 		if !first {
 			if err := p.send(c, r); err != nil {
