@@ -18,9 +18,9 @@ import (
 //     shift-queue wake channel, the transport's wake channel and Close; otherwise (MPI) it
 //     keeps polling while operations are in flight (up to 10×IdleSpin), then naps 5 µs
 //     doubling to 50 µs while work is in flight or was recent (20 ms), and up to IdleMaxSleep
-//     after that. Producers signal the wake channel only when the
-//     loop announced it is parked (parked is set before the last look at the queue, and
-//     producers set pending before reading parked, so one of the two always sees the other).
+//     after that. Producers signal the wake channel only when the loop announced it is
+//     parked (parked is set before the last look at the queue, and producers set pending
+//     before reading parked, so one of the two always sees the other).
 //
 // Handlers and callbacks run here, one at a time.
 func (e *Engine) loop() {
