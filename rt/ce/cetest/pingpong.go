@@ -53,7 +53,8 @@ type pingRun struct {
 	failed sync.Once
 	err    atomic.Pointer[error]
 	path   Path
-	via    *ce.Caller // ShiftedInline: the device-manager Caller the handler sends through
+	via    *ce.Caller    // ShiftedInline: the device-manager Caller the handler sends through
+	signal chan struct{} // DirectWorker, Shifted: the handler's wake-up for a parked sender
 	n      int64
 	count  atomic.Int64
 	done   chan struct{}
@@ -89,7 +90,11 @@ func (p *PingPong) arrived(c *ce.Caller, _ ce.Rank, _ []byte) {
 	}
 	k := r.count.Add(1)
 	if r.path != Direct && r.path != ShiftedInline {
-		return // the waiting goroutine sends the next one
+		select { // the waiting goroutine sends the next one
+		case r.signal <- struct{}{}:
+		default:
+		}
+		return
 	}
 	if c.Rank() == 0 && k == r.n {
 		r.failed.Do(func() { close(r.done) }) // done, unless a failure closed it first
@@ -148,7 +153,7 @@ func (p *PingPong) Run(ctx context.Context, path Path, size, n int, put bool) (t
 	}
 	role := map[Path]ce.Role{Direct: ce.RoleWorker, DirectWorker: ce.RoleWorker, Shifted: ce.RoleDeviceManager,
 		ShiftedInline: ce.RoleDeviceManager}[path]
-	r := &pingRun{path: path, n: int64(n), done: make(chan struct{}), size: size}
+	r := &pingRun{path: path, n: int64(n), done: make(chan struct{}), size: size, signal: make(chan struct{}, 1)}
 	var c *ce.Caller
 	if p.player {
 		var err error
@@ -242,11 +247,18 @@ func (p *PingPong) play(ctx context.Context, c *ce.Caller, r *pingRun) error {
 				return err
 			}
 		}
-		for r.count.Load() <= i {
-			if ctx.Err() != nil {
+		// Spin a little, then park: with more busy threads than cores (the comm goroutine
+		// polls too), spinning senders would only steal the CPU their answer needs.
+		for spin := 0; r.count.Load() <= i; spin++ {
+			if spin < 100 {
+				runtime.Gosched()
+				continue
+			}
+			select {
+			case <-r.signal:
+			case <-ctx.Done():
 				return ctx.Err()
 			}
-			runtime.Gosched()
 		}
 		if err := r.failure(); err != nil {
 			return err
