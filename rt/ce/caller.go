@@ -92,14 +92,15 @@ func (c *Caller) shift(o op) error {
 }
 
 // NewMsg returns a CE-owned buffer of n bytes, waiting while the buffer budget is spent until
-// ctx ends. The comm goroutine's Caller never waits (the releases it would wait for run on its
-// own goroutine): there NewMsg behaves like TryNewMsg.
+// ctx ends. Two roles never wait and get TryNewMsg's behaviour instead: device managers (they
+// never block on the network) and the comm goroutine's Caller (the releases it would wait for
+// run on its own goroutine).
 func (c *Caller) NewMsg(ctx context.Context, n int) (*Msg, error) {
 	if err := c.enter(); err != nil {
 		return nil, err
 	}
 	c.exit() // waiting for budget does not hold Close up
-	if c.role == RoleComm {
+	if c.role == RoleComm || c.role == RoleDeviceManager {
 		return c.e.pool.tryGet(n, false)
 	}
 	return c.e.pool.get(ctx, n)

@@ -540,6 +540,9 @@ func TestInvariant23_BufferBudget(t *testing.T) {
 	if len(held) != budget/256 {
 		t.Errorf("got %d buffers of 256 bytes from a %d-byte budget", len(held), budget)
 	}
+	if _, err := dm.NewMsg(context.Background(), 256); !errors.Is(err, ce.ErrNoBuffers) {
+		t.Errorf("a device manager's NewMsg with the budget spent: %v, want ErrNoBuffers at once", err)
+	}
 	w := attach(t, es[0], ce.RoleWorker)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	_, err := w.NewMsg(ctx, 256)
