@@ -313,6 +313,13 @@ func (d *Device) stageInTransfers(t *Task, s *Stream) (int, Result, error) {
 			continue
 		}
 		if c.valid && c.version >= host {
+			if c.transfer == xferIn {
+				// Another wrapper's copy into it is still in flight on this
+				// in-order stream: count it, so that an event recorded
+				// behind it gates the exec stage (skip-empty-events would
+				// otherwise let the body read it before it lands).
+				n++
+			}
 			continue // current, or newer than the host (kept on device)
 		}
 		src := f.Data.HostBytes()

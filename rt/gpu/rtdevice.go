@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"unsafe"
@@ -149,7 +150,14 @@ func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	if w != nil {
 		gw = w
 	}
-	return r.d.Submit(r.ctx, gw, wt)
+	err := r.d.Submit(r.ctx, gw, wt)
+	if errors.Is(err, ErrTaskFailed) || errors.Is(err, ErrDeviceDisabled) {
+		// The device owned the task: every failure of the episode (this
+		// task's or another's) already reached rt through Cleanout. rt must
+		// not fail t a second time; it may even be recycled already.
+		return nil
+	}
+	return err
 }
 
 // rtHost completes, fails and reschedules rt tasks for the manager.
