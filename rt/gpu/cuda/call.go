@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -52,6 +53,7 @@ func (f *frame) pin(p unsafe.Pointer) uintptr {
 
 // call calls the C function fn with args and returns its raw result.
 func (f *frame) call(fn uintptr, args ...uintptr) uintptr {
+	observe(fn)
 	n := copy(f.argv[:], args)
 	r, _, _ := purego.SyscallN(fn, f.argv[:n]...)
 	return r
@@ -78,6 +80,7 @@ func ccall(fn uintptr, args ...uintptr) uintptr {
 // (the shape of every "create" or "get" entry point) and returns what C
 // stored there, with the call's status.
 func outCall(fn uintptr, args ...uintptr) (out uint64, st uint32) {
+	observe(fn)
 	f := newFrame()
 	f.argv[0] = f.out(0)
 	n := copy(f.argv[1:], args)
@@ -115,4 +118,36 @@ func cBytes(s string) []byte {
 	b := make([]byte, len(s)+1)
 	copy(b, s)
 	return b
+}
+
+// The call observer is a debugging hook: when set, it sees the name of
+// every C entry point before the call, on the calling goroutine. Tests use it
+// to check which OS thread each CUDA call of a management episode runs on.
+var callObserver atomic.Pointer[func(name string)]
+
+// symbolNames maps resolved entry points back to their names, for the
+// observer.
+var symbolNames sync.Map // uintptr -> string
+
+// SetCallObserver installs fn as the call observer (nil removes it) and
+// returns the previous one. fn runs before every call into the CUDA
+// libraries, on the calling goroutine, and must not call into them itself.
+// It costs one atomic load per call when unset.
+func SetCallObserver(fn func(name string)) (previous func(name string)) {
+	var p *func(string)
+	if fn != nil {
+		p = &fn
+	}
+	if old := callObserver.Swap(p); old != nil {
+		return *old
+	}
+	return nil
+}
+
+func observe(fn uintptr) {
+	if o := callObserver.Load(); o != nil {
+		name, _ := symbolNames.Load(fn)
+		s, _ := name.(string)
+		(*o)(s)
+	}
 }

@@ -126,6 +126,7 @@ func (l *library) resolve(syms []symbol) error {
 		var lastErr error
 		for _, name := range s.names {
 			if *s.fn, lastErr = purego.Dlsym(lib.handle, name); lastErr == nil {
+				symbolNames.Store(*s.fn, name)
 				break
 			}
 		}
