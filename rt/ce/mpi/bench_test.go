@@ -22,6 +22,13 @@ import (
 //	go test -tags mpi -run '^$' -bench . -benchtime 2000x \
 //	    -exec "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2" ./rt/ce/mpi/
 //
+// Both ranks print; to read rank 0 alone:
+//
+//	go test -tags mpi -c -o ce.test ./rt/ce/mpi
+//	mpirun --allow-run-as-root --oversubscribe --bind-to none --output-filename out -np 2 \
+//	    ./ce.test -test.run '^$' -test.bench . -test.benchtime 5000x
+//	cat out/1/rank.0/stdout
+//
 // raw is Transport.RawPingPong (the binding alone, one goroutine, Isend/Irecv/Test); the
 // Engine paths are cetest.PingPong's (see cetest.Path). Rank 0 reports half a round trip
 // (µs/half-rt) and, for 4 MiB, the bandwidth of one direction (GB/s). direct-worker and
