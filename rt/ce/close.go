@@ -75,8 +75,6 @@ func CloseAll(ctx context.Context, engines ...*Engine) error {
 	return errors.Join(out...)
 }
 
-func (e *Engine) closingPhase() int { return e.phase }
-
 // stepClose advances the shutdown; true means the comm goroutine is done.
 func (e *Engine) stepClose() bool {
 	if e.phase == phaseRun {

@@ -439,7 +439,7 @@ func (e *Engine) onXferReq(src Rank, put bool, payload []byte) {
 			e.report(fmt.Errorf("ce: nack to rank %d: %w", src, serr))
 		}
 	}
-	if e.closingPhase() >= phaseFin {
+	if e.phase >= phaseFin {
 		// This rank already told src it is done; src fails the transfer when it reads that.
 		e.report(fmt.Errorf("%w: transfer request from rank %d after shutdown began", ErrClosed, src))
 		return
