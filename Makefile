@@ -27,13 +27,14 @@ test-race:
 
 ## test-mpi: the MPI transport under mpirun with 2 and 4 ranks (build tag mpi, cgo, Open MPI).
 test-mpi:
-	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -np 2" ./rt/ce/mpi/
+	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -x JDF2GO_CE_MPI_LEVEL=funneled -np 2" ./rt/ce/mpi/
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -np 4" ./rt/ce/mpi/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
 	if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./examples/pingpong; fi
 
 ## fuzz: every fuzz target for FUZZTIME (60 s by default).
 fuzz:
