@@ -100,36 +100,56 @@ func IsPinned(b []byte) bool {
 	return ok
 }
 
-// hostAllocBound allocates pinned memory. cuMemHostAlloc needs a current
-// context: the call runs on a locked thread with device 0's primary context
-// current, and restores the thread's previous context.
-func hostAllocBound(n int) (HostMem, error) {
+// primaryBinding runs pinned-memory calls with device 0's primary context
+// current: cuMemHostAlloc and cuMemFreeHost need a context, and the
+// memory lives as long as that context, so the binding holds a retain of it
+// until release.
+type primaryBinding struct {
+	dev Device
+	ctx Context
+}
+
+func retainPrimary() (*primaryBinding, error) {
 	if err := Init(); err != nil {
-		return HostMem{}, err
+		return nil, err
 	}
 	dev, err := GetDevice(0)
 	if err != nil {
-		return HostMem{}, err
+		return nil, err
 	}
 	ctx, err := dev.PrimaryCtxRetain()
 	if err != nil {
-		return HostMem{}, err
+		return nil, err
 	}
+	return &primaryBinding{dev: dev, ctx: ctx}, nil
+}
+
+// do runs fn on a locked thread with the context current, and restores
+// the thread's previous context.
+func (p *primaryBinding) do(fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	prev, err := CurrentContext()
 	if err != nil {
-		return HostMem{}, errors.Join(err, dev.PrimaryCtxRelease())
+		return err
 	}
-	if err := ctx.SetCurrent(); err != nil {
-		return HostMem{}, errors.Join(err, dev.PrimaryCtxRelease())
+	if err := p.ctx.SetCurrent(); err != nil {
+		return err
 	}
-	h, err := MemHostAlloc(n, HostAllocPortable)
-	err = errors.Join(err, prev.SetCurrent())
-	// The primary context stays alive while a backend holds it; memory
-	// allocated as portable does not depend on it afterwards either way.
-	return h, errors.Join(err, dev.PrimaryCtxRelease())
+	return errors.Join(fn(), prev.SetCurrent())
 }
+
+func (p *primaryBinding) alloc(n int) (h HostMem, err error) {
+	err = p.do(func() error {
+		h, err = MemHostAlloc(n, HostAllocPortable)
+		return err
+	})
+	return h, err
+}
+
+func (p *primaryBinding) free(h HostMem) error { return p.do(h.Free) }
+
+func (p *primaryBinding) release() error { return p.dev.PrimaryCtxRelease() }
 
 // PinnedPool hands out page-locked host memory cut from large slabs
 // (cuMemHostAlloc is slow and pins whole pages). Pieces are never freed one
@@ -140,6 +160,7 @@ type PinnedPool struct {
 	slabSize int
 	alloc    func(n int) (HostMem, error)
 	free     func(HostMem) error
+	release  func() error // after the slabs are freed (nil: nothing)
 	slabs    []HostMem
 	cur      HostMem
 	off      int
@@ -154,10 +175,13 @@ const DefaultSlabBytes = 256 << 20
 // DefaultSlabBytes); a request larger than a slab gets a slab of its own.
 // It fails with an error wrapping ErrUnavailable without CUDA.
 func NewPinnedPool(slabBytes int) (*PinnedPool, error) {
-	if err := Init(); err != nil {
+	b, err := retainPrimary()
+	if err != nil {
 		return nil, err
 	}
-	return newPinnedPool(slabBytes, hostAllocBound, HostMem.Free), nil
+	p := newPinnedPool(slabBytes, b.alloc, b.free)
+	p.release = b.release
+	return p, nil
 }
 
 func newPinnedPool(slabBytes int, alloc func(int) (HostMem, error), free func(HostMem) error) *PinnedPool {
@@ -232,6 +256,9 @@ func (p *PinnedPool) Close() error {
 		errs = append(errs, p.free(h))
 	}
 	p.slabs, p.cur, p.off = nil, HostMem{}, 0
+	if p.release != nil {
+		errs = append(errs, p.release())
+	}
 	return errors.Join(errs...)
 }
 

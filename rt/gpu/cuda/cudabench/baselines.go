@@ -1,0 +1,251 @@
+package cudabench
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
+)
+
+// The baselines are what a user would write with the binding alone, timed
+// in the same process as the task runs: one cuBLAS call, one strided-
+// batched call, a launch-record-query loop.
+
+// fillRandomSource fills n doubles with values in [-0.5, 0.5).
+const fillRandomSource = `
+__device__ unsigned long long cudabench_rmix(unsigned long long z) {
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+extern "C" __global__ void cudabench_fill_random(double* a, long long n, unsigned long long seed) {
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+		a[i] = (double)(cudabench_rmix(seed ^ cudabench_rmix((unsigned long long)i)) >> 11) * (1.0 / 9007199254740992.0) - 0.5;
+}
+
+extern "C" __global__ void cudabench_empty_raw() { }
+`
+
+// rawDevice is device ordinal bound to the calling goroutine's locked
+// thread, with a stream, timing events and the baseline kernels.
+type rawDevice struct {
+	dev        cuda.Device
+	s          cuda.Stream
+	start, end cuda.Event
+	mod        cuda.Module
+	fill       cuda.Function
+	empty      cuda.Function
+}
+
+// withRawDevice runs fn with ordinal's primary context current on a locked
+// thread.
+func withRawDevice(ordinal int, fn func(r *rawDevice) error) (err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	r := &rawDevice{}
+	if r.dev, err = cuda.GetDevice(ordinal); err != nil {
+		return err
+	}
+	ctx, err := r.dev.PrimaryCtxRetain()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, r.dev.PrimaryCtxRelease()) }()
+	if err := ctx.SetCurrent(); err != nil {
+		return err
+	}
+	major, minor, err := r.dev.ComputeCapability()
+	if err != nil {
+		return err
+	}
+	image, err := cuda.Compile(fillRandomSource, "baselines.cu", fmt.Sprintf("--gpu-architecture=sm_%d%d", major, minor))
+	if err != nil {
+		return err
+	}
+	if r.mod, err = cuda.ModuleLoadData(image); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, r.mod.Unload()) }()
+	if r.fill, err = r.mod.Function("cudabench_fill_random"); err != nil {
+		return err
+	}
+	if r.empty, err = r.mod.Function("cudabench_empty_raw"); err != nil {
+		return err
+	}
+	if r.s, err = cuda.NewStream(); err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, r.s.Destroy()) }()
+	if r.start, err = cuda.NewTimingEvent(); err != nil {
+		return err
+	}
+	defer r.start.Destroy()
+	if r.end, err = cuda.NewTimingEvent(); err != nil {
+		return err
+	}
+	defer r.end.Destroy()
+	return fn(r)
+}
+
+func (r *rawDevice) random(p cuda.DevicePtr, n int, seed uint64) error {
+	var args cuda.KernelArgs
+	args.Ptr(p).Int64(int64(n)).Uint64(seed)
+	return r.fill.Launch(cuda.Dim3{X: 1056, Y: 1, Z: 1}, cuda.Dim3{X: 256, Y: 1, Z: 1}, 0, r.s, &args)
+}
+
+// timed runs op warm+runs times, timing the last runs with events.
+func (r *rawDevice) timed(warm, runs int, op func() error) ([]time.Duration, error) {
+	for range warm {
+		if err := op(); err != nil {
+			return nil, err
+		}
+	}
+	var out []time.Duration
+	for range runs {
+		if err := r.start.Record(r.s); err != nil {
+			return out, err
+		}
+		if err := op(); err != nil {
+			return out, err
+		}
+		if err := r.end.Record(r.s); err != nil {
+			return out, err
+		}
+		if err := r.end.Synchronize(); err != nil {
+			return out, err
+		}
+		d, err := cuda.ElapsedTime(r.start, r.end)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// alloc allocates n bytes per pointer and frees them with the returned
+// function.
+func alloc(bytes int, ps ...*cuda.DevicePtr) (free func() error, err error) {
+	free = func() error {
+		var errs []error
+		for _, p := range ps {
+			if *p != 0 {
+				errs = append(errs, cuda.MemFree(*p))
+				*p = 0
+			}
+		}
+		return errors.Join(errs...)
+	}
+	for _, p := range ps {
+		if *p, err = cuda.MemAlloc(bytes); err != nil {
+			return nil, errors.Join(err, free())
+		}
+	}
+	return free, nil
+}
+
+// CublasDgemm times C = A·B with cuBLAS on n×n random matrices on the
+// device: runs calls after two warm-up calls.
+func CublasDgemm(ordinal, n, runs int) (ds []time.Duration, err error) {
+	err = withRawDevice(ordinal, func(r *rawDevice) error {
+		var a, b, c cuda.DevicePtr
+		free, err := alloc(n*n*8, &a, &b, &c)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, free()) }()
+		for i, p := range []cuda.DevicePtr{a, b, c} {
+			if err := r.random(p, n*n, uint64(i+1)); err != nil {
+				return err
+			}
+		}
+		h, err := cuda.NewBlas()
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, h.Destroy()) }()
+		if err := h.SetStream(r.s); err != nil {
+			return err
+		}
+		ds, err = r.timed(2, runs, func() error { return h.Dgemm(cuda.OpN, cuda.OpN, n, n, n, 1, a, n, b, n, 0, c, n) })
+		return err
+	})
+	return ds, err
+}
+
+// CublasStridedBatched times count products of nb×nb tiles in one
+// cublasDgemmStridedBatched call.
+func CublasStridedBatched(ordinal, nb, count, runs int) (ds []time.Duration, err error) {
+	err = withRawDevice(ordinal, func(r *rawDevice) error {
+		var a, b, c cuda.DevicePtr
+		free, err := alloc(nb*nb*count*8, &a, &b, &c)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, free()) }()
+		for i, p := range []cuda.DevicePtr{a, b, c} {
+			if err := r.random(p, nb*nb*count, uint64(i+1)); err != nil {
+				return err
+			}
+		}
+		h, err := cuda.NewBlas()
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, h.Destroy()) }()
+		if err := h.SetStream(r.s); err != nil {
+			return err
+		}
+		st := int64(nb * nb)
+		ds, err = r.timed(2, runs, func() error {
+			return h.DgemmStridedBatched(cuda.OpN, cuda.OpN, nb, nb, nb, 1, a, nb, st, b, nb, st, 0, c, nb, st, count)
+		})
+		return err
+	})
+	return ds, err
+}
+
+// LaunchRoundTrip is the time per iteration of launching the empty kernel,
+// recording an event and polling it until done, from Go: the floor of a
+// singleton task.
+func LaunchRoundTrip(ordinal, iters int) (per time.Duration, err error) {
+	err = withRawDevice(ordinal, func(r *rawDevice) error {
+		e, err := cuda.NewEvent()
+		if err != nil {
+			return err
+		}
+		defer e.Destroy()
+		var args cuda.KernelArgs
+		loop := func(n int) (time.Duration, error) {
+			start := time.Now()
+			for range n {
+				if err := r.empty.Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, r.s, &args); err != nil {
+					return 0, err
+				}
+				if err := e.Record(r.s); err != nil {
+					return 0, err
+				}
+				for {
+					done, err := e.Query()
+					if err != nil {
+						return 0, err
+					}
+					if done {
+						break
+					}
+				}
+			}
+			return time.Since(start) / time.Duration(n), nil
+		}
+		if _, err := loop(iters / 10); err != nil {
+			return err
+		}
+		per, err = loop(iters)
+		return err
+	})
+	return per, err
+}
