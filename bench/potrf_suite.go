@@ -16,14 +16,16 @@ import (
 // examples/potrf.jdf (package cholesky) on a random SPD matrix (blas.FillSPD, seed 1).
 //
 //	potrf-openblas: N=8192 (-quick: 4096), NB 128, 192, 256 and 320, with OpenBLAS tile
-//	    kernels (single-threaded inside tasks), against OpenBLAS's own LAPACK dpotrf on the
-//	    same number of threads (variant lapack), measured once per worker count and shown in
-//	    every NB row. Goal: ≥ 95 GFLOP/s on 2 workers and ratio ≤ 1.0 to lapack.
+//	    kernels (single-threaded inside tasks), on the lfq scheduler (variant jdf2go) and on
+//	    the strict-priority ap scheduler (jdf2go-ap), against OpenBLAS's own LAPACK dpotrf on
+//	    the same number of threads (variant lapack), measured once per worker count and
+//	    shown in every NB row. Goal: ≥ 95 GFLOP/s on 2 workers and ratio ≤ 1.0 to lapack.
 //	potrf-gonum: N=4096 (-quick: 2048), the same NBs with gonum tile kernels, against
 //	    gonum's mat.Cholesky (variant mat.Cholesky, Dgemm spread over GOMAXPROCS
 //	    goroutines). Goal: ratio ≤ 1/1.5.
 //
-// Every variant runs with GOMAXPROCS = workers; the scheduler is lfq and tracing is off. The
+// Every variant runs with GOMAXPROCS = workers; the scheduler is lfq unless the variant
+// says otherwise, and tracing is off. The
 // rows' unit is ns per kflop, so the rate/s column reads in G flop/s (M kflop/s); each row's
 // note (in results.json) gives GFLOP/s. The factor of the first jdf2go run of each backend
 // is checked (‖A − L·Lᵀ‖/‖A‖ < 1e-12).
@@ -43,7 +45,7 @@ func runPotrf(cfg *Config) ([]Row, error) {
 	if ob, err := blas.OpenBLAS(); err != nil {
 		slog.Info("potrf-openblas skipped", "err", err)
 	} else {
-		rs, err := potrfWorkloads(cfg, "potrf-openblas", nOpen, ob, "lapack", func(p *cholesky.Problem, w int) (time.Duration, error) {
+		rs, err := potrfWorkloads(cfg, "potrf-openblas", nOpen, ob, true, "lapack", func(p *cholesky.Problem, w int) (time.Duration, error) {
 			return lapackPotrf(ob, p, w)
 		})
 		rows = append(rows, rs...)
@@ -51,12 +53,13 @@ func runPotrf(cfg *Config) ([]Row, error) {
 			return rows, err
 		}
 	}
-	rs, err := potrfWorkloads(cfg, "potrf-gonum", nGonum, blas.Gonum(), "mat.Cholesky", matCholesky)
+	rs, err := potrfWorkloads(cfg, "potrf-gonum", nGonum, blas.Gonum(), false, "mat.Cholesky", matCholesky)
 	return append(rows, rs...), err
 }
 
-// potrfWorkloads measures jdf2go at every NB and the baseline once, for each worker count.
-func potrfWorkloads(cfg *Config, name string, n int, impl *blas.Impl, baseName string,
+// potrfWorkloads measures jdf2go at every NB (also on the ap scheduler when withAP) and the
+// baseline once, for each worker count.
+func potrfWorkloads(cfg *Config, name string, n int, impl *blas.Impl, withAP bool, baseName string,
 	baseline func(*cholesky.Problem, int) (time.Duration, error)) ([]Row, error) {
 	var rows []Row
 	checker := impl
@@ -72,16 +75,34 @@ func potrfWorkloads(cfg *Config, name string, n int, impl *blas.Impl, baseName s
 	checked := false
 	for _, w := range cfg.Workers {
 		runtime.GOMAXPROCS(w)
-		ctx, err := rt.New(rt.Workers(w), rt.Scheduler("lfq"))
-		if err != nil {
-			return rows, err
+		scheds := []string{"lfq"}
+		if withAP {
+			scheds = append(scheds, "ap")
+		}
+		ctxs := map[string]*rt.Context{}
+		closeAll := func() error {
+			var first error
+			for _, c := range ctxs {
+				if err := c.Close(); err != nil && first == nil {
+					first = err
+				}
+			}
+			return first
+		}
+		for _, s := range scheds {
+			c, err := rt.New(rt.Workers(w), rt.Scheduler(s))
+			if err != nil {
+				closeAll()
+				return rows, err
+			}
+			ctxs[s] = c
 		}
 		var base Stats
 		var baseErr error
 		for i, nb := range potrfNBs {
 			p, err := cholesky.NewProblem(n, nb, 1)
 			if err != nil {
-				ctx.Close()
+				closeAll()
 				return rows, err
 			}
 			if i == 0 {
@@ -90,37 +111,43 @@ func potrfWorkloads(cfg *Config, name string, n int, impl *blas.Impl, baseName s
 					slog.Error("potrf baseline failed", "baseline", baseName, "err", baseErr)
 				}
 			}
-			s, err := cfg.Measure(func() (time.Duration, error) {
-				p.Reset()
-				t0 := time.Now()
-				if err := cholesky.Factor(context.Background(), ctx, p.A, impl); err != nil {
-					return 0, err
+			for _, sched := range scheds {
+				s, err := cfg.Measure(func() (time.Duration, error) {
+					p.Reset()
+					t0 := time.Now()
+					if err := cholesky.Factor(context.Background(), ctxs[sched], p.A, impl); err != nil {
+						return 0, err
+					}
+					return time.Since(t0), nil
+				})
+				if err != nil {
+					closeAll()
+					return rows, fmt.Errorf("%s NB=%d %s: %w", name, nb, sched, err)
 				}
-				return time.Since(t0), nil
-			})
-			if err != nil {
-				ctx.Close()
-				return rows, fmt.Errorf("%s NB=%d: %w", name, nb, err)
-			}
-			if !checked {
-				res, err := p.Residual(checker)
-				if err != nil || !(res < 1e-12) {
-					ctx.Close()
-					return rows, fmt.Errorf("%s NB=%d: residual %g (%v)", name, nb, res, err)
+				if !checked {
+					res, err := p.Residual(checker)
+					if err != nil || !(res < 1e-12) {
+						closeAll()
+						return rows, fmt.Errorf("%s NB=%d: residual %g (%v)", name, nb, res, err)
+					}
+					checked = true
 				}
-				checked = true
-			}
-			r := row(nb, w, "jdf2go", s)
-			if baseErr == nil {
-				r.Baselines = []string{baseName}
-				rows = append(rows, r, row(nb, w, baseName, base))
-			} else {
+				variant := "jdf2go"
+				if sched != "lfq" {
+					variant += "-" + sched
+				}
+				r := row(nb, w, variant, s)
+				if baseErr == nil {
+					r.Baselines = []string{baseName}
+				}
 				rows = append(rows, r)
+				slog.Info("potrf", "workload", r.Workload, "workers", w, "variant", variant, "rate", r.Note)
 			}
-			slog.Info("potrf", "workload", r.Workload, "workers", w, "jdf2go", r.Note,
-				baseName, fmt.Sprintf("%.1f GFLOP/s", flops/base.Median.Seconds()/1e9))
+			if baseErr == nil {
+				rows = append(rows, row(nb, w, baseName, base))
+			}
 		}
-		if err := ctx.Close(); err != nil {
+		if err := closeAll(); err != nil {
 			return rows, err
 		}
 	}

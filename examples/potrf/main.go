@@ -5,6 +5,7 @@
 //
 //	go run ./examples/potrf -n 4096 -nb 256 -workers 2 -blas openblas
 //
+// It exits with an error when the residual is too large.
 // -blas picks the tile kernels: auto (OpenBLAS when libopenblas.so.0 loads,
 // gonum otherwise), gonum or openblas. OpenBLAS runs single-threaded inside
 // tasks. The generated code is in cholesky/potrf_jdf.go (go generate).
@@ -39,6 +40,7 @@ func run(args []string, stdout io.Writer) error {
 	n := fs.Int("n", 4096, "matrix size")
 	nb := fs.Int("nb", 256, "tile size")
 	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	sched := fs.String("sched", "lfq", "scheduler: lfq, ap (strict priority order) or gd")
 	backend := fs.String("blas", "auto", "tile kernels: auto, gonum or openblas")
 	trace := fs.String("trace", filepath.Join(os.TempDir(), "jdf2go-potrf-trace.json"), "Perfetto trace file (empty: none)")
 	verify := fs.Bool("verify", true, "check the task graph (Verify) before running it")
@@ -60,7 +62,7 @@ func run(args []string, stdout io.Writer) error {
 			return err
 		}
 	}
-	var opts []rt.Option
+	opts := []rt.Option{rt.Scheduler(*sched)}
 	if *workers > 0 {
 		opts = append(opts, rt.Workers(*workers))
 	}
@@ -71,8 +73,8 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "potrf: N=%d NB=%d (%dx%d tiles), %d workers, BLAS %s\n",
-		*n, *nb, p.A.MT, p.A.NT, ctx.Workers(), impl.Config())
+	fmt.Fprintf(stdout, "potrf: N=%d NB=%d (%dx%d tiles), %d workers, scheduler %s, BLAS %s\n",
+		*n, *nb, p.A.MT, p.A.NT, ctx.Workers(), ctx.SchedulerName(), impl.Config())
 	start := time.Now()
 	err = cholesky.Factor(context.Background(), ctx, p.A, impl)
 	elapsed := time.Since(start)
