@@ -110,6 +110,16 @@ func (c *classGen) hasIncarnation(hook string) bool {
 	return false
 }
 
+// hookVar names the variable of a flow value in a hook, away from the hook's own
+// variables (the body function receives it under the flow's name).
+func hookVar(flow string) string {
+	switch flow {
+	case "l", "err", "tp", "task":
+		return flow + "_"
+	}
+	return userParam(flow)
+}
+
 // bodyGlobals returns the globals a body receives: all of them but those a definition or a
 // data flow of the class hides.
 func (c *classGen) bodyGlobals() []*parser.Global {
@@ -151,12 +161,12 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 		params = append(params, jen.Id(userParam(d.Name)).Int())
 	}
 	for _, f := range dataFlows(tc) {
-		v := userParam(f.Name)
+		v := hookVar(f.Name)
 		hook = append(hook,
 			jen.List(jen.Id(v), jen.Err()).Op(":=").Id(g.helper(helperFlow)).Types(jen.Op(f.GoType)).Call(jen.Id("task"), jen.Lit(f.Index)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
 		args = append(args, jen.Id(v))
-		params = append(params, jen.Id(v).Op(f.GoType))
+		params = append(params, jen.Id(userParam(f.Name)).Op(f.GoType))
 	}
 	hook = append(hook, jen.Return(jen.Id(inc.body).Call(args...)))
 

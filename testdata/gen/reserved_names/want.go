@@ -198,11 +198,14 @@ func init() {
 		Params: []int{0, 1},
 		Flows: []rt.Flow{
 			{Name: "X", Access: rt.CTL},
+			{Name: "err", Access: rt.Read},
 		},
-		Space:      clashGemm_Space,
-		Complete:   clashGemm_Complete,
-		Successors: clashGemm_Successors,
-		Affinity:   clashGemm_Affinity,
+		Space:        clashGemm_Space,
+		Complete:     clashGemm_Complete,
+		Prepare:      clashGemm_Prepare,
+		Successors:   clashGemm_Successors,
+		Predecessors: clashGemm_Predecessors,
+		Affinity:     clashGemm_Affinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: clashGemm_Hook},
 		},
@@ -238,6 +241,18 @@ func clashGemm_Complete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return true
 }
 
+// clashGemm_Prepare binds the memory inputs of Gemm(l, e) and checks that its inputs from
+// other tasks arrived.
+func clashGemm_Prepare(task *rt.Task) error {
+	g := task.Taskpool().Globals().(*Clash)
+	l := task.Locals()
+	l_ := l[0]
+	if err := clashElement(task, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}}); err != nil {
+		return fmt.Errorf("%s: flow %s: %w", "in.jdf:33:15", "err", err)
+	}
+	return nil
+}
+
 // clashGemm_Successors reports the output dependencies of Gemm(l, e) whose guards hold.
 func clashGemm_Successors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g := tp.Globals().(*Clash)
@@ -254,41 +269,56 @@ func clashGemm_Successors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 	}
 }
 
+// clashGemm_Predecessors reports the input dependencies of Gemm(l, e) whose guards hold (for a data
+// flow, the one its input chain selects).
+func clashGemm_Predecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+	g := tp.Globals().(*Clash)
+	l_ := l[0]
+	if flows&2 != 0 {
+		e.Data(1, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}})
+	}
+}
+
 // clashGemm_Affinity returns the data collection element that owns Gemm(l, e).
 func clashGemm_Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*Clash)
 	l_ := l[0]
 //line in.jdf:31
 	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}}
-//line want.go:264
+//line want.go:289
 }
 
 // clashGemm_Hook runs the CPU body of Gemm(l, e).
 func clashGemm_Hook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Clash)
 	l := task.Locals()
-	return clashGemm_Body(tp, task, tp.Wait_, tp.Name_, tp.V, l[0], l[1])
+	err_, err := clashFlow[[]float64](task, 1)
+	if err != nil {
+		return err
+	}
+	return clashGemm_Body(tp, task, tp.Wait_, tp.Name_, tp.V, l[0], l[1], err_)
 }
 
-// clashGemm_Body is the CPU body of Gemm(l, e) at in.jdf:33:1.
-func clashGemm_Body(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, l int, e int) error {
-//line in.jdf:34
+// clashGemm_Body is the CPU body of Gemm(l, e) at in.jdf:34:1.
+func clashGemm_Body(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, l int, e int, err []float64) error {
+//line in.jdf:35
 	{
+		_ = err[0]
 	}
-//line want.go:279
+//line want.go:309
 	return nil
 }
 
 // clashDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
 var clashDepPos = [][][]string{
 	{{"in.jdf:21:9"}},
-	{{"in.jdf:32:9"}},
+	{{"in.jdf:32:10"}, {"in.jdf:33:12"}},
 }
 
 // clashFlowPos[class][flow] is the .jdf position of each flow, for Verify.
 var clashFlowPos = [][]string{
 	{"in.jdf:21:7"},
-	{"in.jdf:32:7"},
+	{"in.jdf:32:8", "in.jdf:33:8"},
 }
 
 // clashClassPos[class] is the .jdf position of each task class, for Verify.
@@ -578,6 +608,31 @@ func (tp *Clash) WriteDOT(w io.Writer) error {
 // ErrClashGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrClashGraph = errors.New("Clash: invalid task graph")
 
+// clashFlow returns the value of flow i of task as a T: the zero T when the flow holds no
+// data (NULL), and an error when it holds a value of another type.
+func clashFlow[T any](task *rt.Task, i int) (T, error) {
+	var v T
+	c := task.Flow(i)
+	if c == nil || c.Value == nil {
+		return v, nil
+	}
+	v, ok := c.Value.(T)
+	if !ok {
+		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
+	}
+	return v, nil
+}
+
+// clashElement binds flow i of task to the host copy of element ix of collection c.
+func clashElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
+	d := c.DataOf(ix)
+	if d == nil {
+		return fmt.Errorf("element %v is not stored on this rank", ix)
+	}
+	task.SetFlow(i, d.Host())
+	return nil
+}
+
 // clashCheckCollection checks a data collection given to NewClash: not nil, a process grid that
 // contains its rank, as many dimensions as the program's references use, and whatever its
 // own Validate method checks.
@@ -623,7 +678,7 @@ func clashCheckCollection(c rt.Collection, dims int) error {
 	return nil
 }
 
-//line in.jdf:44
+//line in.jdf:46
 func Case() error {
 	ctx, err := rt.New(rt.Workers(2))
 	if err != nil {
@@ -647,4 +702,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, Wait_=%d Name_=%d, taskpool %s", tp.Total(), tp.Wait_, tp.Name_, tp.Name())
 }
 
-//line want.go:651
+//line want.go:706
