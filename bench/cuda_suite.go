@@ -17,8 +17,9 @@ import (
 //	    launch+event: a loop of launch, event record and polling from Go. Goal ≤ 3 µs/task.
 //	gemm-nb32, -nb64, -nb128: 100 k (-quick: 10 k) independent C_i = A_j·B_j tasks on
 //	    resident tiles (64 distinct A/B pairs, C kept on the device), batch=true (rings of up
-//	    to 4096 tasks, one batched cuBLAS call each) against batch=false (one cublasDgemm per
-//	    task), and cuBLAS strided-batched over the same number of products (scaled).
+//	    to 4096 tasks, one batched cuBLAS call each, bodies waiting for 512 while more are
+//	    coming) against batch=false (one cublasDgemm per task), and cuBLAS strided-batched
+//	    over the same number of products (scaled).
 //	    Goals: batch ≥ 10× no-batch in tasks/s (ratio ≤ 0.1), ≥ 1 M tasks/s at nb=32.
 //	gemm-nb8192: 8 GEMM tasks (-quick: nb 4096) through the manager against the same
 //	    number of cublasDgemm calls of that size. Goal: ratio ≤ 1/0.85.
@@ -110,11 +111,11 @@ func runCUDA(cfg *Config) ([]Row, error) {
 		if err != nil {
 			return rows, err
 		}
-		single, err := g.Run(false, 0, cfg.Runs)
+		single, err := g.Run(false, 0, 0, cfg.Runs)
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", w, err)
 		}
-		batched, err := g.Run(true, 4096, cfg.Runs)
+		batched, err := g.Run(true, 4096, 512, cfg.Runs)
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", w, err)
 		}
@@ -144,7 +145,7 @@ func runCUDA(cfg *Config) ([]Row, error) {
 		if err != nil {
 			return rows, err
 		}
-		rs, err := g.Run(false, 0, cfg.Runs)
+		rs, err := g.Run(false, 0, 0, cfg.Runs)
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", w, err)
 		}

@@ -1,12 +1,50 @@
-// Package cuda is the low-level binding to NVIDIA's CUDA driver API,
-// cuBLAS, cuSOLVER and NVRTC, loaded at run time through purego: no cgo, no
-// CUDA headers and no toolkit at build time, so a CGO_ENABLED=0 binary built
-// anywhere runs on a GPU machine.
+// Package cuda is rt/gpu's CUDA backend and, under it, a low-level binding
+// to NVIDIA's CUDA driver API, cuBLAS, cuSOLVER and NVRTC, loaded at run time
+// through purego: no cgo, no CUDA headers and no toolkit at build time, so a
+// CGO_ENABLED=0 binary built anywhere runs on a GPU machine.
 //
-// It is the layer under rt/gpu's CUDA backend: small typed wrappers, one per
-// C entry point, with the handles as Go integer types (Device, Context,
-// Stream, Event, DevicePtr, Module, Function) and the policies left to the
-// backend.
+// # The backend
+//
+// Importing the package registers the "cuda" device family with rt/gpu
+// (JDF2GO_GPUS=cuda or auto; Count is 0 without a driver). Backend
+// (OpenDevice) implements gpu.Backend for one device; a program gets one
+// Backend, hence one manager, per device:
+//
+//   - Threads: the device is ThreadBound; the manager locks its goroutine
+//     to its OS thread for a management episode and SetCurrent makes the
+//     primary context current there. Calls that can come from outside an
+//     episode (stream and backend creation and closing, gpu.Device.Close's
+//     write-backs) bind the calling thread themselves.
+//   - Streams (DeviceStream): non-blocking, with timing-free events; a
+//     failed query is an error, never "not ready". Each stream creates its
+//     cuBLAS handle and its cuSOLVER handle and workspace on first use.
+//     Dpotrf copies its status word behind the factorization, and a matrix
+//     that is not positive definite fails the next query with
+//     gpu.ErrNotPositiveDefinite. DgemmBatched stages its pointer arrays in
+//     pinned and device rings (or uses the strided-batched call when the
+//     matrices lie at a constant distance).
+//   - Host memory: copies from or to memory of a PinnedPool (IsPinned) go
+//     straight to the copy engines; Go memory is never handed to an
+//     asynchronous copy but staged through the stream's pinned ring
+//     (JDF2GO_CUDA_STAGING_MB, 64 by default). The copy out of the ring into a
+//     Go destination happens when the manager's query finds the copy's event
+//     complete, before the manager acts on it. PinTiles and PinnedArena put a
+//     program's tiles and NEW buffers in pinned memory.
+//   - Device memory: a pool sized from the free memory at open
+//     (JDF2GO_CUDA_MEMFRAC, 0.9 by default), cut from 1 GiB chunks in size
+//     classes; Alloc fails with gpu.ErrOutOfMemory when it is full. The
+//     manager keeps data copies in 90% of it.
+//   - Kernels: gpu.RegisterKernel's CUDA source is compiled with NVRTC for
+//     the device's architecture (sm_90 on an H200), once per process and
+//     architecture, and loaded once per device. Launch arguments map to
+//     kernel parameters: gpu.Buffer and gpu.Ptr to pointers, int and int32 to
+//     int, int64 to long long, uint32 and uint64 to their unsigned types,
+//     float64 to double and float32 to float.
+//
+// The binding's wrappers are small and typed, one per C entry point, with
+// the handles as Go integer types (Device, Context, Stream, Event,
+// DevicePtr, Module, Function). SetCallObserver shows every C call to a
+// test (the thread-binding tests use it).
 //
 // # Loading
 //

@@ -337,20 +337,6 @@ func (f *fakeOps) blasDestroy(h Blas) error { fakeBlasStreams.Delete(h.h); retur
 
 func blasStream(h Blas) Stream { s, _ := fakeBlasStreams.Load(h.h); return s.(Stream) }
 
-func tr(o Op) blas.Transpose {
-	if o == OpT {
-		return blas.Trans
-	}
-	return blas.NoTrans
-}
-
-func up(u Fill) blas.Uplo {
-	if u == FillUpper {
-		return blas.Upper
-	}
-	return blas.Lower
-}
-
 // mats resolves device pointers at enqueue time, as the real library
 // would fail a launch on a bad pointer.
 func (f *fakeOps) mats(ps ...DevicePtr) ([][]float64, error) {
@@ -371,7 +357,7 @@ func (f *fakeOps) dgemm(h Blas, tA, tB Op, m, n, k int, alpha float64, a DeviceP
 		return err
 	}
 	return f.enqueue(blasStream(h), func() error {
-		return blas.Gonum().Dgemm(tr(tA), tr(tB), m, n, k, alpha, ms[0], lda, ms[1], ldb, beta, ms[2], ldc)
+		return blas.Gonum().Dgemm(blasTrans(tA), blasTrans(tB), m, n, k, alpha, ms[0], lda, ms[1], ldb, beta, ms[2], ldc)
 	})
 }
 
@@ -388,7 +374,7 @@ func (f *fakeOps) dtrsm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int
 		bd = blas.Unit
 	}
 	return f.enqueue(blasStream(h), func() error {
-		return blas.Gonum().Dtrsm(bs, up(uplo), tr(tA), bd, m, n, alpha, ms[0], lda, ms[1], ldb)
+		return blas.Gonum().Dtrsm(bs, blasUplo(uplo), blasTrans(tA), bd, m, n, alpha, ms[0], lda, ms[1], ldb)
 	})
 }
 
@@ -398,7 +384,7 @@ func (f *fakeOps) dsyrk(h Blas, uplo Fill, t Op, n, k int, alpha float64, a Devi
 		return err
 	}
 	return f.enqueue(blasStream(h), func() error {
-		return blas.Gonum().Dsyrk(up(uplo), tr(t), n, k, alpha, ms[0], lda, beta, ms[1], ldc)
+		return blas.Gonum().Dsyrk(blasUplo(uplo), blasTrans(t), n, k, alpha, ms[0], lda, beta, ms[1], ldc)
 	})
 }
 
@@ -410,7 +396,7 @@ func (f *fakeOps) dgemmStridedBatched(h Blas, tA, tB Op, m, n, k int, alpha floa
 	}
 	return f.enqueue(blasStream(h), func() error {
 		for i := range int64(count) {
-			if err := blas.Gonum().Dgemm(tr(tA), tr(tB), m, n, k, alpha, ms[0][i*strideA:], lda, ms[1][i*strideB:], ldb,
+			if err := blas.Gonum().Dgemm(blasTrans(tA), blasTrans(tB), m, n, k, alpha, ms[0][i*strideA:], lda, ms[1][i*strideB:], ldb,
 				beta, ms[2][i*strideC:], ldc); err != nil {
 				return err
 			}
@@ -442,7 +428,7 @@ func (f *fakeOps) dgemmBatched(h Blas, tA, tB Op, m, n, k int, alpha float64, a 
 				}
 				mats[j] = m
 			}
-			if err := blas.Gonum().Dgemm(tr(tA), tr(tB), m, n, k, alpha, mats[0], lda, mats[1], ldb, beta, mats[2], ldc); err != nil {
+			if err := blas.Gonum().Dgemm(blasTrans(tA), blasTrans(tB), m, n, k, alpha, mats[0], lda, mats[1], ldb, beta, mats[2], ldc); err != nil {
 				return err
 			}
 		}

@@ -13,23 +13,6 @@ import (
 // in the same process as the task runs: one cuBLAS call, one strided-
 // batched call, a launch-record-query loop.
 
-// fillRandomSource fills n doubles with values in [-0.5, 0.5).
-const fillRandomSource = `
-__device__ unsigned long long cudabench_rmix(unsigned long long z) {
-	z += 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-extern "C" __global__ void cudabench_fill_random(double* a, long long n, unsigned long long seed) {
-	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
-		a[i] = (double)(cudabench_rmix(seed ^ cudabench_rmix((unsigned long long)i)) >> 11) * (1.0 / 9007199254740992.0) - 0.5;
-}
-
-extern "C" __global__ void cudabench_empty_raw() { }
-`
-
 // rawDevice is device ordinal bound to the calling goroutine's locked
 // thread, with a stream, timing events and the baseline kernels.
 type rawDevice struct {
@@ -62,7 +45,7 @@ func withRawDevice(ordinal int, fn func(r *rawDevice) error) (err error) {
 	if err != nil {
 		return err
 	}
-	image, err := cuda.Compile(fillRandomSource, "baselines.cu", fmt.Sprintf("--gpu-architecture=sm_%d%d", major, minor))
+	image, err := cuda.Compile(kernelSource, "cudabench.cu", fmt.Sprintf("--gpu-architecture=sm_%d%d", major, minor))
 	if err != nil {
 		return err
 	}
@@ -148,18 +131,18 @@ func alloc(bytes int, ps ...*cuda.DevicePtr) (free func() error, err error) {
 	return free, nil
 }
 
-// CublasDgemm times C = A·B with cuBLAS on n×n random matrices on the
-// device: runs calls after two warm-up calls.
-func CublasDgemm(ordinal, n, runs int) (ds []time.Duration, err error) {
-	err = withRawDevice(ordinal, func(r *rawDevice) error {
+// withOperands runs fn with a cuBLAS handle on r's stream and three device
+// buffers of elems random doubles each.
+func withOperands(ordinal, elems int, fn func(r *rawDevice, h cuda.Blas, a, b, c cuda.DevicePtr) error) error {
+	return withRawDevice(ordinal, func(r *rawDevice) (err error) {
 		var a, b, c cuda.DevicePtr
-		free, err := alloc(n*n*8, &a, &b, &c)
+		free, err := alloc(elems*8, &a, &b, &c)
 		if err != nil {
 			return err
 		}
 		defer func() { err = errors.Join(err, free()) }()
 		for i, p := range []cuda.DevicePtr{a, b, c} {
-			if err := r.random(p, n*n, uint64(i+1)); err != nil {
+			if err := r.random(p, elems, uint64(i+1)); err != nil {
 				return err
 			}
 		}
@@ -171,6 +154,14 @@ func CublasDgemm(ordinal, n, runs int) (ds []time.Duration, err error) {
 		if err := h.SetStream(r.s); err != nil {
 			return err
 		}
+		return fn(r, h, a, b, c)
+	})
+}
+
+// CublasDgemm times C = A·B with cuBLAS on n×n random matrices on the
+// device: runs calls after two warm-up calls.
+func CublasDgemm(ordinal, n, runs int) (ds []time.Duration, err error) {
+	err = withOperands(ordinal, n*n, func(r *rawDevice, h cuda.Blas, a, b, c cuda.DevicePtr) error {
 		ds, err = r.timed(2, runs, func() error { return h.Dgemm(cuda.OpN, cuda.OpN, n, n, n, 1, a, n, b, n, 0, c, n) })
 		return err
 	})
@@ -180,26 +171,7 @@ func CublasDgemm(ordinal, n, runs int) (ds []time.Duration, err error) {
 // CublasStridedBatched times count products of nb×nb tiles in one
 // cublasDgemmStridedBatched call.
 func CublasStridedBatched(ordinal, nb, count, runs int) (ds []time.Duration, err error) {
-	err = withRawDevice(ordinal, func(r *rawDevice) error {
-		var a, b, c cuda.DevicePtr
-		free, err := alloc(nb*nb*count*8, &a, &b, &c)
-		if err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, free()) }()
-		for i, p := range []cuda.DevicePtr{a, b, c} {
-			if err := r.random(p, nb*nb*count, uint64(i+1)); err != nil {
-				return err
-			}
-		}
-		h, err := cuda.NewBlas()
-		if err != nil {
-			return err
-		}
-		defer func() { err = errors.Join(err, h.Destroy()) }()
-		if err := h.SetStream(r.s); err != nil {
-			return err
-		}
+	err = withOperands(ordinal, nb*nb*count, func(r *rawDevice, h cuda.Blas, a, b, c cuda.DevicePtr) error {
 		st := int64(nb * nb)
 		ds, err = r.timed(2, runs, func() error {
 			return h.DgemmStridedBatched(cuda.OpN, cuda.OpN, nb, nb, nb, 1, a, nb, st, b, nb, st, 0, c, nb, st, count)

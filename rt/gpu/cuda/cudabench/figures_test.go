@@ -59,7 +59,7 @@ func TestGPUFigures(t *testing.T) {
 			lo, hi := Spread(rs)
 			m := Median(rs)
 			t.Logf("FIGURE singleton empty-kernel tasks through the manager: %.2f µs/task (%.0f k tasks/s; median of %d × 100k, min %.2f, max %.2f µs/task); goal <= 3 µs; raw launch+record+query loop %.2f µs",
-				us(m.PerTask()), m.TasksPerSecond()/1e3, runs, us(lo)/1e5, us(hi)/1e5, us(raw))
+				us(PerTask(m)), m.TasksPerSecond()/1e3, runs, us(lo)/1e5, us(hi)/1e5, us(raw))
 		})
 	}
 
@@ -75,11 +75,11 @@ func TestGPUFigures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				single, err := g.Run(false, 0, runs)
+				single, err := g.Run(false, 0, 0, runs)
 				if err != nil {
 					t.Fatal(err)
 				}
-				batched, err := g.Run(true, 4096, runs)
+				batched, err := g.Run(true, 4096, 512, runs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -99,7 +99,7 @@ func TestGPUFigures(t *testing.T) {
 				ms, mb := Median(single), Median(batched)
 				slices.Sort(base)
 				t.Logf("FIGURE %d independent GEMM tasks nb=%d: batch=true %.2f M tasks/s (mean ring %.0f; %d pointer-array and %d strided calls), batch=false %.3f M tasks/s (%.2f µs/task): %.1f× (goal >= 10×%s); cuBLAS strided-batched %.1f M gemm/s (batch %d); max rel. error %.1e",
-					tasks, nb, mb.TasksPerSecond()/1e6, mb.MeanBatch(), st.Batched, st.Strided, ms.TasksPerSecond()/1e6, us(ms.PerTask()),
+					tasks, nb, mb.TasksPerSecond()/1e6, mb.MeanBatch(), st.Batched, st.Strided, ms.TasksPerSecond()/1e6, us(PerTask(ms)),
 					mb.TasksPerSecond()/ms.TasksPerSecond(), map[bool]string{true: ", >= 1 M tasks/s", false: ""}[nb == 32],
 					float64(count)/base[len(base)/2].Seconds()/1e6, count, worst)
 				if worst > 1e-12 {
@@ -120,7 +120,7 @@ func TestGPUFigures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rs, err := g.Run(false, 0, runs)
+			rs, err := g.Run(false, 0, 0, runs)
 			if err != nil {
 				t.Fatal(err)
 			}

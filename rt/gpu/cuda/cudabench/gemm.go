@@ -1,14 +1,16 @@
 package cudabench
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"math"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/cuda/gputiles"
 )
 
 // tile is a gpu.Data over host memory (the manager stages it in when the
@@ -24,32 +26,12 @@ func (t *tile) HostBytes() []byte       { return t.host }
 func (t *tile) HostVersion() uint64     { return t.version.Load() }
 func (t *tile) SetHostVersion(v uint64) { t.version.Store(v) }
 
-// GemmConfig is a run of independent GEMM tasks C_i = A_j·B_j (nb×nb
-// tiles): each task writes its own C_i, kept on the device, and reads one
-// of Distinct pairs (A_j, B_j), j = i mod Distinct. Every tile is resident
-// after a warm-up run, so the timed runs move no data and measure the
-// manager and the kernels.
-type GemmConfig struct {
-	NB, Tasks, Distinct int
-	// Batch collects up to BatchMax ready tasks per ring (one
-	// DgemmBatched call); otherwise every task is one Dgemm.
-	Batch    bool
-	BatchMax int
-	Runs     int
-	// Host allocates host memory for tiles (nil: Go memory).
-	Host func(n int) ([]byte, error)
-}
-
-// GemmResult is the timed runs of a GemmConfig and what the device saw.
-type GemmResult struct {
-	Runs []Result
-	// MaxErr is the largest relative difference of a checked C_i from the
-	// CPU product (a sample of tasks is checked after the runs).
-	MaxErr float64
-}
-
-// GemmDevice runs GEMM task benchmarks on one device, keeping the tiles
-// resident between configurations of the same NB.
+// GemmDevice runs independent GEMM tasks C_i = A_j·B_j (nb×nb tiles) on
+// one device: each task writes its own C_i, kept on the device, and reads
+// one of a few distinct pairs (A_j, B_j), j = i mod distinct. Every tile is
+// resident after the warm-up run of Run, so the timed runs move no data and
+// measure the manager and the kernels; the tiles stay resident between
+// runs with batching on and off.
 type GemmDevice struct {
 	d     *gpu.Device
 	c     *counter
@@ -60,6 +42,7 @@ type GemmDevice struct {
 	rings atomic.Int64
 	batch atomic.Bool
 	max   atomic.Int64
+	min   atomic.Int64
 	inc   *gpu.Incarnation
 	host  func(int) ([]byte, error)
 }
@@ -103,14 +86,17 @@ func NewGemmDevice(be gpu.Backend, nb, tasks, distinct int, host func(int) ([]by
 // Device returns the wrapped device.
 func (g *GemmDevice) Device() *gpu.Device { return g.d }
 
-func (g *GemmDevice) submit(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
-	g.rings.Add(1)
+func (g *GemmDevice) submit(d *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	nb := g.nb
 	if g.batch.Load() {
+		if gputiles.BatchWait(d, t, s, int(g.min.Load())) {
+			return gpu.Next
+		}
 		if _, err := s.CollectBatch(t, gpu.BatchPolicy{Max: int(g.max.Load())}.Match, nil); err != nil {
 			return gpu.Error
 		}
 	}
+	g.rings.Add(1)
 	if t.IsSingleton() {
 		if err := s.Dgemm(gpu.NoTrans, gpu.NoTrans, nb, nb, nb, 1, t.Buffer(0), nb, t.Buffer(1), nb, 0, t.Buffer(2), nb); err != nil {
 			return gpu.Error
@@ -137,11 +123,13 @@ func (g *GemmDevice) task(i int) *gpu.Task {
 		gpu.Flow{Data: g.cs[i], Access: gpu.Write, Elem: gpu.Float64, Size: size, KeepOnDevice: true})
 }
 
-// Run times runs of all tasks (after a warm-up run) with batching on or
-// off.
-func (g *GemmDevice) Run(batch bool, batchMax, runs int) ([]Result, error) {
+// Run times runs of all tasks (after a warm-up run) with batching on
+// (rings of up to batchMax tasks; a body waits for batchMin of them while
+// more are coming, gputiles.BatchWait) or off.
+func (g *GemmDevice) Run(batch bool, batchMax, batchMin, runs int) ([]Result, error) {
 	g.batch.Store(batch)
 	g.max.Store(int64(batchMax))
+	g.min.Store(int64(batchMin))
 	var out []Result
 	for r := range runs + 1 {
 		g.rings.Store(0)
@@ -207,23 +195,13 @@ func (g *GemmDevice) Close() error { return g.d.Close() }
 // GemmFlops is 2·nb³.
 func GemmFlops(nb int) float64 { return 2 * math.Pow(float64(nb), 3) }
 
-func (r GemmResult) String() string {
-	return fmt.Sprintf("%d runs, max error %.2g", len(r.Runs), r.MaxErr)
-}
-
 // Median returns the run with the median time.
 func Median(rs []Result) Result {
 	if len(rs) == 0 {
 		return Result{}
 	}
-	s := append([]Result(nil), rs...)
-	for i := range s {
-		for j := i + 1; j < len(s); j++ {
-			if s[j].Elapsed < s[i].Elapsed {
-				s[i], s[j] = s[j], s[i]
-			}
-		}
-	}
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b Result) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
 	return s[len(s)/2]
 }
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 // EmptyKernel is the kernel of the singleton benchmark: it does nothing, so
@@ -34,28 +35,13 @@ func init() {
 	}
 }
 
-// Result is one timed run of tasks through the manager.
-type Result struct {
-	Tasks   int
-	Elapsed time.Duration
-	// Rings is the number of hook calls that launched work, so Tasks/Rings
-	// is the mean batch.
-	Rings int64
-}
+// Result is one timed run of tasks through the manager: the simulated
+// device's throughput result (Tasks, Elapsed, Rings: hook calls that
+// launched work, so Tasks/Rings is the mean batch).
+type Result = sim.ThroughputResult
 
-// PerTask is the time per task.
-func (r Result) PerTask() time.Duration { return r.Elapsed / time.Duration(max(r.Tasks, 1)) }
-
-// TasksPerSecond is the throughput.
-func (r Result) TasksPerSecond() float64 { return float64(r.Tasks) / r.Elapsed.Seconds() }
-
-// MeanBatch is the mean number of tasks per ring.
-func (r Result) MeanBatch() float64 {
-	if r.Rings == 0 {
-		return 0
-	}
-	return float64(r.Tasks) / float64(r.Rings)
-}
+// PerTask is the time per task of r.
+func PerTask(r Result) time.Duration { return r.Elapsed / time.Duration(max(r.Tasks, 1)) }
 
 type benchEC struct{}
 

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
@@ -184,7 +182,7 @@ func solverPotrf(cfg PotrfConfig, res *PotrfResult, mats []*rt.TiledMatrix) (err
 	if err != nil {
 		return err
 	}
-	image, err := cuda.Compile(spdSource, "spd.cu", fmt.Sprintf("--gpu-architecture=sm_%d%d", major, minor))
+	image, err := cuda.Compile(kernelSource, "cudabench.cu", fmt.Sprintf("--gpu-architecture=sm_%d%d", major, minor))
 	if err != nil {
 		return err
 	}
@@ -294,51 +292,7 @@ func solverPotrf(cfg PotrfConfig, res *PotrfResult, mats []*rt.TiledMatrix) (err
 		}
 	}
 	for i, a := range mats {
-		res.Tiled[i].MaxDiff = compareLower(a, host.Float64s())
+		res.Tiled[i].MaxDiff = gputiles.FactorDiff(a, host.Float64s(), n)
 	}
 	return nil
-}
-
-// compareLower returns the largest difference between the lower tiles of a
-// and the lower triangle of the dense column-major matrix l, relative to
-// the largest entry of l, on every core.
-func compareLower(a *rt.TiledMatrix, l []float64) float64 {
-	n := a.M
-	tiles := lowerTiles(a)
-	workers := runtime.GOMAXPROCS(0)
-	diffs, scales := make([]float64, workers), make([]float64, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := w; k < len(tiles); k += workers {
-				ti, tj := tiles[k][0], tiles[k][1]
-				t := a.Tile(ti, tj)
-				for c := range a.TileCols(tj) {
-					for r := range a.TileRows(ti) {
-						i, j := ti*a.MB+r, tj*a.NB+c
-						if i < j {
-							continue
-						}
-						want := l[i+j*n]
-						d := math.Abs(t[r+c*a.MB] - want)
-						if !(d <= diffs[w]) {
-							diffs[w] = d
-						}
-						scales[w] = math.Max(scales[w], math.Abs(want))
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	var d, s float64
-	for w := range workers {
-		if !(diffs[w] <= d) {
-			d = diffs[w]
-		}
-		s = math.Max(s, scales[w])
-	}
-	return d / math.Max(s, 1)
 }

@@ -1,10 +1,8 @@
 package cudabench
 
 import (
-	"runtime"
-	"sync"
-
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/gpu/cuda/gputiles"
 )
 
 // The Cholesky benchmarks factor the same symmetric positive definite
@@ -31,9 +29,10 @@ func SPDEntry(i, j, n int, seed uint64) float64 {
 	return float64(h>>11)*(1.0/9007199254740992.0) - 0.5
 }
 
-// spdSource is the device generator of the same matrix (column-major,
-// leading dimension lda).
-const spdSource = `
+// kernelSource holds the benchmarks' CUDA kernels: the device generator of
+// the same matrix (column-major, leading dimension lda), a filler of
+// random values in [-0.5, 0.5), and an empty kernel.
+const kernelSource = `
 __device__ unsigned long long cudabench_mix(unsigned long long z) {
 	z += 0x9e3779b97f4a7c15ULL;
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -56,48 +55,33 @@ extern "C" __global__ void cudabench_fill_spd(double* a, int n, long long lda, u
 		a[i + j * lda] = v;
 	}
 }
-`
 
-// lowerTiles lists the tiles (i, j), j <= i, of a.
-func lowerTiles(a *rt.TiledMatrix) [][2]int {
-	var out [][2]int
-	for j := range a.NT {
-		for i := j; i < a.MT; i++ {
-			out = append(out, [2]int{i, j})
-		}
-	}
-	return out
+extern "C" __global__ void cudabench_fill_random(double* a, long long n, unsigned long long seed) {
+	for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+		a[i] = (double)(cudabench_mix(seed ^ cudabench_mix((unsigned long long)i)) >> 11) * (1.0 / 9007199254740992.0) - 0.5;
 }
+
+extern "C" __global__ void cudabench_empty_raw() { }
+`
 
 // fillLower writes the benchmark matrix into the lower tiles of a (the
 // padding of ragged tiles gets zeros), on every core.
 func fillLower(a *rt.TiledMatrix, seed uint64) {
-	tiles := lowerTiles(a)
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := w; k < len(tiles); k += workers {
-				ti, tj := tiles[k][0], tiles[k][1]
-				t := a.Tile(ti, tj)
-				clear(t)
-				for c := range a.TileCols(tj) {
-					for r := range a.TileRows(ti) {
-						t[r+c*a.MB] = SPDEntry(ti*a.MB+r, tj*a.NB+c, a.M, seed)
-					}
-				}
+	gputiles.ForLowerTiles(a, func(_, ti, tj int) {
+		t := a.Tile(ti, tj)
+		clear(t)
+		for c := range a.TileCols(tj) {
+			for r := range a.TileRows(ti) {
+				t[r+c*a.MB] = SPDEntry(ti*a.MB+r, tj*a.NB+c, a.M, seed)
 			}
-		}()
-	}
-	wg.Wait()
+		}
+	})
 }
 
 // bumpLower marks the host copies of the lower tiles as newer than any
 // device copy, so that the next graph stages them in again.
 func bumpLower(a *rt.TiledMatrix) {
-	for _, t := range lowerTiles(a) {
-		a.DataOf(rt.Index{N: 2, I: [rt.MaxIndex]int{t[0], t[1]}}).Host().BumpVersion()
-	}
+	gputiles.ForLowerTiles(a, func(_, i, j int) {
+		a.DataOf(rt.Index{N: 2, I: [rt.MaxIndex]int{i, j}}).Host().BumpVersion()
+	})
 }

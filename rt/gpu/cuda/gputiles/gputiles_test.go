@@ -96,14 +96,7 @@ func TestPotrfOnSimMatchesCPU(t *testing.T) {
 		if got := closeAll(t, devs); got != uint64(gputiles.Tasks(a.MT)) {
 			t.Fatalf("mode %d: device ran %d tasks, want %d", mode, got, gputiles.Tasks(a.MT))
 		}
-		got := make([]float64, n*n)
-		a.GatherToDense(got, n)
-		for j := range n {
-			for i := 0; i < j; i++ {
-				got[i+j*n], want[i+j*n] = 0, 0
-			}
-		}
-		if d := maxDiff(got, want); d > 1e-11 {
+		if d := gputiles.FactorDiff(a, want, n); d > 1e-12 {
 			t.Fatalf("mode %d: factor differs from the CPU by %g", mode, d)
 		}
 	}
@@ -111,7 +104,8 @@ func TestPotrfOnSimMatchesCPU(t *testing.T) {
 
 func TestGemmOnSimMatchesCPU(t *testing.T) {
 	const m, n, k, nb = 70, 64, 96, 32
-	for _, batch := range []bool{false, true} {
+	for _, c := range []struct{ batch, wait bool }{{false, false}, {true, false}, {true, true}} {
+		batch := c.batch
 		mat := func(r, c int, seed uint64) (*rt.TiledMatrix, []float64) {
 			x, err := rt.NewTiledMatrix(r, c, nb, nb, 1, 1, 0)
 			if err != nil {
@@ -126,19 +120,23 @@ func TestGemmOnSimMatchesCPU(t *testing.T) {
 		}
 		a, da := mat(m, k, 1)
 		b, db := mat(k, n, 2)
-		c, dc := mat(m, n, 3)
+		cm, dc := mat(m, n, 3)
 		if err := blas.Gonum().Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, da, m, db, k, 1, dc, m); err != nil {
 			t.Fatal(err)
 		}
 		devs := simDevices(t, 2)
-		run(t, devs, gputiles.NewGemm(&gputiles.Gemm{A: a, B: b, C: c, Batch: batch, BatchMax: 4}))
-		if got := closeAll(t, devs); got != uint64(c.MT*c.NT*a.NT) {
-			t.Fatalf("devices ran %d tasks, want %d", got, c.MT*c.NT*a.NT)
+		g := &gputiles.Gemm{A: a, B: b, C: cm, Batch: batch, BatchMax: 4}
+		if c.wait {
+			g.BatchMin = 3
+		}
+		run(t, devs, gputiles.NewGemm(g))
+		if got := closeAll(t, devs); got != uint64(cm.MT*cm.NT*a.NT) {
+			t.Fatalf("devices ran %d tasks, want %d", got, cm.MT*cm.NT*a.NT)
 		}
 		got := make([]float64, m*n)
-		c.GatherToDense(got, m)
+		cm.GatherToDense(got, m)
 		if d := maxDiff(got, dc); d > 1e-12 {
-			t.Fatalf("batch %v: product differs from the CPU by %g", batch, d)
+			t.Fatalf("batch %v wait %v: product differs from the CPU by %g", batch, c.wait, d)
 		}
 	}
 }
@@ -166,14 +164,8 @@ func TestTouchThenResidentPotrf(t *testing.T) {
 	if err := blas.Gonum().Dpotrf(blas.Lower, n, want, n); err != nil {
 		t.Fatal(err)
 	}
-	got := make([]float64, n*n)
-	a.GatherToDense(got, n)
-	for j := range n {
-		for i := j; i < n; i++ {
-			if d := math.Abs(got[i+j*n] - want[i+j*n]); d > 1e-11 {
-				t.Fatalf("L[%d,%d] = %g, want %g", i, j, got[i+j*n], want[i+j*n])
-			}
-		}
+	if d := gputiles.FactorDiff(a, want, n); d > 1e-12 {
+		t.Fatalf("factor differs from the CPU by %g", d)
 	}
 }
 
@@ -197,14 +189,8 @@ func TestPotrfOnTwoSimDevicesRepeatedly(t *testing.T) {
 		devs := simDevices(t, 2)
 		run(t, devs, gputiles.NewPotrf(a, gputiles.WriteFinal))
 		closeAll(t, devs)
-		got := make([]float64, n*n)
-		a.GatherToDense(got, n)
-		for j := range n {
-			for i := j; i < n; i++ {
-				if d := math.Abs(got[i+j*n] - want[i+j*n]); d > 1e-11 {
-					t.Fatalf("run %d: L[%d,%d] = %g, want %g", it, i, j, got[i+j*n], want[i+j*n])
-				}
-			}
+		if d := gputiles.FactorDiff(a, want, n); d > 1e-12 {
+			t.Fatalf("run %d: factor differs from the CPU by %g", it, d)
 		}
 	}
 }
