@@ -189,7 +189,8 @@ func runCEMPI(cfg *Config) ([]Row, error) {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "pingpong")
-	build := exec.Command("go", "build", "-tags", "mpi", "-o", bin, "./examples/pingpong")
+	// The package path, not ./examples/pingpong: the driver also runs from bench/ (go test).
+	build := exec.Command("go", "build", "-tags", "mpi", "-o", bin, "github.com/jdf2go/jdf2go/examples/pingpong")
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building examples/pingpong with -tags mpi: %v\n%s", err, out)
 	}
