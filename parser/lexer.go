@@ -1,175 +1,195 @@
 package parser
 
-// The scanner mirrors the flex scanner modes of jdf-language.md Part B §1.1:
+// The JDF scanner is a participle stateful lexer with one state per mode of
+// PaRSEC's flex scanner (jdf-language.md Part B §1.1):
 //
-//	INITIAL     start mode; keywords, code blocks, BODY and %option at line start
-//	properties  after '[' until ']': no keywords, no '[', on/off words are integers
-//	body-init   after BODY until the first newline outside properties
-//	body        whole lines up to a line that is exactly `ws* END`
-//	comment     /* ... */ with jdf2c's nesting rule (§1.7)
-//	string      "..." with C escapes
+//	Root      INITIAL: keywords, code blocks, BODY and %option at line start
+//	Props     after '[' until ']': no keywords, no '[', on/off words are integers
+//	BodyInit  after BODY until the newline that ends the BODY line
+//	Body      whole lines, up to a line that is exactly `ws* END`
+//	Comment   /* ... */, with jdf2c's nesting rule (§1.7)
+//	String    "..." with C escapes
 //
-// It is hand-written rather than a lexer.MustStateful rule table because three
-// rules of the flex scanner need context a regexp rule cannot see (BODY and
-// %option only at the start of a line, END only as a whole line), because
-// dropped characters must become warnings instead of vanishing, and because a
-// regexp tried per rule per token is an order of magnitude too slow for the
-// throughput goal. Tokens carry participle lexer.Positions, and the scanner
-// is also exposed as a participle lexer.Definition (Lexer, lexer_participle.go).
+// A regexp rule sees only the text in front of it, so the context the flex
+// rules get from `^` is carried by the rules themselves:
+//
+//   - Line-start tokens carry the newline before them: BODY is
+//     `\n[ \t\v\f]*body`, %option is `\n%option`. The input gets one newline
+//     in front, so the first line of the file is a line like the others,
+//     and one at the end, so that every line ends with a newline.
+//   - A lone carriage return is a line break (§1.2); the rules see it as a
+//     newline (it is replaced before lexing, offsets unchanged).
+//   - Body lines are whole-line rules: BodyLine matches any line except one
+//     that is blanks + END, spelled as a union of prefix-free alternatives,
+//     so that BodyLine fails exactly on the END line. Body then returns to
+//     BodyInit, whose first rule reads END and pops back to Root. Only a
+//     line start can follow a body line, and a valid BODY line holds only
+//     blanks, properties and comments, so END is not otherwise seen there.
+//   - Whether a word is a keyword (Root) or an on/off integer (Props) is
+//     decided by a table (keywordTypes), as flex does with its keyword rules,
+//     because the identifier rule (dotted names are one token) is longer.
+//   - Code blocks are one rule each: `%` followed by anything but `}` is
+//     consumed as a pair, so `%%}` does not close a block (§1.4).
+//   - Characters matched by no other rule are matched by Stray, and become
+//     warnings instead of vanishing silently as in jdf2c.
+//
+// Every rule is written so that participle's generated lexer (lexer_gen.go),
+// which matches greedily without backtracking, accepts exactly what the
+// regexp engine accepts: alternatives are prefix-free or longest first, no
+// pattern uses `.`, `\b`, `^`, `$` or counted repetition, which the
+// generator gets wrong.
+// TestGeneratedLexer checks that the two agree.
+//
+// The tokens of those states (string pieces, comment pieces, body lines) are
+// assembled into the tokens the grammar reads by scan (below), which also
+// computes positions (byte columns, as go/token does) and reports lexical
+// errors as diagnostics.
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
-type tokKind uint8
-
 const (
-	tEOF tokKind = iota
-	tIdent
-	tInt
-	tString
-	tCode     // %{ ... %}; val = text, raw = extern language or ""
-	tAccess   // CTL READ RO WRITE WO RW
-	tNew      // NEW
-	tNull     // NULL
-	tSimcost  // SIMCOST
-	tArrowIn  // <-
-	tArrowOut // ->
-	tBody     // BODY at line start
-	tBodyText // the raw lines of a body; val = text
-	tEnd      // END closing a body
-	tOption   // %option in column 1
-	tLBrack
-	tRBrack
-	tLParen
-	tRParen
-	tEq     // ==
-	tNe     // !=
-	tLAnd   // &&
-	tAnd1   // &
-	tLOr    // ||
-	tOr1    // |
-	tXor    // ^
-	tLt     // <
-	tLe     // <=
-	tGt     // >
-	tGe     // >=
-	tNot    // !
-	tPlus   // +
-	tMinus  // -
-	tStar   // *
-	tSlash  // /
-	tPct    // %
-	tShl    // <<
-	tShr    // >>
-	tDotDot // ..
-	tAssign // =
-	tQuest  // ?
-	tColon  // :
-	tSemi   // ;
-	tComma  // ,
+	blanks    = `[ \t\v\f]`
+	nl        = `\r?\n`
+	word      = `[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*`
+	codeBody  = `(?:[^%]|%[^}])*%\}` // the rest of a code block after its opening
+	anyToEOF  = `[\x00-\x{10FFFF}]*` // an unterminated block runs to the end of the file
+	externTag = `extern` + blanks + `*"[^"\n]*"` + blanks + `*%\{`
+	inlineTag = `inline_c` + blanks + `*%\{`
 )
 
-var tokNames = [...]string{
-	tEOF: "end of file", tIdent: "identifier", tInt: "integer", tString: "string",
-	tCode: "code block", tAccess: "access type", tNew: "NEW", tNull: "NULL",
-	tSimcost: "SIMCOST", tArrowIn: "<-", tArrowOut: "->", tBody: "BODY",
-	tBodyText: "body text", tEnd: "END", tOption: "%option", tLBrack: "[", tRBrack: "]",
-	tLParen: "(", tRParen: ")", tEq: "==", tNe: "!=", tLAnd: "&&", tAnd1: "&",
-	tLOr: "||", tOr1: "|", tXor: "^", tLt: "<", tLe: "<=", tGt: ">", tGe: ">=",
-	tNot: "!", tPlus: "+", tMinus: "-", tStar: "*", tSlash: "/", tPct: "%",
-	tShl: "<<", tShr: ">>", tDotDot: "..", tAssign: "=", tQuest: "?", tColon: ":",
-	tSemi: ";", tComma: ",",
+// lexRules is the stateful lexer lexDefinition. Rules are tried in order and
+// the first that matches wins.
+var lexRules = lexer.Rules{
+	"Root": {
+		{Name: "Blank", Pattern: blanks + `+`},
+		// "body" followed by more of a name is a name, not BODY.
+		{Name: "LineIdent", Pattern: nl + blanks + `*[Bb][Oo][Dd][Yy](?:[A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)*|(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`},
+		{Name: "Body", Pattern: nl + blanks + `*[Bb][Oo][Dd][Yy]`, Action: lexer.Push("BodyInit")},
+		{Name: "Option", Pattern: nl + `%[Oo][Pp][Tt][Ii][Oo][Nn]`},
+		{Name: "Newline", Pattern: nl + blanks + `*`},
+		{Name: "ExternCode", Pattern: externTag + codeBody},
+		{Name: "ExternOpen", Pattern: externTag + anyToEOF},
+		{Name: "InlineCode", Pattern: inlineTag + codeBody},
+		{Name: "InlineOpen", Pattern: inlineTag + anyToEOF},
+		{Name: "Word", Pattern: word},
+		{Name: "LBracket", Pattern: `\[`, Action: lexer.Push("Props")},
+		lexer.Include("Common"),
+	},
+	"Props": {
+		{Name: "Blank", Pattern: blanks + `+`},
+		{Name: "RBracket", Pattern: `\]`, Action: lexer.Pop()},
+		{Name: "Newline", Pattern: nl + blanks + `*`},
+		{Name: "PropWord", Pattern: word},
+		lexer.Include("Common"),
+	},
+	"BodyInit": {
+		{Name: "End", Pattern: blanks + `*[Ee][Nn][Dd]`, Action: lexer.Pop()},
+		{Name: "Blank", Pattern: blanks + `+`},
+		{Name: "LBracket", Pattern: `\[`, Action: lexer.Push("Props")},
+		{Name: "BodyNewline", Pattern: nl, Action: lexer.Push("Body")},
+		{Name: "Ident", Pattern: word},
+		lexer.Include("Common"),
+	},
+	"Body": {
+		// Any line but blanks + END: after the blanks, a first character
+		// other than e; or e not followed by n; or en not followed by d; or
+		// end followed by more.
+		{Name: "BodyLine", Pattern: blanks + `*(?:[^eE \t\v\f\r\n][^\r\n]*|[eE](?:[^nN\r\n][^\r\n]*|[nN](?:[^dD\r\n][^\r\n]*|[dD][^\r\n]+)?)?)?` + nl},
+		lexer.Return(),
+	},
+	"Comment": {
+		{Name: "CommentClose", Pattern: `\*/`, Action: lexer.Pop()},
+		// A /* that starts a fresh token nests (§1.7): after the opener, a
+		// newline, a star or a closer, but not inside a run of text.
+		{Name: "CommentOpen", Pattern: `/\*`, Action: lexer.Push("Comment")},
+		{Name: "CommentText", Pattern: `[^*\n]+`},
+		{Name: "CommentStar", Pattern: `\*`},
+		{Name: "CommentNewline", Pattern: `\n`},
+	},
+	"String": {
+		{Name: "StringClose", Pattern: `"`, Action: lexer.Pop()},
+		{Name: "StringEscape", Pattern: `\\[^\r\n]?`},
+		{Name: "StringText", Pattern: `[^"\\\r\n]+`},
+		lexer.Return(), // a newline ends an unterminated string
+	},
+	// Common is never entered: it holds the rules Root, Props and BodyInit
+	// share. Each state lists Blank, its most frequent token, first.
+	"Common": {
+		{Name: "LineComment", Pattern: `//[^\r\n]*`},
+		{Name: "CommentOpen", Pattern: `/\*`, Action: lexer.Push("Comment")},
+		{Name: "StringOpen", Pattern: `"`, Action: lexer.Push("String")},
+		{Name: "Code", Pattern: `%c?\{` + codeBody},
+		{Name: "CodeOpen", Pattern: `%c?\{` + anyToEOF},
+		{Name: "Int", Pattern: `[0-9]+`},
+		{Name: "Arrow", Pattern: `<-|->`},
+		{Name: "Punct", Pattern: `\.\.|==|!=|&&|\|\||<=|>=|<<|>>|[()&|^<>!+\-*/%=?:;,]`},
+		{Name: "Stray", Pattern: `[\x00-\x{10FFFF}]`},
+	},
 }
 
-func (k tokKind) String() string { return tokNames[k] }
+// rulesLexer is the lexer built from lexRules at run time, with regular
+// expressions. The scanner uses the equivalent code participle generates
+// (rawLexer), several times faster; tests compare the two.
+var rulesLexer = lexer.MustStateful(lexRules)
 
-// tpos is a compact source position; lexer.Position is built from it only
-// for AST nodes and diagnostics.
-type tpos struct{ off, line, col int32 }
+// rawLexer is jdfLexer, generated into lexer_gen.go from lexRules by
+// participle's command (github.com/alecthomas/participle/v2/cmd/participle).
+// After changing lexRules, regenerate it with
+//
+//	go test ./parser -run TestLexerRulesJSON -update
+//	participle gen lexer --name jdf parser parser/testdata/lexer.json | gofmt > parser/lexer_gen.go
+//
+// TestLexerRulesJSON fails while testdata/lexer.json is stale, and
+// TestGeneratedLexer while lexer_gen.go is.
+var rawLexer lexer.Definition = jdfLexer
 
-// token is a pointer-free 36-byte record: its spelling is src[pos.off:end.off]
-// and its value is derived from it (see tokens.val), so that a large file's
-// token slice costs the garbage collector nothing to scan.
-type token struct {
-	kind  tokKind
-	flags uint8 // tokUnterminated
-	pos   tpos  // first byte
-	end   tpos  // just after the last byte
-	aux   int32 // tCode: offset of the text; tString: 1 + index in strs of the unescaped value, or 0
-	lang  int32 // tCode: 1 + index in strs of the extern language, or 0
+// The token types of the assembled stream the grammar reads.
+const (
+	tEOF lexer.TokenType = lexer.EOF - iota
+	tIdent
+	tInt     // decimal digits
+	tOnOff   // on yes true off no false, inside [...]: an integer
+	tString  // "...", raw
+	tCode    // a code block, raw: extern "Go" %{ ... %}, %{ ... %}, inline_c %{ ... %}, %c{ ... %}
+	tAccess  // CTL READ RO WRITE WO RW
+	tKeyword // NEW NULL SIMCOST
+	tBody    // BODY at the start of a line
+	tBodyText
+	tEnd // END closing a body
+	tOption
+	tArrow // <- and ->
+	tPunct // operators, parentheses, brackets
+	tComment
+)
+
+var tokenTypes = map[string]lexer.TokenType{
+	"EOF": tEOF, "Ident": tIdent, "Int": tInt, "OnOff": tOnOff, "String": tString, "Code": tCode,
+	"Access": tAccess, "Keyword": tKeyword, "Body": tBody, "BodyText": tBodyText, "End": tEnd,
+	"Option": tOption, "Arrow": tArrow, "Punct": tPunct, "Comment": tComment,
 }
 
-const tokUnterminated = 1
-
-// tokens is the output of the scanner: the token slice plus what is needed
-// to recover token values.
-type tokens struct {
-	src  string
-	strs []string // unescaped strings and extern languages
-	list []token
-}
-
-// raw returns the token's source spelling.
-func (ts *tokens) raw(t *token) string { return ts.src[t.pos.off:t.end.off] }
-
-// val returns the token's value: the spelling for names, keywords and
-// operators; "1" or "0" for an on/off word; the unescaped value of a string;
-// the text of a code block or body.
-func (ts *tokens) val(t *token) string {
-	raw := ts.raw(t)
-	switch t.kind {
-	case tInt:
-		if isLetter(raw[0]) {
-			return onOff[strings.ToLower(raw)]
-		}
-	case tString:
-		if t.aux > 0 {
-			return ts.strs[t.aux-1]
-		}
-		if t.flags&tokUnterminated != 0 {
-			return raw[1:]
-		}
-		return raw[1 : len(raw)-1]
-	case tCode:
-		if t.flags&tokUnterminated != 0 {
-			return ts.src[t.aux:t.end.off]
-		}
-		return ts.src[t.aux : t.end.off-2]
+var tokenNames = func() map[lexer.TokenType]string {
+	m := map[lexer.TokenType]string{}
+	for k, v := range tokenTypes {
+		m[v] = k
 	}
-	return raw
+	return m
+}()
+
+// keywordTypes classifies the words of Root; everything else is an Ident.
+var keywordTypes = map[string]lexer.TokenType{
+	"CTL": tAccess, "READ": tAccess, "RO": tAccess, "WRITE": tAccess, "WO": tAccess, "RW": tAccess,
+	"NEW": tKeyword, "NULL": tKeyword, "SIMCOST": tKeyword,
 }
 
-// onOffWord returns the on/off word of an integer token, or "".
-func (ts *tokens) onOffWord(t *token) string {
-	if raw := ts.raw(t); t.kind == tInt && isLetter(raw[0]) {
-		return raw
-	}
-	return ""
-}
-
-// lang returns the extern language of a code token, or "".
-func (ts *tokens) lang(t *token) string {
-	if t.lang == 0 {
-		return ""
-	}
-	return ts.strs[t.lang-1]
-}
-
-// textPos returns the position of the text of a code or body token. A code
-// block's text starts on the line of its opening delimiter.
-func (t *token) textPos() tpos {
-	if t.kind != tCode {
-		return t.pos
-	}
-	p := t.pos
-	p.col += t.aux - p.off
-	p.off = t.aux
-	return p
-}
+// onOff holds the words that properties mode turns into integers.
+var onOff = map[string]string{"on": "1", "yes": "1", "true": "1", "off": "0", "no": "0", "false": "0"}
 
 // Comment is a comment kept for `jdf2go fmt`; Text includes the delimiters.
 type Comment struct {
@@ -178,40 +198,152 @@ type Comment struct {
 	Text   string
 }
 
-type lexMode uint8
+func isBlank(c byte) bool  { return c == ' ' || c == '\t' || c == '\v' || c == '\f' }
+func isLetter(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
+func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 
-const (
-	modeInitial lexMode = iota
-	modeProps
-	modeBodyInit
+// rawSymbols maps the rule names of lexRules to their token types.
+var rawSymbols = rulesLexer.Symbols()
+
+// raw token types, looked up once.
+var (
+	rLineIdent    = rawSymbols["LineIdent"]
+	rBody         = rawSymbols["Body"]
+	rOption       = rawSymbols["Option"]
+	rNewline      = rawSymbols["Newline"]
+	rExternCode   = rawSymbols["ExternCode"]
+	rExternOpen   = rawSymbols["ExternOpen"]
+	rInlineCode   = rawSymbols["InlineCode"]
+	rInlineOpen   = rawSymbols["InlineOpen"]
+	rWord         = rawSymbols["Word"]
+	rLBracket     = rawSymbols["LBracket"]
+	rRBracket     = rawSymbols["RBracket"]
+	rPropWord     = rawSymbols["PropWord"]
+	rEnd          = rawSymbols["End"]
+	rBodyNewline  = rawSymbols["BodyNewline"]
+	rIdent        = rawSymbols["Ident"]
+	rBodyLine     = rawSymbols["BodyLine"]
+	rCommentClose = rawSymbols["CommentClose"]
+	rCommentOpen  = rawSymbols["CommentOpen"]
+	rStringClose  = rawSymbols["StringClose"]
+	rStringOpen   = rawSymbols["StringOpen"]
+	rStringEscape = rawSymbols["StringEscape"]
+	rStringText   = rawSymbols["StringText"]
+	rBlank        = rawSymbols["Blank"]
+	rLineComment  = rawSymbols["LineComment"]
+	rCode         = rawSymbols["Code"]
+	rCodeOpen     = rawSymbols["CodeOpen"]
+	rInt          = rawSymbols["Int"]
+	rArrow        = rawSymbols["Arrow"]
+	rPunct        = rawSymbols["Punct"]
+	rStray        = rawSymbols["Stray"]
 )
 
+// scanner turns the raw tokens of the stateful lexer into the tokens the
+// grammar reads. It is a lexer.Lexer: participle's PeekingLexer pulls the
+// tokens from it, so that they are stored only once.
 type scanner struct {
-	file      string
-	src       string
-	off       int
-	line      int
-	lineStart int // offset of the first byte of the current line
-	mode      lexMode
-	propsRet  lexMode // mode to return to at ']'
-	lineHead  bool    // only blanks since the start of the line (for BODY)
-	ts        *tokens // tokens scanned and not yet dropped by the parser
-	done      bool    // EOF has been appended
-	comments  []*Comment
-	diags     *ErrorList
+	file string
+	src  string // the original source
+	raw  lexer.Lexer
+
+	queue []lexer.Token // tokens ready for Next
+	qi    int
+	count int  // tokens returned by Next, EOF included
+	done  bool // EOF queued
+
+	onBodyLine bool // after BODY, before the newline that ends its line
+
+	// Position of offset off: its line, and the offset where that line starts.
+	off, line, lineStart int
+
+	peeked    lexer.Token // a raw token read ahead, if hasPeeked
+	hasPeeked bool
+
+	keepComments bool // emit Comment tokens too (the Lexer lexDefinition)
+	comments     []*Comment
+	diags        ErrorList
 }
 
-func (s *scanner) here() tpos {
-	return tpos{int32(s.off), int32(s.line), int32(s.off - s.lineStart + 1)}
+// newScanner prepares to lex a whole file. Scanning never fails: lexical
+// errors and stray characters become diagnostics, and the token stream
+// always ends with EOF.
+func newScanner(file, src string, keepComments bool) *scanner {
+	// One newline in front, so that the first line starts after a newline
+	// like every other; one at the end, so that every line ends with one.
+	// A lone \r is a line break: the rules see it as \n.
+	b := make([]byte, 0, len(src)+2)
+	b = append(b, '\n')
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if c == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
+			c = '\n'
+		}
+		b = append(b, c)
+	}
+	b = append(b, '\n')
+	raw, err := rawLexer.(lexer.StringDefinition).LexString(file, string(b))
+	if err != nil {
+		panic(err) // LexString of a stateful lexDefinition does not fail
+	}
+	return &scanner{file: file, src: src, raw: raw, line: 1, keepComments: keepComments, queue: make([]lexer.Token, 0, 4)}
 }
 
-func (s *scanner) position(p tpos) lexer.Position {
-	return lexer.Position{Filename: s.file, Offset: int(p.off), Line: int(p.line), Column: int(p.col)}
+// Next returns the next token; after EOF it keeps returning EOF.
+func (s *scanner) Next() (lexer.Token, error) {
+	for s.qi == len(s.queue) {
+		if s.done {
+			return s.queue[len(s.queue)-1], nil
+		}
+		s.queue, s.qi = s.queue[:0], 0
+		s.step()
+	}
+	t := s.queue[s.qi]
+	s.qi++
+	s.count++
+	return t, nil
 }
 
-// advanceTo moves to offset end, counting the newlines in between.
-func (s *scanner) advanceTo(end int) {
-	for i := s.off; i < end; i++ {
+// next returns the next raw token as an offset range of the original
+// source (the newlines added in front and at the end clipped), or ok=false
+// at the end.
+func (s *scanner) next() (typ lexer.TokenType, start, end int, ok bool) {
+	var t lexer.Token
+	if s.hasPeeked {
+		t, s.hasPeeked = s.peeked, false
+	} else {
+		t = s.rawNext()
+	}
+	if t.EOF() {
+		return lexer.EOF, len(s.src), len(s.src), false
+	}
+	start = max(t.Pos.Offset-1, 0)
+	end = min(t.Pos.Offset-1+len(t.Value), len(s.src))
+	return t.Type, start, end, true
+}
+
+// peek returns the type of the next raw token, lexer.EOF at the end.
+func (s *scanner) peek() lexer.TokenType {
+	if !s.hasPeeked {
+		s.peeked, s.hasPeeked = s.rawNext(), true
+	}
+	return s.peeked.Type // lexer.EOF at the end
+}
+
+func (s *scanner) rawNext() lexer.Token {
+	t, err := s.raw.Next()
+	if err != nil {
+		// Stray matches any character in every state that can be left
+		// without a match, so no input is rejected.
+		panic(fmt.Sprintf("jdf lexer: %v", err))
+	}
+	return t
+}
+
+// pos returns the position of offset off, which must not be before the
+// last offset asked for. Line breaks are \n, \r\n and a lone \r.
+func (s *scanner) pos(off int) lexer.Position {
+	for i := s.off; i < off; i++ {
 		switch s.src[i] {
 		case '\n':
 			s.line++
@@ -224,392 +356,329 @@ func (s *scanner) advanceTo(end int) {
 			s.lineStart = i + 1
 		}
 	}
-	s.off = end
+	s.off = off
+	return lexer.Position{Filename: s.file, Offset: off, Line: s.line, Column: off - s.lineStart + 1}
 }
 
-func (s *scanner) emit(kind tokKind, start tpos) *token {
-	s.ts.list = append(s.ts.list, token{kind: kind, pos: start, end: s.here()})
-	s.lineHead = false
-	return &s.ts.list[len(s.ts.list)-1]
-}
-
-func isBlank(c byte) bool  { return c == ' ' || c == '\t' || c == '\v' || c == '\f' }
-func isLetter(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') }
-func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
-
-func newScanner(file, src string, diags *ErrorList) *scanner {
-	return &scanner{file: file, src: src, line: 1, lineHead: true, diags: diags,
-		ts: &tokens{src: src, list: make([]token, 0, 1024)}}
-}
-
-// fill scans until at least one more token is available; at the end of the
-// input it appends EOF, once. Lexical errors and stray characters go to
-// diags; scanning always reaches the end.
-func (s *scanner) fill() {
-	for n := len(s.ts.list); len(s.ts.list) == n; {
-		if s.off >= len(s.src) {
-			if !s.done {
-				s.ts.list = append(s.ts.list, token{kind: tEOF, pos: s.here(), end: s.here()})
-				s.done = true
-			}
-			return
-		}
-		s.next()
-	}
-}
-
-// scan lexes the whole source at once (for tests and the participle Lexer).
-func scan(file, src string, diags *ErrorList) (*tokens, []*Comment) {
-	s := newScanner(file, src, diags)
-	for !s.done {
-		s.fill()
-	}
-	return s.ts, s.comments
-}
-
-func (s *scanner) next() {
-	c := s.src[s.off]
-	start := s.here()
-	switch {
-	case isBlank(c):
-		s.off++
-		return
-	case c == '\n' || c == '\r':
-		n := 1
-		if c == '\r' && s.off+1 < len(s.src) && s.src[s.off+1] == '\n' {
-			n = 2
-		}
-		s.advanceTo(s.off + n)
-		s.lineHead = true
-		if s.mode == modeBodyInit {
-			s.scanBody()
-		}
-		return
-	case isLetter(c):
-		s.scanWord(start)
-		return
-	case isDigit(c):
-		end := s.off
-		for end < len(s.src) && isDigit(s.src[end]) {
-			end++
-		}
-		s.off = end
-		s.emit(tInt, start)
-		return
-	case c == '"':
-		s.scanString(start)
-		return
-	}
-	two := ""
-	if s.off+1 < len(s.src) {
-		two = s.src[s.off : s.off+2]
-	}
-	switch two {
-	case "/*":
-		s.scanComment(start)
-		return
-	case "//":
-		end := strings.IndexAny(s.src[s.off:], "\r\n")
-		if end < 0 {
-			end = len(s.src)
-		} else {
-			end += s.off
-		}
-		text := s.src[s.off:end]
-		s.off = end
-		s.comments = append(s.comments, &Comment{Pos: s.position(start), EndPos: s.position(s.here()), Text: text})
-		s.lineHead = false
-		return
-	case "%{":
-		s.scanCode(start, start, "", 2)
-		return
-	case "<-":
-		s.off += 2
-		s.emit(tArrowIn, start)
-		return
-	case "->":
-		s.off += 2
-		s.emit(tArrowOut, start)
-		return
-	case "..":
-		s.off += 2
-		s.emit(tDotDot, start)
-		return
-	case "==", "!=", "&&", "||", "<=", ">=", "<<", ">>":
-		s.off += 2
-		s.emit(twoCharOps[two], start)
-		return
-	}
-	if c == '%' {
-		if s.mode == modeInitial && s.off == s.lineStart && len(s.src)-s.off >= 7 && strings.EqualFold(s.src[s.off:s.off+7], "%option") {
-			s.off += 7
-			s.emit(tOption, start)
-			return
-		}
-		if strings.HasPrefix(s.src[s.off:], "%c{") {
-			s.scanCode(start, start, "", 3)
+// emit queues a token. Comments go to the comment list, and are tokens
+// only with keepComments.
+func (s *scanner) emit(typ lexer.TokenType, start, end int) {
+	if typ == tComment {
+		p := s.pos(start)
+		s.comments = append(s.comments, &Comment{Pos: p, EndPos: advance(p, s.src[start:end]), Text: s.src[start:end]})
+		if !s.keepComments {
 			return
 		}
 	}
-	switch c {
-	case '[':
-		if s.mode != modeProps {
-			s.off++
-			s.emit(tLBrack, start)
-			s.propsRet = s.mode
-			s.mode = modeProps
-			return
+	s.queue = append(s.queue, lexer.Token{Type: typ, Value: s.src[start:end], Pos: s.pos(start)})
+}
+
+// step handles the next raw token, or construct of raw tokens.
+func (s *scanner) step() {
+	if s.onBodyLine {
+		s.bodyLine()
+		return
+	}
+	typ, start, end, ok := s.next()
+	if !ok {
+		s.queue = append(s.queue, lexer.EOFToken(s.pos(len(s.src))))
+		s.done = true
+		return
+	}
+	switch typ {
+	case rLineIdent, rBody, rOption:
+		// The newline and blanks in front are whitespace.
+		w := start
+		for w < end && (s.src[w] == '\n' || s.src[w] == '\r' || isBlank(s.src[w])) {
+			w++
 		}
-	case ']':
-		if s.mode == modeProps {
-			s.off++
-			s.emit(tRBrack, start)
-			s.mode = s.propsRet
-			return
+		switch typ {
+		case rLineIdent:
+			s.emit(tIdent, w, end)
+		case rBody:
+			s.emit(tBody, w, end)
+			s.onBodyLine = true
+		default:
+			s.emit(tOption, w, end)
+		}
+	case rWord:
+		t := tIdent
+		if k, ok := keywordTypes[s.src[start:end]]; ok {
+			t = k
+		}
+		s.emit(t, start, end)
+	case rExternCode, rExternOpen, rInlineCode, rInlineOpen:
+		s.code(start, end)
+	default:
+		s.one(typ, start, end)
+	}
+}
+
+// bodyLine handles a raw token of the BODY line (BodyInit state). The
+// newline that ends the line starts the body.
+func (s *scanner) bodyLine() {
+	switch s.peek() {
+	case lexer.EOF:
+		s.onBodyLine = false
+	case rEnd:
+		// END on the BODY line: only malformed input gets here.
+		s.onBodyLine = false
+		_, _, end, _ := s.next()
+		s.emit(tEnd, end-3, end)
+	case rBodyNewline:
+		s.onBodyLine = false
+		_, start, end, _ := s.next()
+		if start < len(s.src) { // not the newline added at the end
+			s.body(end)
 		}
 	default:
-		if k, ok := oneCharOps[c]; ok {
-			s.off++
-			s.emit(k, start)
-			return
+		typ, start, end, _ := s.next()
+		s.one(typ, start, end)
+	}
+}
+
+// one handles a raw token of the rules Root, Props and BodyInit share, and
+// of the words of Props and BodyInit.
+func (s *scanner) one(typ lexer.TokenType, start, end int) {
+	switch typ {
+	case rBlank, rNewline:
+	case rIdent:
+		s.emit(tIdent, start, end)
+	case rPropWord:
+		t := tIdent
+		if _, ok := onOff[strings.ToLower(s.src[start:end])]; ok {
+			t = tOnOff
 		}
+		s.emit(t, start, end)
+	case rInt:
+		s.emit(tInt, start, end)
+	case rPunct, rLBracket, rRBracket:
+		s.emit(tPunct, start, end)
+	case rArrow:
+		s.emit(tArrow, start, end)
+	case rCode, rCodeOpen:
+		s.code(start, end)
+	case rStringOpen:
+		s.string(start)
+	case rCommentOpen:
+		s.comment(start)
+	case rLineComment:
+		s.emit(tComment, start, end)
+	case rStray:
+		s.stray(start, end)
+	default:
+		panic(fmt.Sprintf("jdf lexer: unexpected raw token %d at offset %d", typ, start))
 	}
-	// flex drops characters that no rule matches (§1.1); we drop them too but say so.
-	s.off++
-	s.lineHead = false
-	what := fmt.Sprintf("%q", c)
-	if c >= 0x80 {
-		what = "non-ASCII byte"
+}
+
+// body assembles the lines of a body into one BodyText token, from offset
+// textStart (the line after BODY) to the word END, blanks before END
+// included (§1.6), followed by the End token.
+func (s *scanner) body(textStart int) {
+	for s.peek() == rBodyLine {
+		s.next()
 	}
-	s.diags.Warnf(s.position(start), "stray character %s ignored", what)
+	if s.peek() != rEnd {
+		// No END before the end of the file: the parser reports it.
+		s.emit(tBodyText, textStart, len(s.src))
+		return
+	}
+	_, _, end, _ := s.next()
+	word := end - 3
+	s.emit(tBodyText, textStart, word)
+	s.emit(tEnd, word, end)
 }
 
-var twoCharOps = map[string]tokKind{
-	"==": tEq, "!=": tNe, "&&": tLAnd, "||": tLOr, "<=": tLe, ">=": tGe, "<<": tShl, ">>": tShr,
+// code emits a code block token and reports an unterminated block or an
+// extern language other than C and Go.
+func (s *scanner) code(start, end int) {
+	cb := splitCode(s.src[start:end])
+	p := s.pos(start)
+	s.emit(tCode, start, end)
+	// The prefix (extern "L", inline_c) never spans lines.
+	if cb.langOff > 0 && cb.lang != "C" && cb.lang != "Go" {
+		s.diags.Errorf(shift(p, cb.langOff), "unsupported code block language %q in extern (want \"Go\" or \"C\")", cb.lang)
+	}
+	if !cb.closed {
+		s.diags.Errorf(shift(p, cb.brace), "code block not terminated: missing %%}")
+	}
 }
 
-var oneCharOps = map[byte]tokKind{
-	'(': tLParen, ')': tRParen, '&': tAnd1, '|': tOr1, '^': tXor, '<': tLt, '>': tGt,
-	'!': tNot, '+': tPlus, '-': tMinus, '*': tStar, '/': tSlash, '%': tPct, '=': tAssign,
-	'?': tQuest, ':': tColon, ';': tSemi, ',': tComma,
+// shift moves p n bytes to the right on its line.
+func shift(p lexer.Position, n int) lexer.Position {
+	p.Offset += n
+	p.Column += n
+	return p
 }
 
-var accessWords = map[string]bool{"CTL": true, "READ": true, "RO": true, "WRITE": true, "WO": true, "RW": true}
-
-// onOff holds the words that properties mode turns into integers.
-var onOff = map[string]string{"on": "1", "yes": "1", "true": "1", "off": "0", "no": "0", "false": "0"}
-
-func (s *scanner) scanWord(start tpos) {
-	end := s.off
+// string reads a string after its opening quote and emits it raw. A string
+// ends at its closing quote, or unterminated at a newline (the String state
+// returns) or at the end of the file.
+func (s *scanner) string(start int) {
+	end := start + 1
+	closed := false
 	for {
-		for end < len(s.src) && (isLetter(s.src[end]) || isDigit(s.src[end])) {
-			end++
+		typ := s.peek()
+		if typ != rStringEscape && typ != rStringText && typ != rStringClose {
+			break
 		}
-		// Dotted names are one token: descA.mt, A.size (§1.3).
-		if end+1 < len(s.src) && s.src[end] == '.' && isLetter(s.src[end+1]) {
-			end++
-			continue
-		}
-		break
-	}
-	word := s.src[s.off:end]
-	lineHead := s.lineHead
-	s.off = end
-	switch s.mode {
-	case modeProps:
-		if _, ok := onOff[strings.ToLower(word)]; ok {
-			s.emit(tInt, start)
-			return
-		}
-		s.emit(tIdent, start)
-		return
-	case modeBodyInit:
-		s.emit(tIdent, start)
-		return
-	}
-	switch {
-	case lineHead && strings.EqualFold(word, "body"):
-		s.emit(tBody, start)
-		s.mode = modeBodyInit
-		return
-	case accessWords[word]:
-		s.emit(tAccess, start)
-		return
-	case word == "NEW":
-		s.emit(tNew, start)
-		return
-	case word == "NULL":
-		s.emit(tNull, start)
-		return
-	case word == "SIMCOST":
-		s.emit(tSimcost, start)
-		return
-	case word == "inline_c":
-		if brace := s.skipBlanksTo("%{"); brace >= 0 {
-			s.off = brace
-			s.scanCode(start, s.here(), "", 2)
-			return
-		}
-	case word == "extern":
-		if s.scanExtern(start) {
-			return
+		_, _, end, _ = s.next()
+		if typ == rStringClose {
+			closed = true
+			break
 		}
 	}
-	s.emit(tIdent, start)
-}
-
-// skipBlanksTo returns the offset of lit after optional blanks, or -1.
-func (s *scanner) skipBlanksTo(lit string) int {
-	i := s.off
-	for i < len(s.src) && isBlank(s.src[i]) {
-		i++
-	}
-	if strings.HasPrefix(s.src[i:], lit) {
-		return i
-	}
-	return -1
-}
-
-// scanExtern recognises `extern "LANG" %{`; on failure it consumes nothing.
-func (s *scanner) scanExtern(start tpos) bool {
-	i := s.off
-	for i < len(s.src) && isBlank(s.src[i]) {
-		i++
-	}
-	if i >= len(s.src) || s.src[i] != '"' {
-		return false
-	}
-	j := i + 1
-	for j < len(s.src) && s.src[j] != '"' && s.src[j] != '\n' {
-		j++
-	}
-	if j >= len(s.src) || s.src[j] != '"' {
-		return false
-	}
-	lang := s.src[i+1 : j]
-	save := s.off
-	s.off = j + 1
-	brace := s.skipBlanksTo("%{")
-	if brace < 0 {
-		s.off = save
-		return false
-	}
-	if lang != "C" && lang != "Go" {
-		s.diags.Errorf(s.position(tpos{int32(i), start.line, start.col + int32(i-int(start.off))}),
-			"unsupported code block language %q in extern (want \"Go\" or \"C\")", lang)
-	}
-	s.off = brace
-	s.scanCode(start, s.here(), lang, 2)
-	return true
-}
-
-// scanCode scans a code block whose opening delimiter (open bytes) is at
-// brace. A '%' followed by anything but '}' is consumed as a pair, so `%%}`
-// does not close the block (§1.4).
-func (s *scanner) scanCode(start, brace tpos, lang string, open int) {
-	text := int(brace.off) + open
-	i := text
-	for i < len(s.src) {
-		if s.src[i] == '%' {
-			if i+1 < len(s.src) && s.src[i+1] == '}' {
-				break
-			}
-			i += 2
-			continue
+	p := s.pos(start)
+	s.emit(tString, start, end)
+	_, bad := unquote(s.src[start:end])
+	for _, b := range bad {
+		n := 0
+		for esc := s.src[start+b+1:]; n < len(esc) && n < 3 && esc[n] >= '0' && esc[n] <= '7'; n++ {
 		}
-		i++
+		s.diags.Errorf(shift(p, b), "octal escape \\%s out of range (max \\377)", s.src[start+b+1:start+b+1+n])
 	}
-	if i >= len(s.src) {
-		s.diags.Errorf(s.position(brace), "code block not terminated: missing %%}")
-		i = len(s.src)
-	}
-	s.advanceTo(i)
-	if i < len(s.src) {
-		s.advanceTo(i + 2)
-	}
-	t := s.emit(tCode, start)
-	t.aux = int32(text)
-	if lang != "" {
-		s.ts.strs = append(s.ts.strs, lang)
-		t.lang = int32(len(s.ts.strs))
-	}
-	if i >= len(s.src) {
-		t.flags |= tokUnterminated
+	if !closed {
+		s.diags.Errorf(p, "string not terminated")
 	}
 }
 
-// scanComment scans a /* comment. Inside it, a "/*" that starts a fresh
-// scanner token (right after the opening, after a newline or after an inner
-// "*/") opens a nested level, as jdf2c's flex rules do (§1.7).
-func (s *scanner) scanComment(start tpos) {
+// comment reads a /* comment after its opener, with nesting (§1.7).
+func (s *scanner) comment(start int) {
 	depth, maxDepth := 1, 1
-	i := s.off + 2
-	fresh := true
-	for depth > 0 && i < len(s.src) {
-		c := s.src[i]
-		switch {
-		case c == '*' && i+1 < len(s.src) && s.src[i+1] == '/':
-			depth--
-			i += 2
-			fresh = true
-		case fresh && c == '/' && i+1 < len(s.src) && s.src[i+1] == '*':
+	end := start + 2
+	for depth > 0 {
+		typ, _, e, ok := s.next()
+		if !ok {
+			break
+		}
+		end = e
+		switch typ {
+		case rCommentOpen:
 			depth++
 			maxDepth = max(maxDepth, depth)
-			i += 2
-			fresh = true
-		case c == '\n' || c == '*':
-			i++
-			fresh = true
-		default:
-			i++
-			fresh = false
+		case rCommentClose:
+			depth--
 		}
 	}
+	p := s.pos(start)
 	if depth > 0 {
 		msg := "comment not terminated: missing */"
 		if maxDepth > 1 {
 			msg += " (a /* at the start of a line inside a comment opens a nested comment that needs its own */)"
 		}
-		s.diags.Errorf(s.position(start), "%s", msg)
+		s.diags.Errorf(p, "%s", msg)
 	}
-	s.advanceTo(i)
-	s.comments = append(s.comments, &Comment{Pos: s.position(start), EndPos: s.position(s.here()), Text: s.src[start.off:i]})
-	s.lineHead = false
+	s.emit(tComment, start, end)
 }
 
-// scanString scans a "..." string with C escapes. Unlike jdf2c, a string made
-// only of digits, blanks or one operator is a string too (§1.5).
-func (s *scanner) scanString(start tpos) {
-	i := s.off + 1
-	var b []byte // nil while the value is a plain substring
-	plain := i
-	unterminated := false
-	for {
-		if i >= len(s.src) || s.src[i] == '\n' || s.src[i] == '\r' {
-			s.diags.Errorf(s.position(start), "string not terminated")
-			unterminated = true
-			break
-		}
+// stray reports characters that no rule matches: flex drops them silently
+// (§1.1); we drop them too, but say so, once per byte.
+func (s *scanner) stray(start, end int) {
+	p := s.pos(start)
+	for i := start; i < end; i++ {
 		c := s.src[i]
-		if c == '"' {
-			break
+		what := fmt.Sprintf("%q", c)
+		if c >= 0x80 {
+			what = "non-ASCII byte"
 		}
-		if c != '\\' {
-			if b != nil {
-				b = append(b, c)
+		s.diags.Warnf(shift(p, i-start), "stray character %s ignored", what)
+	}
+}
+
+// advance returns the position just after text, which starts at p.
+func advance(p lexer.Position, text string) lexer.Position {
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\n':
+			p.Line++
+			p.Column = 0
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				p.Column++
+				continue
 			}
-			i++
-			continue
+			p.Line++
+			p.Column = 0
 		}
-		if b == nil {
-			b = append([]byte{}, s.src[plain:i]...)
+		p.Column++
+	}
+	p.Offset += len(text)
+	return p
+}
+
+// codeParts describes the raw spelling of a code block.
+type codeParts struct {
+	lang    string // extern language, or ""
+	langOff int    // offset of the language's opening quote; 0 without extern
+	brace   int    // offset of the opening %{ or %c{
+	text    int    // offset of the first byte of the text
+	textEnd int    // offset just after the text
+	closed  bool
+}
+
+// splitCode takes apart a code block token: extern "L" %{ ... %},
+// inline_c %{ ... %}, %c{ ... %} or %{ ... %}. The text ends at the first
+// %} that is not the second half of a %-pair (§1.4).
+func splitCode(raw string) codeParts {
+	var c codeParts
+	i := 0
+	switch {
+	case strings.HasPrefix(raw, "extern"):
+		q := strings.IndexByte(raw, '"')
+		r := q + 1 + strings.IndexByte(raw[q+1:], '"')
+		c.lang, c.langOff = raw[q+1:r], q
+		i = r + 1
+	case strings.HasPrefix(raw, "inline_c"):
+		i = len("inline_c")
+	}
+	for raw[i] != '%' {
+		i++
+	}
+	c.brace = i
+	i += 2
+	if raw[i-1] == 'c' {
+		i++
+	}
+	c.text = i
+	for i < len(raw) {
+		if raw[i] == '%' {
+			if i+1 < len(raw) && raw[i+1] == '}' {
+				c.textEnd, c.closed = i, true
+				return c
+			}
+			i += 2
+			continue
 		}
 		i++
-		if i >= len(s.src) {
+	}
+	c.textEnd = len(raw)
+	return c
+}
+
+// unquote returns the value of a raw string token (C escapes: \n \t \r \b
+// \f, octal \ooo, and \x for any other x), and the offsets in raw of the
+// octal escapes above \377. raw may lack its closing quote.
+func unquote(raw string) (string, []int) {
+	body := raw[1:]
+	if len(body) > 0 && body[len(body)-1] == '"' && !escapedAt(body, len(body)-1) {
+		body = body[:len(body)-1]
+	}
+	if strings.IndexByte(body, '\\') < 0 {
+		return body, nil
+	}
+	var bad []int
+	b := make([]byte, 0, len(body))
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if c != '\\' {
+			b = append(b, c)
 			continue
 		}
-		e := s.src[i]
-		switch e {
+		i++
+		if i >= len(body) {
+			break
+		}
+		switch e := body[i]; e {
 		case 'n':
 			b = append(b, '\n')
 		case 't':
@@ -622,73 +691,105 @@ func (s *scanner) scanString(start tpos) {
 			b = append(b, '\f')
 		case '0', '1', '2', '3', '4', '5', '6', '7':
 			v, j := 0, i
-			for j < len(s.src) && j < i+3 && s.src[j] >= '0' && s.src[j] <= '7' {
-				v = v*8 + int(s.src[j]-'0')
+			for j < len(body) && j < i+3 && body[j] >= '0' && body[j] <= '7' {
+				v = v*8 + int(body[j]-'0')
 				j++
 			}
 			if v > 0377 {
-				s.diags.Errorf(s.position(tpos{int32(i - 1), start.line, start.col + int32(i-1-int(start.off))}),
-					"octal escape \\%s out of range (max \\377)", s.src[i:j])
+				bad = append(bad, i) // the backslash, in raw (which has the quote in front)
 				v &= 0xff
 			}
 			b = append(b, byte(v))
-			i = j
-			continue
-		case '\n', '\r':
-			continue // reported as unterminated at the top of the loop
+			i = j - 1
 		default:
 			b = append(b, e)
 		}
-		i++
 	}
-	if !unterminated {
-		i++
+	return string(b), bad
+}
+
+// escapedAt reports whether s[i] is preceded by an odd number of backslashes.
+func escapedAt(s string, i int) bool {
+	n := 0
+	for j := i - 1; j >= 0 && s[j] == '\\'; j-- {
+		n++
 	}
-	s.off = i
-	t := s.emit(tString, start)
-	if b != nil {
-		s.ts.strs = append(s.ts.strs, string(b))
-		t.aux = int32(len(s.ts.strs))
+	return n%2 == 1
+}
+
+// Lexer is the JDF scanner as a participle lexer.Definition: the tokens the
+// grammar reads, with these symbol names:
+//
+//	Ident Int OnOff String Code Access Keyword Body BodyText End Option Arrow Punct Comment
+//
+// Access covers CTL READ RO WRITE WO RW, Keyword NEW NULL SIMCOST, Arrow
+// <- and ->, Punct the operators, parentheses and brackets, and OnOff the
+// words on yes true off no false inside [...]. Every value is the source spelling:
+// strings keep their quotes and escapes (unquote them with Unquote), code
+// blocks their delimiters; BodyText is the raw body. Comments are tokens,
+// to be elided or kept; blanks, newlines and stray characters are dropped.
+// Lexing fails with the first lexical error as a *Diagnostic; warnings
+// (stray characters) are not reported.
+var Lexer lexer.Definition = lexDefinition{}
+
+type lexDefinition struct{}
+
+func (lexDefinition) Symbols() map[string]lexer.TokenType {
+	m := make(map[string]lexer.TokenType, len(tokenTypes))
+	for k, v := range tokenTypes {
+		m[k] = v
 	}
-	if unterminated {
-		t.flags |= tokUnterminated
+	return m
+}
+
+func (d lexDefinition) Lex(filename string, r io.Reader) (lexer.Lexer, error) {
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return d.LexString(filename, string(src))
+}
+
+// LexString implements lexer.StringDefinition.
+func (lexDefinition) LexString(filename, src string) (lexer.Lexer, error) {
+	sc := scan(filename, src, true)
+	for _, d := range sc.diags {
+		if d.Severity == Error {
+			return nil, d
+		}
+	}
+	return &tokenStream{toks: sc.toks}, nil
+}
+
+// scanned is a whole token stream, for the Lexer lexDefinition and tests.
+type scanned struct {
+	toks     []lexer.Token
+	comments []*Comment
+	diags    ErrorList
+}
+
+func scan(file, src string, keepComments bool) *scanned {
+	s := newScanner(file, src, keepComments)
+	var toks []lexer.Token
+	for {
+		t, _ := s.Next()
+		toks = append(toks, t)
+		if t.EOF() {
+			return &scanned{toks: toks, comments: s.comments, diags: s.diags}
+		}
 	}
 }
 
-// scanBody captures the lines of a body after the newline that ends the BODY
-// line, up to a line that is exactly blanks + END (any case). It emits the
-// text and the END token (§1.6).
-func (s *scanner) scanBody() {
-	s.mode = modeInitial
-	textStart := s.here()
-	i := s.off
-	for i < len(s.src) {
-		eol := strings.IndexAny(s.src[i:], "\r\n")
-		lineEnd := len(s.src)
-		if eol >= 0 {
-			lineEnd = i + eol
-		}
-		j := i
-		for j < lineEnd && isBlank(s.src[j]) {
-			j++
-		}
-		if lineEnd-j == 3 && strings.EqualFold(s.src[j:lineEnd], "end") {
-			s.advanceTo(j)
-			s.emit(tBodyText, textStart)
-			endPos := s.here()
-			s.off = lineEnd
-			s.emit(tEnd, endPos)
-			return
-		}
-		if eol < 0 {
-			break
-		}
-		i = lineEnd + 1
-		if s.src[lineEnd] == '\r' && i < len(s.src) && s.src[i] == '\n' {
-			i++
-		}
+// tokenStream replays scanned tokens as a lexer.Lexer.
+type tokenStream struct {
+	toks []lexer.Token
+	i    int
+}
+
+func (l *tokenStream) Next() (lexer.Token, error) {
+	t := l.toks[l.i]
+	if l.i < len(l.toks)-1 {
+		l.i++
 	}
-	s.advanceTo(len(s.src))
-	s.emit(tBodyText, textStart)
-	// The parser reports the missing END at the BODY keyword.
+	return t, nil
 }

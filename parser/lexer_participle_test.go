@@ -15,7 +15,7 @@ type globals struct {
 		Name  string `parser:"@Ident"`
 		Props []*struct {
 			Key   string `parser:"@Ident '='"`
-			Value string `parser:"@(String | Ident | Int)"`
+			Value string `parser:"@(String | Ident | Int | OnOff)"`
 		} `parser:"('[' @@+ ']')?"`
 	} `parser:"@@*"`
 }

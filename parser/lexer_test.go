@@ -8,28 +8,38 @@ import (
 // lexString renders the tokens of src compactly: kinds, with values for
 // identifiers, integers, strings and code.
 func lexString(src string) (string, ErrorList) {
-	var diags ErrorList
-	ts, _ := scan("x.jdf", src, &diags)
+	sc := scan("x.jdf", src, false)
 	var parts []string
-	for i := range ts.list {
-		t := &ts.list[i]
-		switch t.kind {
-		case tEOF:
+	for _, t := range sc.toks {
+		switch t.Type {
+		case tEOF, tComment:
 		case tIdent:
-			parts = append(parts, "ID("+ts.val(t)+")")
+			parts = append(parts, "ID("+t.Value+")")
 		case tInt:
-			parts = append(parts, "INT("+ts.val(t)+")")
+			parts = append(parts, "INT("+t.Value+")")
+		case tOnOff:
+			parts = append(parts, "INT("+onOff[strings.ToLower(t.Value)]+")")
 		case tString:
-			parts = append(parts, "STR("+ts.val(t)+")")
+			v, _ := unquote(t.Value)
+			parts = append(parts, "STR("+v+")")
 		case tCode:
-			parts = append(parts, "CODE("+ts.val(t)+")")
+			c := splitCode(t.Value)
+			parts = append(parts, "CODE("+t.Value[c.text:c.textEnd]+")")
 		case tBodyText:
-			parts = append(parts, "TEXT("+ts.val(t)+")")
+			parts = append(parts, "TEXT("+t.Value+")")
+		case tAccess:
+			parts = append(parts, "access type")
+		case tBody:
+			parts = append(parts, "BODY")
+		case tEnd:
+			parts = append(parts, "END")
+		case tOption:
+			parts = append(parts, "%option")
 		default:
-			parts = append(parts, t.kind.String())
+			parts = append(parts, t.Value)
 		}
 	}
-	return strings.Join(parts, " "), diags
+	return strings.Join(parts, " "), sc.diags
 }
 
 // TestLexerQuirks covers the lexical rules marked (tested) in

@@ -1,0 +1,509 @@
+package parser
+
+// The custom productions for expressions (participle.Parseable), which
+// build AST nodes directly:
+//
+//	expr   expr      = binary ('?' expr ':' expr)?
+//	guard  guard     = binary                                (a dependency's guard)
+//	rangeExpr  rangeexpr = expr '..' expr ('..' expr)? | named expr | expr
+//	args    args      = '(' arg (',' arg)* ')'            (of a dependency target)
+//
+//	binary  = unary (BINOP unary)*             levels 3 (||) to 10 (* / %) of §4.1
+//	unary   = ('!' | '-') unary | primary      ('-' on any operand: Part A)
+//	primary = INT | STRING | CODE | '(' expr ')' | name ('(' (arg (',' arg)*)? ')')?
+//	name    = IDENT (ARROW IDENT)*             (IDENT may be dotted; calls: Part A)
+//	arg     = rangeexpr
+//
+// A named range inside an argument is parsed by the participle production
+// named (namedGrammar).
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// expr is an expression.
+type expr struct{ X Expr }
+
+// guard is the guard of a dependency: a binary expression, followed by
+// '?' or else a collection element `coll(args)`, which starts like a guard.
+// It does not match where a call starts (NEW, NULL, a named range or
+// FLOW Class), so that participle tries call there.
+type guard struct{ X Expr }
+
+// rangeExpr is a rangeexpr: a range, a "local indices" set or an expression.
+type rangeExpr struct{ X Expr }
+
+// args is the argument list of a dependency target, `'(' arg (',' arg)* ')'`.
+type args struct{ List []Expr }
+
+func (e *expr) Parse(lex *lexer.PeekingLexer) error {
+	if !startsExpr(lex.Peek()) {
+		return participle.NextMatch
+	}
+	p := exprParser{lex: lex}
+	x, err := p.expr()
+	e.X = x
+	return err
+}
+
+func (g *guard) Parse(lex *lexer.PeekingLexer) error {
+	t := lex.Peek()
+	if !startsExpr(t) {
+		return participle.NextMatch
+	}
+	if t.Type == tIdent {
+		// FLOW Class(args) is a call, not a guard.
+		cp := lex.MakeCheckpoint()
+		lex.Next()
+		call := lex.Peek().Type == tIdent
+		if call {
+			lex.Next()
+			u := lex.Peek()
+			call = u.Type == tPunct && u.Value == "("
+		}
+		lex.LoadCheckpoint(cp)
+		if call {
+			return participle.NextMatch
+		}
+	}
+	p := exprParser{lex: lex}
+	x, err := p.binary(lowestBinary)
+	if err != nil {
+		return err
+	}
+	g.X = x
+	next := lex.Peek()
+	if next.Type == tPunct && next.Value == "?" || collection(x) != nil {
+		return nil
+	}
+	if next.EOF() || next.Pos.Offset == x.End().Offset {
+		return unexpected(next, "'?' after the guard, or a dependency target")
+	}
+	return &syntaxError{pos: x.Pos(), msg: "syntax error: expected dependency target (FLOW Class(args), collection(args), NEW or NULL), or a guard followed by '?'"}
+}
+
+// collection returns the collection element `coll(args)` that guard x is
+// when no '?' follows it, or nil.
+func collection(x Expr) *Target {
+	if call, ok := x.(*CallExpr); ok && len(call.Args) > 0 {
+		if n, ok := call.Fun.(*Name); ok {
+			return &Target{Span: call.Span, Kind: TargetCollection, Name: n.Name, NamePos: n.Span.Pos, Args: call.Args}
+		}
+	}
+	return nil
+}
+
+func (r *rangeExpr) Parse(lex *lexer.PeekingLexer) error {
+	if t := lex.Peek(); !startsExpr(t) && !(t.Type == tPunct && t.Value == "[") {
+		return participle.NextMatch
+	}
+	p := exprParser{lex: lex}
+	x, err := p.rangeExpr()
+	r.X = x
+	return err
+}
+
+// Parse parses the arguments of a dependency target. The tokens before
+// them are the target's names: with a named range in front, the target
+// must be FLOW Class(args), and a target needs arguments.
+func (a *args) Parse(lex *lexer.PeekingLexer) error {
+	if t := lex.Peek(); t.Type != tPunct || t.Value != "(" {
+		return participle.NextMatch
+	}
+	names := lex.Range(max(lex.RawCursor()-2, 0), lex.RawCursor())
+	name := &names[len(names)-1]
+	if len(names) == 2 && names[0].Type == tPunct && names[0].Value == "]" {
+		return unexpected(name, "FLOW Class(args) after a named range")
+	}
+	p := exprParser{lex: lex}
+	p.next()
+	list, err := p.args()
+	if err == nil && len(list) == 0 {
+		return &syntaxError{pos: name.Pos, msg: "syntax error: " + name.Value + "() needs at least one argument"}
+	}
+	a.List = list
+	return err
+}
+
+func startsExpr(t *lexer.Token) bool {
+	switch t.Type {
+	case tIdent, tInt, tOnOff, tString, tCode:
+		return true
+	case tPunct:
+		return t.Value == "(" || t.Value == "!" || t.Value == "-"
+	}
+	return false
+}
+
+// exprParser parses expressions from the tokens of a PeekingLexer.
+type exprParser struct {
+	lex  *lexer.PeekingLexer
+	last *lexer.Token // the last token consumed
+}
+
+func (p *exprParser) next() *lexer.Token {
+	p.last = p.lex.Next()
+	return p.last
+}
+
+// is reports whether the next token is the punctuation s.
+func (p *exprParser) is(s string) bool {
+	t := p.lex.Peek()
+	return t.Type == tPunct && t.Value == s
+}
+
+// span is the span from pos to the end of the last token consumed.
+func (p *exprParser) span(pos lexer.Position) Span {
+	return Span{Pos: pos, EndPos: advance(p.last.Pos, p.last.Value)}
+}
+
+// expect consumes the punctuation s or fails, saying what was expected.
+func (p *exprParser) expect(s, expected string) error {
+	if !p.is(s) {
+		return unexpected(p.lex.Peek(), expected)
+	}
+	p.next()
+	return nil
+}
+
+// expr = binary ('?' expr ':' expr)?
+func (p *exprParser) expr() (Expr, error) {
+	pos := p.lex.Peek().Pos
+	c, err := p.binary(lowestBinary)
+	if err != nil || !p.is("?") {
+		return c, err
+	}
+	p.next()
+	then, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.expect(":", "':' of the conditional expression"); err != nil {
+		return nil, err
+	}
+	els, err := p.expr()
+	if err != nil {
+		return nil, err
+	}
+	return &TernaryExpr{Span: p.span(pos), Cond: c, Then: then, Else: els}, nil
+}
+
+// lowestBinary is the level of || in §4.1 (level 2 is ?:, level 1 is ..).
+const lowestBinary = 3
+
+// binOp returns the binary operator of token t, if it is one.
+func binOp(t *lexer.Token) (Op, bool) {
+	if t.Type != tPunct {
+		return 0, false
+	}
+	switch t.Value {
+	case "||":
+		return OpLOr, true
+	case "|":
+		return OpOr1, true
+	case "&&":
+		return OpLAnd, true
+	case "&":
+		return OpAnd1, true
+	case "^":
+		return OpXor, true
+	case "==":
+		return OpEq, true
+	case "!=":
+		return OpNe, true
+	case "<":
+		return OpLt, true
+	case "<=":
+		return OpLe, true
+	case ">":
+		return OpGt, true
+	case ">=":
+		return OpGe, true
+	case "<<":
+		return OpShl, true
+	case ">>":
+		return OpShr, true
+	case "+":
+		return OpAdd, true
+	case "-":
+		return OpSub, true
+	case "*":
+		return OpMul, true
+	case "/":
+		return OpDiv, true
+	case "%":
+		return OpRem, true
+	}
+	return 0, false
+}
+
+// binary parses operators of level minPrec and above, left associative,
+// by precedence climbing.
+func (p *exprParser) binary(minPrec int) (Expr, error) {
+	pos := p.lex.Peek().Pos
+	x, err := p.unary()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		op, ok := binOp(p.lex.Peek())
+		if !ok || op.Precedence() < minPrec {
+			return x, nil
+		}
+		opTok := p.next()
+		y, err := p.binary(op.Precedence() + 1)
+		if err != nil {
+			return nil, err
+		}
+		x = &BinaryExpr{Span: p.span(pos), X: x, Op: op, OpPos: opTok.Pos, Y: y}
+	}
+}
+
+// unary = ('!' | '-') unary | primary
+func (p *exprParser) unary() (Expr, error) {
+	if p.is("!") || p.is("-") {
+		t := p.next()
+		op := OpNot
+		if t.Value == "-" {
+			op = OpNeg
+		}
+		x, err := p.unary()
+		if err != nil {
+			return nil, err
+		}
+		return &UnaryExpr{Span: p.span(t.Pos), Op: op, X: x}, nil
+	}
+	return p.primary()
+}
+
+func (p *exprParser) primary() (Expr, error) {
+	t := p.lex.Peek()
+	switch t.Type {
+	case tInt, tOnOff:
+		p.next()
+		lit := &IntLit{Span: p.span(t.Pos)}
+		if t.Type == tOnOff {
+			lit.Text = t.Value
+			lit.Value, _ = strconv.ParseInt(onOffValue(t.Value), 10, 64)
+			return lit, nil
+		}
+		v, err := strconv.ParseInt(t.Value, 10, 64)
+		if err != nil {
+			return nil, &syntaxError{pos: t.Pos, msg: "integer " + t.Value + " out of range"}
+		}
+		lit.Value = v
+		return lit, nil
+	case tString:
+		p.next()
+		v, _ := unquote(t.Value)
+		return &StringLit{Span: p.span(t.Pos), Value: v, Raw: t.Value}, nil
+	case tCode:
+		p.next()
+		return &InlineCode{Span: p.span(t.Pos), Code: codeBlock(t)}, nil
+	case tIdent:
+		return p.name()
+	case tPunct:
+		if t.Value == "(" {
+			p.next()
+			x, err := p.expr()
+			if err != nil {
+				return nil, err
+			}
+			if err := p.expect(")", "')'"); err != nil {
+				return nil, err
+			}
+			return &ParenExpr{Span: p.span(t.Pos), X: x}, nil
+		}
+	}
+	return nil, unexpected(t, "expression")
+}
+
+// name parses `IDENT (ARROW IDENT)*` and an optional call. The dotted
+// segments of an identifier become selectors.
+func (p *exprParser) name() (Expr, error) {
+	t := p.next()
+	x := dotted(t)
+	for {
+		a := p.lex.Peek()
+		if a.Type != tArrow {
+			break
+		}
+		cp := p.lex.MakeCheckpoint()
+		p.lex.Next()
+		if p.lex.Peek().Type != tIdent {
+			// `k<-1` is k, then an arrow: not a selector.
+			p.lex.LoadCheckpoint(cp)
+			break
+		}
+		// A dotted word after the arrow (descA->super.mt) is one more
+		// selector per dot.
+		words := strings.Split(p.next().Value, ".")
+		x = &SelectorExpr{Span: p.span(t.Pos), X: x, Sel: words[0], Arrow: true}
+		for _, w := range words[1:] {
+			x = &SelectorExpr{Span: p.span(t.Pos), X: x, Sel: w}
+		}
+	}
+	if !p.is("(") {
+		return x, nil
+	}
+	p.next()
+	args, err := p.args()
+	if err != nil {
+		return nil, err
+	}
+	return &CallExpr{Span: p.span(t.Pos), Fun: x, Args: args}, nil
+}
+
+// dotted splits the dotted identifier t into a Name and selectors.
+func dotted(t *lexer.Token) Expr {
+	var x Expr
+	base, word, seg := t.Pos, t.Value, 0
+	for i := 0; i <= len(word); i++ {
+		if i < len(word) && word[i] != '.' {
+			continue
+		}
+		end := shift(base, i)
+		if x == nil {
+			x = &Name{Span: Span{Pos: shift(base, seg), EndPos: end}, Name: word[seg:i]}
+		} else {
+			x = &SelectorExpr{Span: Span{Pos: base, EndPos: end}, X: x, Sel: word[seg:i]}
+		}
+		seg = i + 1
+	}
+	return x
+}
+
+// args parses `(arg (',' arg)*)? ')'` after the '('.
+func (p *exprParser) args() ([]Expr, error) {
+	var args []Expr
+	if p.is(")") {
+		p.next()
+		return args, nil
+	}
+	for {
+		a, err := p.rangeExpr()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, a)
+		if !p.is(",") {
+			break
+		}
+		p.next()
+	}
+	return args, p.expect(")", "',' or ')'")
+}
+
+// rangeExpr = expr '..' expr ('..' expr)? | named expr | expr
+func (p *exprParser) rangeExpr() (Expr, error) {
+	pos := p.lex.Peek().Pos
+	if p.is("[") {
+		n, err := namedGrammar.ParseFromLexer(p.lex, participle.AllowTrailing(true))
+		if err != nil {
+			return nil, err
+		}
+		named := convertNamed(n)
+		x, err := p.expr()
+		if err != nil {
+			return nil, err
+		}
+		return &LocalSetExpr{Span: p.span(pos), Named: named, X: x}, nil
+	}
+	from, err := p.expr()
+	if err != nil || !p.is("..") {
+		return from, err
+	}
+	p.next()
+	r := &RangeExpr{From: from}
+	if r.To, err = p.expr(); err != nil {
+		return nil, err
+	}
+	if p.is("..") {
+		p.next()
+		if r.Step, err = p.expr(); err != nil {
+			return nil, err
+		}
+	}
+	r.Span = p.span(pos)
+	return r, nil
+}
+
+func onOffValue(word string) string {
+	for k, v := range onOff {
+		if len(k) == len(word) && equalFold(k, word) {
+			return v
+		}
+	}
+	return "0"
+}
+
+func equalFold(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		if a[i]|0x20 != b[i]|0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+// codeBlock converts a code token.
+func codeBlock(t *lexer.Token) *CodeBlock {
+	c := splitCode(t.Value)
+	return &CodeBlock{
+		Span:    Span{Pos: t.Pos, EndPos: advance(t.Pos, t.Value)},
+		Lang:    c.lang,
+		Text:    t.Value[c.text:c.textEnd],
+		TextPos: shift(t.Pos, c.text), // the prefix and the delimiter are on the first line
+	}
+}
+
+// syntaxError is a syntax error with its final message.
+type syntaxError struct {
+	pos lexer.Position
+	msg string
+}
+
+func (e *syntaxError) Error() string            { return fmt.Sprintf("%s: %s", e.pos, e.msg) }
+func (e *syntaxError) Message() string          { return e.msg }
+func (e *syntaxError) Position() lexer.Position { return e.pos }
+
+// unexpected is the error for token t where something else was expected.
+func unexpected(t *lexer.Token, expected string) *syntaxError {
+	msg := "syntax error: unexpected " + describe(t) + ", expected " + expected
+	if t.Type == tBody && !strings.Contains(expected, "BODY") {
+		msg += " (a line that starts with the word body begins a BODY)"
+	}
+	return &syntaxError{pos: t.Pos, msg: msg}
+}
+
+// describe names a token in a message.
+func describe(t *lexer.Token) string {
+	switch t.Type {
+	case lexer.EOF:
+		return "end of file"
+	case tIdent:
+		return fmt.Sprintf("identifier %q", t.Value)
+	case tOnOff:
+		return fmt.Sprintf("%q (an integer in a property list)", t.Value)
+	case tInt:
+		return "integer " + t.Value
+	case tString:
+		return "string " + t.Value
+	case tAccess, tKeyword, tEnd:
+		return t.Value
+	case tBody:
+		return t.Value
+	case tOption:
+		return strconv.Quote("%option")
+	case tCode:
+		return "code block"
+	case tBodyText:
+		return "body text"
+	}
+	return strconv.Quote(t.Value)
+}

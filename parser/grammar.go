@@ -1,0 +1,194 @@
+package parser
+
+// The grammar of jdf-language.md Part B §2 plus the Part A extensions, as
+// participle productions: one struct per production, alternatives as sealed
+// interfaces joined with participle.Union. testdata/grammar.ebnf holds the
+// EBNF participle derives from these types (TestGrammarEBNF), so that every
+// grammar change shows in review.
+//
+// Expressions (expr, rangeexpr and the guard of a dependency) are custom
+// productions (expr, rangeExpr, guard in expr.go): precedence climbing over
+// the ten operator levels of §4.1 is one small function there, where one
+// struct per level would be ten productions deep for every operand, and
+// expressions are most of the tokens of a JDF file.
+//
+// The grammar tree is converted into the AST of ast.go by convert.go.
+
+import (
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// file is `file = CODE? item* CODE?`: the first code block is the
+// prologue, the last the epilogue.
+type file struct {
+	Prologue *lexer.Token `parser:"@Code?"`
+	Items    []item       `parser:"@@*"`
+	Epilogue *lexer.Token `parser:"@Code?"`
+}
+
+// item is `item = taskclass | global | OPTION property`.
+type item interface{ item() }
+
+// global is `IDENT ('=' expr)? props?`.
+type global struct {
+	Name   lexer.Token `parser:"@Ident"`
+	Def    *expr       `parser:"('=' @@)?"`
+	Props  *props      `parser:"@@?"`
+	EndPos lexer.Position
+}
+
+// option is `OPTION property`.
+type option struct {
+	Pos    lexer.Position
+	Prop   *property `parser:"Option @@"`
+	EndPos lexer.Position
+}
+
+// props is `props = '[' property+ ']'` (blank separated, never empty).
+type props struct {
+	Pos    lexer.Position
+	List   []*property `parser:"'[' @@+ ']'"`
+	EndPos lexer.Position
+}
+
+// property is `property = IDENT? IDENT '=' expr`: with two words, the
+// first is the type word of §3.4.
+type property struct {
+	First  lexer.Token  `parser:"@Ident"`
+	Second *lexer.Token `parser:"@Ident? '='"`
+	Value  *expr        `parser:"@@"`
+	EndPos lexer.Position
+}
+
+// taskClass is
+//
+//	taskclass = IDENT '(' IDENT (',' IDENT)* ')' props? definition+ ('SIMCOST' expr)?
+//	            affinity flow* (';' expr)? body+
+type taskClass struct {
+	Name     lexer.Token   `parser:"(?= Ident '(') @Ident '('"`
+	Params   []lexer.Token `parser:"@(Ident (',' Ident)*) ')'"` // the commas too
+	Props    *props        `parser:"@@?"`
+	Defs     []*definition `parser:"@@+"`
+	SimCost  *expr         `parser:"('SIMCOST':Keyword @@)?"`
+	Affinity *affinity     `parser:"@@"`
+	Flows    []*flow       `parser:"@@*"`
+	Priority *expr         `parser:"(';' @@)?"`
+	Bodies   []*body       `parser:"@@+"`
+	EndPos   lexer.Position
+}
+
+// definition is `definition = IDENT '=' rangeexpr props?`.
+type definition struct {
+	Name   lexer.Token `parser:"(?= Ident '=') @Ident '='"`
+	Value  *rangeExpr  `parser:"@@"`
+	Props  *props      `parser:"@@?"`
+	EndPos lexer.Position
+}
+
+// affinity is `affinity = ':' IDENT '(' expr (',' expr)* ')'`.
+type affinity struct {
+	Pos    lexer.Position
+	Name   lexer.Token `parser:"':' @Ident '('"`
+	Args   []*expr     `parser:"@@ (',' @@)* ')'"`
+	EndPos lexer.Position
+}
+
+// flow is `flow = ACCESS? IDENT props? dep*` (the props are a jdf2go
+// extension, for gotype).
+type flow struct {
+	Access *lexer.Token `parser:"@Access?"`
+	Name   lexer.Token  `parser:"@Ident"`
+	Props  *props       `parser:"@@?"`
+	Deps   []*dep       `parser:"@@*"`
+	EndPos lexer.Position
+}
+
+// dep is `dep = ARROW named? target props?`.
+type dep struct {
+	Arrow  lexer.Token `parser:"@Arrow"`
+	Named  *named      `parser:"@@?"`
+	Target target      `parser:"@@"`
+	Props  *props      `parser:"@@?"`
+	EndPos lexer.Position
+}
+
+// target is `target = expr '?' call (':' call)? | call`.
+type target interface{ target() }
+
+// guarded is `expr '?' call (':' call)?`, or a collection element
+// `IDENT '(' arg (',' arg)* ')'`, which starts like a guard: without '?',
+// the guard is such a call (guard checks it). The guard is a binary
+// expression: a conditional guard needs parentheses (§2).
+type guarded struct {
+	Guard *guard `parser:"@@"`
+	Then  *call  `parser:"('?' @@"`
+	Else  *call  `parser:"(':' @@)?)?"`
+}
+
+// call is
+//
+//	call = named? IDENT IDENT? args | 'NEW' | 'NULL'
+//
+// with one name a collection element, with two FLOW Class(args).
+// convert.go rejects empty arguments and a named range before a collection.
+type call struct {
+	Pos    lexer.Position
+	Named  *named       `parser:"( @@?"`
+	First  *lexer.Token `parser:"  @Ident"`
+	Second *lexer.Token `parser:"  @Ident?"`
+	Args   *args        `parser:"  @@"`
+	New    bool         `parser:"| @'NEW':Keyword"`
+	Null   bool         `parser:"| @'NULL':Keyword )"`
+	EndPos lexer.Position
+}
+
+// named is `named = '[' IDENT '=' rangeexpr (',' IDENT '=' rangeexpr)* ']'`.
+type named struct {
+	List []*namedRange `parser:"'[' @@ (',' @@)* ']'"`
+}
+
+// namedRange is one `IDENT '=' rangeexpr` of a named range.
+type namedRange struct {
+	Name   lexer.Token `parser:"@Ident '='"`
+	Value  *rangeExpr  `parser:"@@"`
+	EndPos lexer.Position
+}
+
+// body is `body = 'BODY' props? NEWLINE text 'END'`.
+type body struct {
+	Pos    lexer.Position
+	Props  *props      `parser:"Body @@?"`
+	Text   lexer.Token `parser:"@BodyText"`
+	End    lexer.Token `parser:"@End"`
+	EndPos lexer.Position
+}
+
+func (*global) item()    {}
+func (*option) item()    {}
+func (*taskClass) item() {}
+func (*guarded) target() {}
+func (*call) target()    {}
+
+// grammar is the JDF parser, built once. It is LL(1): a production that
+// has read a token and then fails is an error at that point, with no
+// backtracking, so errors point where the input goes wrong. The two places
+// where one token is not enough (a task class and a global both start with
+// a name, and so do a definition and the affinity's absence) use
+// lookahead groups.
+var grammar = participle.MustBuild[file](
+	participle.Lexer(Lexer),
+	participle.Union[item](&taskClass{}, &global{}, &option{}),
+	participle.Union[target](&guarded{}, &call{}),
+	participle.UseLookahead(0),
+)
+
+// namedGrammar parses a named range inside an expression (a "local
+// indices" argument, `f([i = 0 .. 3] i)`), for the custom productions.
+var namedGrammar = func() *participle.Parser[named] {
+	p, err := participle.ParserForProduction[named](grammar)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
