@@ -111,11 +111,11 @@ func runCUDA(cfg *Config) ([]Row, error) {
 		if err != nil {
 			return rows, err
 		}
-		single, err := g.Run(false, 0, 0, cfg.Runs)
+		single, err := g.Run(false, 0, cfg.Runs)
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", w, err)
 		}
-		batched, err := g.Run(true, 4096, 512, cfg.Runs)
+		batched, err := g.Run(true, 4096, cfg.Runs)
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", w, err)
 		}
@@ -145,7 +145,7 @@ func runCUDA(cfg *Config) ([]Row, error) {
 		if err != nil {
 			return rows, err
 		}
-		rs, err := g.Run(false, 0, 0, cfg.Runs)
+		rs, err := g.Run(false, 0, cfg.Runs)
 		if err != nil {
 			return rows, fmt.Errorf("%s: %w", w, err)
 		}

@@ -41,6 +41,7 @@ type Device struct {
 
 	skipEmpty     bool
 	batching      bool
+	pendingDrain  int
 	backoff       func(idle int)
 	counterUpdate func(delta int32)
 
@@ -70,6 +71,7 @@ type config struct {
 	sorted        bool
 	batching      bool
 	memLimit      int64
+	drain         int
 	sched         Scheduler
 	comp          Completer
 	prof          Profiler
@@ -105,6 +107,10 @@ func WithBatching(on bool) Option { return func(c *config) { c.batching = on } }
 // (default: 90% of the total reported by the backend).
 func WithMemoryLimit(n int64) Option { return func(c *config) { c.memLimit = n } }
 
+// WithPendingDrain sets how many submissions the manager takes from
+// device.pending per iteration (default 64; see manager.go).
+func WithPendingDrain(n int) Option { return func(c *config) { c.drain = n } }
+
 // WithScheduler sets who takes tasks back from the device.
 func WithScheduler(s Scheduler) Option { return func(c *config) { c.sched = s } }
 
@@ -131,6 +137,10 @@ func WithCounterObserver(fn func(delta int32)) Option {
 	return func(c *config) { c.counterUpdate = fn }
 }
 
+// DefaultPendingDrain is how many submissions the manager takes from
+// device.pending per iteration unless WithPendingDrain says otherwise.
+const DefaultPendingDrain = 64
+
 // DefaultBackoff is the manager's idle policy: yield the processor for the
 // first idle iterations, then sleep a little longer each time, up to 50µs.
 func DefaultBackoff(idle int) {
@@ -144,12 +154,13 @@ func DefaultBackoff(idle int) {
 // NewDevice wraps a backend into a device with its streams. The device owns
 // the backend: Close closes it.
 func NewDevice(be Backend, opts ...Option) (*Device, error) {
-	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: batchingFromEnv()}
+	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: batchingFromEnv(), drain: DefaultPendingDrain}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.compute < 1 || cfg.events < 1 {
-		return nil, fmt.Errorf("%w: %d compute streams and %d events per stream", ErrBadArgument, cfg.compute, cfg.events)
+	if cfg.compute < 1 || cfg.events < 1 || cfg.drain < 1 {
+		return nil, fmt.Errorf("%w: %d compute streams, %d events per stream, %d submissions per iteration",
+			ErrBadArgument, cfg.compute, cfg.events, cfg.drain)
 	}
 	d := &Device{
 		index:         cfg.index,
@@ -162,6 +173,7 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 		log:           cfg.log,
 		skipEmpty:     cfg.skipEmpty,
 		batching:      cfg.batching,
+		pendingDrain:  cfg.drain,
 		backoff:       cfg.backoff,
 		counterUpdate: cfg.counterUpdate,
 	}

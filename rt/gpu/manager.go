@@ -35,7 +35,17 @@ package gpu
 //      stream (round robin, restarted at each election);
 //   2. the compute pass on that stream;
 //   3. the stage-out pass;
-//   4. a non-blocking pop of device.pending for the next iteration.
+//   4. a non-blocking pop of device.pending for the next iteration: up to
+//      WithPendingDrain wrappers (64 by default) at once, not one. With one
+//      pop per iteration a submission reaches a compute FIFO only when the
+//      previous one was launched, so whenever a launch costs the host more
+//      than the device needs to run it (tiny kernels) the compute streams
+//      never fill, nothing waits in their FIFOs, and every batch is a
+//      singleton (the H200 run of the CUDA backend). Taking what is
+//      waiting lets the stage-in pass move every wrapper that has nothing
+//      to copy into this iteration's compute FIFO, where the collector
+//      finds them. The bound keeps an iteration short, so that event
+//      completions are still consumed promptly.
 // A pass consumes at most one event completion (only the oldest slot is
 // queried, so completions are consumed in record order), handles a parked
 // continuation before anything else, then starts FIFO wrappers while the
@@ -139,14 +149,16 @@ func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
 		// wrapper; nothing is stranded.
 		ep.setErr(fmt.Errorf("%w: set current device %s: %w", ErrTaskFailed, d.name, err))
 	}
-	next := first
+	next := make([]*Task, 1, d.pendingDrain)
+	next[0] = first
 	for idle := 0; ; {
 		progress := ep.iterate(next)
+		clear(next)
 		if ep.left {
 			break
 		}
-		next = d.pending.tryPop()
-		if next != nil || progress {
+		next = d.pending.tryPopN(next[:0], d.pendingDrain)
+		if len(next) > 0 || progress {
 			idle = 0
 			continue
 		}
@@ -180,15 +192,15 @@ func (ep *episode) setErr(err error) {
 	}
 }
 
-// iterate runs one manager iteration (§2 transition 13) and reports whether
-// anything changed.
-func (ep *episode) iterate(nw *Task) bool {
+// iterate runs one manager iteration (§2 transition 13) with the wrappers
+// taken from device.pending since the last one, and reports whether anything
+// changed.
+func (ep *episode) iterate(taken []*Task) bool {
 	d := ep.d
 	exec := d.compute[ep.rr]
 	ep.rr = (ep.rr + 1) % len(d.compute)
-	progress := false
-	if nw != nil {
-		progress = true
+	progress := len(taken) > 0
+	for _, nw := range taken {
 		// §2 transition 2: re-singleton, force one reservation attempt.
 		nw.makeSingleton()
 		nw.dataEpoch = d.epoch.Load() - 1

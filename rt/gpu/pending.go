@@ -17,21 +17,19 @@ func (p *pendingQueue) push(t *Task) {
 	p.mu.Unlock()
 }
 
-// tryPop returns the oldest wrapper, or nil when the queue is empty.
-func (p *pendingQueue) tryPop() *Task {
+// tryPopN appends up to max of the oldest wrappers to dst, in arrival
+// order, and returns it; it appends nothing when the queue is empty.
+func (p *pendingQueue) tryPopN(dst []*Task, max int) []*Task {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	n := min(len(p.buf)-p.head, max)
+	dst = append(dst, p.buf[p.head:p.head+n]...)
+	clear(p.buf[p.head : p.head+n])
+	p.head += n
 	if p.head == len(p.buf) {
-		return nil
-	}
-	t := p.buf[p.head]
-	p.buf[p.head] = nil
-	p.head++
-	if p.head == len(p.buf) {
-		// Reuse the array once drained, so a steady flow does not grow it.
 		p.buf, p.head = p.buf[:0], 0
 	}
-	return t
+	return dst
 }
 
 func (p *pendingQueue) len() int {

@@ -87,6 +87,9 @@ func TestScenario29_DoneRingMergedStable(t *testing.T) {
 		tk, _ := h.task(n, -1, p)
 		h.submit(nil, tk)
 	}
+	// The blockers take the three free slots before the ring's candidates
+	// arrive (the manager takes everything waiting in device.pending at once).
+	h.settle()
 	for _, c := range []struct {
 		n string
 		p int32

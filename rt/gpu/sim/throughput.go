@@ -29,6 +29,13 @@ type ThroughputConfig struct {
 	// with 0 the streams rarely fill and tasks seldom wait long enough to be
 	// batched; a few microseconds is what a launch costs on a real GPU.
 	Latency time.Duration
+	// HostCost is host time the hook spends per launch (a spin on the
+	// manager's goroutine), as a cuBLAS call does: when it exceeds Latency,
+	// launches, not the device, limit the rate, and the streams never fill.
+	HostCost time.Duration
+	// PendingDrain is gpu.WithPendingDrain (0: the default); 1 is the
+	// one-submission-per-iteration loop of the PaRSEC manager.
+	PendingDrain int
 }
 
 // ThroughputResult is the outcome of a throughput run.
@@ -86,6 +93,12 @@ func (benchWorker) FlushNextTask() {}
 
 var noop = func() error { return nil }
 
+// spin burns d of the calling goroutine's time, as a host-side launch does.
+func spin(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
+	}
+}
+
 // Throughput runs cfg and reports its time, from the opening of the gate to
 // the last completion.
 func Throughput(cfg ThroughputConfig) (ThroughputResult, error) {
@@ -96,7 +109,11 @@ func Throughput(cfg ThroughputConfig) (ThroughputResult, error) {
 		cfg.Workers = 2
 	}
 	host := &benchHost{all: make(chan struct{}), target: int64(cfg.Tasks) + 1}
-	d, err := gpu.NewDevice(New(WithLatency(cfg.Latency)), gpu.WithCompleter(host), gpu.WithScheduler(host))
+	opts := []gpu.Option{gpu.WithCompleter(host), gpu.WithScheduler(host)}
+	if cfg.PendingDrain > 0 {
+		opts = append(opts, gpu.WithPendingDrain(cfg.PendingDrain))
+	}
+	d, err := gpu.NewDevice(New(WithLatency(cfg.Latency)), opts...)
 	if err != nil {
 		return ThroughputResult{}, err
 	}
@@ -109,6 +126,7 @@ func Throughput(cfg ThroughputConfig) (ThroughputResult, error) {
 				return gpu.Error
 			}
 		}
+		spin(cfg.HostCost)
 		if err := s.Backend().(*Stream).enqueue("kernel", noop); err != nil {
 			return gpu.Error
 		}

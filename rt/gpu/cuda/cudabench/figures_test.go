@@ -75,11 +75,11 @@ func TestGPUFigures(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				single, err := g.Run(false, 0, 0, runs)
+				single, err := g.Run(false, 0, runs)
 				if err != nil {
 					t.Fatal(err)
 				}
-				batched, err := g.Run(true, 4096, 512, runs)
+				batched, err := g.Run(true, 4096, runs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -120,7 +120,7 @@ func TestGPUFigures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rs, err := g.Run(false, 0, 0, runs)
+			rs, err := g.Run(false, 0, runs)
 			if err != nil {
 				t.Fatal(err)
 			}

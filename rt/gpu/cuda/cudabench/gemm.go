@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/cuda/gputiles"
 )
 
 // tile is a gpu.Data over host memory (the manager stages it in when the
@@ -42,19 +41,18 @@ type GemmDevice struct {
 	rings atomic.Int64
 	batch atomic.Bool
 	max   atomic.Int64
-	min   atomic.Int64
 	inc   *gpu.Incarnation
 	host  func(int) ([]byte, error)
 }
 
 // NewGemmDevice wraps be for GEMM task benchmarks of tile size nb, with
-// tasks output tiles and distinct input pairs.
-func NewGemmDevice(be gpu.Backend, nb, tasks, distinct int, host func(int) ([]byte, error)) (*GemmDevice, error) {
+// tasks output tiles and distinct input pairs; opts configure the device.
+func NewGemmDevice(be gpu.Backend, nb, tasks, distinct int, host func(int) ([]byte, error), opts ...gpu.Option) (*GemmDevice, error) {
 	if host == nil {
 		host = func(n int) ([]byte, error) { return make([]byte, n), nil }
 	}
 	c := newCounter(tasks)
-	d, err := gpu.NewDevice(be, gpu.WithCompleter(c), gpu.WithScheduler(c))
+	d, err := gpu.NewDevice(be, append([]gpu.Option{gpu.WithCompleter(c), gpu.WithScheduler(c)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -86,12 +84,9 @@ func NewGemmDevice(be gpu.Backend, nb, tasks, distinct int, host func(int) ([]by
 // Device returns the wrapped device.
 func (g *GemmDevice) Device() *gpu.Device { return g.d }
 
-func (g *GemmDevice) submit(d *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
+func (g *GemmDevice) submit(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	nb := g.nb
 	if g.batch.Load() {
-		if gputiles.BatchWait(d, t, s, int(g.min.Load())) {
-			return gpu.Next
-		}
 		if _, err := s.CollectBatch(t, gpu.BatchPolicy{Max: int(g.max.Load())}.Match, nil); err != nil {
 			return gpu.Error
 		}
@@ -124,12 +119,10 @@ func (g *GemmDevice) task(i int) *gpu.Task {
 }
 
 // Run times runs of all tasks (after a warm-up run) with batching on
-// (rings of up to batchMax tasks; a body waits for batchMin of them while
-// more are coming, gputiles.BatchWait) or off.
-func (g *GemmDevice) Run(batch bool, batchMax, batchMin, runs int) ([]Result, error) {
+// (rings of up to batchMax tasks) or off.
+func (g *GemmDevice) Run(batch bool, batchMax, runs int) ([]Result, error) {
 	g.batch.Store(batch)
 	g.max.Store(int64(batchMax))
-	g.min.Store(int64(batchMin))
 	var out []Result
 	for r := range runs + 1 {
 		g.rings.Store(0)

@@ -20,14 +20,12 @@ import (
 //	BODY                        rt/blas Dgemm
 //
 // With Batch set the GPU body collects up to BatchMax ready tasks of its
-// stream into one batched product, and waits for BatchMin of them while
-// more are coming (BatchWait).
+// stream into one batched product.
 type Gemm struct {
 	A, B, C  *rt.TiledMatrix
 	Mode     WriteBack
 	Batch    bool
 	BatchMax int
-	BatchMin int
 	CPU      *blas.Impl
 }
 
@@ -120,13 +118,10 @@ func sameShape(cand, head *gpu.Task) gpu.Action {
 	return gpu.Accept
 }
 
-func tiledGemmSubmit(d *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
+func tiledGemmSubmit(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	task := t.EC().(*rt.Task)
 	g := gg(task.Taskpool())
 	if g.Batch {
-		if BatchWait(d, t, s, g.BatchMin) {
-			return gpu.Next
-		}
 		if _, err := s.CollectBatch(t, gpu.BatchPolicy{Max: g.BatchMax, User: sameShape}.Match, nil); err != nil {
 			return failed(t, err)
 		}
