@@ -118,6 +118,40 @@ func TestVector(t *testing.T) {
 	}
 }
 
+// Collections take their storage from an allocator when given one: every local tile or
+// block comes from it (no copy), and its failures and short slices are errors.
+func TestCollectionAlloc(t *testing.T) {
+	var calls, elems int
+	slab := make([]float64, 0, 1<<10)
+	alloc := func(n int) ([]float64, error) {
+		calls++
+		elems += n
+		slab = slab[:len(slab)+n]
+		return slab[len(slab)-n:], nil
+	}
+	a, err := rt.NewTiledMatrixAlloc(10, 7, 4, 4, 1, 1, 0, alloc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != a.MT*a.NT || elems != a.MT*a.NT*16 || &a.Tile(0, 0)[0] != &slab[0] {
+		t.Fatalf("%d calls for %d elements; tile (0, 0) not in the allocator's memory", calls, elems)
+	}
+	v, err := rt.NewVectorAlloc(10, 4, 2, 1, alloc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := v.Block(1); len(b) != 4 || &b[0] != &slab[elems-4] {
+		t.Fatal("block 1 not in the allocator's memory")
+	}
+	boom := errors.New("no pinned memory")
+	if _, err := rt.NewTiledMatrixAlloc(8, 8, 4, 4, 1, 1, 0, func(int) ([]float64, error) { return nil, boom }); !errors.Is(err, boom) {
+		t.Fatalf("failing allocator: %v", err)
+	}
+	if _, err := rt.NewVectorAlloc(8, 4, 1, 0, func(n int) ([]float64, error) { return make([]float64, n-1), nil }); !errors.Is(err, rt.ErrBadOption) {
+		t.Fatalf("short allocation: %v", err)
+	}
+}
+
 func TestArenaReuse(t *testing.T) {
 	a := rt.NewArena(64)
 	c := a.Get()

@@ -16,7 +16,9 @@
 //   - Task: one instance of a class; a small value with a fixed-size Locals array, recycled.
 //   - Data and Copy: a logical datum and its copies per device (slot 0 = host), with
 //     versions, reader counts and coherency states. Collections (TiledMatrix, Vector, or any
-//     Collection) hold Data; Arenas hand out reusable Copies for NEW.
+//     Collection) hold Data, with storage from an Alloc when one is given
+//     (NewTiledMatrixAlloc, NewVectorAlloc: page-locked memory for devices); Arenas hand
+//     out reusable Copies for NEW.
 //   - Device: implemented by rt/gpu; runs GPU incarnations (see Device).
 //
 // # Running a program

@@ -21,8 +21,36 @@ type TiledMatrix struct {
 	tiles []*Data // MT*NT, column-major by tile; nil for remote tiles
 }
 
-// NewTiledMatrix returns a zero matrix with the tiles of rank allocated.
+// NewTiledMatrix returns a zero matrix with the tiles of rank allocated on the Go heap.
 func NewTiledMatrix(m, n, mb, nb, p, q, rank int) (*TiledMatrix, error) {
+	return NewTiledMatrixAlloc(m, n, mb, nb, p, q, rank, nil)
+}
+
+// Alloc returns zeroed storage of elems float64 for a tile or a block. Collections take one
+// so that their storage can live where devices transfer it without a copy (page-locked host
+// memory: cuda.PinnedAlloc); nil means the Go heap. The storage must stay valid as long as
+// the collection is used.
+type Alloc func(elems int) ([]float64, error)
+
+// allocOrMake calls alloc, or makes Go memory when alloc is nil, and checks the length.
+func allocOrMake(alloc Alloc, elems int) ([]float64, error) {
+	if alloc == nil {
+		return make([]float64, elems), nil
+	}
+	f, err := alloc(elems)
+	if err != nil {
+		return nil, err
+	}
+	if len(f) != elems {
+		return nil, fmt.Errorf("%w: allocator returned %d elements, want %d", ErrBadOption, len(f), elems)
+	}
+	return f, nil
+}
+
+// NewTiledMatrixAlloc is NewTiledMatrix with the tiles' storage from alloc (nil: the Go
+// heap), one call per local tile of MB·NB elements. It fails with alloc's error, naming
+// the tile.
+func NewTiledMatrixAlloc(m, n, mb, nb, p, q, rank int, alloc Alloc) (*TiledMatrix, error) {
 	if m < 0 || n < 0 || mb < 1 || nb < 1 || p < 1 || q < 1 || rank < 0 || rank >= p*q {
 		return nil, fmt.Errorf("%w: NewTiledMatrix(m=%d, n=%d, mb=%d, nb=%d, p=%d, q=%d, rank=%d)",
 			ErrBadOption, m, n, mb, nb, p, q, rank)
@@ -34,7 +62,11 @@ func NewTiledMatrix(m, n, mb, nb, p, q, rank int) (*TiledMatrix, error) {
 		for i := 0; i < a.MT; i++ {
 			if a.rankOf(i, j) == rank {
 				k := i + j*a.MT
-				a.tiles[k] = NewData(uint64(k), make([]float64, mb*nb))
+				f, err := allocOrMake(alloc, mb*nb)
+				if err != nil {
+					return nil, fmt.Errorf("rt: tile (%d, %d) of a %dx%d matrix: %w", i, j, m, n, err)
+				}
+				a.tiles[k] = NewData(uint64(k), f)
 			}
 		}
 	}

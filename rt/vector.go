@@ -13,8 +13,14 @@ type Vector struct {
 	blocks []*Data
 }
 
-// NewVector returns a zero vector with the blocks of rank allocated.
+// NewVector returns a zero vector with the blocks of rank allocated on the Go heap.
 func NewVector(n, nb, nranks, rank int) (*Vector, error) {
+	return NewVectorAlloc(n, nb, nranks, rank, nil)
+}
+
+// NewVectorAlloc is NewVector with the blocks' storage from alloc (nil: the Go heap), one
+// call per local block of NB elements (see Alloc).
+func NewVectorAlloc(n, nb, nranks, rank int, alloc Alloc) (*Vector, error) {
 	if n < 0 || nb < 1 || nranks < 1 || rank < 0 || rank >= nranks {
 		return nil, fmt.Errorf("%w: NewVector(n=%d, nb=%d, nranks=%d, rank=%d)",
 			ErrBadOption, n, nb, nranks, rank)
@@ -23,7 +29,11 @@ func NewVector(n, nb, nranks, rank int) (*Vector, error) {
 	v.blocks = make([]*Data, v.NT)
 	for k := range v.blocks {
 		if k%nranks == rank {
-			v.blocks[k] = NewData(uint64(k), make([]float64, nb))
+			f, err := allocOrMake(alloc, nb)
+			if err != nil {
+				return nil, fmt.Errorf("rt: block %d of a vector of %d: %w", k, n, err)
+			}
+			v.blocks[k] = NewData(uint64(k), f)
 		}
 	}
 	return v, nil

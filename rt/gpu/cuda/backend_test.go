@@ -541,17 +541,14 @@ func rtRun(t *testing.T, devs []*gpu.RTDevice, tps ...*rt.Taskpool) {
 // tiledPotrfCase factors a random SPD matrix on devs with the gputiles
 // graph and checks the factor against the CPU; pin moves the tiles to
 // pinned memory first.
-func tiledPotrfCase(t *testing.T, devs []*gpu.RTDevice, n, nb int, pin func(*rt.TiledMatrix) error) {
+func tiledPotrfCase(t *testing.T, devs []*gpu.RTDevice, n, nb int, alloc rt.Alloc) {
 	t.Helper()
 	dense := rt.RandomSPD(n, uint64(n))
 	want := slices.Clone(dense)
 	must(t, blas.Gonum().Dpotrf(blas.Lower, n, want, n))
-	a, err := rt.NewTiledMatrix(n, n, nb, nb, 1, 1, 0)
+	a, err := rt.NewTiledMatrixAlloc(n, n, nb, nb, 1, 1, 0, alloc)
 	must(t, err)
 	a.FillFromDense(dense, n)
-	if pin != nil {
-		must(t, pin(a))
-	}
 	rtRun(t, devs, gputiles.NewPotrf(a, gputiles.WriteFinal))
 	if d := gputiles.FactorDiff(a, want, n); d > 1e-12 {
 		t.Fatalf("tiled potrf n=%d nb=%d differs from the CPU by %.3g", n, nb, d)
@@ -605,7 +602,7 @@ func TestFakeRTTiledGemmAndPotrf(t *testing.T) {
 		t.Fatalf("Go-memory tiles: %+v", staged)
 	}
 	pool := newPinnedPool(1<<20, f.hostAlloc, f.hostFree)
-	tiledPotrfCase(t, devs, 150, 32, func(a *rt.TiledMatrix) error { return PinTiles(a, pool, nil) })
+	tiledPotrfCase(t, devs, 150, 32, pool.Float64s)
 	pinned := b.StreamStats()
 	if pinned.StagedBytes != staged.StagedBytes || pinned.DirectBytes == 0 {
 		t.Fatalf("pinned tiles were staged: before %+v, after %+v", staged, pinned)

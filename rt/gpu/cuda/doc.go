@@ -28,8 +28,10 @@
 //     asynchronous copy but staged through the stream's pinned ring
 //     (JDF2GO_CUDA_STAGING_MB, 64 by default). The copy out of the ring into a
 //     Go destination happens when the manager's query finds the copy's event
-//     complete, before the manager acts on it. PinTiles and PinnedArena put a
-//     program's tiles and NEW buffers in pinned memory.
+//     complete, before the manager acts on it. PinnedPool.Float64s is an
+//     rt.Alloc: rt.NewTiledMatrixAlloc and rt.NewVectorAlloc with it put a
+//     program's tiles in pinned memory from the start; PinTiles moves the
+//     tiles of an existing matrix there, and PinnedArena gives NEW buffers.
 //   - Device memory: a pool sized from the free memory at open
 //     (JDF2GO_CUDA_MEMFRAC, 0.9 by default), cut from 1 GiB chunks in size
 //     classes; Alloc fails with gpu.ErrOutOfMemory when it is full. The

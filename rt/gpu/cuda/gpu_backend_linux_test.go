@@ -532,7 +532,7 @@ func TestGPURTTiledPotrf(t *testing.T) {
 	must(t, err)
 	defer pool.Close()
 	before := totalStats(devs)
-	tiledPotrfCase(t, devs, 1500, 256, func(a *rt.TiledMatrix) error { return PinTiles(a, pool, nil) })
+	tiledPotrfCase(t, devs, 1500, 256, pool.Float64s)
 	after := totalStats(devs)
 	if after.StagedBytes != before.StagedBytes || after.DirectBytes == before.DirectBytes {
 		t.Fatalf("pinned tiles were staged: %+v then %+v", before, after)

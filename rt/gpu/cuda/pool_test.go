@@ -2,9 +2,11 @@ package cuda
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"unsafe"
 
+	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
@@ -313,5 +315,40 @@ func TestPinnedPool(t *testing.T) {
 	}
 	if _, err := p.Bytes(1); !errors.Is(err, ErrBadArgument) {
 		t.Errorf("Bytes after Close: %v", err)
+	}
+}
+
+// Tiles in pinned memory, allocated there (rt.NewTiledMatrixAlloc) or moved
+// there with their content (PinTiles, for a matrix that exists already).
+func TestPinnedTiles(t *testing.T) {
+	f := newFakeOps(1 << 30)
+	p := newPinnedPool(1<<20, f.hostAlloc, f.hostFree)
+	defer func() { must(t, p.Close()) }()
+	pinned := func(a *rt.TiledMatrix, keep func(i, j int) bool) {
+		t.Helper()
+		for j := range a.NT {
+			for i := range a.MT {
+				tile := a.Tile(i, j)
+				b := unsafe.Slice((*byte)(unsafe.Pointer(&tile[0])), len(tile)*8)
+				if want := keep == nil || keep(i, j); IsPinned(b) != want {
+					t.Fatalf("tile (%d, %d) pinned %v, want %v", i, j, !want, want)
+				}
+			}
+		}
+	}
+	a, err := rt.NewTiledMatrixAlloc(40, 40, 16, 16, 1, 1, 0, p.Float64s)
+	must(t, err)
+	pinned(a, nil)
+	b, err := rt.NewTiledMatrix(40, 40, 16, 16, 1, 1, 0)
+	must(t, err)
+	dense := rt.RandomSPD(40, 3)
+	b.FillFromDense(dense, 40)
+	lower := func(i, j int) bool { return i >= j }
+	must(t, PinTiles(b, p, lower))
+	pinned(b, lower)
+	got := make([]float64, 40*40)
+	b.GatherToDense(got, 40)
+	if !slices.Equal(got, dense) {
+		t.Fatal("PinTiles changed the matrix")
 	}
 }
