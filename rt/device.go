@@ -20,30 +20,3 @@ type Device interface {
 	// Submit hands t, with its chosen incarnation inc, to the device.
 	Submit(w *Worker, t *Task, inc *Incarnation) error
 }
-
-// pickDevice returns the device for incarnation inc of t, or nil when no device accepts it.
-func (c *Context) pickDevice(t *Task, inc *Incarnation) Device {
-	devs := c.byKind[inc.Kind]
-	switch {
-	case len(devs) == 0:
-		return nil
-	case inc.Select != nil:
-		i := inc.Select(t) % len(devs)
-		if i < 0 {
-			i += len(devs)
-		}
-		return devs[i]
-	}
-	var best Device
-	var bestLoad int64
-	for _, d := range devs {
-		l := d.Load()
-		if t.class.TimeEstimate != nil {
-			l += t.class.TimeEstimate(t, d)
-		}
-		if best == nil || l < bestLoad {
-			best, bestLoad = d, l
-		}
-	}
-	return best
-}

@@ -54,8 +54,12 @@
 //     incarnation; Async: the body completes the task later with Task.Complete; any other
 //     error, or a panic, fails the taskpool with a *TaskError naming the task,
 //     "GEMM(1, 2, 3)", and the cause (with the stack for a panic). A device incarnation is
-//     handed to the Device with the lowest Load (or the one Select picks); a kind with no
-//     device is skipped like Next.
+//     handed to the Device expected to finish the task first (Load plus the task's time:
+//     TimeEstimate, or the device's Estimator), or to the one Select picks; a kind with no
+//     device is skipped like Next. When a CPU incarnation follows it and no Select pins the
+//     device, the worker runs the task itself instead whenever its own estimated time
+//     (TimeEstimate with a nil device, or the class's measured mean CPU time) is no later
+//     than the best device's finish: CPU workers and devices share the work (choice.go).
 //  4. Completion. The versions of copies on written flows (RW, WRITE) are bumped, Successors
 //     releases every output dependency (to tasks, or write-back to collection elements when
 //     the copy is not already that element), the task's references to arena copies are

@@ -83,6 +83,7 @@ func (tp *Taskpool) enumerate() (err error) {
 			cs.trace = c.tracer.Name(tc.Name)
 			cs.strace = c.tracer.Name("startup:" + tc.Name)
 		}
+		cs.shared = sharesWork(tc)
 		if err := cs.count(); err != nil {
 			return err
 		}

@@ -108,7 +108,9 @@ type Incarnation struct {
 	Evaluate func(t *Task) bool
 	// Select, when set, picks the device for a device incarnation: the result is taken modulo
 	// the number of devices that accept Kind (BODY [device = expr]). Without it rt picks the
-	// accepting device with the lowest Device.Load.
+	// accepting device that is expected to finish the task first (Load plus the task's
+	// time), or a later CPU incarnation when a CPU worker is expected to finish it no later
+	// (see the "Life of a task" section of the package documentation).
 	Select func(t *Task) int
 	// Device is the device-specific part of the incarnation (for rt/gpu, its submit hook and
 	// batching properties). rt never looks inside it.
@@ -184,7 +186,9 @@ type TaskClass struct {
 	Predecessors func(tp *Taskpool, l *Locals, flows FlowMask, e *Edges)
 	// Incarnations lists the bodies in BODY order. At least one is required.
 	Incarnations []Incarnation
-	// TimeEstimate, when set, estimates the run time of t on dev in nanoseconds; rt adds it to
-	// dev.Load() when it chooses a device (time_estimate).
+	// TimeEstimate, when set, estimates the run time of t on dev in nanoseconds, or on a CPU
+	// worker when dev is nil (time_estimate). rt adds it to dev.Load() when it chooses a
+	// device, and compares the result with the CPU time when the class shares its work
+	// between devices and CPU workers (choice.go). Without it rt uses measured times.
 	TimeEstimate func(t *Task, dev Device) int64
 }

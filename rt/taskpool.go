@@ -175,6 +175,10 @@ type classState struct {
 	deps    depTable
 	trace   profile.Name // span name of the class
 	strace  profile.Name // span name of its startup walk
+	// shared: the class has a device incarnation followed by a CPU one, so rt chooses
+	// between them by estimated time (choice.go) and measures its CPU hook's time.
+	shared  bool
+	cpuMean atomic.Int64 // running mean of the CPU hook's time in ns; 0 until measured
 }
 
 // keyOf computes the mixed-radix key of the instance in l; false when a parameter lies outside

@@ -39,6 +39,7 @@ import (
 	"runtime/debug"
 	"runtime/trace"
 	"sync/atomic"
+	"time"
 
 	"github.com/jdf2go/jdf2go/rt/profile"
 )
@@ -265,12 +266,21 @@ func (w *Worker) execute(t *Task) {
 				start = w.c.tracer.Now()
 			}
 			name := t.cs.trace
+			cs := t.cs
+			var began time.Time
+			if cs.shared {
+				began = time.Now()
+			}
 			res = callHook(inc.Hook, t)
+			if cs.shared && res == nil {
+				// cs, not t: after the hook t may already be recycled (Async).
+				cs.observeCPU(int64(time.Since(began)))
+			}
 			if traced && res != Next {
 				w.track.Span(name, start, w.c.tracer.Now(), args[:nargs]...)
 			}
 		} else {
-			dev := w.c.pickDevice(t, inc)
+			dev := w.c.choose(t, inc, int(t.inc))
 			if dev == nil {
 				t.inc++
 				continue

@@ -47,9 +47,11 @@ type Device struct {
 
 	stats deviceStats
 	// created is the device clock's origin; cost is a moving average of the
-	// device time per logical task, in ns, for load estimates.
-	created time.Time
-	cost    atomic.Int64
+	// device time per logical task, in ns, for load estimates; lastDone is
+	// the device clock at the last exec completion (manager-owned).
+	created  time.Time
+	cost     atomic.Int64
+	lastDone time.Duration
 
 	kmu     sync.RWMutex
 	kernels map[string]Kernel
@@ -399,13 +401,20 @@ func (d *Device) Epoch() uint64 { return d.epoch.Load() }
 // Pending returns the number of wrappers in device.pending.
 func (d *Device) Pending() int { return d.pending.len() }
 
-// observeCost folds the exec time of a completed ring, per member, into the
-// moving average of the device time per task.
+// observeCost folds the device time of a completed ring, per member, into
+// the moving average of the device time per task. The time of a ring is the
+// interval since the previous exec completion, or since the ring's first
+// commit when the device was idle in between: while the device is busy that
+// is the inverse of its throughput, which is what the queue behind a new
+// task costs it, whatever the number of rings in flight on its streams.
 func (d *Device) observeCost(head *Task) {
 	if head.execStart == 0 {
 		return
 	}
-	per := int64(time.Since(d.created)-head.execStart) / int64(head.RingLen())
+	now := time.Since(d.created)
+	from := max(d.lastDone, head.execStart)
+	d.lastDone = now
+	per := max(int64(now-from)/int64(head.RingLen()), 1)
 	old := d.cost.Load()
 	d.cost.Store(old + (per-old)/8)
 }
@@ -416,6 +425,10 @@ func (d *Device) Load() int64 {
 	n := int64(max(d.outstanding.Load(), 0))
 	return n * d.cost.Load()
 }
+
+// Cost returns the device's running mean of the device time per task in ns
+// (see Load); it starts at 10µs.
+func (d *Device) Cost() int64 { return d.cost.Load() }
 
 // inFlight returns the number of occupied event slots on all streams.
 func (d *Device) inFlight() int {

@@ -33,7 +33,10 @@ type RTDevice struct {
 	cancel context.CancelFunc
 }
 
-var _ rt.Device = (*RTDevice)(nil)
+var (
+	_ rt.Device    = (*RTDevice)(nil)
+	_ rt.Estimator = (*RTDevice)(nil)
+)
 
 // NewRTDevice wraps be into a Device set up for rt; opts may add device
 // options (streams, events, memory limit, logger).
@@ -94,6 +97,10 @@ func (r *RTDevice) Accepts(k rt.DeviceKind) bool {
 
 // Load implements rt.Device.
 func (r *RTDevice) Load() int64 { return r.d.Load() }
+
+// Estimate implements rt.Estimator: the device's measured time per task
+// (Device.Cost), the same for every class.
+func (r *RTDevice) Estimate(*rt.Task, *rt.Incarnation) int64 { return r.d.Cost() }
 
 // Close closes the device (after the rt Context is closed): it fails with
 // ErrLeak while work is outstanding.

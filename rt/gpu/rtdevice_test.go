@@ -104,7 +104,10 @@ func init() {
 			e.Data(0, 1, g.V, rt.Ix(l[0]))
 		},
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.GPU, Device: gpuBody, Evaluate: func(t *rt.Task) bool { return t.Local(1)%2 == 0 }},
+			// Evaluate keeps the odd steps off the devices; Select (device = k)
+			// pins the even ones to a device, so none is shared with the CPU.
+			{Kind: rt.GPU, Device: gpuBody, Evaluate: func(t *rt.Task) bool { return t.Local(1)%2 == 0 },
+				Select: func(t *rt.Task) int { return t.Local(0) }},
 			{Kind: rt.CPU, Hook: func(t *rt.Task) error {
 				x := t.Flow(0).Float64s()
 				for i := range x {
