@@ -14,15 +14,14 @@ type converter struct {
 	errs  ErrorList     // syntax errors of the chunk
 }
 
-// end returns the end of a node whose EndPos participle set to next, the
-// position of the token after it: the end of the token before next.
-func (c *converter) end(next lexer.Position) lexer.Position {
-	i := sort.Search(len(c.toks), func(i int) bool { return c.toks[i].Pos.Offset >= next.Offset })
+// endBefore returns the end of a node whose EndPos participle set to next,
+// the position of the token after it: the end of the token before next.
+func (c *converter) endBefore(next lexer.Position) lexer.Position {
+	i := c.tokenAt(next.Offset)
 	if i == 0 {
 		return next
 	}
-	t := &c.toks[i-1]
-	return advance(t.Pos, t.Value)
+	return tokenEnd(&c.toks[i-1])
 }
 
 // tokenAt returns the index of the first token at or after offset off.
@@ -31,33 +30,30 @@ func (c *converter) tokenAt(off int) int {
 }
 
 func (c *converter) span(pos, next lexer.Position) Span {
-	return Span{Pos: pos, EndPos: c.end(next)}
+	return Span{Pos: pos, EndPos: c.endBefore(next)}
 }
 
-// items converts the items of f that were completely parsed.
+// items converts the items of a parse. A failed parse holds only the
+// items before the error, completely parsed.
 func (c *converter) items(f *file) []Item {
-	var out []Item
+	out := make([]Item, 0, len(f.Items))
 	for _, it := range f.Items {
 		switch it := it.(type) {
 		case *taskClass:
-			if it.EndPos.Line == 0 {
-				continue // incomplete: a syntax error follows
-			}
 			out = append(out, c.class(it))
 		case *global:
-			if it.EndPos.Line == 0 {
-				continue
-			}
-			g := &Global{Span: c.span(it.Name.Pos, it.EndPos), Name: it.Name.Value, Props: c.props(it.Props)}
+			g := &Global{Span: Span{Pos: it.Name.Pos, EndPos: tokenEnd(&it.Name)}, Name: it.Name.Value, Props: c.props(it.Props)}
 			if it.Def != nil {
 				g.Def = it.Def.X
+				g.Span.EndPos = g.Def.End()
+			}
+			if g.Props != nil {
+				g.Span.EndPos = g.Props.End()
 			}
 			out = append(out, g)
 		case *option:
-			if it.EndPos.Line == 0 {
-				continue
-			}
-			out = append(out, &Option{Span: c.span(it.Pos, it.EndPos), Prop: c.property(it.Prop)})
+			pr := c.property(it.Prop)
+			out = append(out, &Option{Span: Span{Pos: it.Pos, EndPos: pr.End()}, Prop: pr})
 		}
 	}
 	return out
@@ -75,7 +71,7 @@ func (c *converter) props(ps *props) *Props {
 }
 
 func (c *converter) property(p *property) *Property {
-	pr := &Property{Span: c.span(p.First.Pos, p.EndPos), Name: p.First.Value, NamePos: p.First.Pos, Value: p.Value.X}
+	pr := &Property{Span: Span{Pos: p.First.Pos, EndPos: p.Value.X.End()}, Name: p.First.Value, NamePos: p.First.Pos, Value: p.Value.X}
 	if p.Second != nil {
 		pr.TypeWord = pr.Name
 		pr.Name, pr.NamePos = p.Second.Value, p.Second.Pos
@@ -84,15 +80,19 @@ func (c *converter) property(p *property) *Property {
 }
 
 func (c *converter) class(g *taskClass) *TaskClass {
-	tc := &TaskClass{Span: c.span(g.Name.Pos, g.EndPos), Name: g.Name.Value, Props: c.props(g.Props)}
+	tc := &TaskClass{Span: Span{Pos: g.Name.Pos}, Name: g.Name.Value, Props: c.props(g.Props)}
 	for i := range g.Params {
 		if t := &g.Params[i]; t.Type == tIdent {
-			tc.Params = append(tc.Params, &Param{Span: Span{Pos: t.Pos, EndPos: advance(t.Pos, t.Value)}, Name: t.Value})
+			tc.Params = append(tc.Params, &Param{Span: Span{Pos: t.Pos, EndPos: tokenEnd(t)}, Name: t.Value})
 		}
 	}
 	tc.Defs = make([]*Definition, len(g.Defs))
 	for i, d := range g.Defs {
-		tc.Defs[i] = &Definition{Span: c.span(d.Name.Pos, d.EndPos), Name: d.Name.Value, Value: d.Value.X, Props: c.props(d.Props)}
+		def := &Definition{Span: Span{Pos: d.Name.Pos, EndPos: d.Value.X.End()}, Name: d.Name.Value, Value: d.Value.X, Props: c.props(d.Props)}
+		if def.Props != nil {
+			def.Span.EndPos = def.Props.End()
+		}
+		tc.Defs[i] = def
 	}
 	if g.SimCost != nil {
 		tc.SimCost = g.SimCost.X
@@ -111,32 +111,39 @@ func (c *converter) class(g *taskClass) *TaskClass {
 	tc.Bodies = make([]*Body, len(g.Bodies))
 	for i, b := range g.Bodies {
 		tc.Bodies[i] = &Body{
-			Span:    Span{Pos: b.Pos, EndPos: advance(b.End.Pos, b.End.Value)},
+			Span:    Span{Pos: b.Pos, EndPos: tokenEnd(&b.End)},
 			Props:   c.props(b.Props),
 			Text:    b.Text.Value,
 			TextPos: b.Text.Pos,
 			EndKw:   b.End.Pos,
 		}
 	}
+	tc.Span.EndPos = tc.Bodies[len(tc.Bodies)-1].End()
 	return tc
 }
 
 var accessOf = map[string]Access{"CTL": AccessCTL, "READ": AccessRead, "RO": AccessRead, "WRITE": AccessWrite, "WO": AccessWrite, "RW": AccessRW}
 
 func (c *converter) flow(g *flow) *Flow {
-	f := &Flow{Span: c.span(g.Name.Pos, g.EndPos), Access: AccessRW, Name: g.Name.Value, NamePos: g.Name.Pos, Props: c.props(g.Props)}
+	f := &Flow{Span: Span{Pos: g.Name.Pos, EndPos: tokenEnd(&g.Name)}, Access: AccessRW, Name: g.Name.Value, NamePos: g.Name.Pos, Props: c.props(g.Props)}
 	if g.Access != nil {
 		f.Access = accessOf[g.Access.Value]
 		f.Span.Pos = g.Access.Pos
 	}
+	if f.Props != nil {
+		f.Span.EndPos = f.Props.End()
+	}
 	for _, d := range g.Deps {
 		f.Deps = append(f.Deps, c.dep(d))
+	}
+	if len(f.Deps) > 0 {
+		f.Span.EndPos = f.Deps[len(f.Deps)-1].End()
 	}
 	return f
 }
 
 func (c *converter) dep(g *dep) *Dep {
-	d := &Dep{Span: c.span(g.Arrow.Pos, g.EndPos), Dir: In, Named: convertNamed(g.Named)}
+	d := &Dep{Span: Span{Pos: g.Arrow.Pos}, Dir: In, Named: convertNamed(g.Named)}
 	if g.Arrow.Value == "->" {
 		d.Dir = Out
 	}
@@ -144,28 +151,34 @@ func (c *converter) dep(g *dep) *Dep {
 	case *call:
 		d.Then = c.call(t)
 	case *guarded:
-		if t.Then != nil {
-			d.Guard = t.Guard.X
-			d.Then = c.call(t.Then)
-			if t.Else != nil {
-				d.Else = c.call(t.Else)
-			}
+		if t.Then == nil {
+			d.Then = collection(t.Guard.X)
 			break
 		}
-		d.Then = collection(t.Guard.X)
+		d.Guard = t.Guard.X
+		d.Then = c.call(t.Then)
+		if t.Else != nil {
+			d.Else = c.call(t.Else)
+		}
 	}
-	d.Props = c.props(g.Props)
+	d.Span.EndPos = d.Then.End()
+	if d.Else != nil {
+		d.Span.EndPos = d.Else.End()
+	}
+	if d.Props = c.props(g.Props); d.Props != nil {
+		d.Span.EndPos = d.Props.End()
+	}
 	return d
 }
 
 func (c *converter) call(g *call) *Target {
-	t := &Target{Span: c.span(g.Pos, g.EndPos)}
+	t := &Target{Span: Span{Pos: g.Pos}}
 	switch {
-	case g.New:
-		t.Kind = TargetNew
+	case g.New != nil:
+		t.Kind, t.Span.EndPos = TargetNew, tokenEnd(g.New)
 		return t
-	case g.Null:
-		t.Kind = TargetNull
+	case g.Null != nil:
+		t.Kind, t.Span.EndPos = TargetNull, tokenEnd(g.Null)
 		return t
 	}
 	t.Named = convertNamed(g.Named)
@@ -177,7 +190,7 @@ func (c *converter) call(g *call) *Target {
 		name = g.Second
 	}
 	t.Name, t.NamePos = name.Value, name.Pos
-	t.Args = g.Args.List
+	t.Args, t.Span.EndPos = g.Args.List, g.Args.EndPos
 	return t
 }
 

@@ -3,19 +3,20 @@ package parser
 // The custom productions for expressions (participle.Parseable), which
 // build AST nodes directly:
 //
-//	expr   expr      = binary ('?' expr ':' expr)?
-//	guard  guard     = binary                                (a dependency's guard)
-//	rangeExpr  rangeexpr = expr '..' expr ('..' expr)? | named expr | expr
-//	args    args      = '(' arg (',' arg)* ')'            (of a dependency target)
+//	expr      = binary ('?' expr ':' expr)?
+//	guard     = binary                              (a dependency's guard)
+//	rangeExpr = expr '..' expr ('..' expr)? | named expr | expr
+//	args      = '(' arg (',' arg)* ')'              (of a dependency target)
 //
-//	binary  = unary (BINOP unary)*             levels 3 (||) to 10 (* / %) of §4.1
-//	unary   = ('!' | '-') unary | primary      ('-' on any operand: Part A)
-//	primary = INT | STRING | CODE | '(' expr ')' | name ('(' (arg (',' arg)*)? ')')?
-//	name    = IDENT (ARROW IDENT)*             (IDENT may be dotted; calls: Part A)
-//	arg     = rangeexpr
+//	binary    = unary (BINOP unary)*                levels 3 (||) to 10 (* / %) of §4.1
+//	unary     = ('!' | '-') unary | primary         ('-' on any operand: Part A)
+//	primary   = INT | STRING | CODE | '(' expr ')' | name ('(' (arg (',' arg)*)? ')')?
+//	name      = IDENT (ARROW IDENT)*                (IDENT may be dotted; calls: Part A)
+//	arg       = rangeExpr
 //
 // A named range inside an argument is parsed by the participle production
-// named (namedGrammar).
+// named (namedGrammar). The token stream has no elided tokens, so the
+// tokens before the lexer's cursor are the ones just read.
 
 import (
 	"fmt"
@@ -39,7 +40,10 @@ type guard struct{ X Expr }
 type rangeExpr struct{ X Expr }
 
 // args is the argument list of a dependency target, `'(' arg (',' arg)* ')'`.
-type args struct{ List []Expr }
+type args struct {
+	List   []Expr
+	EndPos lexer.Position // just after the ')'
+}
 
 func (e *expr) Parse(lex *lexer.PeekingLexer) error {
 	if !startsExpr(lex.Peek()) {
@@ -126,7 +130,7 @@ func (a *args) Parse(lex *lexer.PeekingLexer) error {
 	if err == nil && len(list) == 0 {
 		return &syntaxError{pos: name.Pos, msg: "syntax error: " + name.Value + "() needs at least one argument"}
 	}
-	a.List = list
+	a.List, a.EndPos = list, tokenEnd(p.last)
 	return err
 }
 
@@ -159,8 +163,11 @@ func (p *exprParser) is(s string) bool {
 
 // span is the span from pos to the end of the last token consumed.
 func (p *exprParser) span(pos lexer.Position) Span {
-	return Span{Pos: pos, EndPos: advance(p.last.Pos, p.last.Value)}
+	return Span{Pos: pos, EndPos: tokenEnd(p.last)}
 }
+
+// tokenEnd returns the position just after token t.
+func tokenEnd(t *lexer.Token) lexer.Position { return advance(t.Pos, t.Value) }
 
 // expect consumes the punctuation s or fails, saying what was expected.
 func (p *exprParser) expect(s, expected string) error {
@@ -289,7 +296,7 @@ func (p *exprParser) primary() (Expr, error) {
 		lit := &IntLit{Span: p.span(t.Pos)}
 		if t.Type == tOnOff {
 			lit.Text = t.Value
-			lit.Value, _ = strconv.ParseInt(onOffValue(t.Value), 10, 64)
+			lit.Value, _ = strconv.ParseInt(onOff[strings.ToLower(t.Value)], 10, 64)
 			return lit, nil
 		}
 		v, err := strconv.ParseInt(t.Value, 10, 64)
@@ -431,24 +438,6 @@ func (p *exprParser) rangeExpr() (Expr, error) {
 	}
 	r.Span = p.span(pos)
 	return r, nil
-}
-
-func onOffValue(word string) string {
-	for k, v := range onOff {
-		if len(k) == len(word) && equalFold(k, word) {
-			return v
-		}
-	}
-	return "0"
-}
-
-func equalFold(a, b string) bool {
-	for i := 0; i < len(a); i++ {
-		if a[i]|0x20 != b[i]|0x20 {
-			return false
-		}
-	}
-	return true
 }
 
 // codeBlock converts a code token.

@@ -6,13 +6,16 @@ package parser
 // EBNF participle derives from these types (TestGrammarEBNF), so that every
 // grammar change shows in review.
 //
-// Expressions (expr, rangeexpr and the guard of a dependency) are custom
-// productions (expr, rangeExpr, guard in expr.go): precedence climbing over
-// the ten operator levels of §4.1 is one small function there, where one
-// struct per level would be ten productions deep for every operand, and
-// expressions are most of the tokens of a JDF file.
+// Expressions (expr, rangeexpr, the guard of a dependency and the
+// arguments of a call) are custom productions (expr, rangeExpr, guard and
+// args in expr.go): precedence climbing over the ten operator levels of
+// §4.1 is one small function there, where one struct per level would be
+// ten productions deep for every operand, and expressions are most of the
+// tokens of a JDF file.
 //
 // The grammar tree is converted into the AST of ast.go by convert.go.
+// participle fills Pos, and EndPos (the position of the next token), where
+// no captured token gives them.
 
 import (
 	"github.com/alecthomas/participle/v2"
@@ -32,17 +35,15 @@ type item interface{ item() }
 
 // global is `IDENT ('=' expr)? props?`.
 type global struct {
-	Name   lexer.Token `parser:"@Ident"`
-	Def    *expr       `parser:"('=' @@)?"`
-	Props  *props      `parser:"@@?"`
-	EndPos lexer.Position
+	Name  lexer.Token `parser:"@Ident"`
+	Def   *expr       `parser:"('=' @@)?"`
+	Props *props      `parser:"@@?"`
 }
 
 // option is `OPTION property`.
 type option struct {
-	Pos    lexer.Position
-	Prop   *property `parser:"Option @@"`
-	EndPos lexer.Position
+	Pos  lexer.Position
+	Prop *property `parser:"Option @@"`
 }
 
 // props is `props = '[' property+ ']'` (blank separated, never empty).
@@ -58,7 +59,6 @@ type property struct {
 	First  lexer.Token  `parser:"@Ident"`
 	Second *lexer.Token `parser:"@Ident? '='"`
 	Value  *expr        `parser:"@@"`
-	EndPos lexer.Position
 }
 
 // taskClass is
@@ -75,15 +75,13 @@ type taskClass struct {
 	Flows    []*flow       `parser:"@@*"`
 	Priority *expr         `parser:"(';' @@)?"`
 	Bodies   []*body       `parser:"@@+"`
-	EndPos   lexer.Position
 }
 
 // definition is `definition = IDENT '=' rangeexpr props?`.
 type definition struct {
-	Name   lexer.Token `parser:"(?= Ident '=') @Ident '='"`
-	Value  *rangeExpr  `parser:"@@"`
-	Props  *props      `parser:"@@?"`
-	EndPos lexer.Position
+	Name  lexer.Token `parser:"(?= Ident '=') @Ident '='"`
+	Value *rangeExpr  `parser:"@@"`
+	Props *props      `parser:"@@?"`
 }
 
 // affinity is `affinity = ':' IDENT '(' expr (',' expr)* ')'`.
@@ -101,7 +99,6 @@ type flow struct {
 	Name   lexer.Token  `parser:"@Ident"`
 	Props  *props       `parser:"@@?"`
 	Deps   []*dep       `parser:"@@*"`
-	EndPos lexer.Position
 }
 
 // dep is `dep = ARROW named? target props?`.
@@ -110,7 +107,6 @@ type dep struct {
 	Named  *named      `parser:"@@?"`
 	Target target      `parser:"@@"`
 	Props  *props      `parser:"@@?"`
-	EndPos lexer.Position
 }
 
 // target is `target = expr '?' call (':' call)? | call`.
@@ -130,17 +126,16 @@ type guarded struct {
 //
 //	call = named? IDENT IDENT? args | 'NEW' | 'NULL'
 //
-// with one name a collection element, with two FLOW Class(args).
-// convert.go rejects empty arguments and a named range before a collection.
+// with one name a collection element, with two FLOW Class(args); args
+// rejects a named range before a collection, and empty arguments.
 type call struct {
 	Pos    lexer.Position
 	Named  *named       `parser:"( @@?"`
 	First  *lexer.Token `parser:"  @Ident"`
 	Second *lexer.Token `parser:"  @Ident?"`
 	Args   *args        `parser:"  @@"`
-	New    bool         `parser:"| @'NEW':Keyword"`
-	Null   bool         `parser:"| @'NULL':Keyword )"`
-	EndPos lexer.Position
+	New    *lexer.Token `parser:"| @'NEW':Keyword"`
+	Null   *lexer.Token `parser:"| @'NULL':Keyword )"`
 }
 
 // named is `named = '[' IDENT '=' rangeexpr (',' IDENT '=' rangeexpr)* ']'`.
@@ -150,18 +145,16 @@ type named struct {
 
 // namedRange is one `IDENT '=' rangeexpr` of a named range.
 type namedRange struct {
-	Name   lexer.Token `parser:"@Ident '='"`
-	Value  *rangeExpr  `parser:"@@"`
-	EndPos lexer.Position
+	Name  lexer.Token `parser:"@Ident '='"`
+	Value *rangeExpr  `parser:"@@"`
 }
 
 // body is `body = 'BODY' props? NEWLINE text 'END'`.
 type body struct {
-	Pos    lexer.Position
-	Props  *props      `parser:"Body @@?"`
-	Text   lexer.Token `parser:"@BodyText"`
-	End    lexer.Token `parser:"@End"`
-	EndPos lexer.Position
+	Pos   lexer.Position
+	Props *props      `parser:"Body @@?"`
+	Text  lexer.Token `parser:"@BodyText"`
+	End   lexer.Token `parser:"@End"`
 }
 
 func (*global) item()    {}
@@ -173,9 +166,9 @@ func (*call) target()    {}
 // grammar is the JDF parser, built once. It is LL(1): a production that
 // has read a token and then fails is an error at that point, with no
 // backtracking, so errors point where the input goes wrong. The two places
-// where one token is not enough (a task class and a global both start with
-// a name, and so do a definition and the affinity's absence) use
-// lookahead groups.
+// where one token is not enough use lookahead groups: a task class and a
+// global both start with a name, and the definitions end before a name
+// not followed by '='.
 var grammar = participle.MustBuild[file](
 	participle.Lexer(Lexer),
 	participle.Union[item](&taskClass{}, &global{}, &option{}),

@@ -41,9 +41,9 @@ package parser
 // TestGeneratedLexer checks that the two agree.
 //
 // The tokens of those states (string pieces, comment pieces, body lines) are
-// assembled into the tokens the grammar reads by scan (below), which also
-// computes positions (byte columns, as go/token does) and reports lexical
-// errors as diagnostics.
+// assembled into the tokens the grammar reads by the scanner (below), which
+// also computes positions (byte columns, as go/token does) and reports
+// lexical errors as diagnostics.
 
 import (
 	"fmt"
@@ -63,7 +63,7 @@ const (
 	inlineTag = `inline_c` + blanks + `*%\{`
 )
 
-// lexRules is the stateful lexer lexDefinition. Rules are tried in order and
+// lexRules is the stateful lexer definition. Rules are tried in order and
 // the first that matches wins.
 var lexRules = lexer.Rules{
 	"Root": {
@@ -174,14 +174,6 @@ var tokenTypes = map[string]lexer.TokenType{
 	"Option": tOption, "Arrow": tArrow, "Punct": tPunct, "Comment": tComment,
 }
 
-var tokenNames = func() map[lexer.TokenType]string {
-	m := map[lexer.TokenType]string{}
-	for k, v := range tokenTypes {
-		m[v] = k
-	}
-	return m
-}()
-
 // keywordTypes classifies the words of Root; everything else is an Ident.
 var keywordTypes = map[string]lexer.TokenType{
 	"CTL": tAccess, "READ": tAccess, "RO": tAccess, "WRITE": tAccess, "WO": tAccess, "RW": tAccess,
@@ -249,7 +241,6 @@ type scanner struct {
 
 	queue []lexer.Token // tokens ready for Next
 	qi    int
-	count int  // tokens returned by Next, EOF included
 	done  bool // EOF queued
 
 	onBodyLine bool // after BODY, before the newline that ends its line
@@ -260,7 +251,7 @@ type scanner struct {
 	peeked    lexer.Token // a raw token read ahead, if hasPeeked
 	hasPeeked bool
 
-	keepComments bool // emit Comment tokens too (the Lexer lexDefinition)
+	keepComments bool // emit Comment tokens too (the Lexer definition)
 	comments     []*Comment
 	diags        ErrorList
 }
@@ -284,7 +275,7 @@ func newScanner(file, src string, keepComments bool) *scanner {
 	b = append(b, '\n')
 	raw, err := rawLexer.(lexer.StringDefinition).LexString(file, string(b))
 	if err != nil {
-		panic(err) // LexString of a stateful lexDefinition does not fail
+		panic(err) // LexString of a stateful lexer does not fail
 	}
 	return &scanner{file: file, src: src, raw: raw, line: 1, keepComments: keepComments, queue: make([]lexer.Token, 0, 4)}
 }
@@ -300,7 +291,6 @@ func (s *scanner) Next() (lexer.Token, error) {
 	}
 	t := s.queue[s.qi]
 	s.qi++
-	s.count++
 	return t, nil
 }
 
@@ -761,7 +751,7 @@ func (lexDefinition) LexString(filename, src string) (lexer.Lexer, error) {
 	return &tokenStream{toks: sc.toks}, nil
 }
 
-// scanned is a whole token stream, for the Lexer lexDefinition and tests.
+// scanned is a whole token stream, for the Lexer definition and tests.
 type scanned struct {
 	toks     []lexer.Token
 	comments []*Comment

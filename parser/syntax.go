@@ -2,13 +2,15 @@ package parser
 
 // Syntax errors. The grammar is LL(1) (grammar.go), so participle stops at
 // the token where the input goes wrong; its message names the rest of the
-// production it was reading, in EBNF ("unexpected token ":" (expected
-// AffinityG FlowG* ...)"). syntaxError turns that into the Go compiler's
+// production it was reading, in EBNF (`unexpected token ":" (expected
+// Affinity Flow* ...)`). syntaxError turns that into the Go compiler's
 // wording, "syntax error: unexpected X, expected Y", with Y said in JDF
 // terms, from the production participle expected and, where one production
-// is used in two places, from the tokens around the error.
+// is used in two places, from the tokens around the error. The custom
+// productions (expr.go) word their errors themselves.
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/alecthomas/participle/v2"
@@ -124,20 +126,18 @@ func (c *converter) explain(tok *lexer.Token, at int, expected string, f *file) 
 			return unexpected(tok, targetWords+" or a guard")
 		}
 		return unexpected(tok, targetWords)
-	case strings.HasPrefix(expected, "args") && at > 1:
+	case strings.HasPrefix(expected, "args") && at > 0:
 		// After a named range in a call, only FLOW Class(args).
-		if b := &c.toks[at-2]; b.Type == tPunct && b.Value == "]" {
+		if b := c.before(at - 1); b != nil && b.Type == tPunct && b.Value == "]" {
 			if p := c.before(c.open(at - 2)); p != nil && p.Type == tPunct {
 				return unexpected(&c.toks[at-1], "FLOW Class(args) after a named range")
 			}
 		}
 		return unexpected(tok, "'(' and the arguments of "+c.toks[at-1].Value)
-	case strings.HasPrefix(expected, "args") && at > 0:
-		return unexpected(tok, "'(' and the arguments of "+c.toks[at-1].Value)
 	case strings.HasPrefix(expected, `"=" expr`) && at > 0:
-		return unexpected(tok, "= after property "+quote(c.toks[at-1].Value))
+		return unexpected(tok, "= after property "+strconv.Quote(c.toks[at-1].Value))
 	case strings.HasPrefix(expected, `"=" rangeExpr`) && at > 0:
-		return unexpected(tok, "'=' after "+quote(c.toks[at-1].Value))
+		return unexpected(tok, "'=' after "+strconv.Quote(c.toks[at-1].Value))
 	}
 	for _, e := range expectations {
 		if strings.HasPrefix(expected, e.prefix) {
@@ -250,5 +250,3 @@ func (c *converter) afterPriority(at int) bool {
 	}
 	return false
 }
-
-func quote(s string) string { return `"` + s + `"` }
