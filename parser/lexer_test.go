@@ -148,3 +148,31 @@ func TestPositions(t *testing.T) {
 		t.Errorf("body text offset points at %q", got)
 	}
 }
+
+// TestLexerLineBreaks: a lone \r is a line break like \n and \r\n (§1.2),
+// for BODY, END, %option and positions.
+func TestLexerLineBreaks(t *testing.T) {
+	for _, nl := range []string{"\n", "\r\n", "\r"} {
+		src := strings.ReplaceAll("a\nBODY\nb\nEND\n%option x = 1\n  c", "\n", nl)
+		sc := scan("x.jdf", src, false)
+		got, _ := lexString(src)
+		if want := "ID(a) BODY TEXT(b" + nl + ") END %option ID(x) = INT(1) ID(c)"; got != want {
+			t.Errorf("%q: tokens %s, want %s", nl, got, want)
+		}
+		if c := sc.toks[len(sc.toks)-2]; c.Pos.Line != 6 || c.Pos.Column != 3 {
+			t.Errorf("%q: c at %d:%d, want 6:3", nl, c.Pos.Line, c.Pos.Column)
+		}
+	}
+}
+
+// TestLexerEndOnBodyLine pins a difference with jdf2c that only malformed
+// input shows: a word starting with end on the BODY line (after BODY, where
+// only properties and comments belong) is read as END. Both are errors.
+func TestLexerEndOnBodyLine(t *testing.T) {
+	if got, _ := lexString("x\nBODY end\n"); got != "ID(x) BODY END" {
+		t.Errorf("tokens %s", got)
+	}
+	if _, diags := Parse("x.jdf", []byte("V\nT(k)\n k = 0\n : V(k)\nBODY end\n{\n}\nEND\n")); !diags.HasErrors() {
+		t.Error("END on the BODY line must be a syntax error")
+	}
+}
