@@ -10,7 +10,7 @@
 //	})
 //
 // Generate returns the files (today one, Output) and never writes to disk. Problems found
-// while generating (a body that is not Go, a GPU-only class, a name that user code cannot
+// while generating (a body that is not Go, a HIP-only class, a name that user code cannot
 // see) come back as a parser.ErrorList positioned in the .jdf; warnings go to Options.Warn.
 // The output is deterministic (source order everywhere, sorted imports, no timestamp) and
 // gofmt-clean.
@@ -32,7 +32,8 @@
 //   - per task class, in source order: var <p><Class> rt.TaskClass, assigned in init, and
 //     its functions <p><Class>Space, Complete, Goal, Prepare, Successors, Predecessors,
 //     Priority, Affinity, Key, and per BODY a Hook (unpacks the task) and a Body (the user
-//     code, with the globals, the locals and the typed flow values as parameters);
+//     code, with the globals, the locals and the typed flow values as parameters), or for
+//     a GPU body its member type, Submit hook, Batch policy, Body, Size and Inc descriptor;
 //   - Verify, WriteDOT, Err<Name>Graph and the verifier they share (<p>Verifier, the .jdf
 //     position tables); Property when classes have exported properties;
 //   - the functions of inline code (<p><Class>Inline<N>), the helpers the file needs
@@ -59,12 +60,24 @@
 // # Incarnations and GPU bodies
 //
 // Each BODY becomes an incarnation (incarnation.go) through incarnationMakers, keyed by the
-// body's device. CPU bodies and CPU-style types (RECURSIVE...) have a maker here. GPU bodies
-// (type=CUDA, HIP or GPU) are skipped with a warning when the class has another body, and
-// are an error otherwise. The GPU generator plugs in by registering a maker for those
-// devices that returns an incarnation whose decls are its top-level functions (the submit
-// hook, the batch-match callback) and whose value is its rt.Incarnation fields (Kind,
-// Device, Select for the device property, Evaluate); nothing else changes.
+// body's device. CPU bodies and CPU-style types (RECURSIVE...) get a CPU hook. GPU bodies
+// (gpubody.go) get a submit hook for rt/gpu, `func(dev *gpu.Device, task *gpu.Task, stream
+// *gpu.Stream) gpu.Result`, which calls a body function with `return gpu.Done` appended; in
+// scope are dev, task (the head wrapper), stream, tp, the globals, the head's definitions
+// as ints and its data flows as gpu.Buffers. type=GPU runs on any GPU backend, the
+// simulated one included (rt.GPU, gpu.TypeAny); type=CUDA on CUDA devices only (rt.CUDA,
+// gpu.TypeCUDA); HIP bodies are skipped with a warning (an error when the class has no
+// other body). Per class, a member type <p><Class>GPU and member(t) give the definitions
+// and buffers of any task of a ring. Body properties: batch = true (the hook collects a
+// ring with the generated gpu.BatchPolicy before the body runs; the body iterates
+// `for t := range task.Ring()`), batch = manual (the body calls
+// stream.CollectBatch(task, match, data) itself, match being the generated policy),
+// batch_max, batch_match (a function name or inline code with cand and head), X.size
+// (gpu.Incarnation.Size), stage_in and stage_out (gpu.StageFn, named or inline), device
+// (rt.Incarnation.Select: device expr mod the number of devices, no CPU sharing), evaluate
+// (rt.Incarnation.Evaluate), profile = off (no trace of the incarnation). Without device,
+// rt shares the class's tasks between devices and CPU workers by estimated finish time
+// (rt/choice.go). Bodies end with `return task.Fail(err)` to fail with a cause.
 //
 // # What the runtime could take over
 //

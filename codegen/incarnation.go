@@ -24,12 +24,11 @@ package codegen
 //		return nil        // unless the body ends in a terminating statement
 //	}
 //
-// GPU bodies (type=CUDA, HIP or GPU) belong to rt/gpu. They plug in through
-// incarnationMakers: a maker returns an incarnation whose decls are the top-level functions
-// it needs (the submit hook, the batch-match callback) and whose value is the fields of its
-// rt.Incarnation literal (Kind: rt.GPU or rt.CUDA, Device: the rt/gpu descriptor, Select for
-// the device property, Evaluate). Until then a GPU body is skipped with a warning when the
-// class has another body, and is an error otherwise.
+// GPU bodies (type=CUDA or GPU) plug in through incarnationMakers (gpubody.go): a maker
+// returns an incarnation whose decls are the top-level functions it needs (the submit hook,
+// the body, the batch-match policy) and whose value is the fields of its rt.Incarnation
+// literal (Kind: rt.GPU or rt.CUDA, Device: the rt/gpu descriptor, Select for the device
+// property, Evaluate). HIP bodies are skipped with a warning (no HIP backend).
 
 import (
 	"strconv"
@@ -50,9 +49,9 @@ type incarnation interface {
 // result without an error diagnostic means the body is skipped. Devices without an entry
 // get a CPU hook.
 var incarnationMakers = map[string]func(c *classGen, b *parser.Body) incarnation{
-	"CUDA": gpuNotYet,
-	"HIP":  gpuNotYet,
-	"GPU":  gpuNotYet,
+	"CUDA": newGPUIncarnation,
+	"HIP":  noHIP,
+	"GPU":  newGPUIncarnation,
 }
 
 func (c *classGen) newIncarnation(b *parser.Body) incarnation {
@@ -60,19 +59,6 @@ func (c *classGen) newIncarnation(b *parser.Body) incarnation {
 		return mk(c, b)
 	}
 	return newCPUIncarnation(c, b)
-}
-
-// gpuNotYet handles GPU bodies until the GPU generator exists.
-func gpuNotYet(c *classGen, b *parser.Body) incarnation {
-	for _, o := range c.tc.Bodies {
-		if !o.IsGPU() {
-			c.g.warnf(b.Pos(), "BODY [type=%s] of %s skipped: jdf2go gen does not generate GPU bodies yet (the %s body and the others run)",
-				b.Type, c.tc.Name, o.Device())
-			return nil
-		}
-	}
-	c.g.errorf(b.Pos(), "BODY [type=%s] of %s: jdf2go gen does not generate GPU bodies yet, and the class has no CPU body", b.Type, c.tc.Name)
-	return nil
 }
 
 // cpuIncarnation is a CPU hook and its body function.
@@ -101,10 +87,18 @@ func newCPUIncarnation(c *classGen, b *parser.Body) incarnation {
 	return inc
 }
 
+// hasIncarnation reports whether an incarnation generated so far has the hook hook.
 func (c *classGen) hasIncarnation(hook string) bool {
 	for _, i := range c.incs {
-		if ci, ok := i.(*cpuIncarnation); ok && ci.hook == hook {
-			return true
+		switch i := i.(type) {
+		case *cpuIncarnation:
+			if i.hook == hook {
+				return true
+			}
+		case *gpuIncarnation:
+			if i.names.submit == hook {
+				return true
+			}
 		}
 	}
 	return false

@@ -35,6 +35,7 @@ type classGen struct {
 
 	readiness string // "Counter" or "Mask"
 	incs      []incarnation
+	gpuMember bool               // a GPU incarnation emits the member type (gpubody.go)
 	exported  []*parser.Property // class properties kept for Property
 }
 

@@ -51,6 +51,9 @@ func TestFailuresAreTerminalAndReleased(t *testing.T) {
 				return []gpu.Flow{{Data: newHostData(-1, 0, 0, 1), Access: gpu.ReadWrite, Elem: gpu.Float64}}
 			},
 			gpu.ErrNotPositiveDefinite},
+		{"body fails with a cause", nil, func(*journal) *gpu.Incarnation {
+			return &gpu.Incarnation{Name: "f", Submit: func(_ *gpu.Device, t *gpu.Task, _ *gpu.Stream) gpu.Result { return t.Fail(boom) }}
+		}, nil, boom},
 		{"panic", nil, func(*journal) *gpu.Incarnation {
 			return &gpu.Incarnation{Name: "p", Submit: func(*gpu.Device, *gpu.Task, *gpu.Stream) gpu.Result { panic("body bug") }}
 		}, nil, nil},

@@ -451,7 +451,13 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 		}
 		ep.releaseRing(head, StateHandedOff)
 	default:
-		ep.terminate(s, head, r, nil, true)
+		var cause error
+		for x := range head.Ring() {
+			if x.cause != nil {
+				cause = errors.Join(cause, x.cause)
+			}
+		}
+		ep.terminate(s, head, r, cause, true)
 	}
 	return false
 }

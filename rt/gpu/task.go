@@ -102,8 +102,8 @@ type Task struct {
 	stage     stageSpan
 	exec      ExecState
 	execStart time.Duration // device clock at the first commit of the exec stage
-	// trace id cached at submission for the execution interval
-	wb []*devCopy // copies written back by a KindWriteBack wrapper
+	wb    []*devCopy // copies written back by a KindWriteBack wrapper
+	cause error      // why the body failed (Fail), for the cleanout
 }
 
 // stageSpan is a stage interval whose end is due at the wrapper's next event
@@ -139,6 +139,17 @@ func (t *Task) SetCompleteStage(fn CompleteFn) { t.completeStage = fn }
 // OnRelease installs the release function the wrapper's owner wants called
 // exactly once, when the manager gives the wrapper back.
 func (t *Task) OnRelease(fn func(*Task)) { t.onRelease = fn }
+
+// Fail records err as the reason why the body gives up on this wrapper's
+// task and returns Error, for `return task.Fail(err)` in a body: the
+// manager's terminal path (§3.7) fails the logical task with err instead of
+// a bare "returned ERROR".
+func (t *Task) Fail(err error) Result {
+	if t.cause == nil {
+		t.cause = err
+	}
+	return Error
+}
 
 // EC returns the logical task.
 func (t *Task) EC() EC { return t.ec }

@@ -14,12 +14,13 @@ import (
 	"sync/atomic"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
 //line in.jdf:8
 func evenOnly(t *rt.Task) bool { return t.Local(0)%2 == 0 }
 
-//line want.go:23
+//line want.go:24
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
@@ -70,6 +71,7 @@ func init() {
 		Affinity: incsWAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: incsWHookRECURSIVE, Evaluate: evenOnly},
+			{Kind: rt.CUDA, Device: incsWIncCUDA},
 			{Kind: rt.CPU, Hook: incsWHook, NoTrace: true},
 		},
 	}
@@ -103,7 +105,7 @@ func incsWAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	k := l[0]
 //line in.jdf:20
 	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:107
+//line want.go:109
 }
 
 // incsWHookRECURSIVE runs the RECURSIVE body (a CPU hook) of W(k).
@@ -120,7 +122,45 @@ func incsWBodyRECURSIVE(tp *Incs, task *rt.Task, N int, V *rt.Vector, TRIED *ato
 		TRIED.Add(1)
 		return rt.Next
 	}
-//line want.go:124
+//line want.go:126
+}
+
+// incsWGPU is one task of a ring in a GPU body of W(k): its definitions and the
+// device buffers of its data flows (a batched body gets them with member(t)).
+type incsWGPU struct {
+	k int
+}
+
+// incsWMemberGPU returns the definitions and buffers of the W task of wrapper t.
+func incsWMemberGPU(t *gpu.Task) incsWGPU {
+	l := t.EC().(*rt.Task).Locals()
+	return incsWGPU{
+		k: l[0],
+	}
+}
+
+// incsWSubmitCUDA is the submit hook of the CUDA body of W(k) (rt/gpu runs it on a
+// device stream).
+func incsWSubmitCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+	tp := task.EC().(*rt.Task).Taskpool().Globals().(*Incs)
+	h := incsWMemberGPU(task)
+	return incsWBodyCUDA(dev, task, stream, tp, tp.N, tp.V, tp.TRIED, tp.RAN, h.k)
+}
+
+// incsWBodyCUDA is the CUDA body of W(k) at in.jdf:27:1.
+func incsWBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Incs, N int, V *rt.Vector, TRIED *atomic.Int64, RAN *atomic.Int64, k int) gpu.Result {
+//line in.jdf:28
+	{
+		return gpu.Done
+	}
+//line want.go:157
+}
+
+// incsWIncCUDA is the rt/gpu descriptor of the CUDA body of W.
+var incsWIncCUDA = &gpu.Incarnation{
+	Name:   "W/CUDA",
+	Type:   gpu.TypeCUDA,
+	Submit: incsWSubmitCUDA,
 }
 
 // incsWHook runs the CPU body of W(k).
@@ -136,7 +176,7 @@ func incsWBody(tp *Incs, task *rt.Task, N int, V *rt.Vector, TRIED *atomic.Int64
 	{
 		RAN.Add(1)
 	}
-//line want.go:140
+//line want.go:180
 	return nil
 }
 
@@ -504,4 +544,4 @@ func Case() error {
 	return fmt.Errorf("recursive tried %d, cpu ran %d", tried.Load(), ran.Load())
 }
 
-//line want.go:508
+//line want.go:548

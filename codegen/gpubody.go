@@ -1,0 +1,409 @@
+package codegen
+
+// GPU bodies (jdf-language.md Part A §A.7, Part B §3.11; rt/gpu and gpu-manager.md for the
+// protocol). A BODY [type=GPU] (any GPU backend, the simulated one included) or [type=CUDA]
+// (the CUDA backend only) becomes a submit hook for rt/gpu's manager, a body function with
+// the user code, and a *gpu.Incarnation descriptor that the class's rt.Incarnation carries
+// in its Device field. Per class with GPU bodies, a member type gives the definitions and
+// buffers of any task of a ring:
+//
+//	// <c>GPU is one task of a ring in a GPU body of <Class>(<params>) ...
+//	type <c>GPU struct {
+//		<def> int            // every definition, in order
+//		<Flow> gpu.Buffer    // every data flow (NULL: the zero Buffer)
+//	}
+//
+//	func <c>MemberGPU(t *gpu.Task) <c>GPU { ... t.EC().(*rt.Task).Locals(), t.Buffer(i) ... }
+//
+//	// <c>Submit<Dev> is the submit hook of the <Dev> body of <Class>(<params>).
+//	func <c>Submit<Dev>(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+//		if _, err := stream.CollectBatch(task, <c>Batch<Dev>(task).Match, nil); err != nil {
+//			return task.Fail(err)             // batch = true only
+//		}
+//		tp := task.EC().(*rt.Task).Taskpool().Globals().(*<Name>)
+//		h := <c>MemberGPU(task)
+//		return <c>Body<Dev>(dev, task, stream, tp, tp.<global>, ..., h.<def>, ..., h.<Flow>, ...)
+//	}
+//
+//	// <c>Batch<Dev> is the batch-match policy ... for a ring headed by head.
+//	func <c>Batch<Dev>(head *gpu.Task) gpu.BatchPolicy {     // batch = true | manual
+//		return gpu.BatchPolicy{Max: <batch_max>, User: <batch_match>}
+//	}
+//
+//	// <c>Body<Dev> is the <Dev> body of <Class>(<params>) at <file.jdf:L:C>.
+//	func <c>Body<Dev>(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *<Name>,
+//		<global> <type>, ..., <def> int, ..., <Flow> gpu.Buffer, ...) gpu.Result {
+//		member := <c>MemberGPU                 // batch = true | manual
+//		match := <c>Batch<Dev>(task).Match     // batch = manual
+//	//line <file.jdf>:<L>
+//		<body text>
+//	//line <file_jdf.go>:<restored>
+//		return gpu.Done        // unless the body ends in a terminating statement
+//	}
+//
+//	// <c>Inc<Dev> is the rt/gpu descriptor of the <Dev> body of <Class>.
+//	var <c>Inc<Dev> = &gpu.Incarnation{Name: "<Class>/<Dev>", Type: gpu.TypeAny | gpu.TypeCUDA,
+//		Submit: <c>Submit<Dev>, Batch: <bool>, NoProfile: <profile = off>,
+//		StageIn: <stage_in>, StageOut: <stage_out>, Size: <c>Size<Dev>}
+//
+// and the class's incarnation {Kind: rt.GPU | rt.CUDA, Device: <c>Inc<Dev>, Select: <device>,
+// Evaluate: <evaluate>, NoTrace: <profile = off>}. The generated batch-match policy is
+// gpu.BatchPolicy: it rejects candidates of another class, body or device, stops at
+// batch_max, then asks batch_match (a func(cand, head *gpu.Task) gpu.Action, named or inline)
+// or accepts. batch_max, X.size and device are JDF expressions over the head's definitions
+// and the globals; stage_in and stage_out name gpu.StageFn functions (or are inline code
+// with dev, task and stream in scope, returning (int, gpu.Result)).
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/jdf2go/jdf2go/parser"
+)
+
+const gpuPath = "github.com/jdf2go/jdf2go/rt/gpu"
+
+// gpuBodyNames are the names a GPU body receives besides the JDF ones; a JDF name the body
+// would see must not take them.
+var gpuBodyNames = []string{"dev", "stream", "member", "match"}
+
+// noHIP handles HIP bodies: jdf2go has no HIP backend, so they are skipped with a warning
+// when the class has another body, and are an error otherwise.
+func noHIP(c *classGen, b *parser.Body) incarnation {
+	for _, o := range c.tc.Bodies {
+		if o.Device() != "HIP" {
+			c.g.warnf(b.Pos(), "BODY [type=%s] of %s skipped: jdf2go has no HIP backend (the %s body and the others run)",
+				b.Type, c.tc.Name, o.Device())
+			return nil
+		}
+	}
+	c.g.errorf(b.Pos(), "BODY [type=%s] of %s: jdf2go has no HIP backend, and the class has no other body", b.Type, c.tc.Name)
+	return nil
+}
+
+// gpuIncarnation is one GPU body: its hook, body function, descriptor and helpers.
+type gpuIncarnation struct {
+	c      *classGen
+	b      *parser.Body
+	gb     goBody
+	dev    string // "GPU" or "CUDA": the suffix of its functions
+	member bool   // this incarnation emits the class's member type
+	names  struct{ submit, body, batch, size, inc string }
+}
+
+func newGPUIncarnation(c *classGen, b *parser.Body) incarnation {
+	g := c.g
+	a := &b.Attrs
+	for _, d := range c.tc.Defs {
+		if slices.Contains(gpuBodyNames, d.Name) {
+			g.errorf(d.Pos(), "definition %q of %s: GPU bodies receive %q from jdf2go; rename it", d.Name, c.tc.Name, d.Name)
+		}
+	}
+	for _, f := range c.tc.Flows {
+		if slices.Contains(gpuBodyNames, f.Name) {
+			g.errorf(f.NamePos, "flow %q of %s: GPU bodies receive %q from jdf2go; rename it", f.Name, c.tc.Name, f.Name)
+		}
+	}
+	for _, gl := range c.bodyGlobals() {
+		if slices.Contains(gpuBodyNames, gl.Name) {
+			g.errorf(gl.Pos(), "global %q: the GPU bodies of %s receive %q from jdf2go; rename it", gl.Name, c.tc.Name, gl.Name)
+		}
+	}
+	if a.Dyld != "" {
+		g.warnf(b.Pos(), "dyld is not supported by jdf2go (GPU bodies call rt/gpu); ignored")
+	}
+	for _, dc := range a.DataColls {
+		g.warnf(dc.Pos, "%s.dc is not used by jdf2go; ignored", dc.Flow.Name)
+	}
+	gb, ok := g.parseBody(b.Text, b.TextPos)
+	if !ok {
+		return nil
+	}
+	inc := &gpuIncarnation{c: c, b: b, gb: gb, dev: b.Device()}
+	suffix := inc.dev
+	for n := 2; c.hasIncarnation(c.fn("Submit" + suffix)); n++ {
+		suffix = inc.dev + strconv.Itoa(n)
+	}
+	inc.names.submit = c.fn("Submit" + suffix)
+	inc.names.body = c.fn("Body" + suffix)
+	inc.names.batch = c.fn("Batch" + suffix)
+	inc.names.size = c.fn("Size" + suffix)
+	inc.names.inc = c.fn("Inc" + suffix)
+	inc.member = !c.gpuMember
+	c.gpuMember = true
+	return inc
+}
+
+func (inc *gpuIncarnation) batched() bool { return inc.b.Attrs.Batch != parser.BatchOff }
+
+// memberType is the name of the class's member type, memberFn of its constructor.
+func (c *classGen) memberType() string { return c.fn("GPU") }
+func (c *classGen) memberFn() string   { return c.fn("MemberGPU") }
+
+func gpuT(name string) *jen.Statement { return jen.Op("*").Qual(gpuPath, name) }
+
+// hookParams are the parameters of a submit hook: (dev *gpu.Device, task *gpu.Task,
+// stream *gpu.Stream).
+func hookParams() []jen.Code {
+	return []jen.Code{jen.Id("dev").Add(gpuT("Device")), jen.Id("task").Add(gpuT("Task")), jen.Id("stream").Add(gpuT("Stream"))}
+}
+
+func (inc *gpuIncarnation) decls() []jen.Code {
+	c, g := inc.c, inc.c.g
+	var out []jen.Code
+	if inc.member {
+		out = append(out, c.memberDecls()...)
+	}
+
+	// The submit hook.
+	var hook []jen.Code
+	if inc.b.Attrs.Batch == parser.BatchOn {
+		hook = append(hook, jen.If(
+			jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("stream").Dot("CollectBatch").Call(
+				jen.Id("task"), jen.Id(inc.names.batch).Call(jen.Id("task")).Dot("Match"), jen.Nil()),
+			jen.Err().Op("!=").Nil(),
+		).Block(jen.Return(jen.Id("task").Dot("Fail").Call(jen.Err()))))
+	}
+	hook = append(hook,
+		jen.Id("tp").Op(":=").Id("task").Dot("EC").Call().Assert(jen.Op("*").Qual(rtPath, "Task")).
+			Dot("Taskpool").Call().Dot("Globals").Call().Assert(jen.Op("*").Id(g.name)),
+		jen.Id("h").Op(":=").Id(c.memberFn()).Call(jen.Id("task")))
+	args := []jen.Code{jen.Id("dev"), jen.Id("task"), jen.Id("stream"), jen.Id("tp")}
+	params := append(hookParams(), jen.Id("tp").Op("*").Id(g.name))
+	for _, gl := range c.bodyGlobals() {
+		args = append(args, jen.Id("tp").Dot(fieldName(gl.Name)))
+		params = append(params, jen.Id(userParam(gl.Name)).Add(goType(gl)))
+	}
+	for _, d := range c.tc.Defs {
+		args = append(args, jen.Id("h").Dot(userParam(d.Name)))
+		params = append(params, jen.Id(userParam(d.Name)).Int())
+	}
+	for _, f := range dataFlows(c.tc) {
+		args = append(args, jen.Id("h").Dot(userParam(f.Name)))
+		params = append(params, jen.Id(userParam(f.Name)).Qual(gpuPath, "Buffer"))
+	}
+	hook = append(hook, jen.Return(jen.Id(inc.names.body).Call(args...)))
+	out = append(out,
+		doc(inc.names.submit, jen.Func().Id(inc.names.submit).Params(hookParams()...).Qual(gpuPath, "Result").Block(hook...),
+			"is the submit hook of the %s body of %s (rt/gpu runs it on a\n// device stream).", inc.dev, c.sig()),
+		jen.Line())
+
+	// The batch policy.
+	if inc.batched() {
+		out = append(out, inc.batchPolicy(), jen.Line())
+	}
+
+	// The body.
+	var body []jen.Code
+	if inc.batched() {
+		body = append(body, jen.Id("member").Op(":=").Id(c.memberFn()))
+		unused := []jen.Code{jen.Id("_")}
+		used := []jen.Code{jen.Id("member")}
+		if inc.b.Attrs.Batch == parser.BatchManual {
+			body = append(body, jen.Id("match").Op(":=").Id(inc.names.batch).Call(jen.Id("task")).Dot("Match"))
+			unused = append(unused, jen.Id("_"))
+			used = append(used, jen.Id("match"))
+		}
+		body = append(body, jen.List(unused...).Op("=").List(used...))
+	}
+	body = append(body, g.userCode(inc.b.Text, inc.b.TextPos)...)
+	body = append(body, g.restoreDirective())
+	if !inc.gb.terminates {
+		body = append(body, jen.Return(jen.Qual(gpuPath, "Done")))
+	}
+	out = append(out,
+		doc(inc.names.body, jen.Func().Id(inc.names.body).Params(params...).Qual(gpuPath, "Result").Block(body...),
+			"is the %s body of %s at %s.", inc.dev, c.sig(), g.where(inc.b.Pos())),
+		jen.Line())
+
+	// Flow sizes.
+	if len(inc.b.Attrs.Sizes) > 0 {
+		out = append(out, inc.sizes(), jen.Line())
+	}
+
+	// The descriptor.
+	typ := "TypeAny"
+	if inc.dev == "CUDA" {
+		typ = "TypeCUDA"
+	}
+	fields := []jen.Code{
+		jen.Id("Name").Op(":").Lit(c.tc.Name + "/" + inc.dev),
+		jen.Id("Type").Op(":").Qual(gpuPath, typ),
+		jen.Id("Submit").Op(":").Id(inc.names.submit),
+	}
+	if inc.batched() {
+		fields = append(fields, jen.Id("Batch").Op(":").True())
+	}
+	if inc.b.Attrs.ProfileOff {
+		fields = append(fields, jen.Id("NoProfile").Op(":").True())
+	}
+	if fn := inc.b.Attrs.StageIn; fn != nil {
+		fields = append(fields, jen.Id("StageIn").Op(":").Add(inc.stageFn(fn)))
+	}
+	if fn := inc.b.Attrs.StageOut; fn != nil {
+		fields = append(fields, jen.Id("StageOut").Op(":").Add(inc.stageFn(fn)))
+	}
+	if len(inc.b.Attrs.Sizes) > 0 {
+		fields = append(fields, jen.Id("Size").Op(":").Id(inc.names.size))
+	}
+	out = append(out,
+		doc(inc.names.inc, jen.Var().Id(inc.names.inc).Op("=").Op("&").Qual(gpuPath, "Incarnation").ValuesFunc(func(gr *jen.Group) {
+			for _, f := range fields {
+				gr.Line().Add(f)
+			}
+			gr.Line()
+		}), "is the rt/gpu descriptor of the %s body of %s.", inc.dev, c.tc.Name),
+		jen.Line())
+	return out
+}
+
+// memberDecls emits the class's member type and its constructor.
+func (c *classGen) memberDecls() []jen.Code {
+	var fields, values []jen.Code
+	for _, d := range c.tc.Defs {
+		fields = append(fields, jen.Id(userParam(d.Name)).Int())
+		values = append(values, jen.Id(userParam(d.Name)).Op(":").Id("l").Index(jen.Lit(d.Index)))
+	}
+	for _, f := range dataFlows(c.tc) {
+		fields = append(fields, jen.Id(userParam(f.Name)).Qual(gpuPath, "Buffer"))
+		values = append(values, jen.Id(userParam(f.Name)).Op(":").Id("t").Dot("Buffer").Call(jen.Lit(f.Index)))
+	}
+	var body []jen.Code
+	if len(c.tc.Defs) > 0 {
+		body = append(body, jen.Id("l").Op(":=").Id("t").Dot("EC").Call().Assert(jen.Op("*").Qual(rtPath, "Task")).Dot("Locals").Call())
+	}
+	body = append(body, jen.Return(jen.Id(c.memberType()).ValuesFunc(func(gr *jen.Group) {
+		for _, v := range values {
+			gr.Line().Add(v)
+		}
+		if len(values) > 0 {
+			gr.Line()
+		}
+	})))
+	return []jen.Code{
+		doc(c.memberType(), jen.Type().Id(c.memberType()).Struct(fields...),
+			"is one task of a ring in a GPU body of %s: its definitions and the\n// device buffers of its data flows (a batched body gets them with member(t)).", c.sig()),
+		jen.Line(),
+		doc(c.memberFn(), jen.Func().Id(c.memberFn()).Params(jen.Id("t").Add(gpuT("Task"))).Id(c.memberType()).Block(body...),
+			"returns the definitions and buffers of the %s task of wrapper t.", c.tc.Name),
+		jen.Line(),
+	}
+}
+
+// taskFunc returns the statements of a function over one task of the class (task, an
+// *rt.Task, in scope): the bindings of the globals and definitions that ret uses, then
+// `return <ret>` between line directives for the JDF expression at pos.
+func (c *classGen) taskFunc(s *scope, pos posT, ret jen.Code) []jen.Code {
+	body := append(c.globalsVar(s, jen.Id("task").Dot("Taskpool").Call()), c.bindLocals(s, jen.Id("task").Dot("Locals").Call())...)
+	return append(body, c.g.lineDirective(pos), jen.Return(ret), c.g.restoreDirective())
+}
+
+// batchPolicy emits the policy of a batched body: batch_max over the head's definitions,
+// batch_match named or inline.
+//
+//	func <c>Batch<Dev>(head *gpu.Task) gpu.BatchPolicy {
+//		task := head.EC().(*rt.Task)         // when batch_max uses the task
+//		g := task.Taskpool().Globals().(*<Name>)
+//		<def> := task.Locals()[<i>]
+//	//line <file.jdf>:<L>
+//		batchMax := <batch_max>
+//	//line <file.jdf>:<L>
+//		batchMatch := <batch_match>
+//	//line <file_jdf.go>:<restored>
+//		return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
+//	}
+func (inc *gpuIncarnation) batchPolicy() jen.Code {
+	c, g, a := inc.c, inc.c.g, &inc.b.Attrs
+	s := c.scope(jen.Id("g"))
+	var stmts, fields []jen.Code
+	if e := a.BatchMax; e != nil {
+		stmts = append(stmts, g.lineDirective(e.Pos()), jen.Id("batchMax").Op(":=").Add(s.expr(e, parser.KindInt)))
+		fields = append(fields, jen.Id("Max").Op(":").Id("batchMax"))
+	}
+	if m := a.BatchMatch; m != nil {
+		if _, ok := m.(*parser.InlineCode); ok {
+			text, pos, _ := codeText(m)
+			g.checkCode(text, pos, false)
+			if len(stmts) > 0 {
+				stmts = append(stmts, g.restoreDirective())
+			}
+			stmts = append(stmts, jen.Id("batchMatch").Op(":=").Func().Params(jen.Id("cand"), jen.Id("head").Add(gpuT("Task"))).Qual(gpuPath, "Action").Block(
+				append(g.userCode(text, pos), g.restoreDirective())...))
+		} else {
+			stmts = append(stmts, g.lineDirective(m.Pos()), jen.Id("batchMatch").Op(":=").Add(s.tr(m, parser.KindOpaque).code), g.restoreDirective())
+		}
+		fields = append(fields, jen.Id("User").Op(":").Id("batchMatch"))
+	} else if len(stmts) > 0 {
+		stmts = append(stmts, g.restoreDirective())
+	}
+	var body []jen.Code
+	if s.use.g || len(s.use.defs) > 0 {
+		body = append(body, jen.Id("task").Op(":=").Id("head").Dot("EC").Call().Assert(jen.Op("*").Qual(rtPath, "Task")))
+		body = append(body, c.globalsVar(s, jen.Id("task").Dot("Taskpool").Call())...)
+		body = append(body, c.bindLocals(s, jen.Id("task").Dot("Locals").Call())...)
+	}
+	body = append(body, stmts...)
+	body = append(body, jen.Return(jen.Qual(gpuPath, "BatchPolicy").Values(fields...)))
+	return doc(inc.names.batch, jen.Func().Id(inc.names.batch).Params(jen.Id("head").Add(gpuT("Task"))).Qual(gpuPath, "BatchPolicy").Block(body...),
+		"is the batch-match policy of the %s body of %s for a ring headed\n// by head (batch_max, batch_match).", inc.dev, c.tc.Name)
+}
+
+// sizes emits the X.size properties as a gpu.Incarnation Size function.
+func (inc *gpuIncarnation) sizes() jen.Code {
+	c := inc.c
+	s := c.scope(jen.Id("g"))
+	var cases []jen.Code
+	for _, fs := range inc.b.Attrs.Sizes {
+		v := s.expr(fs.Value, parser.KindInt)
+		cases = append(cases, jen.Case(jen.Lit(fs.Flow.Index)).Block(
+			c.g.lineDirective(fs.Pos), jen.Return(jen.Int64().Call(v)), c.g.restoreDirective()))
+	}
+	body := []jen.Code{jen.Id("task").Op(":=").Id("ec").Assert(jen.Op("*").Qual(rtPath, "Task"))}
+	body = append(body, c.globalsVar(s, jen.Id("task").Dot("Taskpool").Call())...)
+	body = append(body, c.bindLocals(s, jen.Id("task").Dot("Locals").Call())...)
+	if !s.use.g && len(s.use.defs) == 0 {
+		body = append(body, jen.Id("_").Op("=").Id("task"))
+	}
+	body = append(body, jen.Switch(jen.Id("flow")).Block(cases...), jen.Return(jen.Lit(0)))
+	return doc(inc.names.size, jen.Func().Id(inc.names.size).Params(jen.Id("ec").Qual(gpuPath, "EC"), jen.Id("flow").Int()).Int64().Block(body...),
+		"returns the device size in bytes of flow flow of a %s task (X.size),\n// or 0 for the size of its host copy.", c.tc.Name)
+}
+
+// stageFn returns a stage_in or stage_out value: a named gpu.StageFn, or inline code as a
+// function literal with dev, task and stream in scope.
+func (inc *gpuIncarnation) stageFn(fn parser.Expr) jen.Code {
+	c := inc.c
+	if _, ok := fn.(*parser.InlineCode); ok {
+		text, pos, _ := codeText(fn)
+		c.g.checkCode(text, pos, false)
+		return jen.Func().Params(hookParams()...).Params(jen.Int(), jen.Qual(gpuPath, "Result")).Block(
+			append(c.g.userCode(text, pos), c.g.restoreDirective())...)
+	}
+	return c.scope(jen.Id("g")).tr(fn, parser.KindOpaque).code
+}
+
+func (inc *gpuIncarnation) value() []jen.Code {
+	c, a := inc.c, &inc.b.Attrs
+	kind := "GPU"
+	if inc.dev == "CUDA" {
+		kind = "CUDA"
+	}
+	fields := []jen.Code{
+		jen.Id("Kind").Op(":").Qual(rtPath, kind),
+		jen.Id("Device").Op(":").Id(inc.names.inc),
+	}
+	if ev := a.Evaluate; ev != nil && a.Device == nil {
+		fields = append(fields, jen.Id("Evaluate").Op(":").Add(c.evaluate(ev)))
+	}
+	if d := a.Device; d != nil {
+		s := c.scope(jen.Id("g"))
+		v := s.expr(d, parser.KindInt)
+		fields = append(fields, jen.Id("Select").Op(":").Func().Params(jen.Id("task").Op("*").Qual(rtPath, "Task")).Int().Block(
+			c.taskFunc(s, d.Pos(), v)...))
+	}
+	if a.ProfileOff {
+		fields = append(fields, jen.Id("NoTrace").Op(":").True())
+	}
+	return fields
+}
