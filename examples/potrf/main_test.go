@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/jdf2go/jdf2go/examples/potrf/cholesky"
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
+	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
 // TestPotrf factors small matrices, ragged tiles included, on every available backend.
@@ -54,5 +56,114 @@ func TestNotPositiveDefinite(t *testing.T) {
 	err = cholesky.Factor(context.Background(), ctx, p.A, blas.Gonum())
 	if !errors.Is(err, blas.ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "POTRF(2)") {
 		t.Errorf("error %v: want ErrNotPositiveDefinite from POTRF(2)", err)
+	}
+}
+
+// TestPotrfOnSimulatedGPUs runs the command on one and two simulated devices, with the data
+// in host memory and already resident: the GPU bodies share the work with the CPU and the
+// residual check passes.
+func TestPotrfOnSimulatedGPUs(t *testing.T) {
+	for _, args := range [][]string{
+		{"-gpus", "sim:1"},
+		{"-gpus", "sim:2"},
+		{"-gpus", "sim:2", "-resident"},
+	} {
+		var out bytes.Buffer
+		all := append([]string{"-n", "300", "-nb", "64", "-workers", "2", "-blas", "gonum", "-trace", ""}, args...)
+		if err := run(all, &out); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out.String())
+		}
+		for _, want := range []string{"GFLOP/s", "tasks: CPU ", "gpu0 ", "‖A − L·Lᵀ‖/‖A‖"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: output lacks %q:\n%s", args, want, out.String())
+			}
+		}
+	}
+}
+
+// TestSim2MatchesCPU: the factor computed with two simulated devices (GPU bodies on the
+// devices, CPU bodies on the workers) equals the CPU-only factor to 1e-12, and the devices
+// ran tasks of every class they can.
+func TestSim2MatchesCPU(t *testing.T) {
+	const n, nb = 400, 50
+	factor := func(devs []*gpu.RTDevice) []float64 {
+		t.Helper()
+		p, err := cholesky.NewProblem(n, nb, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cholesky.Factor(context.Background(), ctx, p.A, blas.Gonum())
+		if cerr := ctx.Close(); err == nil {
+			err = cerr
+		}
+		for _, d := range devs {
+			if cerr := d.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := make([]float64, n*n)
+		p.A.GatherToDense(l, n)
+		return l
+	}
+	cpu := factor(nil)
+	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := factor(devs)
+	var ran uint64
+	for _, d := range devs {
+		ran += d.Device().Stats().Executed
+	}
+	if ran == 0 {
+		t.Fatal("the simulated devices ran no task")
+	}
+	var diff, scale float64
+	for j := 0; j < n; j++ {
+		for i := j; i < n; i++ {
+			diff = math.Max(diff, math.Abs(sim[i+j*n]-cpu[i+j*n]))
+			scale = math.Max(scale, math.Abs(cpu[i+j*n]))
+		}
+	}
+	if diff/scale > 1e-12 {
+		t.Fatalf("factor on sim:2 differs from the CPU's by %.3g (relative)", diff/scale)
+	}
+	t.Logf("sim:2 ran %d of %d tasks; factors differ by %.3g", ran, cholesky.Tasks((n+nb-1)/nb), diff/scale)
+}
+
+// Tasks counts the tasks of the generated taskpool.
+func TestTasks(t *testing.T) {
+	for _, mt := range []int{1, 2, 3, 7} {
+		p, err := cholesky.NewProblem(mt*4, 4, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, err := rt.New(rt.Workers(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tp, err := cholesky.NewPotrf(p.A, blas.Gonum())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ctx.Add(tp.Taskpool); err != nil {
+			t.Fatal(err)
+		}
+		if err := tp.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := ctx.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := tp.Total(), cholesky.Tasks(mt); got != want {
+			t.Errorf("mt=%d: the taskpool has %d tasks, Tasks says %d", mt, got, want)
+		}
 	}
 }

@@ -23,7 +23,11 @@ type Problem struct {
 }
 
 // NewProblem returns a reproducible random problem (blas.FillSPD) with its tiles filled.
-func NewProblem(n, nb int, seed uint64) (*Problem, error) {
+func NewProblem(n, nb int, seed uint64) (*Problem, error) { return NewProblemAlloc(n, nb, seed, nil) }
+
+// NewProblemAlloc is NewProblem with the tiles' storage from alloc (nil: the Go heap), for
+// tiles in page-locked memory that a GPU transfers without staging (cuda.PinnedPool).
+func NewProblemAlloc(n, nb int, seed uint64, alloc rt.Alloc) (*Problem, error) {
 	if n < 1 || nb < 1 {
 		return nil, fmt.Errorf("cholesky: N=%d and NB=%d must be positive", n, nb)
 	}
@@ -31,7 +35,7 @@ func NewProblem(n, nb int, seed uint64) (*Problem, error) {
 	if err := blas.FillSPD(n, p.Dense, n, seed); err != nil {
 		return nil, err
 	}
-	a, err := rt.NewTiledMatrix(n, n, nb, nb, 1, 1, 0)
+	a, err := rt.NewTiledMatrixAlloc(n, n, nb, nb, 1, 1, 0, alloc)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +56,13 @@ func (p *Problem) Residual(impl *blas.Impl) (float64, error) {
 
 // Flops is the flop count of the factorisation (LAPACK's).
 func (p *Problem) Flops() float64 { return blas.PotrfFlops(p.N) }
+
+// Tasks is the number of tasks of the factorisation of a matrix of mt×mt tiles: mt POTRF,
+// mt(mt-1)/2 TRSM and as many SYRK, and (mt-2)(mt-1)mt/6 GEMM.
+func Tasks(mt int) int64 {
+	m := int64(mt)
+	return m + m*(m-1) + (m-2)*(m-1)*m/6
+}
 
 // Factor factors a in place on c with the tile kernels of impl: L overwrites the lower
 // triangle of tiles. It returns when the factorisation is done, failed (a tile that is

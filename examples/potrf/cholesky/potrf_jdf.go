@@ -13,6 +13,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
+	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
@@ -40,15 +41,15 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 	if err := potrfCheckCollection(descA, 2); err != nil {
 		return nil, fmt.Errorf("NewPotrf: descA: %w", err)
 	}
-//line ../../potrf.jdf:25
+//line ../../potrf.jdf:32
 	var MT int = (descA.MT)
-//line potrf_jdf.go:46
+//line potrf_jdf.go:47
 	tp := &Potrf{descA: descA, impl: impl, MT: MT}
 	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfTRSM, &potrfSYRK, &potrfGEMM)
 	return tp, nil
 }
 
-// potrfPOTRF describes task class POTRF (potrf.jdf:28:1).
+// potrfPOTRF describes task class POTRF (potrf.jdf:35:1).
 var potrfPOTRF rt.TaskClass
 
 func init() {
@@ -70,6 +71,7 @@ func init() {
 		Priority:     potrfPOTRFPriority,
 		Affinity:     potrfPOTRFAffinity,
 		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: potrfPOTRFIncGPU},
 			{Kind: rt.CPU, Hook: potrfPOTRFHook},
 		},
 	}
@@ -121,11 +123,11 @@ func potrfPOTRFPrepare(task *rt.Task) error {
 	k := l[0]
 	if k == 0 {
 		if err := potrfElement(task, 0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:31:22", "T", err)
+			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:38:22", "T", err)
 		}
 	} else {
 		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:31:36", "T", "T SYRK(k - 1, k)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:38:36", "T", "T SYRK(k - 1, k)")
 		}
 	}
 	return nil
@@ -169,18 +171,61 @@ func potrfPOTRFPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e 
 func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g := tp.Globals().(*Potrf)
 	k := l[0]
-//line ../../potrf.jdf:34
+//line ../../potrf.jdf:41
 	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:175
+//line potrf_jdf.go:177
 }
 
 // potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
 func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*Potrf)
 	k := l[0]
-//line ../../potrf.jdf:30
+//line ../../potrf.jdf:37
 	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}
-//line potrf_jdf.go:184
+//line potrf_jdf.go:186
+}
+
+// potrfPOTRFGPU is one task of a ring in a GPU body of POTRF(k): its definitions and the
+// device buffers of its data flows (a batched body gets them with member(t)).
+type potrfPOTRFGPU struct {
+	k int
+	T gpu.Buffer
+}
+
+// potrfPOTRFMemberGPU returns the definitions and buffers of the POTRF task of wrapper t.
+func potrfPOTRFMemberGPU(t *gpu.Task) potrfPOTRFGPU {
+	l := t.EC().(*rt.Task).Locals()
+	return potrfPOTRFGPU{
+		k: l[0],
+		T: t.Buffer(0),
+	}
+}
+
+// potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k) (rt/gpu runs it on a
+// device stream).
+func potrfPOTRFSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+	tp := task.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
+	h := potrfPOTRFMemberGPU(task)
+	return potrfPOTRFBodyGPU(dev, task, stream, tp, tp.descA, tp.impl, tp.MT, h.k, h.T)
+}
+
+// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:42:1.
+func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, T gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:43
+	{
+		if err := stream.Dpotrf(gpu.Lower, descA.TileRows(k), T, descA.MB); err != nil {
+			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
+		}
+	}
+//line potrf_jdf.go:221
+	return gpu.Done
+}
+
+// potrfPOTRFIncGPU is the rt/gpu descriptor of the GPU body of POTRF.
+var potrfPOTRFIncGPU = &gpu.Incarnation{
+	Name:   "POTRF/GPU",
+	Type:   gpu.TypeAny,
+	Submit: potrfPOTRFSubmitGPU,
 }
 
 // potrfPOTRFHook runs the CPU body of POTRF(k).
@@ -194,19 +239,19 @@ func potrfPOTRFHook(task *rt.Task) error {
 	return potrfPOTRFBody(tp, task, tp.descA, tp.impl, tp.MT, l[0], T)
 }
 
-// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:35:1.
+// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:49:1.
 func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, T []float64) error {
-//line ../../potrf.jdf:36
+//line ../../potrf.jdf:50
 	{
 		if err := impl.Dpotrf(blas.Lower, descA.TileRows(k), T, descA.MB); err != nil {
 			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
 		}
 	}
-//line potrf_jdf.go:206
+//line potrf_jdf.go:251
 	return nil
 }
 
-// potrfTRSM describes task class TRSM (potrf.jdf:44:1).
+// potrfTRSM describes task class TRSM (potrf.jdf:58:1).
 var potrfTRSM rt.TaskClass
 
 func init() {
@@ -228,6 +273,7 @@ func init() {
 		Priority:     potrfTRSMPriority,
 		Affinity:     potrfTRSMAffinity,
 		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: potrfTRSMIncGPU},
 			{Kind: rt.CPU, Hook: potrfTRSMHook},
 		},
 	}
@@ -289,15 +335,15 @@ func potrfTRSMPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k, m := l[0], l[1]
 	if task.Flow(0) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:48:13", "T", "T POTRF(k)")
+		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:62:13", "T", "T POTRF(k)")
 	}
 	if k == 0 {
 		if err := potrfElement(task, 1, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:49:24", "C", err)
+			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:63:24", "C", err)
 		}
 	} else {
 		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:49:38", "C", "C GEMM(m, k, k - 1)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:63:38", "C", "C GEMM(m, k, k - 1)")
 		}
 	}
 	return nil
@@ -361,18 +407,66 @@ func potrfTRSMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g := tp.Globals().(*Potrf)
 	k := l[0]
-//line ../../potrf.jdf:54
+//line ../../potrf.jdf:68
 	return int32(4*(g.MT-k) + 2)
-//line potrf_jdf.go:367
+//line potrf_jdf.go:413
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
 func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*Potrf)
 	k, m := l[0], l[1]
-//line ../../potrf.jdf:47
+//line ../../potrf.jdf:61
 	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}
-//line potrf_jdf.go:376
+//line potrf_jdf.go:422
+}
+
+// potrfTRSMGPU is one task of a ring in a GPU body of TRSM(m, k): its definitions and the
+// device buffers of its data flows (a batched body gets them with member(t)).
+type potrfTRSMGPU struct {
+	k int
+	m int
+	T gpu.Buffer
+	C gpu.Buffer
+}
+
+// potrfTRSMMemberGPU returns the definitions and buffers of the TRSM task of wrapper t.
+func potrfTRSMMemberGPU(t *gpu.Task) potrfTRSMGPU {
+	l := t.EC().(*rt.Task).Locals()
+	return potrfTRSMGPU{
+		k: l[0],
+		m: l[1],
+		T: t.Buffer(0),
+		C: t.Buffer(1),
+	}
+}
+
+// potrfTRSMSubmitGPU is the submit hook of the GPU body of TRSM(m, k) (rt/gpu runs it on a
+// device stream).
+func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+	tp := task.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
+	h := potrfTRSMMemberGPU(task)
+	return potrfTRSMBodyGPU(dev, task, stream, tp, tp.descA, tp.impl, tp.MT, h.k, h.m, h.T, h.C)
+}
+
+// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:69:1.
+func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, T gpu.Buffer, C gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:70
+	{
+		if err := stream.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit,
+			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB); err != nil {
+			return task.Fail(err)
+		}
+	}
+//line potrf_jdf.go:462
+	return gpu.Done
+}
+
+// potrfTRSMIncGPU is the rt/gpu descriptor of the GPU body of TRSM.
+var potrfTRSMIncGPU = &gpu.Incarnation{
+	Name:   "TRSM/GPU",
+	Type:   gpu.TypeAny,
+	Submit: potrfTRSMSubmitGPU,
 }
 
 // potrfTRSMHook runs the CPU body of TRSM(m, k).
@@ -390,17 +484,17 @@ func potrfTRSMHook(task *rt.Task) error {
 	return potrfTRSMBody(tp, task, tp.descA, tp.impl, tp.MT, l[0], l[1], T, C)
 }
 
-// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:55:1.
+// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:77:1.
 func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, T []float64, C []float64) error {
-//line ../../potrf.jdf:56
+//line ../../potrf.jdf:78
 	{
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:401
+//line potrf_jdf.go:495
 }
 
-// potrfSYRK describes task class SYRK (potrf.jdf:63:1).
+// potrfSYRK describes task class SYRK (potrf.jdf:85:1).
 var potrfSYRK rt.TaskClass
 
 func init() {
@@ -422,6 +516,7 @@ func init() {
 		Priority:     potrfSYRKPriority,
 		Affinity:     potrfSYRKAffinity,
 		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: potrfSYRKIncGPU},
 			{Kind: rt.CPU, Hook: potrfSYRKHook},
 		},
 	}
@@ -483,15 +578,15 @@ func potrfSYRKPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k, m := l[0], l[1]
 	if task.Flow(0) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:67:13", "A", "C TRSM(m, k)")
+		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:89:13", "A", "C TRSM(m, k)")
 	}
 	if k == 0 {
 		if err := potrfElement(task, 1, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, m}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:68:24", "T", err)
+			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:90:24", "T", err)
 		}
 	} else {
 		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:68:38", "T", "T SYRK(k - 1, m)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:90:38", "T", "T SYRK(k - 1, m)")
 		}
 	}
 	return nil
@@ -551,18 +646,66 @@ func potrfSYRKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g := tp.Globals().(*Potrf)
 	m := l[1]
-//line ../../potrf.jdf:70
+//line ../../potrf.jdf:92
 	return int32(4*(g.MT-m) + 1)
-//line potrf_jdf.go:557
+//line potrf_jdf.go:652
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
 func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*Potrf)
 	m := l[1]
-//line ../../potrf.jdf:66
+//line ../../potrf.jdf:88
 	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, m}}
-//line potrf_jdf.go:566
+//line potrf_jdf.go:661
+}
+
+// potrfSYRKGPU is one task of a ring in a GPU body of SYRK(k, m): its definitions and the
+// device buffers of its data flows (a batched body gets them with member(t)).
+type potrfSYRKGPU struct {
+	k int
+	m int
+	A gpu.Buffer
+	T gpu.Buffer
+}
+
+// potrfSYRKMemberGPU returns the definitions and buffers of the SYRK task of wrapper t.
+func potrfSYRKMemberGPU(t *gpu.Task) potrfSYRKGPU {
+	l := t.EC().(*rt.Task).Locals()
+	return potrfSYRKGPU{
+		k: l[0],
+		m: l[1],
+		A: t.Buffer(0),
+		T: t.Buffer(1),
+	}
+}
+
+// potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m) (rt/gpu runs it on a
+// device stream).
+func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+	tp := task.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
+	h := potrfSYRKMemberGPU(task)
+	return potrfSYRKBodyGPU(dev, task, stream, tp, tp.descA, tp.impl, tp.MT, h.k, h.m, h.A, h.T)
+}
+
+// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:93:1.
+func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:94
+	{
+		if err := stream.Dsyrk(gpu.Lower, gpu.NoTrans, descA.TileRows(m), descA.TileCols(k),
+			-1, A, descA.MB, 1, T, descA.MB); err != nil {
+			return task.Fail(err)
+		}
+	}
+//line potrf_jdf.go:701
+	return gpu.Done
+}
+
+// potrfSYRKIncGPU is the rt/gpu descriptor of the GPU body of SYRK.
+var potrfSYRKIncGPU = &gpu.Incarnation{
+	Name:   "SYRK/GPU",
+	Type:   gpu.TypeAny,
+	Submit: potrfSYRKSubmitGPU,
 }
 
 // potrfSYRKHook runs the CPU body of SYRK(k, m).
@@ -580,17 +723,17 @@ func potrfSYRKHook(task *rt.Task) error {
 	return potrfSYRKBody(tp, task, tp.descA, tp.impl, tp.MT, l[0], l[1], A, T)
 }
 
-// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:71:1.
+// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:101:1.
 func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, A []float64, T []float64) error {
-//line ../../potrf.jdf:72
+//line ../../potrf.jdf:102
 	{
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:591
+//line potrf_jdf.go:734
 }
 
-// potrfGEMM describes task class GEMM (potrf.jdf:79:1).
+// potrfGEMM describes task class GEMM (potrf.jdf:109:1).
 var potrfGEMM rt.TaskClass
 
 func init() {
@@ -613,6 +756,7 @@ func init() {
 		Priority:     potrfGEMMPriority,
 		Affinity:     potrfGEMMAffinity,
 		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: potrfGEMMIncGPU},
 			{Kind: rt.CPU, Hook: potrfGEMMHook},
 		},
 	}
@@ -685,18 +829,18 @@ func potrfGEMMPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k, m, n_ := l[0], l[1], l[2]
 	if task.Flow(0) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:84:13", "A", "C TRSM(m, k)")
+		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:114:13", "A", "C TRSM(m, k)")
 	}
 	if task.Flow(1) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:85:13", "B", "C TRSM(n, k)")
+		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:115:13", "B", "C TRSM(n, k)")
 	}
 	if k == 0 {
 		if err := potrfElement(task, 2, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:86:24", "C", err)
+			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:116:24", "C", err)
 		}
 	} else {
 		if task.Flow(2) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:86:38", "C", "C GEMM(m, n, k - 1)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:116:38", "C", "C GEMM(m, n, k - 1)")
 		}
 	}
 	return nil
@@ -764,18 +908,70 @@ func potrfGEMMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g := tp.Globals().(*Potrf)
 	n_ := l[2]
-//line ../../potrf.jdf:88
+//line ../../potrf.jdf:118
 	return int32(4 * (g.MT - n_))
-//line potrf_jdf.go:770
+//line potrf_jdf.go:914
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
 func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*Potrf)
 	m, n_ := l[1], l[2]
-//line ../../potrf.jdf:83
+//line ../../potrf.jdf:113
 	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}
-//line potrf_jdf.go:779
+//line potrf_jdf.go:923
+}
+
+// potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
+// device buffers of its data flows (a batched body gets them with member(t)).
+type potrfGEMMGPU struct {
+	k int
+	m int
+	n int
+	A gpu.Buffer
+	B gpu.Buffer
+	C gpu.Buffer
+}
+
+// potrfGEMMMemberGPU returns the definitions and buffers of the GEMM task of wrapper t.
+func potrfGEMMMemberGPU(t *gpu.Task) potrfGEMMGPU {
+	l := t.EC().(*rt.Task).Locals()
+	return potrfGEMMGPU{
+		k: l[0],
+		m: l[1],
+		n: l[2],
+		A: t.Buffer(0),
+		B: t.Buffer(1),
+		C: t.Buffer(2),
+	}
+}
+
+// potrfGEMMSubmitGPU is the submit hook of the GPU body of GEMM(m, n, k) (rt/gpu runs it on a
+// device stream).
+func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+	tp := task.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
+	h := potrfGEMMMemberGPU(task)
+	return potrfGEMMBodyGPU(dev, task, stream, tp, tp.descA, tp.impl, tp.MT, h.k, h.m, h.n, h.A, h.B, h.C)
+}
+
+// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:119:1.
+func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:120
+	{
+		if err := stream.Dgemm(gpu.NoTrans, gpu.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
+			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB); err != nil {
+			return task.Fail(err)
+		}
+	}
+//line potrf_jdf.go:967
+	return gpu.Done
+}
+
+// potrfGEMMIncGPU is the rt/gpu descriptor of the GPU body of GEMM.
+var potrfGEMMIncGPU = &gpu.Incarnation{
+	Name:   "GEMM/GPU",
+	Type:   gpu.TypeAny,
+	Submit: potrfGEMMSubmitGPU,
 }
 
 // potrfGEMMHook runs the CPU body of GEMM(m, n, k).
@@ -797,34 +993,34 @@ func potrfGEMMHook(task *rt.Task) error {
 	return potrfGEMMBody(tp, task, tp.descA, tp.impl, tp.MT, l[0], l[1], l[2], A, B, C)
 }
 
-// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:89:1.
+// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:127:1.
 func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, n int, A []float64, B []float64, C []float64) error {
-//line ../../potrf.jdf:90
+//line ../../potrf.jdf:128
 	{
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:808
+//line potrf_jdf.go:1004
 }
 
 // potrfDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
 var potrfDepPos = [][][]string{
-	{{"potrf.jdf:31:8", "potrf.jdf:32:8", "potrf.jdf:33:8"}},
-	{{"potrf.jdf:48:10"}, {"potrf.jdf:49:10", "potrf.jdf:50:10", "potrf.jdf:51:10", "potrf.jdf:52:10", "potrf.jdf:53:10"}},
-	{{"potrf.jdf:67:10"}, {"potrf.jdf:68:10", "potrf.jdf:69:10"}},
-	{{"potrf.jdf:84:10"}, {"potrf.jdf:85:10"}, {"potrf.jdf:86:10", "potrf.jdf:87:10"}},
+	{{"potrf.jdf:38:8", "potrf.jdf:39:8", "potrf.jdf:40:8"}},
+	{{"potrf.jdf:62:10"}, {"potrf.jdf:63:10", "potrf.jdf:64:10", "potrf.jdf:65:10", "potrf.jdf:66:10", "potrf.jdf:67:10"}},
+	{{"potrf.jdf:89:10"}, {"potrf.jdf:90:10", "potrf.jdf:91:10"}},
+	{{"potrf.jdf:114:10"}, {"potrf.jdf:115:10"}, {"potrf.jdf:116:10", "potrf.jdf:117:10"}},
 }
 
 // potrfFlowPos[class][flow] is the .jdf position of each flow, for Verify.
 var potrfFlowPos = [][]string{
-	{"potrf.jdf:31:6"},
-	{"potrf.jdf:48:8", "potrf.jdf:49:8"},
-	{"potrf.jdf:67:8", "potrf.jdf:68:8"},
-	{"potrf.jdf:84:8", "potrf.jdf:85:8", "potrf.jdf:86:8"},
+	{"potrf.jdf:38:6"},
+	{"potrf.jdf:62:8", "potrf.jdf:63:8"},
+	{"potrf.jdf:89:8", "potrf.jdf:90:8"},
+	{"potrf.jdf:114:8", "potrf.jdf:115:8", "potrf.jdf:116:8"},
 }
 
 // potrfClassPos[class] is the .jdf position of each task class, for Verify.
-var potrfClassPos = []string{"potrf.jdf:28:1", "potrf.jdf:44:1", "potrf.jdf:63:1", "potrf.jdf:79:1"}
+var potrfClassPos = []string{"potrf.jdf:35:1", "potrf.jdf:58:1", "potrf.jdf:85:1", "potrf.jdf:109:1"}
 
 // potrfVertex is one task instance of the graph that Verify and WriteDOT walk.
 type potrfVertex struct {

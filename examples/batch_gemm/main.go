@@ -1,0 +1,285 @@
+// Command batch_gemm runs examples/batch_gemm.jdf: many small independent GEMM tasks
+// Z(i) += X(i mod D)·Y(i mod D) whose GPU body collects up to -batch ready tasks into one
+// batched launch. It checks every product against the CPU and prints the time, the
+// tasks/s, the share of the tasks each device and the CPU ran, and the mean number of
+// tasks per launch on the devices. By default (-resident) the blocks are staged on their
+// devices before the timed run, which then moves no data; with -resident=false every task
+// copies its result block in.
+//
+//	JDF2GO_GPUS=sim:1 go run ./examples/batch_gemm -tasks 20000 -nb 32 -batch 32
+//	./batch_gemm -gpus cuda -tasks 100000 -nb 64 -batch 512
+//
+// -gpus picks the devices (none, sim:N, cuda or auto; by default $JDF2GO_GPUS, else
+// auto: every CUDA GPU when there is one). The simulated and CUDA backends are linked in,
+// so the same binary (CGO_ENABLED=0) runs on a GPU machine. With a CUDA device the blocks
+// live in page-locked memory.
+package main
+
+//go:generate go run github.com/jdf2go/jdf2go/cmd/jdf2go gen -o batch_gemm_jdf.go ../batch_gemm.jdf
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/blas"
+	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
+	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "batch_gemm:", err)
+		os.Exit(1)
+	}
+}
+
+// maxError is the accuracy every product must reach, relative to its largest entry.
+const maxError = 1e-12
+
+func run(args []string, stdout io.Writer) (err error) {
+	fs := flag.NewFlagSet("batch_gemm", flag.ContinueOnError)
+	tasks := fs.Int("tasks", 10000, "GEMM tasks")
+	nb := fs.Int("nb", 32, "block size")
+	pairs := fs.Int("pairs", 16, "distinct operand pairs (D)")
+	batch := fs.Int("batch", 32, "batch_max: tasks per batched launch")
+	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	backend := fs.String("blas", "auto", "CPU kernels: auto, gonum or openblas")
+	gpus := fs.String("gpus", "", "devices: none, sim:N, cuda or auto (default: $"+gpu.EnvDevices+", else auto)")
+	check := fs.Bool("check", true, "check every product against the CPU")
+	resident := fs.Bool("resident", true, "stage the blocks on their devices before the timed run")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tasks < 1 || *nb < 1 || *pairs < 1 || *batch < 1 {
+		return fmt.Errorf("-tasks %d, -nb %d, -pairs %d and -batch %d must be positive", *tasks, *nb, *pairs, *batch)
+	}
+	impl, err := blas.Select(*backend)
+	if err != nil {
+		return err
+	}
+	devs, err := openDevices(*gpus)
+	if err != nil {
+		return err
+	}
+	var pool *cuda.PinnedPool
+	defer func() {
+		for _, d := range devs {
+			err = errors.Join(err, d.Close())
+		}
+		if pool != nil {
+			err = errors.Join(err, pool.Close())
+		}
+	}()
+	var alloc rt.Alloc
+	for _, d := range devs {
+		if d.Device().Info().Type == gpu.TypeCUDA && pool == nil {
+			if pool, err = cuda.NewPinnedPool(0); err != nil {
+				return err
+			}
+			alloc = pool.Float64s
+		}
+	}
+	p, err := newProblem(*tasks, *nb, *pairs, alloc)
+	if err != nil {
+		return err
+	}
+	opts := []rt.Option{rt.WithDevices(gpu.RTDevices(devs)...)}
+	if *workers > 0 {
+		opts = append(opts, rt.Workers(*workers))
+	}
+	ctx, err := rt.New(opts...)
+	if err != nil {
+		return err
+	}
+	tp, err := NewBatchGemm(*nb, p.a, p.b, p.c, *batch, impl)
+	if err != nil {
+		return errors.Join(err, ctx.Close())
+	}
+	fmt.Fprintf(stdout, "batch_gemm: %d tasks of %dx%d blocks, batch_max %d, %d workers, BLAS %s, devices: %s\n",
+		*tasks, *nb, *nb, *batch, ctx.Workers(), impl.Config(), deviceNames(devs))
+	if *resident && len(devs) > 0 {
+		if err := p.stage(devs); err != nil {
+			return errors.Join(err, ctx.Close())
+		}
+	}
+	before := counts(devs)
+	start := time.Now()
+	if err = ctx.Add(tp.Taskpool); err == nil {
+		err = tp.Wait(context.Background())
+	}
+	elapsed := time.Since(start)
+	if cerr := ctx.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	flops := float64(*tasks) * 2 * math.Pow(float64(*nb), 3)
+	fmt.Fprintf(stdout, "  %v, %.0f tasks/s, %.2f GFLOP/s\n", elapsed.Round(time.Microsecond),
+		float64(*tasks)/elapsed.Seconds(), flops/elapsed.Seconds()/1e9)
+	fmt.Fprintf(stdout, "  tasks: %s\n", shares(int64(*tasks), devs, before))
+	if *check {
+		for _, d := range devs {
+			if err := d.Close(); err != nil {
+				return err
+			}
+		}
+		worst, err := p.check(impl)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "  largest relative error: %.3g\n", worst)
+		if !(worst < maxError) {
+			return fmt.Errorf("relative error %g is not below %g", worst, maxError)
+		}
+	}
+	return nil
+}
+
+// problem holds the operands, the results and the initial results.
+type problem struct {
+	nb, pairs int
+	a, b, c   *rt.Vector
+	c0        []float64 // C before the run, for the check
+}
+
+func newProblem(tasks, nb, pairs int, alloc rt.Alloc) (*problem, error) {
+	block := nb * nb
+	p := &problem{nb: nb, pairs: pairs}
+	var err error
+	if p.a, err = rt.NewVectorAlloc(pairs*block, block, 1, 0, alloc); err != nil {
+		return nil, err
+	}
+	if p.b, err = rt.NewVectorAlloc(pairs*block, block, 1, 0, alloc); err != nil {
+		return nil, err
+	}
+	if p.c, err = rt.NewVectorAlloc(tasks*block, block, 1, 0, alloc); err != nil {
+		return nil, err
+	}
+	r := rand.New(rand.NewPCG(uint64(tasks), uint64(nb)))
+	for k := range pairs {
+		for i := range block {
+			p.a.Block(k)[i] = r.Float64() - 0.5
+			p.b.Block(k)[i] = r.Float64() - 0.5
+		}
+	}
+	p.c0 = make([]float64, tasks*block)
+	for k := range tasks {
+		for i := range p.c.Block(k) {
+			v := r.Float64() - 0.5
+			p.c.Block(k)[i], p.c0[k*block+i] = v, v
+		}
+	}
+	return p, nil
+}
+
+// stage puts the operands on every device and result block i on device i mod len(devs),
+// where `device = i` runs task i.
+func (p *problem) stage(devs []*gpu.RTDevice) error {
+	for _, d := range devs {
+		for k := range p.pairs {
+			for _, v := range []*rt.Vector{p.a, p.b} {
+				if err := d.Prefetch(context.Background(), v.DataOf(rt.Ix(k))); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for k := range p.c.NT {
+		if err := devs[k%len(devs)].Prefetch(context.Background(), p.c.DataOf(rt.Ix(k))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check recomputes every product on the CPU and returns the largest error relative to
+// the largest entry of its block.
+func (p *problem) check(impl *blas.Impl) (float64, error) {
+	block := p.nb * p.nb
+	want := make([]float64, block)
+	worst := 0.0
+	for k := range p.c.NT {
+		copy(want, p.c0[k*block:(k+1)*block])
+		j := k % p.pairs
+		if err := impl.Dgemm(blas.NoTrans, blas.NoTrans, p.nb, p.nb, p.nb, 1, p.a.Block(j), p.nb, p.b.Block(j), p.nb, 1, want, p.nb); err != nil {
+			return 0, err
+		}
+		var diff, scale float64
+		for i, g := range p.c.Block(k) {
+			diff = math.Max(diff, math.Abs(g-want[i]))
+			scale = math.Max(scale, math.Abs(want[i]))
+		}
+		worst = math.Max(worst, diff/math.Max(scale, math.SmallestNonzeroFloat64))
+	}
+	return worst, nil
+}
+
+// openDevices opens the devices of spec, or of $JDF2GO_GPUS, or auto's.
+func openDevices(spec string) ([]*gpu.RTDevice, error) {
+	if spec == "" {
+		spec = os.Getenv(gpu.EnvDevices)
+	}
+	if spec == "" {
+		spec = "auto"
+	}
+	s, err := gpu.ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	return gpu.OpenRT(s)
+}
+
+func deviceNames(devs []*gpu.RTDevice) string {
+	if len(devs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.Device().Name() + " (" + d.Name() + ")"
+	}
+	return strings.Join(names, ", ")
+}
+
+// launchCounts is what a device has done so far: tasks completed, and exec records (one per
+// launched ring).
+type launchCounts struct{ tasks, rings uint64 }
+
+func counts(devs []*gpu.RTDevice) []launchCounts {
+	out := make([]launchCounts, len(devs))
+	for i, d := range devs {
+		out[i].tasks = d.Device().Stats().Executed
+		for k := range d.Device().NumCompute() {
+			out[i].rings += d.Device().Compute(k).Records()
+		}
+	}
+	return out
+}
+
+// shares formats how many of total tasks each device ran since before (with its mean
+// number of tasks per launch), and the CPU the rest.
+func shares(total int64, devs []*gpu.RTDevice, before []launchCounts) string {
+	now := counts(devs)
+	cpu := total
+	var parts []string
+	for i, d := range devs {
+		k, rings := int64(now[i].tasks-before[i].tasks), now[i].rings-before[i].rings
+		cpu -= k
+		mean := 0.0
+		if rings > 0 {
+			mean = float64(k) / float64(rings)
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%.1f%%, %.1f per launch)", d.Device().Name(), k, 100*float64(k)/float64(total), mean))
+	}
+	return strings.Join(append([]string{fmt.Sprintf("CPU %d (%.1f%%)", cpu, 100*float64(cpu)/float64(total))}, parts...), ", ")
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestBatchGemm runs the command on the CPU alone and on one and two simulated devices,
+// with the blocks resident on the devices or in host memory; every product is checked.
+// On one device, where a worker keeps submitting while the other manages, the batched
+// body launches rings of several tasks.
+func TestBatchGemm(t *testing.T) {
+	perLaunch := regexp.MustCompile(`gpu0 \d+ \([0-9.]+%, ([0-9.]+) per launch\)`)
+	for _, args := range [][]string{
+		{"-gpus", "none"},
+		{"-gpus", "sim:1"},
+		{"-gpus", "sim:1", "-resident=false"},
+		{"-gpus", "sim:2"},
+		{"-gpus", "sim:2", "-nb", "8", "-batch", "4"},
+	} {
+		var out bytes.Buffer
+		all := append([]string{"-tasks", "3000", "-workers", "2", "-blas", "gonum"}, args...)
+		if err := run(all, &out); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out.String())
+		}
+		for _, want := range []string{"tasks/s", "tasks: CPU ", "largest relative error"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%v: output lacks %q:\n%s", args, want, out.String())
+			}
+		}
+		if args[1] == "none" {
+			continue
+		}
+		m := perLaunch.FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("%v: no device line:\n%s", args, out.String())
+		}
+		if mean, _ := strconv.ParseFloat(m[1], 64); len(args) == 2 && args[1] == "sim:1" && mean < 2 {
+			t.Errorf("%v: %.1f tasks per launch on one device, want batches:\n%s", args, mean, out.String())
+		}
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	for _, args := range [][]string{{"-tasks", "0"}, {"-batch", "0"}, {"-gpus", "sim:x"}} {
+		if err := run(args, &bytes.Buffer{}); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
