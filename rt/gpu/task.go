@@ -102,8 +102,8 @@ type Task struct {
 	stage     stageSpan
 	exec      ExecState
 	execStart time.Duration // device clock at the first commit of the exec stage
-	wb    []*devCopy // copies written back by a KindWriteBack wrapper
-	cause error      // why the body failed (Fail), for the cleanout
+	wb        []*devCopy    // copies written back by a KindWriteBack wrapper
+	cause     error         // why the body failed (Fail), for the cleanout
 }
 
 // stageSpan is a stage interval whose end is due at the wrapper's next event
