@@ -12,17 +12,20 @@ package rt
 //   - on this worker: the task's time on a CPU, since the worker is free now.
 //
 // It runs the CPU incarnation when that is no later than the best device, and otherwise
-// submits to the device with the earliest finish. This is greedy earliest-finish list
-// scheduling, decided once per task by the worker that holds it: while a device has
-// little queued it takes everything, and as its queue grows past one CPU task's time the
-// workers start taking tasks themselves, in proportion to their speed.
+// submits to the device with the earliest finish; an idle device always gets the task
+// (free capacity, and the only way a device that looks slow can show it is not). This is
+// greedy earliest-finish list scheduling, decided once per task by the worker that holds
+// it: while a device has little queued it takes everything, and as its queue grows past
+// one CPU task's time the workers start taking tasks themselves, in proportion to their
+// speed.
 //
 // Task times come from the class's TimeEstimate when it has one (dev is nil for the CPU),
 // otherwise from measurements: for a device, its Estimator (rt/gpu measures the device
 // time per task as the interval between completions while the device is busy); for the
 // CPU, a running mean of the class's CPU hook time, measured only for classes that share
-// work. Until a class's CPU time is known, its tasks go to an idle device (BODY order) and
-// run on the CPU, which measures it, when the device already has work.
+// work. Until a class's CPU time is known, the tasks that do not go to an idle device run
+// on the CPU, which measures it. Samples count for at most 4 times the current mean, so
+// that a preempted worker or a stalled manager does not shut a side out for long.
 //
 // Rejected: a fixed split (wrong as soon as the device or the tile size changes); a
 // per-class queue length threshold (ignores task sizes); asking the device to pull work
@@ -62,7 +65,10 @@ func hasCPUAfter(tc *TaskClass, i int) bool {
 	return false
 }
 
-// observeCPU folds one CPU hook time (ns) into the class's running mean.
+// observeCPU folds one CPU hook time (ns) into the class's running mean. A sample counts
+// for at most 4 times the mean: a worker preempted in the middle of a task (a loaded
+// machine, a GC pause) must not make the CPU look slow for long, since the CPU then gets
+// no task that could correct it.
 func (cs *classState) observeCPU(ns int64) {
 	ns = max(ns, 1)
 	old := cs.cpuMean.Load()
@@ -70,7 +76,7 @@ func (cs *classState) observeCPU(ns int64) {
 		cs.cpuMean.Store(ns)
 		return
 	}
-	cs.cpuMean.Store(old + (ns-old)>>cpuMeanShift)
+	cs.cpuMean.Store(old + (min(ns, 4*old)-old)>>cpuMeanShift)
 }
 
 // cpuEstimate returns t's expected time on a CPU worker (0: unknown).
@@ -127,16 +133,12 @@ func (c *Context) choose(t *Task, inc *Incarnation, i int) Device {
 	if dev == nil || inc.Select != nil || !t.cs.shared || !hasCPUAfter(t.class, i) {
 		return dev
 	}
-	cpu := cpuEstimate(t)
-	if cpu == 0 {
-		// Not measured yet: learn it on a task the device could not start at once, and
-		// keep BODY order while the device is idle.
-		cpu = 1
-		if dev.Load() == 0 {
-			return dev
-		}
+	if dev.Load() == 0 {
+		// An idle device is free capacity (and its estimate gets corrected).
+		return dev
 	}
-	if cpu <= at {
+	if cpu := cpuEstimate(t); cpu == 0 || cpu <= at {
+		// cpu 0: not measured yet; this task measures it.
 		return nil
 	}
 	return dev

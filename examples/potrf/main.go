@@ -132,6 +132,9 @@ func run(args []string, stdout io.Writer) (err error) {
 	}
 	fmt.Fprintf(stdout, "  factorisation: %v, %.1f GFLOP/s\n", elapsed.Round(time.Microsecond), p.Flops()/elapsed.Seconds()/1e9)
 	fmt.Fprintf(stdout, "  tasks: %s\n", shares(cholesky.Tasks(p.A.MT), devs, before))
+	if len(devs) > 1 {
+		fmt.Fprintf(stdout, "  device to device: %s\n", peerCopies(devs))
+	}
 	if *check {
 		for _, d := range devs {
 			if err := d.Close(); err != nil { // writes back what stayed on the device
@@ -200,6 +203,18 @@ func stageTiles(a *rt.TiledMatrix, devs []*gpu.RTDevice) error {
 		}
 	}
 	return nil
+}
+
+// peerCopies formats, per device, the tiles it copied from the other devices' memory and
+// how the readers of its own tiles were released (gpu-manager.md §1.6): "gpu0 12 in (3
+// direct, 9 by command)".
+func peerCopies(devs []*gpu.RTDevice) string {
+	parts := make([]string, len(devs))
+	for i, d := range devs {
+		st := d.Device().Stats()
+		parts[i] = fmt.Sprintf("%s %d in (%d released direct, %d by command)", d.Device().Name(), st.PeerCopies, st.D2DDirect, st.D2DCommands)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // executed returns the number of tasks each device has completed so far.

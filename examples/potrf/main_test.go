@@ -118,9 +118,10 @@ func TestSim2MatchesCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	sim := factor(devs)
-	var ran uint64
+	var ran, peer uint64
 	for _, d := range devs {
 		ran += d.Device().Stats().Executed
+		peer += d.Device().Stats().PeerCopies
 	}
 	if ran == 0 {
 		t.Fatal("the simulated devices ran no task")
@@ -135,7 +136,8 @@ func TestSim2MatchesCPU(t *testing.T) {
 	if diff/scale > 1e-12 {
 		t.Fatalf("factor on sim:2 differs from the CPU's by %.3g (relative)", diff/scale)
 	}
-	t.Logf("sim:2 ran %d of %d tasks; factors differ by %.3g", ran, cholesky.Tasks((n+nb-1)/nb), diff/scale)
+	t.Logf("sim:2 ran %d of %d tasks (%d tiles copied device to device); factors differ by %.3g",
+		ran, cholesky.Tasks((n+nb-1)/nb), peer, diff/scale)
 }
 
 // Tasks counts the tasks of the generated taskpool.

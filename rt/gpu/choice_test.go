@@ -101,7 +101,7 @@ func runShare(t *testing.T, n, devices int, cpu time.Duration, latency ...time.D
 func TestLoadSharingFollowsDeviceSpeed(t *testing.T) {
 	const n = 300
 	fast, _ := runShare(t, n, 1, 300*time.Microsecond, 5*time.Microsecond)
-	slow, _ := runShare(t, n, 1, 50*time.Microsecond, 5*time.Millisecond)
+	slow, _ := runShare(t, n, 1, 50*time.Microsecond, 20*time.Millisecond)
 	t.Logf("device share: fast device %.2f, slow device %.2f", fast, slow)
 	if fast < 0.7 || slow > 0.3 {
 		t.Fatalf("device share %.2f with a fast device (want > 0.7), %.2f with a slow one (want < 0.3)", fast, slow)

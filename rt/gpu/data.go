@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // Data is a logical datum as a device sees it: its host copy and the version
@@ -42,8 +43,10 @@ type CopyMirror interface {
 	DropCopy(dev int)
 }
 
-// mirror reports c's current state to its Data, when it listens.
+// mirror reports c's current state to linked devices (peer.go) and to its Data, when it
+// listens.
 func (d *Device) mirror(c *devCopy) {
+	c.publish()
 	m, ok := c.data.(CopyMirror)
 	if !ok {
 		return
@@ -102,9 +105,11 @@ func (f *Flow) size() int64 {
 // flowState is the per-submission state of one flow.
 type flowState struct {
 	copy     *devCopy
-	pinned   bool // counted in copy.readers
-	incoming bool // this wrapper queued the H2D of copy
-	outgoing bool // this wrapper queued the D2H of copy
+	pinned   bool    // counted in copy.readers
+	writer   bool    // counted in copy.writers
+	incoming bool    // this wrapper queued the H2D (or peer copy) of copy
+	outgoing bool    // this wrapper queued the D2H of copy
+	src      peerSrc // the peer copy read by the incoming transfer (src.dev nil: host)
 }
 
 // transfer states of a device copy.
@@ -123,8 +128,16 @@ type devCopy struct {
 	valid    bool
 	dirty    bool // newer than the host copy
 	readers  int  // wrappers in flight that use the copy; pinned while > 0
+	writers  int  // wrappers in flight that write it (not readable by peers meanwhile)
 	transfer int8
 	lru      *list.Element // in mem.clean or mem.owned when unpinned
+
+	// Linked devices read the copy (peer.go): pub is the version they may read (0: none),
+	// peers how many peer copies read it; peerWait (manager-owned) says the manager
+	// could not retire it because of them.
+	pub      atomic.Uint64
+	peers    atomic.Int32
+	peerWait bool
 }
 
 // memory is a device's memory accounting (§1.1): device copies by Data, and
@@ -163,6 +176,12 @@ func (d *Device) reserve(t *Task) (Result, error) {
 			d.unpinAll(t)
 			return Error, fmt.Errorf("%w: flow %d needs %d bytes, its device copy has %d", ErrMisuse, i, f.size(), c.size)
 		}
+		stale := !c.valid || c.version < f.Data.HostVersion()
+		if (f.Access&Write != 0 || stale) && !d.retire(c) {
+			// Linked devices are copying it; their release moves the epoch.
+			d.unpinAll(t)
+			return Again, nil
+		}
 		d.pin(t, i, c)
 	}
 	if missing > 0 && !d.makeRoom(missing) {
@@ -197,7 +216,7 @@ func (d *Device) reserve(t *Task) (Result, error) {
 			return Error, fmt.Errorf("gpu: alloc %d bytes on %s: %w", size, d.name, err)
 		}
 		c := &devCopy{data: f.Data, ptr: p, size: size}
-		m.copies[f.Data] = c
+		d.setCopy(f.Data, c)
 		m.used += size
 		d.stats.memUsed.Store(m.used)
 		d.mirror(c)
@@ -207,24 +226,24 @@ func (d *Device) reserve(t *Task) (Result, error) {
 }
 
 // makeRoom evicts unpinned clean copies, least recently used first, until n
-// more bytes fit under the limit.
+// more bytes fit under the limit. Copies that linked devices are reading stay.
 func (d *Device) makeRoom(n int64) bool {
 	m := &d.mem
-	for m.used+n > m.limit {
-		e := m.clean.Front()
-		if e == nil {
-			return false
+	for e := m.clean.Front(); e != nil && m.used+n > m.limit; {
+		next := e.Next()
+		if c := e.Value.(*devCopy); d.retire(c) {
+			d.evict(c)
 		}
-		d.evict(e.Value.(*devCopy))
+		e = next
 	}
-	return true
+	return m.used+n <= m.limit
 }
 
 func (d *Device) evict(c *devCopy) {
 	m := &d.mem
 	m.clean.Remove(c.lru)
 	c.lru = nil
-	delete(m.copies, c.data)
+	d.dropCopy(c.data)
 	d.unmirror(c)
 	m.used -= c.size
 	d.stats.memUsed.Store(m.used)
@@ -257,6 +276,11 @@ func (d *Device) pin(t *Task, i int, c *devCopy) {
 	}
 	c.readers++
 	t.fs[i] = flowState{copy: c, pinned: true}
+	if t.flows[i].Access&Write != 0 {
+		c.writers++
+		t.fs[i].writer = true
+		c.publish()
+	}
 }
 
 // unpin drops t's use of flow i's copy; a copy nobody uses goes to the back
@@ -268,6 +292,11 @@ func (d *Device) unpin(t *Task, i int) {
 	}
 	fs.pinned = false
 	c := fs.copy
+	if fs.writer {
+		fs.writer = false
+		c.writers--
+		c.publish()
+	}
 	c.readers--
 	if c.readers > 0 {
 		return
@@ -322,12 +351,22 @@ func (d *Device) stageInTransfers(t *Task, s *Stream) (int, Result, error) {
 			}
 			continue // current, or newer than the host (kept on device)
 		}
-		src := f.Data.HostBytes()
-		if int64(len(src)) < c.size {
-			return n, Error, fmt.Errorf("%w: flow %d host copy has %d bytes, device copy %d", ErrMisuse, i, len(src), c.size)
-		}
-		if err := s.be.CopyHtoD(c.ptr, src[:c.size]); err != nil {
-			return n, Error, fmt.Errorf("gpu: stage-in copy on %s: %w", s.name, err)
+		if src, v := d.peerSource(f.Data, host); src.dev != nil {
+			// A linked device holds it: copy device to device (peer.go).
+			t.fs[i].src = src
+			if err := s.be.(PeerStream).CopyPeer(c.ptr, src.dev.be, src.c.ptr, c.size); err != nil {
+				return n, Error, fmt.Errorf("gpu: stage-in peer copy from %s on %s: %w", src.dev.name, s.name, err)
+			}
+			d.stats.peerCopies.Add(1)
+			host = v
+		} else {
+			src := f.Data.HostBytes()
+			if int64(len(src)) < c.size {
+				return n, Error, fmt.Errorf("%w: flow %d host copy has %d bytes, device copy %d", ErrMisuse, i, len(src), c.size)
+			}
+			if err := s.be.CopyHtoD(c.ptr, src[:c.size]); err != nil {
+				return n, Error, fmt.Errorf("gpu: stage-in copy on %s: %w", s.name, err)
+			}
 		}
 		c.version, c.valid, c.dirty, c.transfer = host, true, false, xferIn
 		d.mirror(c)
@@ -347,10 +386,15 @@ func (d *Device) stageInComplete(t *Task) error {
 			continue
 		}
 		fs.incoming = false
+		if src := fs.src; src.dev != nil {
+			fs.src = peerSrc{}
+			d.releasePeer(src, true)
+		}
 		if fs.copy.transfer != xferIn {
 			return fmt.Errorf("%w: flow %d of %v changed transfer state during its stage-in", ErrMisuse, i, t)
 		}
 		fs.copy.transfer = xferNone
+		fs.copy.publish()
 		moved = true
 	}
 	if moved {
@@ -453,6 +497,10 @@ func (d *Device) cleanout(t *Task) {
 				d.park(c)
 			}
 		}
+		if src := fs.src; src.dev != nil {
+			fs.src = peerSrc{}
+			d.releasePeer(src, true)
+		}
 		fs.incoming, fs.outgoing = false, false
 		d.unpin(t, i)
 	}
@@ -520,10 +568,11 @@ func (d *Device) releaseMemory() error {
 	var errs []error
 	for data, c := range d.mem.copies {
 		d.unmirror(c)
+		c.pub.Store(0)
 		if err := d.be.Free(c.ptr); err != nil {
 			errs = append(errs, err)
 		}
-		delete(d.mem.copies, data)
+		d.dropCopy(data)
 	}
 	d.mem.clean.Init()
 	d.mem.owned.Init()

@@ -32,6 +32,7 @@ type Device struct {
 	abandoned   atomic.Bool
 
 	mem  memory
+	dir  directory // what linked devices see of mem (peer.go)
 	pool sync.Pool
 
 	sched Scheduler
@@ -47,11 +48,12 @@ type Device struct {
 
 	stats deviceStats
 	// created is the device clock's origin; cost is a moving average of the
-	// device time per logical task, in ns, for load estimates; lastDone is
-	// the device clock at the last exec completion (manager-owned).
+	// device time per logical task, in ns, for load estimates; progress is the
+	// device clock (ns) at the last exec completion or at the start of the
+	// current episode, whichever is later.
 	created  time.Time
 	cost     atomic.Int64
-	lastDone time.Duration
+	progress atomic.Int64
 
 	kmu     sync.RWMutex
 	kernels map[string]Kernel
@@ -59,7 +61,8 @@ type Device struct {
 
 type deviceStats struct {
 	executed, episodes, reservations, evictions, writeBacks, decrements atomic.Uint64
-	memUsed                                                             atomic.Int64
+	peerCopies, d2dDirect, d2dCommands                                  atomic.Uint64
+	memUsed, peerPins                                                   atomic.Int64
 }
 
 // Option configures a Device.
@@ -257,6 +260,10 @@ func (d *Device) Close() error {
 		d.outstanding.Store(0)
 		return fmt.Errorf("%w: %s has %d live wrappers", ErrLeak, d.name, live)
 	}
+	if n := d.stats.peerPins.Load(); n != 0 {
+		d.outstanding.Store(0)
+		return fmt.Errorf("%w: linked devices are still copying %d of the copies of %s", ErrLeak, n, d.name)
+	}
 	d.closed.Store(true)
 	errs := []error{d.releaseMemory()}
 	for _, s := range d.streams {
@@ -412,23 +419,38 @@ func (d *Device) observeCost(head *Task) {
 		return
 	}
 	now := time.Since(d.created)
-	from := max(d.lastDone, head.execStart)
-	d.lastDone = now
+	from := max(time.Duration(d.progress.Load()), head.execStart)
+	d.progress.Store(int64(now))
 	per := max(int64(now-from)/int64(head.RingLen()), 1)
 	old := d.cost.Load()
-	d.cost.Store(old + (per-old)/8)
+	// At most 4 times the mean per sample (see rt's choice.go): a manager that was
+	// descheduled must not make the device look slow for long; a device that really is
+	// slow looks so at once through Cost's stall term.
+	d.cost.Store(old + (min(per, 4*old)-old)/8)
 }
 
 // Load estimates the work accepted by the device and not finished, in ns:
-// outstanding wrappers times the average device time per task.
+// outstanding wrappers times the device time per task (Cost).
 func (d *Device) Load() int64 {
 	n := int64(max(d.outstanding.Load(), 0))
-	return n * d.cost.Load()
+	if n == 0 {
+		return 0
+	}
+	return n * d.Cost()
 }
 
-// Cost returns the device's running mean of the device time per task in ns
-// (see Load); it starts at 10µs.
-func (d *Device) Cost() int64 { return d.cost.Load() }
+// Cost returns the device's estimated time per task in ns: its running mean
+// of the interval between completions (it starts at 10µs), or, when the
+// device has been busy longer than that without completing anything, the
+// time since its last completion. So a slow device looks slow before its
+// first completion, not only after.
+func (d *Device) Cost() int64 {
+	c := d.cost.Load()
+	if d.outstanding.Load() > 0 {
+		c = max(c, int64(time.Since(d.created))-d.progress.Load())
+	}
+	return c
+}
 
 // inFlight returns the number of occupied event slots on all streams.
 func (d *Device) inFlight() int {
@@ -452,6 +474,13 @@ type Stats struct {
 	MemUsed      int64
 	MemLimit     int64
 	Epoch        uint64
+	// Device-to-device transfers (peer.go): copies this device made from linked
+	// devices' memory; releases of peer readers of its own copies done directly under
+	// its idle lock and through D2D_COMPLETE commands; peer copies reading its copies now.
+	PeerCopies  uint64
+	D2DDirect   uint64
+	D2DCommands uint64
+	PeerPins    int64
 }
 
 // Stats returns a snapshot of the device's counters.
@@ -468,6 +497,10 @@ func (d *Device) Stats() Stats {
 		MemUsed:      d.stats.memUsed.Load(),
 		MemLimit:     d.mem.limit,
 		Epoch:        d.epoch.Load(),
+		PeerCopies:   d.stats.peerCopies.Load(),
+		D2DDirect:    d.stats.d2dDirect.Load(),
+		D2DCommands:  d.stats.d2dCommands.Load(),
+		PeerPins:     d.stats.peerPins.Load(),
 	}
 }
 

@@ -65,7 +65,19 @@
 // device keeps one copy per Data, stages it in only when stale, writes
 // written flows back at stage-out (or keeps them for a consumer on the same
 // device), accounts device memory and evicts clean copies in LRU order,
-// writing dirty ones back first when memory is short.
+// writing dirty ones back first when memory is short. Devices opened
+// together are linked (Link): a stale copy is then copied from a linked
+// device's current copy when there is one (a peer copy), and the release of
+// that copy's reader goes through the source device's counter (directly under
+// its idle lock, or as a counted D2D_COMPLETE command to its manager,
+// gpu-manager.md §1.6; peer.go).
+//
+// # Choosing devices
+//
+// RTDevice implements rt.Estimator: rt compares the device's Load plus its
+// time per task (the interval between completions while busy, Device.Cost)
+// across devices and against the CPU time of the task's class, so that CPU
+// workers and devices share a class's tasks (rt's choice.go).
 //
 // # Testing
 //

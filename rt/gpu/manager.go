@@ -56,6 +56,9 @@ package gpu
 // Hook results are handled by commitExec (§3.2), event completions of
 // compute streams by execDone (§3.3 to 3.5), terminal failures by failRing
 // (§3.7: quiesce, clean out, release every member, one counter update).
+// D2D_COMPLETE commands from linked devices (peer.go) go from device.pending
+// straight to the stage-out FIFO, where the manager does their bookkeeping
+// and releases them (§2 transitions 2 and 11).
 
 import (
 	"context"
@@ -133,6 +136,7 @@ type episode struct {
 func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
 	ep := &episode{d: d, ctx: ctx, w: w}
 	d.stats.episodes.Add(1)
+	d.progress.Store(int64(time.Since(d.created)))
 	if w != nil {
 		w.FlushNextTask()
 	}
@@ -201,8 +205,13 @@ func (ep *episode) iterate(taken []*Task) bool {
 	ep.rr = (ep.rr + 1) % len(d.compute)
 	progress := len(taken) > 0
 	for _, nw := range taken {
-		// §2 transition 2: re-singleton, force one reservation attempt.
+		// §2 transition 2: re-singleton, force one reservation attempt. A
+		// D2D_COMPLETE command skips to the stage-out FIFO.
 		nw.makeSingleton()
+		if nw.kind == KindD2DComplete {
+			d.out.fifo.push(nw, StateOutQ)
+			continue
+		}
 		nw.dataEpoch = d.epoch.Load() - 1
 		nw.lastStatus, nw.continuation = Done, false
 		d.in.fifo.push(nw, StateInQ)
@@ -564,6 +573,9 @@ func (ep *episode) stageOutPass() bool {
 			err error
 		)
 		switch {
+		case w.kind == KindD2DComplete:
+			// §2 transition 11: the bookkeeping of a linked device's peer copy.
+			d.peerReleased(w.peer, w.peerCounted)
 		case w.kind == KindWriteBack:
 			if n, err = d.writeBackTransfers(w, s); err != nil {
 				d.log.Warn("gpu: write-back failed; the copies stay dirty", "device", d.name, "err", err)
@@ -613,9 +625,14 @@ func (ep *episode) stageOutPass() bool {
 }
 
 // complete is COMPLETING (§2 transition 10): epilog, completion exactly
-// once, next_task flush, release.
+// once, next_task flush, release. A D2D_COMPLETE command has no logical task:
+// it is only released (§2 transition 11).
 func (ep *episode) complete(w *Task) {
 	d := ep.d
+	if w.kind == KindD2DComplete {
+		ep.release(w, StateReleased)
+		return
+	}
 	w.state = StateCompleting
 	d.epilog(w)
 	if d.comp != nil {

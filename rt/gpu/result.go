@@ -174,6 +174,9 @@ const (
 	// KindWriteBack is a manager-internal eviction wrapper: it writes dirty
 	// device copies back to the host and is never counted.
 	KindWriteBack
+	// KindD2DComplete is a command from a linked device: a peer copy of one of
+	// this device's copies completed, and its reader is released here (peer.go).
+	KindD2DComplete
 )
 
 func (k Kind) String() string {
@@ -184,6 +187,8 @@ func (k Kind) String() string {
 		return "PREFETCH"
 	case KindWriteBack:
 		return "W2R"
+	case KindD2DComplete:
+		return "D2D_COMPLETE"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }

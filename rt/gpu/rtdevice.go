@@ -53,10 +53,21 @@ func NewRTDevice(be Backend, opts ...Option) (*RTDevice, error) {
 	return r, nil
 }
 
-// OpenRT opens the devices of spec for rt; pass them to rt.New with
-// rt.WithDevices(RTDevices(devs)...).
+// OpenRT opens the devices of spec for rt, linked with each other (Link);
+// pass them to rt.New with rt.WithDevices(RTDevices(devs)...).
 func OpenRT(spec Spec, opts ...Option) ([]*RTDevice, error) {
-	return openEach(spec, opts, NewRTDevice, (*RTDevice).Close)
+	devs, err := openEach(spec, opts, NewRTDevice, (*RTDevice).Close)
+	if err != nil {
+		return nil, err
+	}
+	inner := make([]*Device, len(devs))
+	for i, d := range devs {
+		inner[i] = d.d
+	}
+	if err := Link(inner...); err != nil {
+		return nil, errors.Join(err, closeAll(devs, (*RTDevice).Close))
+	}
+	return devs, nil
 }
 
 // OpenRTFromEnv opens the devices that JDF2GO_GPUS asks for (none when it is

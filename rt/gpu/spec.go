@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -159,9 +160,24 @@ func OpenBackends(spec Spec) ([]Backend, error) {
 }
 
 // OpenDevices opens the devices of spec and wraps each into a Device with
-// opts (WithIndex is set per device).
+// opts (WithIndex is set per device), linked with each other (Link).
 func OpenDevices(spec Spec, opts ...Option) ([]*Device, error) {
-	return openEach(spec, opts, NewDevice, (*Device).Close)
+	devs, err := openEach(spec, opts, NewDevice, (*Device).Close)
+	if err != nil {
+		return nil, err
+	}
+	if err := Link(devs...); err != nil {
+		return nil, errors.Join(err, closeAll(devs, (*Device).Close))
+	}
+	return devs, nil
+}
+
+func closeAll[T any](xs []T, closeT func(T) error) error {
+	var errs []error
+	for _, x := range xs {
+		errs = append(errs, closeT(x))
+	}
+	return errors.Join(errs...)
 }
 
 // openEach opens the backends of spec and wraps backend i with

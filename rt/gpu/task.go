@@ -104,6 +104,9 @@ type Task struct {
 	execStart time.Duration // device clock at the first commit of the exec stage
 	wb        []*devCopy    // copies written back by a KindWriteBack wrapper
 	cause     error         // why the body failed (Fail), for the cleanout
+	// peer is the copy whose peer reader a KindD2DComplete command releases.
+	peer        *devCopy
+	peerCounted bool
 }
 
 // stageSpan is a stage interval whose end is due at the wrapper's next event

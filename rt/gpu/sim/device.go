@@ -115,6 +115,15 @@ func (d *Device) SetCurrentCalls() int64 { return d.current.Load() }
 // SetFaults replaces the fault injection (nil: none).
 func (d *Device) SetFaults(f *Faults) { d.faults.Store(f) }
 
+// EnablePeer implements gpu.PeerBackend: simulated devices read each other's
+// memory (the process's).
+func (d *Device) EnablePeer(other gpu.Backend) (bool, error) {
+	_, ok := other.(*Device)
+	return ok, nil
+}
+
+var _ gpu.PeerBackend = (*Device)(nil)
+
 // MemInfo implements gpu.Backend.
 func (d *Device) MemInfo() (free, total int64, err error) {
 	d.mu.RLock()

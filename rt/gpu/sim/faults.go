@@ -15,6 +15,7 @@ const (
 	HtoD CopyKind = iota
 	DtoH
 	DtoD
+	Peer // from another simulated device's memory
 )
 
 func (k CopyKind) String() string {
@@ -23,6 +24,8 @@ func (k CopyKind) String() string {
 		return "h2d"
 	case DtoH:
 		return "d2h"
+	case Peer:
+		return "peer"
 	}
 	return "d2d"
 }
@@ -38,8 +41,8 @@ type Faults struct {
 	// Query fails an event query (a device error, not "not ready").
 	Query func(stream string, slot int) error
 	// Exec fails an operation while it runs (label: "h2d", "d2h", "d2d",
-	// "dgemm", "kernel:NAME", ...); the next event recorded after it reports
-	// the error.
+	// "peer", "dgemm", "kernel:NAME", ...); the next event recorded after it
+	// reports the error.
 	Exec func(stream, label string) error
 	// Delay slows an operation down (free-running mode).
 	Delay func(stream, label string) time.Duration

@@ -286,6 +286,27 @@ func (s *Stream) CopyDtoD(dst, src gpu.Ptr, n int64) error {
 	return s.enqueue("d2d", func() error { copy(to[:n], from[:n]); return nil })
 }
 
+// CopyPeer implements gpu.PeerStream: a copy from the memory of another
+// simulated device (linked with EnablePeer) into this stream's device.
+func (s *Stream) CopyPeer(dst gpu.Ptr, from gpu.Backend, src gpu.Ptr, n int64) error {
+	if err := s.copyFault(Peer); err != nil {
+		return err
+	}
+	fd, ok := from.(*Device)
+	if !ok {
+		return fmt.Errorf("%w: peer copy from %T, not a simulated device", gpu.ErrBadArgument, from)
+	}
+	to, err := s.dev.resolve(dst, n)
+	if err != nil {
+		return err
+	}
+	fromMem, err := fd.resolve(src, n)
+	if err != nil {
+		return err
+	}
+	return s.enqueue("peer", func() error { copy(to[:n], fromMem[:n]); return nil })
+}
+
 // Launch implements gpu.BackendStream: the kernel's Host function runs when
 // the stream reaches it.
 func (s *Stream) Launch(k gpu.Kernel, grid, block gpu.Dim3, shared int, args []any) error {
