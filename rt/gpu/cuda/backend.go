@@ -120,6 +120,7 @@ func (c *config) check() error {
 type Backend struct {
 	ops     ops
 	ordinal int
+	dev     Device
 	name    string
 	arch    string // NVRTC architecture, "sm_90"
 	ctx     Context
@@ -134,7 +135,10 @@ type Backend struct {
 	closed  bool
 }
 
-var _ gpu.Backend = (*Backend)(nil)
+var (
+	_ gpu.Backend     = (*Backend)(nil)
+	_ gpu.PeerBackend = (*Backend)(nil)
+)
 
 // OpenDevice opens device ordinal: it retains its primary context and sizes
 // the memory pool from the free memory. It fails with an error wrapping
@@ -174,11 +178,12 @@ func OpenDevice(ordinal int, opts ...Option) (*Backend, error) {
 		return nil, errors.Join(err, dev.PrimaryCtxRelease())
 	}
 	b.release = dev.PrimaryCtxRelease
+	b.dev = dev
 	return b, nil
 }
 
 func newBackend(o ops, ordinal int, name, arch string, ctx Context, cfg config) (*Backend, error) {
-	b := &Backend{ops: o, ordinal: ordinal, name: name, arch: arch, ctx: ctx, staging: cfg.staging,
+	b := &Backend{ops: o, ordinal: ordinal, dev: Device(ordinal), name: name, arch: arch, ctx: ctx, staging: cfg.staging,
 		kernels: make(map[string]*kernel)}
 	if err := b.bind(); err != nil {
 		return nil, err
@@ -240,6 +245,30 @@ func (b *Backend) Ordinal() int { return b.ordinal }
 
 // Arch returns the architecture kernels are compiled for ("sm_90").
 func (b *Backend) Arch() string { return b.arch }
+
+// EnablePeer implements gpu.PeerBackend: when cuDeviceCanAccessPeer says
+// this device can map other's memory, it enables that access for this
+// device's primary context (cuCtxEnablePeerAccess), so that peer copies
+// (DeviceStream.CopyPeer) go device to device. It reports false for a
+// backend of another family and for a pair without peer access.
+func (b *Backend) EnablePeer(other gpu.Backend) (bool, error) {
+	o, ok := other.(*Backend)
+	if !ok || o == b {
+		return false, nil
+	}
+	can, err := b.ops.canAccessPeer(b.dev, o.dev)
+	if err != nil || !can {
+		return false, err
+	}
+	if err := b.bind(); err != nil {
+		return false, err
+	}
+	defer b.unbind()
+	if err := b.ops.enablePeerAccess(o.ctx); err != nil && !errors.Is(err, ErrPeerAccessAlreadyEnabled) {
+		return false, fmt.Errorf("cuda: enable access from %s to %s: %w", b.name, o.name, err)
+	}
+	return true, nil
+}
 
 // MemInfo implements gpu.Backend: the pool's free bytes and capacity.
 func (b *Backend) MemInfo() (free, total int64, err error) {

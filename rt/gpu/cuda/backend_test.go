@@ -614,3 +614,43 @@ func TestFakeRTTiledGemmAndPotrf(t *testing.T) {
 	must(t, pool.Close())
 	fakeClosed(t, f)
 }
+
+// Two devices of the fake, linked (gpu.Link, cuCtxEnablePeerAccess): the tiled
+// Cholesky with every tile's writers pinned to one device reads the tiles that
+// other devices wrote through peer copies (cuMemcpyPeerAsync), never from
+// stale host copies, and matches the CPU.
+func TestFakePeerCopies(t *testing.T) {
+	f := newFakeOps(1 << 31)
+	b0, b1 := fakeDevice(t, f, 0), fakeDevice(t, f, 1)
+	if ok, err := b0.EnablePeer(b0); ok || err != nil {
+		t.Fatalf("a device is its own peer: %v, %v", ok, err)
+	}
+	var devs []*gpu.RTDevice
+	for i, b := range []*Backend{b0, b1} {
+		d, err := gpu.NewRTDevice(b, gpu.WithLogger(quiet), gpu.WithIndex(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		devs = append(devs, d)
+	}
+	must(t, gpu.Link(devs[0].Device(), devs[1].Device()))
+	if len(devs[0].Device().Peers()) != 1 || len(devs[1].Device().Peers()) != 1 {
+		t.Fatal("the fake devices are not linked")
+	}
+	// Enabling again is not an error (CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED).
+	if ok, err := b0.EnablePeer(b1); !ok || err != nil {
+		t.Fatalf("second EnablePeer: %v, %v", ok, err)
+	}
+	tiledPotrfCase(t, devs, 256, 32, nil)
+	var copies, released uint64
+	for _, d := range devs {
+		st := d.Device().Stats()
+		copies += st.PeerCopies
+		released += st.D2DDirect + st.D2DCommands
+		must(t, d.Close())
+	}
+	if copies == 0 || int64(copies) != f.peerCopies.Load() || released != copies {
+		t.Fatalf("%d peer copies (%d by the fake), %d reader releases", copies, f.peerCopies.Load(), released)
+	}
+	fakeClosed(t, f)
+}

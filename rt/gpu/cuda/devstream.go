@@ -358,6 +358,19 @@ func (s *DeviceStream) CopyDtoD(dst, src gpu.Ptr, n int64) error {
 	return s.b.ops.dtod(DevicePtr(dst), DevicePtr(src), int(n), s.s)
 }
 
+// CopyPeer implements gpu.PeerStream: a copy from the memory of another CUDA
+// device (linked with Backend.EnablePeer) into this stream's device.
+func (s *DeviceStream) CopyPeer(dst gpu.Ptr, from gpu.Backend, src gpu.Ptr, n int64) error {
+	fb, ok := from.(*Backend)
+	if !ok {
+		return badArgf("peer copy from %T, not a CUDA device", from)
+	}
+	if n <= 0 {
+		return nil
+	}
+	return s.b.ops.peerCopy(DevicePtr(dst), s.b.ctx, DevicePtr(src), fb.ctx, int(n), s.s)
+}
+
 func cudaOp(t gpu.Transpose) Op {
 	if t == gpu.Trans {
 		return OpT

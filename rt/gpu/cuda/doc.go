@@ -36,6 +36,12 @@
 //     (JDF2GO_CUDA_MEMFRAC, 0.9 by default), cut from 1 GiB chunks in size
 //     classes; Alloc fails with gpu.ErrOutOfMemory when it is full. The
 //     manager keeps data copies in 90% of it.
+//   - Several devices: gpu.OpenRT and gpu.OpenDevices link the devices they
+//     open (gpu.Link): Backend.EnablePeer asks cuDeviceCanAccessPeer and
+//     enables access with cuCtxEnablePeerAccess for each pair that has it, and
+//     the manager then stages a datum in from another device's current copy
+//     with DeviceStream.CopyPeer (cuMemcpyPeerAsync on the stage-in stream)
+//     instead of from the host.
 //   - Kernels: gpu.RegisterKernel's CUDA source is compiled with NVRTC for
 //     the device's architecture (sm_90 on an H200), once per process and
 //     architecture, and loaded once per device. Launch arguments map to

@@ -27,6 +27,7 @@ type driverAPI struct {
 	cuEventSynchronize, cuEventElapsedTime                             uintptr
 	cuModuleLoadData, cuModuleUnload, cuModuleGetFunction              uintptr
 	cuLaunchKernel                                                     uintptr
+	cuDeviceCanAccessPeer, cuCtxEnablePeerAccess, cuMemcpyPeerAsync    uintptr
 }
 
 // driverSymbols opens libcuda.so.1 and resolves the entry points, without
@@ -76,6 +77,9 @@ var driverSymbols = sync.OnceValues(func() (*driverAPI, error) {
 		sym(&d.cuModuleUnload, "cuModuleUnload"),
 		sym(&d.cuModuleGetFunction, "cuModuleGetFunction"),
 		sym(&d.cuLaunchKernel, "cuLaunchKernel"),
+		sym(&d.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer"),
+		sym(&d.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess"),
+		sym(&d.cuMemcpyPeerAsync, "cuMemcpyPeerAsync"),
 	})
 	if err != nil {
 		return nil, err
@@ -227,6 +231,20 @@ func (dev Device) ComputeCapability() (major, minor int, err error) {
 	return major, minor, err
 }
 
+// CanAccessPeer reports whether contexts on dev can map the memory of peer
+// (cuDeviceCanAccessPeer): NVLink or PCIe peer-to-peer between the two.
+func (dev Device) CanAccessPeer(peer Device) (bool, error) {
+	d, err := driver()
+	if err != nil {
+		return false, err
+	}
+	v, st := outCall(d.cuDeviceCanAccessPeer, uintptr(dev), uintptr(peer))
+	if err := driverError("cuDeviceCanAccessPeer", st); err != nil {
+		return false, err
+	}
+	return int32(v) != 0, nil
+}
+
 // TotalMem is the device's memory size in bytes.
 func (dev Device) TotalMem() (int64, error) {
 	d, err := driver()
@@ -276,6 +294,17 @@ func (c Context) SetCurrent() error {
 		return err
 	}
 	return driverError("cuCtxSetCurrent", status(ccall(d.cuCtxSetCurrent, uintptr(c))))
+}
+
+// EnablePeerAccess lets the calling thread's current context access the
+// memory of peer's context (cuCtxEnablePeerAccess); it fails with
+// ErrPeerAccessAlreadyEnabled when it was enabled before.
+func EnablePeerAccess(peer Context) error {
+	d, err := driver()
+	if err != nil {
+		return err
+	}
+	return driverError("cuCtxEnablePeerAccess", status(ccall(d.cuCtxEnablePeerAccess, uintptr(peer), 0)))
 }
 
 // CurrentContext is the calling OS thread's current context (0 when none).

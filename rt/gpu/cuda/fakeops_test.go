@@ -41,6 +41,9 @@ type fakeOps struct {
 	allocFault atomic.Pointer[func(n int) error]
 
 	setCurrents, memAllocs, memFrees, hostAllocs, syncs atomic.Int64
+
+	peers      map[Context]bool // peer contexts whose access was enabled
+	peerCopies atomic.Int64
 }
 
 // fakeKernel is a kernel's CPU implementation over the raw argument slots.
@@ -322,6 +325,34 @@ func (f *fakeOps) dtod(dst, src DevicePtr, n int, s Stream) error {
 	return f.enqueue(s, func() error { copy(to[:n], from[:n]); return nil })
 }
 
+// The fake's devices share one address space; peer access is recorded per
+// peer context and required by peerCopy, as the driver does.
+func (f *fakeOps) canAccessPeer(dev, peer Device) (bool, error) { return dev != peer, nil }
+
+func (f *fakeOps) enablePeerAccess(peer Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.peers == nil {
+		f.peers = map[Context]bool{}
+	}
+	if f.peers[peer] {
+		return driverError("cuCtxEnablePeerAccess", 704)
+	}
+	f.peers[peer] = true
+	return nil
+}
+
+func (f *fakeOps) peerCopy(dst DevicePtr, _ Context, src DevicePtr, srcCtx Context, n int, s Stream) error {
+	f.mu.Lock()
+	enabled := f.peers[srcCtx]
+	f.mu.Unlock()
+	if !enabled {
+		return driverError("cuMemcpyPeerAsync", 705)
+	}
+	f.peerCopies.Add(1)
+	return f.dtod(dst, src, n, s)
+}
+
 // blasStreams maps fake handles to their streams.
 var fakeBlasStreams sync.Map // uintptr -> Stream
 
@@ -535,6 +566,12 @@ func (f *fakeOps) close() { f.wg.Wait() }
 func newFakeBackend(t testing.TB, total int64, opts ...Option) (*Backend, *fakeOps) {
 	t.Helper()
 	f := newFakeOps(total)
+	return fakeDevice(t, f, 0, opts...), f
+}
+
+// fakeDevice opens device ordinal of the fake f (its context is ordinal+1).
+func fakeDevice(t testing.TB, f *fakeOps, ordinal int, opts ...Option) *Backend {
+	t.Helper()
 	cfg := config{memFraction: DefaultMemFraction, staging: DefaultStagingBytes, chunk: 64 << 20}
 	for _, o := range opts {
 		o(&cfg)
@@ -542,9 +579,9 @@ func newFakeBackend(t testing.TB, total int64, opts ...Option) (*Backend, *fakeO
 	if err := cfg.check(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := newBackend(f, 0, "fake0", "sm_fake", Context(1), cfg)
+	b, err := newBackend(f, ordinal, fmt.Sprintf("fake%d", ordinal), "sm_fake", Context(ordinal+1), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b, f
+	return b
 }

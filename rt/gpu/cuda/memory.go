@@ -174,6 +174,18 @@ func MemcpyDtoDAsync(dst, src DevicePtr, bytes int, s Stream) error {
 		status(ccall(d.cuMemcpyDtoDAsync, uintptr(dst), uintptr(src), uintptr(bytes), uintptr(s))))
 }
 
+// MemcpyPeerAsync enqueues on s a copy of bytes from src in srcCtx's device
+// to dst in dstCtx's device (cuMemcpyPeerAsync); with peer access enabled
+// from dstCtx to srcCtx it goes over NVLink or PCIe directly.
+func MemcpyPeerAsync(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Context, bytes int, s Stream) error {
+	d, err := driver()
+	if err != nil {
+		return err
+	}
+	return driverError("cuMemcpyPeerAsync",
+		status(ccall(d.cuMemcpyPeerAsync, uintptr(dst), uintptr(dstCtx), uintptr(src), uintptr(srcCtx), uintptr(bytes), uintptr(s))))
+}
+
 // MemsetD8 sets n bytes at dst to v and returns when that is done.
 func MemsetD8(dst DevicePtr, v byte, n int) error {
 	d, err := driver()

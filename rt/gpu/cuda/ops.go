@@ -33,6 +33,12 @@ type ops interface {
 	dtoh(dst HostMem, src DevicePtr, s Stream) error
 	dtod(dst, src DevicePtr, n int, s Stream) error
 
+	// Peer access: copies between two devices of the process.
+	canAccessPeer(dev, peer Device) (bool, error)
+	// enablePeerAccess enables access from the current context to peer's.
+	enablePeerAccess(peer Context) error
+	peerCopy(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Context, n int, s Stream) error
+
 	blasCreate(s Stream) (Blas, error)
 	blasDestroy(Blas) error
 	dgemm(h Blas, tA, tB Op, m, n, k int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int, beta float64, c DevicePtr, ldc int) error
@@ -75,6 +81,12 @@ func (realOps) htod(dst DevicePtr, src HostMem, s Stream) error { return MemcpyH
 func (realOps) dtoh(dst HostMem, src DevicePtr, s Stream) error { return MemcpyDtoHAsync(dst, src, s) }
 func (realOps) dtod(dst, src DevicePtr, n int, s Stream) error {
 	return MemcpyDtoDAsync(dst, src, n, s)
+}
+
+func (realOps) canAccessPeer(dev, peer Device) (bool, error) { return dev.CanAccessPeer(peer) }
+func (realOps) enablePeerAccess(peer Context) error          { return EnablePeerAccess(peer) }
+func (realOps) peerCopy(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Context, n int, s Stream) error {
+	return MemcpyPeerAsync(dst, dstCtx, src, srcCtx, n, s)
 }
 
 func (realOps) blasCreate(s Stream) (Blas, error) {
