@@ -643,3 +643,35 @@ func randMat(r *randSource, n int) []float64 {
 	}
 	return m
 }
+
+// Scenario 40 on two GPUs (skipped with fewer): the devices of JDF2GO_GPUS=cuda
+// are linked (cuCtxEnablePeerAccess), and the tiled Cholesky, each tile's
+// writers pinned to one device, reads the tiles another device wrote through
+// peer copies (cuMemcpyPeerAsync), never from stale host copies. Every peer
+// reader is released through the source device's counter, directly or by a
+// counted D2D_COMPLETE command; the factor matches the CPU's.
+func TestScenario40_D2DCompleteGPU(t *testing.T) {
+	requireGPU(t)
+	if n, err := Count(); err != nil || n < 2 {
+		t.Skipf("skipped: %d CUDA devices (%v); scenario 40 needs two", n, err)
+	}
+	devs := openRTFromEnv(t)
+	for _, d := range devs {
+		if len(d.Device().Peers()) != len(devs)-1 {
+			t.Fatalf("%s is linked to %d devices of %d", d.Name(), len(d.Device().Peers()), len(devs))
+		}
+	}
+	tiledPotrfCase(t, devs, 4096, 512, nil)
+	var copies, direct, commands uint64
+	for _, d := range devs {
+		st := d.Device().Stats()
+		copies += st.PeerCopies
+		direct += st.D2DDirect
+		commands += st.D2DCommands
+	}
+	t.Logf("%d peer copies; readers released %d directly, %d by D2D_COMPLETE command", copies, direct, commands)
+	if copies == 0 || direct+commands != copies {
+		t.Fatalf("%d peer copies, %d + %d releases", copies, direct, commands)
+	}
+	closeRT(t, devs)
+}
