@@ -27,6 +27,9 @@ package rt
 // on the CPU, which measures it. Samples count for at most 4 times the current mean, so
 // that a preempted worker or a stalled manager does not shut a side out for long.
 //
+// ShareWork(false) (JDF2GO_SHARE=off) turns sharing off: device incarnations then go to a
+// device whenever one accepts them, as in PaRSEC.
+//
 // Rejected: a fixed split (wrong as soon as the device or the tile size changes); a
 // per-class queue length threshold (ignores task sizes); asking the device to pull work
 // (rt/gpu devices are driven by the submitting workers, gpu-manager.md §1.6).
@@ -130,7 +133,7 @@ func (c *Context) pickDevice(t *Task, inc *Incarnation) (Device, int64) {
 // the CPU is expected to finish t no later than the best device.
 func (c *Context) choose(t *Task, inc *Incarnation, i int) Device {
 	dev, at := c.pickDevice(t, inc)
-	if dev == nil || inc.Select != nil || !t.cs.shared || !hasCPUAfter(t.class, i) {
+	if dev == nil || inc.Select != nil || !c.cfg.share || !t.cs.shared || !hasCPUAfter(t.class, i) {
 		return dev
 	}
 	if dev.Load() == 0 {

@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -99,5 +100,20 @@ func TestIncarnationChoiceBetweenDevices(t *testing.T) {
 	mustRun(t, ctx, rt.NewTaskpool("two", nil, independent(40, &cpu, nil, rt.Incarnation{Kind: rt.GPU})))
 	if a.ran.Load() != 0 || b.ran.Load() != 40 || cpu.Load() != 0 {
 		t.Fatalf("device a ran %d, b %d, the CPU %d; want 0, 40, 0", a.ran.Load(), b.ran.Load(), cpu.Load())
+	}
+}
+
+// ShareWork(false): the device takes every task it accepts, however long its queue.
+func TestShareWorkOff(t *testing.T) {
+	dev := &estDevice{name: "busy", load: 1 << 40, est: 10}
+	ctx := newCtx(t, rt.Workers(2), rt.WithDevices(dev), rt.ShareWork(false))
+	var cpu atomic.Int64
+	mustRun(t, ctx, rt.NewTaskpool("noshare", nil, independent(30, &cpu, nil, rt.Incarnation{Kind: rt.GPU})))
+	if dev.ran.Load() != 30 || cpu.Load() != 0 {
+		t.Fatalf("device ran %d, CPU %d; want 30, 0", dev.ran.Load(), cpu.Load())
+	}
+	t.Setenv("JDF2GO_SHARE", "maybe")
+	if _, err := rt.New(); !errors.Is(err, rt.ErrBadOption) {
+		t.Fatalf("JDF2GO_SHARE=maybe: %v", err)
 	}
 }

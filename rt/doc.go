@@ -162,9 +162,10 @@
 //
 // Options (New): Workers(n), Scheduler("lfq"|"ap"|"gd"), WithTrace(path), WithProfiling(),
 // WithProgress(w), WithDevices(devs...), WithRank(rank, nranks), KeepNextTask(bool),
-// WithLogger(l). Environment variables, overridden by options: JDF2GO_WORKERS (number of
-// workers, default GOMAXPROCS), JDF2GO_SCHED (scheduler name, default lfq), JDF2GO_TRACE
-// (trace file path), JDF2GO_PROGRESS (a boolean: progress bar on stderr). A bad value makes
+// ShareWork(bool), WithLogger(l). Environment variables, overridden by options:
+// JDF2GO_WORKERS (number of workers, default GOMAXPROCS), JDF2GO_SCHED (scheduler name,
+// default lfq), JDF2GO_TRACE (trace file path), JDF2GO_PROGRESS (a boolean: progress bar on
+// stderr), JDF2GO_SHARE (a boolean, default true: CPU workers share device classes' tasks). A bad value makes
 // New fail with ErrBadOption or ErrUnknownScheduler.
 //
 // # Profiling

@@ -24,16 +24,25 @@ type config struct {
 	rank      int
 	nranks    int
 	keepNext  bool
+	share     bool
 	log       *slog.Logger
 }
 
 func defaultConfig() config {
 	return config{workers: runtime.GOMAXPROCS(0), sched: "lfq", nranks: 1, keepNext: true,
-		log: slog.Default()}
+		share: true, log: slog.Default()}
 }
 
-// fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE and JDF2GO_PROGRESS.
+// fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE, JDF2GO_PROGRESS and
+// JDF2GO_SHARE.
 func (c *config) fromEnv() error {
+	if s := os.Getenv("JDF2GO_SHARE"); s != "" {
+		on, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%w: JDF2GO_SHARE=%q: want a boolean", ErrBadOption, s)
+		}
+		c.share = on
+	}
 	if s := os.Getenv("JDF2GO_WORKERS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
@@ -111,6 +120,15 @@ func WithRank(rank, nranks int) Option {
 // scheduler never uses it, since it promises a strict global priority order.
 func KeepNextTask(on bool) Option {
 	return func(c *config) error { c.keepNext = on; return nil }
+}
+
+// ShareWork turns on (default) or off the sharing of a class's tasks between CPU workers
+// and devices by estimated finish time (choice.go). Off, a device incarnation goes to a
+// device whenever one accepts it, in BODY order, as in PaRSEC: for runs where the devices
+// are so much faster that a CPU worker should never take a task (the CPU time of each
+// class is otherwise measured on one task of the class).
+func ShareWork(on bool) Option {
+	return func(c *config) error { c.share = on; return nil }
 }
 
 // WithLogger sets the logger for diagnostics (default slog.Default()).

@@ -14,7 +14,10 @@
 // tasks. -gpus picks the devices (none, sim:N, cuda or auto; by default
 // $JDF2GO_GPUS, else auto: every CUDA GPU when there is one). Every class has
 // a GPU body and a CPU body; rt shares the tasks between the devices and the
-// CPU workers by estimated finish time. With a CUDA device the tiles live in
+// CPU workers by estimated finish time (-share=false: the devices take every
+// task; use it when a GPU is so much faster that measuring the CPU time of
+// each class on one task costs more than the CPU brings). With a CUDA device
+// the tiles live in
 // page-locked memory, which the GPU reads and writes without staging. -resident
 // stages every tile on a device before the timed factorisation (the data
 // starts resident instead of in host memory). The simulated and CUDA backends
@@ -60,6 +63,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	backend := fs.String("blas", "auto", "CPU tile kernels: auto, gonum or openblas")
 	gpus := fs.String("gpus", "", "devices: none, sim:N, cuda or auto (default: $"+gpu.EnvDevices+", else auto)")
 	resident := fs.Bool("resident", false, "stage the tiles on the devices before the timed factorisation")
+	share := fs.Bool("share", true, "share the tasks between the CPU workers and the devices by estimated time (false: the devices take every task)")
 	trace := fs.String("trace", filepath.Join(os.TempDir(), "jdf2go-potrf-trace.json"), "Perfetto trace file (empty: none)")
 	verify := fs.Bool("verify", true, "check the task graph (Verify) before running it")
 	check := fs.Bool("check", true, "check the residual after the factorisation")
@@ -102,7 +106,7 @@ func run(args []string, stdout io.Writer) (err error) {
 			return err
 		}
 	}
-	opts := []rt.Option{rt.Scheduler(*sched), rt.WithDevices(gpu.RTDevices(devs)...)}
+	opts := []rt.Option{rt.Scheduler(*sched), rt.WithDevices(gpu.RTDevices(devs)...), rt.ShareWork(*share)}
 	if *workers > 0 {
 		opts = append(opts, rt.Workers(*workers))
 	}

@@ -67,6 +67,7 @@ func TestPotrfOnSimulatedGPUs(t *testing.T) {
 		{"-gpus", "sim:1"},
 		{"-gpus", "sim:2"},
 		{"-gpus", "sim:2", "-resident"},
+		{"-gpus", "sim:1", "-share=false"},
 	} {
 		var out bytes.Buffer
 		all := append([]string{"-n", "300", "-nb", "64", "-workers", "2", "-blas", "gonum", "-trace", ""}, args...)
