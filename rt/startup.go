@@ -83,7 +83,8 @@ func (tp *Taskpool) enumerate() (err error) {
 			cs.trace = c.tracer.Name(tc.Name)
 			cs.strace = c.tracer.Name("startup:" + tc.Name)
 		}
-		cs.shared = sharesWork(tc)
+		// Without devices nothing is shared, and CPU hooks are not timed.
+		cs.shared = len(c.cfg.devices) > 0 && sharesWork(tc)
 		if err := cs.count(); err != nil {
 			return err
 		}
