@@ -67,7 +67,11 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	devs, err := openDevices(*gpus)
+	spec, err := gpu.ProgramSpec(*gpus)
+	if err != nil {
+		return err
+	}
+	devs, err := gpu.OpenRT(spec)
 	if err != nil {
 		return err
 	}
@@ -106,7 +110,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		return errors.Join(err, ctx.Close())
 	}
 	fmt.Fprintf(stdout, "batch_gemm: %d tasks of %dx%d blocks, batch_max %d, %d workers, BLAS %s, devices: %s\n",
-		*tasks, *nb, *nb, *batch, ctx.Workers(), impl.Config(), deviceNames(devs))
+		*tasks, *nb, *nb, *batch, ctx.Workers(), impl.Config(), gpu.Describe(devs))
 	if *resident && len(devs) > 0 {
 		if err := p.stage(devs); err != nil {
 			return errors.Join(err, ctx.Close())
@@ -223,32 +227,6 @@ func (p *problem) check(impl *blas.Impl) (float64, error) {
 		worst = math.Max(worst, diff/math.Max(scale, math.SmallestNonzeroFloat64))
 	}
 	return worst, nil
-}
-
-// openDevices opens the devices of spec, or of $JDF2GO_GPUS, or auto's.
-func openDevices(spec string) ([]*gpu.RTDevice, error) {
-	if spec == "" {
-		spec = os.Getenv(gpu.EnvDevices)
-	}
-	if spec == "" {
-		spec = "auto"
-	}
-	s, err := gpu.ParseSpec(spec)
-	if err != nil {
-		return nil, err
-	}
-	return gpu.OpenRT(s)
-}
-
-func deviceNames(devs []*gpu.RTDevice) string {
-	if len(devs) == 0 {
-		return "none"
-	}
-	names := make([]string, len(devs))
-	for i, d := range devs {
-		names[i] = d.Device().Name() + " (" + d.Name() + ")"
-	}
-	return strings.Join(names, ", ")
 }
 
 // launchCounts is what a device has done so far: tasks completed, and exec records (one per

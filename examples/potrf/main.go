@@ -75,7 +75,11 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	devs, err := openDevices(*gpus)
+	spec, err := gpu.ProgramSpec(*gpus)
+	if err != nil {
+		return err
+	}
+	devs, err := gpu.OpenRT(spec)
 	if err != nil {
 		return err
 	}
@@ -118,7 +122,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	fmt.Fprintf(stdout, "potrf: N=%d NB=%d (%dx%d tiles), %d workers, scheduler %s, BLAS %s, devices: %s\n",
-		*n, *nb, p.A.MT, p.A.NT, ctx.Workers(), ctx.SchedulerName(), impl.Config(), deviceNames(devs))
+		*n, *nb, p.A.MT, p.A.NT, ctx.Workers(), ctx.SchedulerName(), impl.Config(), gpu.Describe(devs))
 	if *resident && len(devs) > 0 {
 		if err := stageTiles(p.A, devs); err != nil {
 			return errors.Join(err, ctx.Close())
@@ -160,21 +164,6 @@ func run(args []string, stdout io.Writer) (err error) {
 	return nil
 }
 
-// openDevices opens the devices of spec, or of $JDF2GO_GPUS, or auto's.
-func openDevices(spec string) ([]*gpu.RTDevice, error) {
-	if spec == "" {
-		spec = os.Getenv(gpu.EnvDevices)
-	}
-	if spec == "" {
-		spec = "auto"
-	}
-	s, err := gpu.ParseSpec(spec)
-	if err != nil {
-		return nil, err
-	}
-	return gpu.OpenRT(s)
-}
-
 func usesCUDA(devs []*gpu.RTDevice) bool {
 	for _, d := range devs {
 		if d.Device().Info().Type == gpu.TypeCUDA {
@@ -182,17 +171,6 @@ func usesCUDA(devs []*gpu.RTDevice) bool {
 		}
 	}
 	return false
-}
-
-func deviceNames(devs []*gpu.RTDevice) string {
-	if len(devs) == 0 {
-		return "none"
-	}
-	names := make([]string, len(devs))
-	for i, d := range devs {
-		names[i] = d.Device().Name() + " (" + d.Name() + ")"
-	}
-	return strings.Join(names, ", ")
 }
 
 // stageTiles puts the lower triangle's tiles on the devices, tile (i, j) on device

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -88,6 +89,18 @@ func RTDevices(devs []*RTDevice) []rt.Device {
 		out[i] = d
 	}
 	return out
+}
+
+// Describe lists devices for people: "gpu0 (sim0), gpu1 (sim1)", or "none".
+func Describe(devs []*RTDevice) string {
+	if len(devs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(devs))
+	for i, d := range devs {
+		names[i] = d.d.name + " (" + d.Name() + ")"
+	}
+	return strings.Join(names, ", ")
 }
 
 // Device returns the wrapped device.

@@ -63,6 +63,19 @@ func ParseSpec(s string) (Spec, error) {
 // SpecFromEnv parses $JDF2GO_GPUS.
 func SpecFromEnv() (Spec, error) { return ParseSpec(os.Getenv(EnvDevices)) }
 
+// ProgramSpec is the device choice of a program with a -gpus flag: the flag's
+// value s when it is set, else $JDF2GO_GPUS, else auto (every CUDA GPU when
+// the CUDA backend is linked and finds one, none otherwise).
+func ProgramSpec(s string) (Spec, error) {
+	if s == "" {
+		s = os.Getenv(EnvDevices)
+	}
+	if s == "" {
+		s = "auto"
+	}
+	return ParseSpec(s)
+}
+
 func batchingFromEnv() bool {
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvBatching))) {
 	case "off", "0", "false", "no":

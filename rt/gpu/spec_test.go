@@ -108,3 +108,42 @@ func TestOpenRTFromEnv(t *testing.T) {
 		t.Fatalf("bad spec: %v", err)
 	}
 }
+
+// A program's -gpus flag wins over JDF2GO_GPUS, which wins over auto; Describe names
+// what was opened, and OpenRT links the devices.
+func TestProgramSpecAndDescribe(t *testing.T) {
+	t.Setenv(gpu.EnvDevices, "sim:2")
+	for _, c := range []struct {
+		flag string
+		want gpu.Spec
+	}{
+		{"sim:1", gpu.Spec{Backend: "sim", Count: 1}},
+		{"", gpu.Spec{Backend: "sim", Count: 2}},
+	} {
+		if got, err := gpu.ProgramSpec(c.flag); err != nil || got != c.want {
+			t.Fatalf("ProgramSpec(%q) = %v, %v; want %v", c.flag, got, err, c.want)
+		}
+	}
+	t.Setenv(gpu.EnvDevices, "")
+	if got, err := gpu.ProgramSpec(""); err != nil || got != (gpu.Spec{Backend: "auto"}) {
+		t.Fatalf("ProgramSpec without flag and variable = %v, %v; want auto", got, err)
+	}
+	if _, err := gpu.ProgramSpec("gpu:3"); !errors.Is(err, gpu.ErrBadSpec) {
+		t.Fatalf("bad flag: %v", err)
+	}
+	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gpu.Describe(devs); got != "gpu0 (sim0), gpu1 (sim1)" || gpu.Describe(nil) != "none" {
+		t.Fatalf("Describe: %q", got)
+	}
+	if len(devs[0].Device().Peers()) != 1 || devs[0].Device().Peers()[0] != devs[1].Device() {
+		t.Fatal("OpenRT did not link the devices")
+	}
+	for _, d := range devs {
+		if err := d.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
