@@ -70,8 +70,9 @@ type directory struct {
 }
 
 // Link lets each device copy data from the others' memory (where the backends allow it,
-// PeerBackend). Call it once, before anything is submitted to the devices. OpenDevices
-// and OpenRT link the devices they open.
+// PeerBackend). Call it once, before anything is submitted to the devices, and close
+// linked devices only once the work of all of them is over. OpenDevices and OpenRT link
+// the devices they open.
 func Link(devs ...*Device) error {
 	for _, a := range devs {
 		pb, ok := a.be.(PeerBackend)
@@ -171,6 +172,13 @@ func (d *Device) peerSource(data Data, want uint64) (peerSrc, uint64) {
 func (d *Device) releasePeer(src peerSrc, counted bool) {
 	a := src.dev
 	for spins := 0; ; spins++ {
+		if a.closed.Load() {
+			// Close found no counted peer reader (or it would have failed with
+			// ErrLeak): this is a failed acquisition racing with it, and no manager
+			// of a waits for it.
+			a.peerReleased(src.c, counted)
+			return
+		}
 		switch v := a.outstanding.Load(); {
 		case v == 0:
 			if a.outstanding.CompareAndSwap(0, -1) {
