@@ -180,7 +180,7 @@ func TestBuild(t *testing.T) {
 }
 
 // TestLineDirectivesBuild: a type error in a body, after blank lines that gofmt removes,
-// is reported by go build at its .jdf line.
+// and one in a GPU body, are reported by go build at their .jdf lines.
 func TestLineDirectivesBuild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go build")
@@ -199,6 +199,20 @@ BODY
 
 }
 END
+
+U(k)
+  k = 0 .. 3
+  : V(k)
+BODY [type = GPU]
+{
+    var b gpu.Buffer = k
+    _ = b
+}
+END
+BODY
+{
+}
+END
 `)
 	got, stderr := generate(t, "bad.jdf", src, "bad", "bad_jdf.go")
 	if got == nil {
@@ -212,6 +226,9 @@ END
 	}
 	if !strings.Contains(string(out), "bad.jdf:10: cannot use k") {
 		t.Errorf("go build does not point at bad.jdf:10:\n%s", out)
+	}
+	if !strings.Contains(string(out), "bad.jdf:21: cannot use k") {
+		t.Errorf("go build does not point at bad.jdf:21 (the GPU body):\n%s", out)
 	}
 }
 
