@@ -7,7 +7,7 @@ FUZZTIME ?= 60s
 # Packages whose tests also run under the race detector.
 RACE_PKGS = ./rt/...
 
-.PHONY: all build test test-unit test-race test-mpi lint fuzz bench demo generate check-generate clean
+.PHONY: gpu-pack all build test test-unit test-race test-mpi lint fuzz bench demo generate check-generate clean
 
 all: build
 
@@ -60,12 +60,21 @@ check-generate:
 	  { git status --short -- '*_jdf.go'; echo "generated files are stale: run make generate and commit"; exit 1; }; \
 	fi
 
-## demo: regenerate the examples, then run the generated tiled Cholesky (examples/potrf.jdf) on a
-## 4096x4096 SPD matrix on all cores (OpenBLAS tile kernels when libopenblas.so.0 loads, gonum
-## otherwise), check ||A - L*L^T||/||A|| < 1e-12, print time, GFLOP/s and the Perfetto trace path.
+## demo: regenerate the examples, then run the generated tiled Cholesky (examples/potrf.jdf)
+## on a 4096x4096 SPD matrix on all cores with one simulated GPU (JDF2GO_GPUS=sim:1): the
+## GPU bodies run on the simulated device, shared with the CPU workers by estimated time;
+## prints time, GFLOP/s, the share of tasks per device, the residual (< 1e-12) and the trace path.
 demo:
 	$(GO) generate ./examples/...
-	$(GO) run ./examples/potrf -n 4096 -nb 256
+	JDF2GO_GPUS=sim:1 $(GO) run ./examples/potrf -n 4096 -nb 256
+
+## gpu-pack: static binaries for the GPU machine (no Go there); see rt/gpu/cuda/cudabench/RESULTS.md.
+gpu-pack:
+	mkdir -p .gpu
+	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_rt_gpu_cuda.test ./rt/gpu/cuda
+	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_rt_gpu_cuda_cudabench.test ./rt/gpu/cuda/cudabench
+	CGO_ENABLED=0 $(GO) build -o .gpu/potrf ./examples/potrf
+	CGO_ENABLED=0 $(GO) build -o .gpu/batch_gemm ./examples/batch_gemm
 
 clean:
 	rm -rf bin .gpu bench/results.json
