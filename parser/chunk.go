@@ -26,29 +26,31 @@ const parallelBytes = 64 << 10
 func parse(filename string, src []byte, workers int) (*Program, ErrorList) {
 	sc := newScanner(filename, string(src), false)
 	var chunks []*chunk
-	work := make(chan *chunk, 64)
+	var work chan *chunk
 	var wg sync.WaitGroup
 	if workers > 1 {
+		work = make(chan *chunk, 64)
 		for range workers {
 			wg.Go(func() {
 				for ch := range work {
-					ch.parse(&tokenStream{toks: ch.toks})
+					ch.parse()
 				}
 			})
 		}
-	} else {
-		work = nil
 	}
 	for ch := (&chunker{s: sc}); !ch.last; ch.index++ {
-		c := &chunk{first: ch.index == 0}
+		// participle's PeekingLexer keeps its own copy of the tokens:
+		// reading them into it here is their only copy.
+		peek, err := lexer.Upgrade(ch)
+		if err != nil {
+			panic(err) // the chunker does not fail
+		}
+		c := &chunk{peek: peek, toks: peek.Range(0, lexer.RawCursor(ch.size)), first: ch.index == 0, last: ch.last}
 		chunks = append(chunks, c)
 		if work == nil {
-			// Parse as the tokens are read: participle keeps them.
-			c.parse(ch)
-			c.last = ch.last
+			c.parse()
 			continue
 		}
-		c.toks, c.last = ch.collect(), ch.last
 		work <- c
 	}
 	if work != nil {
@@ -78,26 +80,21 @@ func parse(filename string, src []byte, workers int) (*Program, ErrorList) {
 // chunk is a part of the file that ends after a task class, and the
 // result of parsing it.
 type chunk struct {
-	toks        []lexer.Token // EOF last; read by parse when nil
-	first, last bool          // the chunk at the start, at the end of the file
+	peek        *lexer.PeekingLexer // the chunk's tokens, EOF last
+	toks        []lexer.Token       // the same tokens, as a slice
+	first, last bool                // the chunk at the start, at the end of the file
 	c           *converter
 	f           *file
 	items       []Item
 }
 
-// parse parses the chunk's tokens from lex and converts them, recording
-// syntax errors in c.errs.
-func (ch *chunk) parse(lex lexer.Lexer) {
-	peek, err := lexer.Upgrade(lex)
-	if err != nil {
-		panic(err) // the chunker and token streams do not fail
-	}
-	if ch.toks == nil {
-		ch.toks = peek.Range(0, lexer.RawCursor(lex.(*chunker).size))
-	}
+// parse parses the chunk's tokens and converts them, recording syntax
+// errors in c.errs.
+func (ch *chunk) parse() {
 	c := &converter{toks: ch.toks, first: ch.first}
 	ch.c = c
-	f, err := grammar.ParseFromLexer(peek)
+	f, err := grammar.ParseFromLexer(ch.peek)
+	ch.peek = nil // the tokens stay reachable from toks only
 	ch.f = f
 	if f.Prologue != nil && !c.first && !c.toks[1].EOF() {
 		// The rest of the chunk is skipped, as after a syntax error.
@@ -108,17 +105,9 @@ func (ch *chunk) parse(lex lexer.Lexer) {
 	switch {
 	case err != nil:
 		c.errs = append(c.errs, c.syntaxError(err, f))
-	case f.Epilogue != nil && !ch.isLast(lex):
+	case f.Epilogue != nil && !ch.last:
 		c.errs.Add(f.Epilogue.Pos, Error, codeBetween)
 	}
-}
-
-// isLast reports whether the chunk read from lex ends the file.
-func (ch *chunk) isLast(lex lexer.Lexer) bool {
-	if r, ok := lex.(*chunker); ok {
-		return r.last
-	}
-	return ch.last
 }
 
 // merge adds the chunk's code blocks and items to prog.
@@ -187,16 +176,4 @@ func (ch *chunker) Next() (lexer.Token, error) {
 		ch.end, ch.ended = false, ch.last
 	}
 	return t, nil
-}
-
-// collect returns the tokens of the next chunk.
-func (ch *chunker) collect() []lexer.Token {
-	toks := make([]lexer.Token, 0, ch.size+ch.size/4+8)
-	for {
-		t, _ := ch.Next()
-		toks = append(toks, t)
-		if t.EOF() {
-			return toks
-		}
-	}
 }

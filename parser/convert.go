@@ -147,20 +147,7 @@ func (c *converter) dep(g *dep) *Dep {
 	if g.Arrow.Value == "->" {
 		d.Dir = Out
 	}
-	switch t := g.Target.(type) {
-	case *call:
-		d.Then = c.call(t)
-	case *guarded:
-		if t.Then == nil {
-			d.Then = collection(t.Guard.X)
-			break
-		}
-		d.Guard = t.Guard.X
-		d.Then = c.call(t.Then)
-		if t.Else != nil {
-			d.Else = c.call(t.Else)
-		}
-	}
+	d.Guard, d.Then, d.Else = g.Target.Guard, g.Target.Then, g.Target.Else
 	d.Span.EndPos = d.Then.End()
 	if d.Else != nil {
 		d.Span.EndPos = d.Else.End()
@@ -169,29 +156,6 @@ func (c *converter) dep(g *dep) *Dep {
 		d.Span.EndPos = d.Props.End()
 	}
 	return d
-}
-
-func (c *converter) call(g *call) *Target {
-	t := &Target{Span: Span{Pos: g.Pos}}
-	switch {
-	case g.New != nil:
-		t.Kind, t.Span.EndPos = TargetNew, tokenEnd(g.New)
-		return t
-	case g.Null != nil:
-		t.Kind, t.Span.EndPos = TargetNull, tokenEnd(g.Null)
-		return t
-	}
-	t.Named = convertNamed(g.Named)
-	name := g.First
-	t.Kind = TargetCollection
-	if g.Second != nil {
-		t.Kind = TargetTask
-		t.Flow, t.FlowPos = g.First.Value, g.First.Pos
-		name = g.Second
-	}
-	t.Name, t.NamePos = name.Value, name.Pos
-	t.Args, t.Span.EndPos = g.Args.List, g.Args.EndPos
-	return t
 }
 
 // convertNamed converts a named range list; nil stays nil.

@@ -4,9 +4,7 @@ package parser
 // build AST nodes directly:
 //
 //	expr      = binary ('?' expr ':' expr)?
-//	guard     = binary                              (a dependency's guard)
 //	rangeExpr = expr '..' expr ('..' expr)? | named expr | expr
-//	args      = '(' arg (',' arg)* ')'              (of a dependency target)
 //
 //	binary    = unary (BINOP unary)*                levels 3 (||) to 10 (* / %) of §4.1
 //	unary     = ('!' | '-') unary | primary         ('-' on any operand: Part A)
@@ -15,8 +13,8 @@ package parser
 //	arg       = rangeExpr
 //
 // A named range inside an argument is parsed by the participle production
-// named (namedGrammar). The token stream has no elided tokens, so the
-// tokens before the lexer's cursor are the ones just read.
+// named (namedGrammar). The target of a dependency, whose guard and
+// arguments are parsed here too, is the custom production of target.go.
 
 import (
 	"fmt"
@@ -30,20 +28,8 @@ import (
 // expr is an expression.
 type expr struct{ X Expr }
 
-// guard is the guard of a dependency: a binary expression, followed by
-// '?' or else a collection element `coll(args)`, which starts like a guard.
-// It does not match where a call starts (NEW, NULL, a named range or
-// FLOW Class), so that participle tries call there.
-type guard struct{ X Expr }
-
 // rangeExpr is a rangeexpr: a range, a "local indices" set or an expression.
 type rangeExpr struct{ X Expr }
-
-// args is the argument list of a dependency target, `'(' arg (',' arg)* ')'`.
-type args struct {
-	List   []Expr
-	EndPos lexer.Position // just after the ')'
-}
 
 func (e *expr) Parse(lex *lexer.PeekingLexer) error {
 	if !startsExpr(lex.Peek()) {
@@ -53,42 +39,6 @@ func (e *expr) Parse(lex *lexer.PeekingLexer) error {
 	x, err := p.expr()
 	e.X = x
 	return err
-}
-
-func (g *guard) Parse(lex *lexer.PeekingLexer) error {
-	t := lex.Peek()
-	if !startsExpr(t) {
-		return participle.NextMatch
-	}
-	if t.Type == tIdent {
-		// FLOW Class(args) is a call, not a guard.
-		cp := lex.MakeCheckpoint()
-		lex.Next()
-		call := lex.Peek().Type == tIdent
-		if call {
-			lex.Next()
-			u := lex.Peek()
-			call = u.Type == tPunct && u.Value == "("
-		}
-		lex.LoadCheckpoint(cp)
-		if call {
-			return participle.NextMatch
-		}
-	}
-	p := exprParser{lex: lex}
-	x, err := p.binary(lowestBinary)
-	if err != nil {
-		return err
-	}
-	g.X = x
-	next := lex.Peek()
-	if next.Type == tPunct && next.Value == "?" || collection(x) != nil {
-		return nil
-	}
-	if next.EOF() || next.Pos.Offset == x.End().Offset {
-		return unexpected(next, "'?' after the guard, or a dependency target")
-	}
-	return &syntaxError{pos: x.Pos(), msg: "syntax error: expected dependency target (FLOW Class(args), collection(args), NEW or NULL), or a guard followed by '?'"}
 }
 
 // collection returns the collection element `coll(args)` that guard x is
@@ -109,28 +59,6 @@ func (r *rangeExpr) Parse(lex *lexer.PeekingLexer) error {
 	p := exprParser{lex: lex}
 	x, err := p.rangeExpr()
 	r.X = x
-	return err
-}
-
-// Parse parses the arguments of a dependency target. The tokens before
-// them are the target's names: with a named range in front, the target
-// must be FLOW Class(args), and a target needs arguments.
-func (a *args) Parse(lex *lexer.PeekingLexer) error {
-	if t := lex.Peek(); t.Type != tPunct || t.Value != "(" {
-		return participle.NextMatch
-	}
-	names := lex.Range(max(lex.RawCursor()-2, 0), lex.RawCursor())
-	name := &names[len(names)-1]
-	if len(names) == 2 && names[0].Type == tPunct && names[0].Value == "]" {
-		return unexpected(name, "FLOW Class(args) after a named range")
-	}
-	p := exprParser{lex: lex}
-	p.next()
-	list, err := p.args()
-	if err == nil && len(list) == 0 {
-		return &syntaxError{pos: name.Pos, msg: "syntax error: " + name.Value + "() needs at least one argument"}
-	}
-	a.List, a.EndPos = list, tokenEnd(p.last)
 	return err
 }
 

@@ -101,41 +101,13 @@ type flow struct {
 	Deps   []*dep       `parser:"@@*"`
 }
 
-// dep is `dep = ARROW named? target props?`.
+// dep is `dep = ARROW named? target props?`; target is a custom
+// production (target.go).
 type dep struct {
 	Arrow  lexer.Token `parser:"@Arrow"`
 	Named  *named      `parser:"@@?"`
-	Target target      `parser:"@@"`
+	Target *target     `parser:"@@"`
 	Props  *props      `parser:"@@?"`
-}
-
-// target is `target = expr '?' call (':' call)? | call`.
-type target interface{ target() }
-
-// guarded is `expr '?' call (':' call)?`, or a collection element
-// `IDENT '(' arg (',' arg)* ')'`, which starts like a guard: without '?',
-// the guard is such a call (guard checks it). The guard is a binary
-// expression: a conditional guard needs parentheses (§2).
-type guarded struct {
-	Guard *guard `parser:"@@"`
-	Then  *call  `parser:"('?' @@"`
-	Else  *call  `parser:"(':' @@)?)?"`
-}
-
-// call is
-//
-//	call = named? IDENT IDENT? args | 'NEW' | 'NULL'
-//
-// with one name a collection element, with two FLOW Class(args); args
-// rejects a named range before a collection, and empty arguments.
-type call struct {
-	Pos    lexer.Position
-	Named  *named       `parser:"( @@?"`
-	First  *lexer.Token `parser:"  @Ident"`
-	Second *lexer.Token `parser:"  @Ident?"`
-	Args   *args        `parser:"  @@"`
-	New    *lexer.Token `parser:"| @'NEW':Keyword"`
-	Null   *lexer.Token `parser:"| @'NULL':Keyword )"`
 }
 
 // named is `named = '[' IDENT '=' rangeexpr (',' IDENT '=' rangeexpr)* ']'`.
@@ -160,8 +132,6 @@ type body struct {
 func (*global) item()    {}
 func (*option) item()    {}
 func (*taskClass) item() {}
-func (*guarded) target() {}
-func (*call) target()    {}
 
 // grammar is the JDF parser, built once. It is LL(1): a production that
 // has read a token and then fails is an error at that point, with no
@@ -172,7 +142,6 @@ func (*call) target()    {}
 var grammar = participle.MustBuild[file](
 	participle.Lexer(Lexer),
 	participle.Union[item](&taskClass{}, &global{}, &option{}),
-	participle.Union[target](&guarded{}, &call{}),
 	participle.UseLookahead(0),
 )
 
