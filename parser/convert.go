@@ -52,7 +52,7 @@ func (c *converter) items(f *file) []Item {
 			}
 			out = append(out, g)
 		case *option:
-			pr := c.property(it.Prop)
+			pr := convertProperty(it.Prop)
 			out = append(out, &Option{Span: Span{Pos: it.Pos, EndPos: pr.End()}, Prop: pr})
 		}
 	}
@@ -63,14 +63,19 @@ func (c *converter) props(ps *props) *Props {
 	if ps == nil {
 		return nil
 	}
-	out := &Props{Span: c.span(ps.Pos, ps.EndPos), List: make([]*Property, len(ps.List))}
+	return convertProps(ps, c.endBefore(ps.EndPos))
+}
+
+// convertProps converts a property list that ends at end.
+func convertProps(ps *props, end lexer.Position) *Props {
+	out := &Props{Span: Span{Pos: ps.Pos, EndPos: end}, List: make([]*Property, len(ps.List))}
 	for i, p := range ps.List {
-		out.List[i] = c.property(p)
+		out.List[i] = convertProperty(p)
 	}
 	return out
 }
 
-func (c *converter) property(p *property) *Property {
+func convertProperty(p *property) *Property {
 	pr := &Property{Span: Span{Pos: p.First.Pos, EndPos: p.Value.X.End()}, Name: p.First.Value, NamePos: p.First.Pos, Value: p.Value.X}
 	if p.Second != nil {
 		pr.TypeWord = pr.Name
@@ -134,38 +139,10 @@ func (c *converter) flow(g *flow) *Flow {
 		f.Span.EndPos = f.Props.End()
 	}
 	for _, d := range g.Deps {
-		f.Deps = append(f.Deps, c.dep(d))
+		f.Deps = append(f.Deps, d.X)
 	}
 	if len(f.Deps) > 0 {
 		f.Span.EndPos = f.Deps[len(f.Deps)-1].End()
 	}
 	return f
-}
-
-func (c *converter) dep(g *dep) *Dep {
-	d := &Dep{Span: Span{Pos: g.Arrow.Pos}, Dir: In, Named: convertNamed(g.Named)}
-	if g.Arrow.Value == "->" {
-		d.Dir = Out
-	}
-	d.Guard, d.Then, d.Else = g.Target.Guard, g.Target.Then, g.Target.Else
-	d.Span.EndPos = d.Then.End()
-	if d.Else != nil {
-		d.Span.EndPos = d.Else.End()
-	}
-	if d.Props = c.props(g.Props); d.Props != nil {
-		d.Span.EndPos = d.Props.End()
-	}
-	return d
-}
-
-// convertNamed converts a named range list; nil stays nil.
-func convertNamed(n *named) []*NamedRange {
-	if n == nil {
-		return nil
-	}
-	out := make([]*NamedRange, len(n.List))
-	for i, r := range n.List {
-		out[i] = &NamedRange{Span: Span{Pos: r.Name.Pos, EndPos: r.Value.X.End()}, Name: r.Name.Value, Value: r.Value.X}
-	}
-	return out
 }

@@ -109,10 +109,12 @@
 // errors; Lexer is the result as a participle lexer.Definition.
 //
 // The grammar (grammar.go) is one participle production per production of
-// §2, printed in testdata/grammar.ebnf; expressions, guards, ranges and
-// argument lists are custom productions (expr.go), as precedence climbing
-// over the ten operator levels of §4.1 is one function where a struct per
-// level would be ten productions deep for every operand. The grammar is
+// §2, printed in testdata/grammar.ebnf; expressions, ranges and named
+// ranges are custom productions (expr.go), as precedence climbing over the
+// ten operator levels of §4.1 is one function where a struct per level
+// would be ten productions deep for every operand, and so are
+// dependencies with their guards, targets and argument lists (dep.go),
+// the most frequent structural production. The grammar is
 // LL(1) (participle.UseLookahead(0)), with two lookahead groups where a
 // name starts both alternatives, so a syntax error is reported at the token
 // where the input goes wrong; convert.go turns the grammar tree into the

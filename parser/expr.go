@@ -338,11 +338,10 @@ func (p *exprParser) args() ([]Expr, error) {
 func (p *exprParser) rangeExpr() (Expr, error) {
 	pos := p.lex.Peek().Pos
 	if p.is("[") {
-		n, err := namedGrammar.ParseFromLexer(p.lex, participle.AllowTrailing(true))
+		named, err := p.named()
 		if err != nil {
 			return nil, err
 		}
-		named := convertNamed(n)
 		x, err := p.expr()
 		if err != nil {
 			return nil, err
@@ -366,6 +365,60 @@ func (p *exprParser) rangeExpr() (Expr, error) {
 	}
 	r.Span = p.span(pos)
 	return r, nil
+}
+
+// named parses a list of named ranges, at its '[':
+//
+//	named = '[' IDENT '=' rangeExpr (',' IDENT '=' rangeExpr)* ']'
+func (p *exprParser) named() ([]*NamedRange, error) {
+	before := p.lastRaw()
+	p.next()
+	var list []*NamedRange
+	for {
+		name := p.lex.Peek()
+		if name.Type != tIdent {
+			return nil, unexpected(name, "index name of a named range")
+		}
+		p.next()
+		if !p.is("=") {
+			return nil, unexpected(p.lex.Peek(), "'=' after "+strconv.Quote(name.Value))
+		}
+		p.next()
+		if t := p.lex.Peek(); !startsExpr(t) && !(t.Type == tPunct && t.Value == "[") {
+			return nil, unexpected(t, "expression")
+		}
+		v, err := p.rangeExpr()
+		if err != nil {
+			return nil, err
+		}
+		list = append(list, &NamedRange{Span: Span{Pos: name.Pos, EndPos: v.End()}, Name: name.Value, Value: v})
+		if !p.is(",") {
+			break
+		}
+		p.next()
+	}
+	if !p.is("]") {
+		// As the participle production said it: a list that follows a
+		// named range of the dependency ([i = ...] [j = ...] F T(i, j))
+		// reads as a property list there.
+		expected := "property name or ]"
+		if before != nil && (before.Type == tArrow || before.Type == tPunct && strings.Contains("?:(,=", before.Value)) {
+			expected = "',' or ']' in a named range"
+		}
+		return nil, unexpected(p.lex.Peek(), expected)
+	}
+	p.next()
+	return list, nil
+}
+
+// lastRaw returns the token before the lexer's cursor, or nil at the start:
+// the token stream has no elided tokens.
+func (p *exprParser) lastRaw() *lexer.Token {
+	c := p.lex.RawCursor()
+	if c == 0 {
+		return nil
+	}
+	return &p.lex.Range(c-1, c)[0]
 }
 
 // codeBlock converts a code token.

@@ -6,12 +6,15 @@ package parser
 // EBNF participle derives from these types (TestGrammarEBNF), so that every
 // grammar change shows in review.
 //
-// Expressions (expr, rangeexpr, the guard of a dependency and the
-// arguments of a call) are custom productions (expr, rangeExpr, guard and
-// args in expr.go): precedence climbing over the ten operator levels of
-// §4.1 is one small function there, where one struct per level would be
-// ten productions deep for every operand, and expressions are most of the
-// tokens of a JDF file.
+// Expressions (expr, rangeexpr, and the named ranges of a local set) are
+// custom productions (expr and rangeExpr in expr.go): precedence climbing
+// over the ten operator levels of §4.1 is one small function there, where
+// one struct per level would be ten productions deep for every operand, and
+// expressions are most of the tokens of a JDF file. A dependency (ARROW
+// named? target props?) is a custom production too (dep in dep.go): it is
+// most of a task class, and as structs its optional parts and the union of
+// its target forms cost more than the rest of the class; its property
+// list is the production props here.
 //
 // The grammar tree is converted into the AST of ast.go by convert.go.
 // participle fills Pos, and EndPos (the position of the next token), where
@@ -101,26 +104,6 @@ type flow struct {
 	Deps   []*dep       `parser:"@@*"`
 }
 
-// dep is `dep = ARROW named? target props?`; target is a custom
-// production (target.go).
-type dep struct {
-	Arrow  lexer.Token `parser:"@Arrow"`
-	Named  *named      `parser:"@@?"`
-	Target *target     `parser:"@@"`
-	Props  *props      `parser:"@@?"`
-}
-
-// named is `named = '[' IDENT '=' rangeexpr (',' IDENT '=' rangeexpr)* ']'`.
-type named struct {
-	List []*namedRange `parser:"'[' @@ (',' @@)* ']'"`
-}
-
-// namedRange is one `IDENT '=' rangeexpr` of a named range.
-type namedRange struct {
-	Name  lexer.Token `parser:"@Ident '='"`
-	Value *rangeExpr  `parser:"@@"`
-}
-
 // body is `body = 'BODY' props? NEWLINE text 'END'`.
 type body struct {
 	Pos   lexer.Position
@@ -145,10 +128,10 @@ var grammar = participle.MustBuild[file](
 	participle.UseLookahead(0),
 )
 
-// namedGrammar parses a named range inside an expression (a "local
-// indices" argument, `f([i = 0 .. 3] i)`), for the custom productions.
-var namedGrammar = func() *participle.Parser[named] {
-	p, err := participle.ParserForProduction[named](grammar)
+// propsGrammar parses the property list of a dependency, for the custom
+// production dep.
+var propsGrammar = func() *participle.Parser[props] {
+	p, err := participle.ParserForProduction[props](grammar)
 	if err != nil {
 		panic(err)
 	}

@@ -7,7 +7,7 @@ package parser
 // wording, "syntax error: unexpected X, expected Y", with Y said in JDF
 // terms, from the production participle expected and, where one production
 // is used in two places, from the tokens around the error. The custom
-// productions (expr.go) word their errors themselves.
+// productions (expr.go, dep.go) word their errors themselves.
 
 import (
 	"strconv"
@@ -33,14 +33,11 @@ var expectations = []struct{ prefix, say string }{
 	{`Affinity`, "another definition, SIMCOST or ':' (affinity)"},
 	{`<ident> "(" expr`, "the data collection of the affinity"},
 	{`"(" expr`, "'(' after the affinity collection"},
-	{`<ident> Props? Dep*`, "flow name"},
-	{`<ident> <ident>? args`, targetWords},
-	{`NamedRange`, "index name of a named range"},
+	{`<ident> Props? dep*`, "flow name"},
 	{`<bodytext>`, "a property list or the end of the BODY line"},
 	{`Property`, "property name"},
 	{`expr`, "expression"},
 	{`rangeExpr`, "expression"},
-	{`guard`, "expression"},
 	{`")"`, "',' or ')'"},
 }
 
@@ -107,37 +104,10 @@ func (c *converter) explain(tok *lexer.Token, at int, expected string, f *file) 
 		return unexpected(tok, "a flow, ';' (priority) or BODY")
 	case expected == "<ident>": // after a comma in the parameter list
 		return unexpected(tok, "parameter name")
-	case expected == `"]"`:
-		if c.inNamedRange(at) {
-			return unexpected(tok, "',' or ']' in a named range")
-		}
+	case expected == `"]"`: // of a property list
 		return unexpected(tok, "property name or ]")
-	case strings.HasPrefix(expected, "<ident> <ident>? args"):
-		// After an arrow, a guard may come; after a named range in a
-		// call (one after '?' or ':'), a task call.
-		before := c.before(at)
-		if before != nil && before.Type == tPunct && before.Value == "]" {
-			before = c.before(c.open(at - 1))
-			if before != nil && before.Type == tPunct {
-				return unexpected(tok, "FLOW Class(args) after a named range")
-			}
-		}
-		if before != nil && before.Type == tArrow {
-			return unexpected(tok, targetWords+" or a guard")
-		}
-		return unexpected(tok, targetWords)
-	case strings.HasPrefix(expected, "args") && at > 0:
-		// After a named range in a call, only FLOW Class(args).
-		if b := c.before(at - 1); b != nil && b.Type == tPunct && b.Value == "]" {
-			if p := c.before(c.open(at - 2)); p != nil && p.Type == tPunct {
-				return unexpected(&c.toks[at-1], "FLOW Class(args) after a named range")
-			}
-		}
-		return unexpected(tok, "'(' and the arguments of "+c.toks[at-1].Value)
 	case strings.HasPrefix(expected, `"=" expr`) && at > 0:
 		return unexpected(tok, "= after property "+strconv.Quote(c.toks[at-1].Value))
-	case strings.HasPrefix(expected, `"=" rangeExpr`) && at > 0:
-		return unexpected(tok, "'=' after "+strconv.Quote(c.toks[at-1].Value))
 	}
 	for _, e := range expectations {
 		if strings.HasPrefix(expected, e.prefix) {
@@ -145,65 +115,6 @@ func (c *converter) explain(tok *lexer.Token, at int, expected string, f *file) 
 		}
 	}
 	return unexpected(tok, expected)
-}
-
-// before returns the token before token i, or nil.
-func (c *converter) before(i int) *lexer.Token {
-	if i <= 0 {
-		return nil
-	}
-	return &c.toks[i-1]
-}
-
-// open returns the index of the '[' that matches the ']' at index i.
-func (c *converter) open(i int) int {
-	depth := 0
-	for ; i >= 0; i-- {
-		if t := &c.toks[i]; t.Type == tPunct {
-			switch t.Value {
-			case "]":
-				depth++
-			case "[":
-				if depth--; depth == 0 {
-					return i
-				}
-			}
-		}
-	}
-	return 0
-}
-
-// inNamedRange reports whether token at is inside a named range: the '['
-// that opens it follows an arrow, '?', ':', '(', ',' or '=' (a "local
-// indices" value). A property list follows a name, ')' or a value.
-func (c *converter) inNamedRange(at int) bool {
-	depth := 0
-	for i := at - 1; i > 0; i-- {
-		t := &c.toks[i]
-		if t.Type != tPunct {
-			continue
-		}
-		switch t.Value {
-		case "]":
-			depth++
-		case "[":
-			if depth > 0 {
-				depth--
-				continue
-			}
-			switch p := &c.toks[i-1]; {
-			case p.Type == tArrow:
-				return true
-			case p.Type == tPunct:
-				switch p.Value {
-				case "?", ":", "(", ",", "=":
-					return true
-				}
-			}
-			return false
-		}
-	}
-	return false
 }
 
 // className returns the name of the task class whose header ends just

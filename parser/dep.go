@@ -1,66 +1,102 @@
 package parser
 
-// The custom production for the target of a dependency
-// (participle.Parseable), which builds the AST's Targets directly:
+// The custom production for dependencies (participle.Parseable), which
+// builds the AST's Deps and Targets directly:
 //
+//	dep    = ARROW named? target props?
 //	target = guard '?' call (':' call)? | call
 //	guard  = binary                    (a collection element `coll(args)` without '?')
 //	call   = named? IDENT IDENT? args | 'NEW' | 'NULL'
 //	args   = '(' arg (',' arg)* ')'
 //
-// It is custom because it is the most frequent production of a JDF file
-// after expressions: as participle structs (a union of a guarded target
-// and a call, each with optional parts), every dependency cost a dozen
-// reflective branches. A named range in a call is still parsed by the
-// participle production named (namedGrammar). Its syntax errors are those
-// the struct productions gave, worded as syntax.go worded them.
+// Dependencies are most of a task class, and the most frequent production
+// of a JDF file after expressions: as participle structs (a dependency, a
+// union of a guarded target and a call, each with optional parts), every
+// dependency cost a few dozen reflective branches and captures. A
+// dependency's property list is still parsed by the participle production
+// props (propsGrammar); named ranges and the expressions are the custom
+// productions of expr.go. The syntax errors are those the struct
+// productions gave, worded as syntax.go worded them.
 
 import (
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
-// target is the target of a dependency: Then, with a guard Else too.
-type target struct {
-	Guard Expr    // or nil when unconditional
-	Then  *Target // the target, or the one taken when Guard holds
-	Else  *Target // or nil
+// dep is a dependency of a flow.
+type dep struct{ X *Dep }
+
+// Parse parses a dependency, which starts with an arrow.
+func (d *dep) Parse(lex *lexer.PeekingLexer) error {
+	arrow := lex.Peek()
+	if arrow.Type != tArrow {
+		return participle.NextMatch
+	}
+	p := exprParser{lex: lex}
+	p.next()
+	x := &Dep{Span: Span{Pos: arrow.Pos}, Dir: In}
+	d.X = x
+	if arrow.Value == "->" {
+		x.Dir = Out
+	}
+	if p.is("[") {
+		named, err := p.named()
+		if err != nil {
+			return err
+		}
+		x.Named = named
+	}
+	if err := p.target(x); err != nil {
+		return err
+	}
+	x.Span.EndPos = x.Then.End()
+	if x.Else != nil {
+		x.Span.EndPos = x.Else.End()
+	}
+	if p.is("[") {
+		ps, err := propsGrammar.ParseFromLexer(lex, participle.AllowTrailing(true))
+		if err != nil {
+			return err
+		}
+		x.Props = convertProps(ps, tokenEnd(p.lastRaw()))
+		x.Span.EndPos = x.Props.End()
+	}
+	return nil
 }
 
-// Parse parses a target. It never answers NextMatch: a target must follow
-// the arrow, so where none starts the error says what may.
-func (tg *target) Parse(lex *lexer.PeekingLexer) error {
-	p := exprParser{lex: lex}
-	t := lex.Peek()
+// target parses the target of dependency x: its guard, Then and Else.
+// Where no target starts, the error says what may.
+func (p *exprParser) target(x *Dep) error {
+	t := p.lex.Peek()
 	if !startsExpr(t) || t.Type == tIdent && p.startsTaskCall() {
 		// NEW, NULL, a named range or FLOW Class(args).
 		then, err := p.call(false)
-		tg.Then = then
+		x.Then = then
 		return err
 	}
-	x, err := p.binary(lowestBinary)
+	g, err := p.binary(lowestBinary)
 	if err != nil {
 		return err
 	}
-	next := lex.Peek()
-	if next.Type != tPunct || next.Value != "?" {
-		if coll := collection(x); coll != nil {
-			tg.Then = coll
+	if !p.is("?") {
+		if coll := collection(g); coll != nil {
+			x.Then = coll
 			return nil
 		}
-		if next.EOF() || next.Pos.Offset == x.End().Offset {
+		next := p.lex.Peek()
+		if next.EOF() || next.Pos.Offset == g.End().Offset {
 			return unexpected(next, "'?' after the guard, or a dependency target")
 		}
-		return &syntaxError{pos: x.Pos(), msg: "syntax error: expected dependency target (FLOW Class(args), collection(args), NEW or NULL), or a guard followed by '?'"}
+		return &syntaxError{pos: g.Pos(), msg: "syntax error: expected dependency target (FLOW Class(args), collection(args), NEW or NULL), or a guard followed by '?'"}
 	}
 	p.next()
-	tg.Guard = x
-	if tg.Then, err = p.call(true); err != nil {
+	x.Guard = g
+	if x.Then, err = p.call(true); err != nil {
 		return err
 	}
 	if p.is(":") {
 		p.next()
-		tg.Else, err = p.call(true)
+		x.Else, err = p.call(true)
 	}
 	return err
 }
@@ -93,11 +129,11 @@ func (p *exprParser) call(afterGuard bool) (*Target, error) {
 	}
 	named := t.Type == tPunct && t.Value == "["
 	if named {
-		n, err := namedGrammar.ParseFromLexer(p.lex, participle.AllowTrailing(true))
+		list, err := p.named()
 		if err != nil {
 			return nil, err
 		}
-		tg.Named = convertNamed(n)
+		tg.Named = list
 	}
 	first := p.lex.Peek()
 	switch {
