@@ -62,6 +62,17 @@ type BackendStream interface {
 	Close() error
 }
 
+// ComputePreparer is implemented by backend streams that can set up ahead of
+// time what bodies need on a compute stream (library handles, workspaces):
+// NewDevice calls PrepareCompute on each compute stream, so that opening a
+// device, not the first tasks, pays for it (on CUDA the first cuBLAS and
+// cuSOLVER calls of a process load the libraries and create handles, tens to
+// hundreds of milliseconds). A failure is not fatal: the stream sets up on
+// first use as before, and reports the error there.
+type ComputePreparer interface {
+	PrepareCompute() error
+}
+
 // BLAS is the device BLAS subset in cuBLAS conventions: column-major
 // matrices, leading dimensions in elements, device pointers to float64.
 // Arguments have been checked against the buffers by Stream before a backend

@@ -415,6 +415,19 @@ func (t *Task) refreshPushout() {
 	}
 }
 
+// deviceOnlyInput returns the index of a flow of t whose device copy holds a
+// value the host copy lacks (dirty: written by an earlier task and kept on
+// the device), or -1. Only t's predecessors can have made it dirty: t's own
+// writes are marked at its stage-out.
+func (t *Task) deviceOnlyInput() int {
+	for i := range t.fs {
+		if c := t.fs[i].copy; c != nil && c.valid && c.dirty {
+			return i
+		}
+	}
+	return -1
+}
+
 // stageOutTransfers is the default stage-out (§2 transition 8): it releases
 // the readers of read-only flows, marks written copies newer than the host,
 // and enqueues the D2H of written flows with a pushout bit.
@@ -444,6 +457,7 @@ func (d *Device) stageOutTransfers(t *Task, s *Stream) (int, Result, error) {
 		}
 		c.transfer = xferOut
 		fs.outgoing = true
+		d.stats.stageOuts.Add(1)
 		n++
 	}
 	return n, Done, nil
@@ -511,9 +525,21 @@ func (d *Device) cleanout(t *Task) {
 // unpinned dirty copies, oldest first, or returns nil when there are none.
 func (d *Device) newWriteBack() *Task {
 	var t *Task
-	for e := d.mem.owned.Front(); e != nil; e = e.Next() {
+	for e := d.mem.owned.Front(); e != nil; {
 		c := e.Value.(*devCopy)
+		e = e.Next()
 		if c.transfer != xferNone {
+			continue
+		}
+		if c.version < c.data.HostVersion() {
+			// The host copy moved on (an arena buffer recycled for another
+			// datum, a newer version written back from elsewhere): this
+			// value is obsolete, and writing it back would overwrite the
+			// newer one.
+			d.mem.owned.Remove(c.lru)
+			c.valid, c.dirty = false, false
+			d.mirror(c)
+			d.park(c)
 			continue
 		}
 		if t == nil {

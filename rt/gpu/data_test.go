@@ -85,6 +85,62 @@ func TestWriteBackAndKeepOnDevice(t *testing.T) {
 	}
 }
 
+// TestObsoleteDirtyCopyNotWrittenBack: a value kept on the device whose host
+// copy moved on meanwhile (an arena buffer recycled, a newer version written
+// elsewhere) is obsolete: Close must not write it over the newer host copy.
+func TestObsoleteDirtyCopyNotWrittenBack(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	fill7 := &gpu.Incarnation{Name: "fill", Submit: fillHook(func(*gpu.Task) float64 { return 7 })}
+	x := newHostData(0, 0, 0, 0)
+	a, _ := h.task("A", 0, fill7, gpu.Flow{Data: x, Access: gpu.Write, Elem: gpu.Float64, KeepOnDevice: true})
+	h.submit(nil, a)
+	h.drain()
+	copy(x.buf, []float64{5, 5, 5, 5}) // the host copy gets a newer value
+	x.ver.Store(10)
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(x.buf, []float64{5, 5, 5, 5}) {
+		t.Fatalf("after Close the host copy holds %v: the obsolete device value was written back", x.buf)
+	}
+}
+
+// TestNextLeavesNoInputBehind: NEXT from complete_stage gives a task up on
+// the device, but when one of its inputs exists only there (kept on the
+// device by its producer) a body elsewhere would read a stale host copy, so
+// the task fails instead of being rescheduled; a task whose inputs are on
+// the host is rescheduled as before.
+func TestNextLeavesNoInputBehind(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	fill7 := &gpu.Incarnation{Name: "fill", Submit: fillHook(func(*gpu.Task) float64 { return 7 })}
+	giveUp := &gpu.Incarnation{Name: "giveup", Submit: func(_ *gpu.Device, task *gpu.Task, _ *gpu.Stream) gpu.Result {
+		task.SetCompleteStage(func(*gpu.Device, *gpu.Task, *gpu.Stream) gpu.Result { return gpu.Next })
+		return gpu.Done
+	}}
+	kept, onHost := newHostData(0, 0), newHostData(0, 0)
+	a, _ := h.task("A", 0, fill7, gpu.Flow{Data: kept, Access: gpu.Write, Elem: gpu.Float64, KeepOnDevice: true})
+	h.submit(nil, a)
+	h.drain()
+	b, eb := h.task("B", 0, giveUp, gpu.Flow{Data: kept, Access: gpu.Read, Elem: gpu.Float64})
+	h.submit(nil, b)
+	h.drain()
+	c, ec := h.task("C", 0, giveUp, gpu.Flow{Data: onHost, Access: gpu.Read, Elem: gpu.Float64})
+	h.submit(nil, c)
+	h.drain()
+	if eb.cleaned.Load() != 1 || eb.rescheduled.Load() != 0 {
+		t.Errorf("B (input only on the device): %d cleanouts, %d reschedules; want it failed", eb.cleaned.Load(), eb.rescheduled.Load())
+	}
+	if ec.rescheduled.Load() != 1 || ec.cleaned.Load() != 0 {
+		t.Errorf("C (input on the host): %d reschedules, %d cleanouts; want it rescheduled", ec.rescheduled.Load(), ec.cleaned.Load())
+	}
+	if err := h.managerErr(); !errors.Is(err, gpu.ErrTaskFailed) {
+		t.Errorf("manager error %v, want ErrTaskFailed for B", err)
+	}
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestEvictionLeastRecentlyUsed(t *testing.T) {
 	const unit = 256
 	h := newHarness(t, harnessConfig{opts: []gpu.Option{gpu.WithMemoryLimit(2 * unit)}})

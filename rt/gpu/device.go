@@ -61,7 +61,7 @@ type Device struct {
 
 type deviceStats struct {
 	executed, episodes, reservations, evictions, writeBacks, decrements atomic.Uint64
-	peerCopies, d2dDirect, d2dCommands                                  atomic.Uint64
+	peerCopies, d2dDirect, d2dCommands, stageOuts                       atomic.Uint64
 	memUsed, peerPins                                                   atomic.Int64
 }
 
@@ -220,6 +220,11 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 			s.role = RoleStageOut
 		default:
 			s.role = RoleCompute
+			if p, ok := bs.(ComputePreparer); ok {
+				if err := p.PrepareCompute(); err != nil {
+					d.log.Debug("gpu: compute stream sets up on first use", "device", d.name, "stream", name, "err", err)
+				}
+			}
 		}
 		if d.prof != nil {
 			s.track = d.prof.Track(d.name + "/" + name)
@@ -470,6 +475,7 @@ type Stats struct {
 	Reservations uint64 // stage-in memory reservations attempted
 	Evictions    uint64 // clean copies evicted
 	WriteBacks   uint64 // w2r wrappers created
+	StageOuts    uint64 // written flows copied to the host by the default stage-out
 	Decrements   uint64 // release steps that changed the counter
 	MemUsed      int64
 	MemLimit     int64
@@ -493,6 +499,7 @@ func (d *Device) Stats() Stats {
 		Reservations: d.stats.reservations.Load(),
 		Evictions:    d.stats.evictions.Load(),
 		WriteBacks:   d.stats.writeBacks.Load(),
+		StageOuts:    d.stats.stageOuts.Load(),
 		Decrements:   d.stats.decrements.Load(),
 		MemUsed:      d.stats.memUsed.Load(),
 		MemLimit:     d.mem.limit,

@@ -506,6 +506,19 @@ func (ep *episode) execDone(s *Stream, head *Task) {
 		// Give up on this device for every member (§3.5, Go port).
 		ep.closeExec(s, head)
 		for x := range head.Ring() {
+			if i := x.deviceOnlyInput(); i >= 0 {
+				// Its input exists only here (kept on the device for it,
+				// Flow.KeepOnDevice): off the device it would read a stale
+				// host copy.
+				err := fmt.Errorf("%w: %v cannot leave %s: the input of its flow %d is newer on the device than on the host",
+					ErrTaskFailed, x, d.name, i)
+				ep.setErr(err)
+				d.cleanout(x)
+				if d.comp != nil {
+					d.comp.Cleanout(x, err)
+				}
+				continue
+			}
 			d.cleanout(x)
 			if d.sched == nil {
 				ep.setErr(fmt.Errorf("%w: NEXT from complete_stage of %v and no scheduler to take it", ErrTaskFailed, x))

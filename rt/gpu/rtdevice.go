@@ -19,9 +19,11 @@ import (
 //
 // Submitting an rt task wraps it with its flows: flow i of the class is
 // flow i of the wrapper (CTL and absent flows are NULL), keyed by its host
-// rt.Copy, written flows always written back to the host (rt reads host
-// copies only), and the device's copies mirrored into the rt.Data slot of
-// the device (slot index+1). Completion goes through rt.Worker.Complete on
+// rt.Copy; a written flow is written back to the host when a host reader
+// may see its value (a collection, a CPU task, another device or rank:
+// hostreads.go) and otherwise stays on the device for its successors; the
+// device's copies are mirrored into the rt.Data slot of the device (slot
+// index+1). Completion goes through rt.Worker.Complete on
 // the manager's worker (so successors reach its next_task slot, flushed
 // right after), failures through rt.Task.Fail, and NEXT from a
 // complete-stage callback through rt.Task.Reschedule to the following
@@ -30,6 +32,7 @@ import (
 type RTDevice struct {
 	d      *Device
 	prof   *rtProfiler
+	reads  hostReads
 	ctx    context.Context
 	cancel context.CancelFunc
 }
@@ -150,6 +153,13 @@ func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 		wt.exec = ExecDisabled
 	}
 	flows := t.Class().Flows
+	var written uint64
+	for i := range flows {
+		if a := flows[i].Access; i < 64 && (a == rt.Write || a == rt.RW) && t.Flow(i) != nil {
+			written |= 1 << i
+		}
+	}
+	toHost := r.hostFlows(t, gi, written)
 	for i := range flows {
 		c := t.Flow(i)
 		if c == nil || flows[i].Access == rt.CTL {
@@ -175,6 +185,7 @@ func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 		if gi.Size != nil {
 			f.Size = gi.Size(t, i)
 		}
+		f.KeepOnDevice = written&^toHost&(1<<i) != 0
 		wt.AddFlow(f)
 	}
 	var gw Worker

@@ -654,3 +654,34 @@ func TestFakePeerCopies(t *testing.T) {
 	}
 	fakeClosed(t, f)
 }
+
+// TestFakeComputeStreamsPreparedAtOpen: opening a device creates the cuBLAS
+// and cuSOLVER handles of its compute streams (and only theirs), so that the
+// first bodies do not pay for loading the libraries; bodies then reuse them.
+func TestFakeComputeStreamsPreparedAtOpen(t *testing.T) {
+	d, b, f := fakeRTDevice(t)
+	b.mu.Lock()
+	streams := slices.Clone(b.streams)
+	b.mu.Unlock()
+	if len(streams) != 2+d.Device().NumCompute() {
+		t.Fatalf("%d streams", len(streams))
+	}
+	handles := map[string]uintptr{}
+	for _, s := range streams {
+		compute := strings.HasPrefix(s.name, "exec")
+		if prepared := s.haveBlas && s.solver != nil && s.metaMem.p != nil && s.dmetaMem != 0; prepared != compute {
+			t.Errorf("stream %s: prepared %v", s.name, prepared)
+		}
+		if compute {
+			handles[s.name] = s.blas.h
+		}
+	}
+	tiledPotrfCase(t, []*gpu.RTDevice{d}, 96, 32, nil)
+	for _, s := range streams {
+		if h, ok := handles[s.name]; ok && s.blas.h != h {
+			t.Errorf("stream %s: cuBLAS handle %d replaced by %d", s.name, h, s.blas.h)
+		}
+	}
+	must(t, d.Close())
+	fakeClosed(t, f)
+}

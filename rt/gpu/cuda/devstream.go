@@ -110,6 +110,40 @@ func (s *DeviceStream) Blas() (Blas, error) {
 	return s.blas, nil
 }
 
+// PrepareCompute implements gpu.ComputePreparer: it creates the stream's
+// cuBLAS and cuSOLVER handles and its pointer-array rings now, when the
+// device opens, instead of in the first bodies (the first handles of a
+// process load the libraries).
+func (s *DeviceStream) PrepareCompute() error {
+	if err := s.b.bind(); err != nil {
+		return err
+	}
+	defer s.b.unbind()
+	if _, err := s.Blas(); err != nil {
+		return err
+	}
+	if err := s.solverHandle(); err != nil {
+		return err
+	}
+	if err := s.hostRing(&s.meta, &s.metaMem, metaBytes); err != nil {
+		return err
+	}
+	return s.deviceRing()
+}
+
+// solverHandle creates the stream's cuSOLVER handle on first use.
+func (s *DeviceStream) solverHandle() error {
+	if s.solver != nil {
+		return nil
+	}
+	sv, err := s.b.ops.solverCreate(s.s)
+	if err != nil {
+		return err
+	}
+	s.solver = sv
+	return nil
+}
+
 // Stats returns the stream's statistics.
 func (s *DeviceStream) Stats() StreamStats { return s.stats.snapshot() }
 
@@ -436,12 +470,8 @@ func (s *DeviceStream) Dpotrf(uplo gpu.Uplo, n int, a gpu.Ptr, lda int) error {
 	if n == 0 {
 		return nil
 	}
-	if s.solver == nil {
-		sv, err := s.b.ops.solverCreate(s.s)
-		if err != nil {
-			return err
-		}
-		s.solver = sv
+	if err := s.solverHandle(); err != nil {
+		return err
 	}
 	fill := cudaFill(uplo)
 	key := potrfKey{fill, n, lda}
