@@ -137,13 +137,31 @@
 //
 // # Checking a program
 //
-// Verify(tp) enumerates the instance graph for the actual globals with the generated functions
-// (Space, Complete, Goal, Successors, Predecessors) and reports, each wrapping ErrVerify:
-// dependencies naming tasks outside their space, outputs without a matching input and the
-// reverse (for classes with Predecessors), goals that disagree with the incoming dependencies,
-// and cycles. WriteDOT(w, tp) writes the same graph in Graphviz DOT. A generated taskpool's
-// Verify and WriteDOT methods delegate to them; VisitSuccessors and VisitPredecessors give
-// the raw edges to any EdgeVisitor.
+// Verify(tp) enumerates the instance graph for the actual globals with the classes' functions
+// (Space, Complete, Goal, Successors, Predecessors), without running anything, and returns a
+// *GraphError (matching ErrVerify) that lists every problem: an instance enumerated twice or
+// outside the space that Complete checks; a dependency on an instance outside its space; a
+// data flow with no true input guard; an output without the input that names it back on the
+// other side, and the reverse (outputs to a class with a Goal but no Predecessors are left to
+// the goal check); a readiness goal that disagrees with the outputs that reach the instance;
+// a cycle, as the chain of instances around it. WriteDOT(w, tp) writes the same graph in
+// Graphviz DOT (CTL edges dashed).
+//
+// A Source adds positions: Source.Verify and Source.WriteDOT are Verify and WriteDOT with
+// each Problem pointing at Classes[class], Flows[class][flow] or Deps[class][flow][dep], and
+// with Source.Err wrapped and starting the message. A generated program holds one
+// (<p>Source, with the .jdf positions and Err<Name>Graph), and its Verify and WriteDOT
+// methods are one call each:
+//
+//	var chainSource = rt.Source{Err: ErrChainGraph, Classes: []string{"chain.jdf:8:1"}, ...}
+//	func (tp *Chain) Verify() error { return chainSource.Verify(tp.Taskpool) }
+//
+// Successors and Predecessors skip what they cannot report with Edges.Task: a single target
+// outside its space, which they report with Edges.Outside, and a data flow whose input chain
+// ends without a true guard, which Predecessors report with Edges.NoInput. Both cost a nil
+// check at run time; during Verify the walk's EdgeVisitor hears them through DropVisitor.
+// VisitSuccessors and VisitPredecessors give the raw edges to any EdgeVisitor.
+// VerifyCollection checks a collection given to a generated constructor (ErrBadCollection).
 //
 // # Devices (for rt/gpu)
 //

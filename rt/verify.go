@@ -1,261 +1,212 @@
 package rt
 
-// Verify and DOT output walk the instance graph of a taskpool with the generated functions,
-// without running anything (jdf-language.md Part A §A.8). They allocate freely: they are tools.
+// Verify and DOT output (jdf-language.md Part A §A.8) walk the instance graph of a taskpool
+// with its classes' own functions (Space, Complete, Goal, Successors, Predecessors) without
+// running anything, so that a JDF mistake that would hang or fail a run becomes a report.
+// Generated taskpools delegate their Verify and WriteDOT methods here, through a Source
+// that holds the .jdf positions of their classes, flows and dependencies; the walk itself
+// and the checks are in verify_graph.go, the hooks generated code calls for dependencies it
+// drops in verify_edges.go.
+//
+// They allocate freely: they are tools, not the hot path.
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
+	"strings"
 )
 
-// ErrVerify is wrapped by every problem Verify reports.
+// ErrVerify is wrapped by the errors of Verify and WriteDOT.
 var ErrVerify = errors.New("rt: verify")
 
-// maxVerifyProblems bounds the report; a broken guard usually repeats over a whole range.
-const maxVerifyProblems = 20
+// maxShownProblems bounds the problems a GraphError's message lists; a broken guard usually
+// repeats over a whole range.
+const maxShownProblems = 50
 
-// instKey identifies an instance: its class and parameter values.
-type instKey struct {
-	class  int
-	params [MaxParams]int
+// Source says where the task classes of a taskpool come from, so that Verify's problems
+// point at the program text. Generated code fills one per program with .jdf positions
+// ("potrf.jdf:38:22"). The zero Source is valid: problems then carry no position. A table
+// may be shorter than what it describes; a missing entry means no position.
+type Source struct {
+	// Err, when set, is wrapped by the errors of Verify and WriteDOT besides ErrVerify, and
+	// its text starts their message (a generated program's Err<Name>Graph).
+	Err error
+	// Classes[class] is the position of a task class: problems of its enumeration and
+	// cycles point here.
+	Classes []string
+	// Flows[class][flow] is the position of a flow: a data input with no true guard points
+	// here.
+	Flows [][]string
+	// Deps[class][flow][dep] is the position of a dependency, dep being the index that
+	// Successors and Predecessors pass to Edges.Task and Edges.Outside: unmatched
+	// dependencies and targets outside their space point here.
+	Deps [][][]string
 }
 
-type instance struct {
-	class *TaskClass
-	l     Locals
-}
-
-type edgeRec struct {
-	from, to         int // instance indices
-	fromFlow, toFlow int
-}
-
-// instanceGraph is the enumerated graph of a taskpool.
-type instanceGraph struct {
-	tp    *Taskpool
-	insts []instance
-	index map[instKey]int
-	out   []edgeRec // from Successors
-	in    []edgeRec // from Predecessors (from = predecessor)
-	probs []error
-}
-
-func (g *instanceGraph) problem(format string, a ...any) {
-	if len(g.probs) < maxVerifyProblems {
-		g.probs = append(g.probs, fmt.Errorf("%w: "+format, append([]any{ErrVerify}, a...)...))
+func (s *Source) class(c int) string {
+	if s != nil && c >= 0 && c < len(s.Classes) {
+		return s.Classes[c]
 	}
+	return ""
 }
 
-func keyOfInstance(tc *TaskClass, l *Locals) instKey {
-	k := instKey{class: tc.ID}
-	for i, s := range tc.Params {
-		k.params[i] = l[s]
+func (s *Source) flow(c, f int) string {
+	if s != nil && c >= 0 && c < len(s.Flows) && f >= 0 && f < len(s.Flows[c]) {
+		return s.Flows[c][f]
 	}
-	return k
+	return ""
 }
 
-// buildGraph enumerates every instance and every edge. A panic in generated or user code
-// becomes an error.
-func buildGraph(tp *Taskpool) (g *instanceGraph, err error) {
-	if err := tp.validate(); err != nil {
-		return nil, err
+func (s *Source) dep(c, f, d int) string {
+	if s != nil && c >= 0 && c < len(s.Deps) && f >= 0 && f < len(s.Deps[c]) && d >= 0 && d < len(s.Deps[c][f]) {
+		return s.Deps[c][f][d]
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			g, err = nil, fmt.Errorf("%w: taskpool %s: panic while enumerating: %v", ErrVerify, tp.name, r)
-		}
-	}()
-	g = &instanceGraph{tp: tp, index: map[instKey]int{}}
-	for _, tc := range tp.classes {
-		var l Locals
-		tc.Space(tp, &l, func(l *Locals) bool {
-			g.index[keyOfInstance(tc, l)] = len(g.insts)
-			g.insts = append(g.insts, instance{tc, *l})
-			return true
-		})
-	}
-	for i := range g.insts {
-		in := &g.insts[i]
-		tp.VisitSuccessors(in.class, &in.l, &graphVisitor{g: g, self: i, out: true})
-		if in.class.Predecessors != nil {
-			tp.VisitPredecessors(in.class, &in.l, &graphVisitor{g: g, self: i})
-		}
-	}
-	return g, nil
+	return ""
 }
 
-type graphVisitor struct {
-	g    *instanceGraph
-	self int
-	out  bool
+// Problem is one inconsistency of a task graph.
+type Problem struct {
+	// Pos is where it comes from in the program text ("potrf.jdf:38:22"), or "" when the
+	// Source has no position for it.
+	Pos string
+	// Msg names the task instances, flows and dependency involved:
+	// "T(3) flow A -> A T(4): T(4) is outside the execution space of T, so the output goes nowhere".
+	Msg string
 }
 
-func (v *graphVisitor) Task(flow, dep int, peer *TaskClass, peerFlow int, l *Locals) {
-	g := v.g
-	me := &g.insts[v.self]
-	j, ok := g.index[keyOfInstance(peer, l)]
-	dir := "->"
-	if !v.out {
-		dir = "<-"
+// String returns "Pos: Msg", or Msg without a position.
+func (p Problem) String() string {
+	if p.Pos == "" {
+		return p.Msg
 	}
-	if !ok {
-		g.problem("%s flow %s %s %s flow %s: no such task (outside its execution space)",
-			taskName(me.class, &me.l), flowName(me.class, flow), dir, taskName(peer, l), flowName(peer, peerFlow))
-		return
-	}
-	if v.out {
-		g.out = append(g.out, edgeRec{v.self, j, flow, peerFlow})
+	return p.Pos + ": " + p.Msg
+}
+
+// GraphError is the error of Verify, and of WriteDOT when the walk fails. It matches
+// ErrVerify, the Source's Err when set, and Cause, with errors.Is.
+type GraphError struct {
+	// Taskpool is the name of the taskpool.
+	Taskpool string
+	// Problems lists every inconsistency found, in a stable order: those of the enumeration
+	// and of the dependencies each instance reports (in enumeration order), then outputs
+	// without a matching input, inputs without a matching output, readiness goals that
+	// disagree with the arrivals, and one cycle.
+	Problems []Problem
+	// Cause, when set, is why the walk itself failed: a descriptor that does not validate
+	// (ErrBadTaskClass) or a panic in the classes' functions. Problems is then empty.
+	Cause error
+
+	src error // Source.Err
+}
+
+// Error starts with the Source's Err (or "rt: verify: taskpool <name>"), then gives the
+// Cause, or the number of problems and at most 50 of them, one per line.
+func (e *GraphError) Error() string {
+	var b strings.Builder
+	if e.src != nil {
+		b.WriteString(e.src.Error())
 	} else {
-		g.in = append(g.in, edgeRec{j, v.self, peerFlow, flow})
+		b.WriteString(ErrVerify.Error() + ": taskpool " + e.Taskpool)
 	}
+	if e.Cause != nil {
+		b.WriteString(": " + e.Cause.Error())
+		return b.String()
+	}
+	n := len(e.Problems)
+	if n == 1 {
+		b.WriteString(": 1 problem:")
+	} else {
+		b.WriteString(": " + strconv.Itoa(n) + " problems:")
+	}
+	for i, p := range e.Problems {
+		if i == maxShownProblems {
+			fmt.Fprintf(&b, "\n... and %d more", n-maxShownProblems)
+			break
+		}
+		b.WriteString("\n" + p.String())
+	}
+	return b.String()
 }
 
-func (v *graphVisitor) Data(flow, dep int, c Collection, ix Index) {}
-
-func flowName(tc *TaskClass, f int) string {
-	if f >= 0 && f < len(tc.Flows) {
-		return tc.Flows[f].Name
+// Unwrap returns ErrVerify, the Source's Err and the Cause, those that are set.
+func (e *GraphError) Unwrap() []error {
+	errs := []error{ErrVerify}
+	if e.src != nil {
+		errs = append(errs, e.src)
 	}
-	return "#" + strconv.Itoa(f)
+	if e.Cause != nil {
+		errs = append(errs, e.Cause)
+	}
+	return errs
 }
 
-// Verify enumerates the instance graph of tp for its actual globals and reports, joined in one
-// error (each wrapping ErrVerify, at most 20): dependencies naming tasks outside their space,
-// outputs without the matching input on the other side and inputs without the matching
-// output (for classes that have Predecessors), readiness goals that disagree with the number
-// (Counter) or flows (Mask) of incoming dependencies, and cycles. It returns nil when the
-// graph is consistent. It does not run anything and can be called before Context.Add.
-func Verify(tp *Taskpool) error {
-	g, err := buildGraph(tp)
+// Verify is (&Source{}).Verify(tp): a check without positions.
+func Verify(tp *Taskpool) error { return (&Source{}).Verify(tp) }
+
+// WriteDOT is (&Source{}).WriteDOT(w, tp).
+func WriteDOT(w io.Writer, tp *Taskpool) error { return (&Source{}).WriteDOT(w, tp) }
+
+// Verify enumerates the instance graph of tp for its actual globals and reports, in a
+// *GraphError, each problem with the instances, flows and position involved:
+//   - an instance enumerated twice by Space, or enumerated although Complete rejects it;
+//   - a dependency on a single instance outside its class's space (Edges.Outside), or on
+//     an instance that Complete accepts but Space does not enumerate;
+//   - a data flow whose input guards are all false (Edges.NoInput);
+//   - an output without the input that names it back on the other side, and the reverse
+//     (outputs to a class that has a Goal but no Predecessors are left to the goal check);
+//   - a readiness goal that disagrees with the outputs reaching the instance (a number of
+//     arrivals for Counter, a set of flows for Mask), for instances without a problem above;
+//   - a cycle, as the chain of instances around it.
+//
+// It returns nil when the graph is consistent. It does not run anything; call it before
+// Context.Add, not concurrently with a run of tp.
+func (s *Source) Verify(tp *Taskpool) error {
+	g, err := s.walk(tp)
 	if err != nil {
 		return err
 	}
-	g.checkMatching()
-	g.checkGoals()
-	g.checkCycles()
-	return errors.Join(g.probs...)
+	g.check()
+	if len(g.problems) == 0 {
+		return nil
+	}
+	return &GraphError{Taskpool: tp.name, Problems: g.problems, src: s.Err}
 }
 
-func (g *instanceGraph) name(i int) string { return taskName(g.insts[i].class, &g.insts[i].l) }
-
-func (g *instanceGraph) checkMatching() {
-	count := map[edgeRec]int{}
-	for _, e := range g.in {
-		count[e]++
-	}
-	for _, e := range g.out {
-		if g.insts[e.to].class.Predecessors == nil {
-			continue
-		}
-		if count[e] > 0 {
-			count[e]--
-			continue
-		}
-		g.problem("%s flow %s -> %s flow %s: the target has no matching input",
-			g.name(e.from), flowName(g.insts[e.from].class, e.fromFlow),
-			g.name(e.to), flowName(g.insts[e.to].class, e.toFlow))
-	}
-	var rest []edgeRec
-	for e, n := range count {
-		for ; n > 0; n-- {
-			rest = append(rest, e)
-		}
-	}
-	sort.Slice(rest, func(i, j int) bool {
-		if rest[i].to != rest[j].to {
-			return rest[i].to < rest[j].to
-		}
-		return rest[i].from < rest[j].from
-	})
-	for _, e := range rest {
-		g.problem("%s flow %s <- %s flow %s: the source has no matching output",
-			g.name(e.to), flowName(g.insts[e.to].class, e.toFlow),
-			g.name(e.from), flowName(g.insts[e.from].class, e.fromFlow))
-	}
-}
-
-func (g *instanceGraph) checkGoals() {
-	arrivals := make([]uint32, len(g.insts))
-	flows := make([]uint32, len(g.insts))
-	for _, e := range g.out {
-		arrivals[e.to]++
-		flows[e.to] |= 1 << uint(e.toFlow)
-	}
-	for i := range g.insts {
-		in := &g.insts[i]
-		var goal uint32
-		if in.class.Goal != nil {
-			goal = in.class.Goal(g.tp, &in.l)
-		}
-		switch in.class.Readiness {
-		case Mask:
-			if goal != flows[i] {
-				g.problem("%s: readiness mask %#x, but inputs arrive on flows %#x", g.name(i), goal, flows[i])
-			}
-		default:
-			if goal != arrivals[i] {
-				g.problem("%s: waits for %d inputs, but %d arrive", g.name(i), goal, arrivals[i])
-			}
-		}
-	}
-}
-
-func (g *instanceGraph) checkCycles() {
-	indeg := make([]int, len(g.insts))
-	succ := make([][]int, len(g.insts))
-	for _, e := range g.out {
-		indeg[e.to]++
-		succ[e.from] = append(succ[e.from], e.to)
-	}
-	var queue []int
-	for i, d := range indeg {
-		if d == 0 {
-			queue = append(queue, i)
-		}
-	}
-	seen := 0
-	for len(queue) > 0 {
-		i := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		seen++
-		for _, j := range succ[i] {
-			if indeg[j]--; indeg[j] == 0 {
-				queue = append(queue, j)
-			}
-		}
-	}
-	if seen < len(g.insts) {
-		for i, d := range indeg {
-			if d > 0 {
-				g.problem("%s: on a dependency cycle or after one (%d tasks never become ready)",
-					g.name(i), len(g.insts)-seen)
-				return
-			}
-		}
-	}
-}
-
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task, one edge per
-// task-to-task dependency labelled "OUT -> IN" with the flow names. Dependencies naming tasks
-// outside their space are left out (Verify reports them).
-func WriteDOT(w io.Writer, tp *Taskpool) error {
-	g, err := buildGraph(tp)
+// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per instance, in
+// enumeration order, and one edge per distinct output dependency between two instances,
+// labelled "OUT -> IN" with the flow names and dashed for a CTL flow. Dependencies on
+// instances that are not enumerated are left out (Verify reports them). Like Verify, it
+// must not run concurrently with tp.
+func (s *Source) WriteDOT(w io.Writer, tp *Taskpool) error {
+	g, err := s.walk(tp)
 	if err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "digraph %q {\n", tp.name)
-	for i := range g.insts {
+	for i := range g.vertices {
 		fmt.Fprintf(bw, "  t%d [label=%q];\n", i, g.name(i))
 	}
-	for _, e := range g.out {
-		fmt.Fprintf(bw, "  t%d -> t%d [label=%q];\n", e.from, e.to,
-			flowName(g.insts[e.from].class, e.fromFlow)+" -> "+flowName(g.insts[e.to].class, e.toFlow))
+	for _, a := range g.outs {
+		style := ""
+		if fl := g.vertices[a.src].class.Flows; a.srcFlow >= 0 && a.srcFlow < len(fl) && fl[a.srcFlow].Access == CTL {
+			style = " style=dashed"
+		}
+		fmt.Fprintf(bw, "  t%d -> t%d [label=%q%s];\n", a.src, a.dst,
+			g.flow(a.src, a.srcFlow)+" -> "+g.flow(a.dst, a.dstFlow), style)
 	}
 	fmt.Fprintln(bw, "}")
 	return bw.Flush()
+}
+
+// walk builds the graph, or returns the *GraphError of a walk that failed.
+func (s *Source) walk(tp *Taskpool) (*instanceGraph, error) {
+	g, err := buildGraph(tp, s)
+	if err != nil {
+		return nil, &GraphError{Taskpool: tp.name, Cause: err, src: s.Err}
+	}
+	return g, nil
 }

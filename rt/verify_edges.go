@@ -1,0 +1,47 @@
+package rt
+
+// Hooks for the dependencies that successor and predecessor functions drop instead of
+// reporting with Edges.Task: a target outside its space and a data flow with no true input
+// guard. At run time nobody listens (the runtime skips such a target, as jdf2c does, and
+// Prepare fails the task that has no input); when rt walks the graph for Verify, the
+// visitor hears about them through DropVisitor.
+
+// DropVisitor is implemented by an EdgeVisitor that also wants to hear about the
+// dependencies that Successors and Predecessors drop (Verify's visitor does). A visitor that
+// does not implement it never hears about them.
+type DropVisitor interface {
+	// Outside reports dependency dep of flow, whose guard holds but whose single target,
+	// the instance of peer whose locals are in l, lies outside peer's execution space.
+	Outside(flow, dep int, peer *TaskClass, peerFlow int, l *Locals)
+	// NoInput reports a data flow of the visited instance whose input guards are all false.
+	NoInput(flow int)
+}
+
+// Outside reports that the target of dependency dep of flow, the instance of peer whose
+// locals are in e.L, lies outside peer's execution space (peer's Complete returned false), so
+// the dependency is dropped. Generated code calls it for a dependency on a single instance;
+// a range may legitimately reach past the space, and its targets outside are skipped
+// silently. It costs a nil check at run time.
+func (e *Edges) Outside(flow, dep int, peer *TaskClass, peerFlow int) {
+	if e.visit != nil {
+		e.outside(flow, dep, peer, peerFlow)
+	}
+}
+
+// outside is kept out of line so that Outside, a nil check, inlines into generated code.
+//
+//go:noinline
+func (e *Edges) outside(flow, dep int, peer *TaskClass, peerFlow int) {
+	if d, ok := e.visit.(DropVisitor); ok {
+		d.Outside(flow, dep, peer, peerFlow, &e.L)
+	}
+}
+
+// NoInput reports that no input guard of data flow holds for the visited instance.
+// Generated Predecessors call it where the input chain of a data flow ends without a true
+// guard (Prepare fails such a task with ErrNoInput at run time).
+func (e *Edges) NoInput(flow int) {
+	if d, ok := e.visit.(DropVisitor); ok {
+		d.NoInput(flow)
+	}
+}
