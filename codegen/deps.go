@@ -8,7 +8,8 @@ package codegen
 // range (a gather) once per instance of the range that lies in its space. Outputs are
 // independent: every one whose guard holds fires. A target named outside its class's
 // execution space is skipped (the output may over-approximate, as in jdf2c); when the target
-// is a single instance (no range), Verify reports it.
+// is a single instance (no range), the iteration reports it with rt.Edges.Outside, and the
+// end of a data flow's input chain with rt.Edges.NoInput, for Verify.
 //
 // A data input whose chain has no true guard fails the task at run time with rt.ErrNoInput,
 // naming the flow and its .jdf position; a data input whose selected predecessor is outside
@@ -71,7 +72,7 @@ func (c *classGen) chain(s *scope, f *parser.Flow, sel func(d *parser.Dep, t *pa
 
 // peerCall emits, for one instance of a task target whose arguments are vals, the
 // assignment of its parameters into peer (a Locals), and `if <T>Complete(tp, &peer) { hit }`
-// with `else if miss` for a single instance.
+// with `else { miss }` for a single instance.
 func (c *classGen) peerCall(t *parser.Target, vals []jen.Code, peer *jen.Statement, hit []jen.Code, miss jen.Code) []jen.Code {
 	tg := c.g.classes[t.Class.Index]
 	var lhs []jen.Code
@@ -80,7 +81,7 @@ func (c *classGen) peerCall(t *parser.Target, vals []jen.Code, peer *jen.Stateme
 	}
 	st := jen.If(jen.Id(tg.fn("Complete")).Call(jen.Id("tp"), jen.Op("&").Add(peer.Clone()))).Block(hit...)
 	if miss != nil {
-		st.Else().Add(miss)
+		st.Else().Block(miss)
 	}
 	return []jen.Code{jen.List(lhs...).Op("=").List(vals...), st}
 }
@@ -106,11 +107,10 @@ func flowBit(f *parser.Flow) jen.Code {
 	return jen.Id("flows").Op("&").Lit(1 << f.Index).Op("!=").Lit(0)
 }
 
-// verifyHook returns `if g.jdfVerify != nil { g.jdfVerify.<method>(args) }`.
-func verifyHook(s *scope, method string, args ...jen.Code) jen.Code {
-	s.use.g = true
-	return jen.If(jen.Id("g").Dot("jdfVerify").Op("!=").Nil()).Block(
-		jen.Id("g").Dot("jdfVerify").Dot(method).Call(args...))
+// dropped returns `e.<method>(args)`: the report of a dependency that the successor or
+// predecessor iteration drops (rt.Edges.Outside, rt.Edges.NoInput), which only Verify hears.
+func dropped(method string, args ...jen.Code) jen.Code {
+	return jen.Id("e").Dot(method).Call(args...)
 }
 
 // goal emits the readiness goal (rt.TaskClass.Goal): the number of expected arrivals, or
@@ -285,7 +285,9 @@ func (c *classGen) arenaName(s *scope, e parser.Expr) jen.Code {
 //				e.L[<slot>] = <arg>
 //				if <T>Complete(tp, &e.L) {
 //					e.Task(<flow>, <dep>, &<T>, <peer flow>)
-//				} else if g.jdfVerify != nil { ... }   // a single instance outside its space
+//				} else {
+//					e.Outside(<flow>, <dep>, &<T>, <peer flow>) // a single instance outside its space
+//				}
 //			}
 //			e.Data(<flow>, <dep>, g.<coll>, rt.Index{...})
 //		}
@@ -319,7 +321,7 @@ func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
 					return ts.forArgs(t.Args, func(as *scope, vals []jen.Code) []jen.Code {
 						var miss jen.Code
 						if !ranged {
-							miss = verifyHook(s, "outside", fi, di, cls, jen.Lit(t.FlowRef.Index), jen.Op("&").Add(peer.Clone()))
+							miss = dropped("Outside", fi, di, cls, jen.Lit(t.FlowRef.Index))
 						}
 						return c.peerCall(t, vals, peer,
 							[]jen.Code{jen.Id("e").Dot("Task").Call(fi, di, cls, jen.Lit(t.FlowRef.Index))}, miss)
@@ -340,7 +342,7 @@ func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
 		if dir == parser.In && f.Access != parser.AccessCTL {
 			fb = c.chain(s, f, func(d *parser.Dep, t *parser.Target) []jen.Code {
 				return emit(d)(s, t)
-			}, []jen.Code{verifyHook(s, "noInput", fi)})
+			}, []jen.Code{dropped("NoInput", fi)})
 		} else {
 			for _, d := range f.Deps {
 				if d.Dir == dir {

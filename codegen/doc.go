@@ -27,17 +27,19 @@
 //     to build against an incompatible rt;
 //   - type <Name>: the embedded *rt.Taskpool and one field per global; Err<Name>Argument;
 //     New<Name>(<non-hidden globals>) (*<Name>, error), which rejects a nil or malformed
-//     collection (wrong dimensions, a process grid without its rank, a failing Validate
-//     method) and a negative size, and computes the hidden globals in declaration order;
+//     collection (rt.VerifyCollection: wrong dimensions, a process grid without its rank, a
+//     failing Validate method) and a negative size, and computes the hidden globals in
+//     declaration order;
 //   - per task class, in source order: var <p><Class> rt.TaskClass, assigned in init, and
 //     its functions <p><Class>Space, Complete, Goal, Prepare, Successors, Predecessors,
 //     Priority, Affinity, Key, and per BODY a Hook (unpacks the task) and a Body (the user
 //     code, with the globals, the locals and the typed flow values as parameters), or for
 //     a GPU body its member type, Submit hook, Batch policy, Body, Size and Inc descriptor;
-//   - Verify, WriteDOT, Err<Name>Graph and the verifier they share (<p>Verifier, the .jdf
-//     position tables); Property when classes have exported properties;
+//   - <p>Source, the .jdf positions of the classes, flows and dependencies (an rt.Source),
+//     and Verify, WriteDOT and Err<Name>Graph, which delegate to rt.Source.Verify and
+//     rt.Source.WriteDOT; Property when classes have exported properties;
 //   - the functions of inline code (<p><Class>Inline<N>), the helpers the file needs
-//     (<p>Flow, <p>Element, <p>New, <p>B2I, <p>CheckCollection), and the epilogue.
+//     (<p>Flow, <p>Element, <p>New, <p>B2I), and the epilogue.
 //
 // Every piece of user code (bodies, inline code, strings pasted as code, translated JDF
 // expressions, prologue, epilogue) sits between `//line file.jdf:LINE` and a directive back
@@ -79,11 +81,16 @@
 // rt shares the class's tasks between devices and CPU workers by estimated finish time
 // (rt/choice.go). Bodies end with `return task.Fail(err)` to fail with a cause.
 //
+// # Verification
+//
+// The verifier is rt's: the generated successor and predecessor functions report what they
+// drop (a single target outside its space: rt.Edges.Outside; a data flow whose input chain
+// has no true guard: rt.Edges.NoInput), and rt.Source.Verify walks the graph with them,
+// pointing each problem at the .jdf through the generated position tables (verify.go).
+//
 // # What the runtime could take over
 //
-// The verifier is program independent except for its names and position tables; an
-// rt.Verify over rt.EdgeVisitor with a hook for filtered dependencies would shrink every
-// generated file by a third. A generic flow accessor (rt.Value[T](*rt.Copy)), an
-// rt.ErrBadArgument for constructors and a "bool to int" helper would remove the other
-// per-file helpers.
+// A generic flow accessor (rt.Value[T](*rt.Copy)) and Task methods that bind a collection
+// element or a NEW copy to a flow would remove the remaining per-file helpers (<p>Flow,
+// <p>Element, <p>New).
 package codegen

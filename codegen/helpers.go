@@ -15,11 +15,10 @@ const (
 	helperFlow
 	helperElement
 	helperNew
-	helperCheckCollection
 	nHelpers
 )
 
-var helperNames = [nHelpers]string{"B2I", "Flow", "Element", "New", "CheckCollection"}
+var helperNames = [nHelpers]string{"B2I", "Flow", "Element", "New"}
 
 // helper returns the name of a helper and marks it used.
 func (g *generator) helper(k helperKind) string {
@@ -74,62 +73,7 @@ func (g *generator) emitHelpers(f *jen.File) {
 				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 				jen.Id("task").Dot("SetFlow").Call(jen.Id("i"), jen.Id("c")),
 				jen.Return(jen.Nil()))
-		case helperCheckCollection:
-			g.emitCheckCollection(f, name)
 		}
 		f.Line()
 	}
-}
-
-// emitCheckCollection emits the constructor's check of a data collection:
-//
-//	func <p>CheckCollection(c rt.Collection, dims int) error
-//
-// It rejects a nil collection (a nil pointer included), an rt.TiledMatrix or rt.Vector whose
-// process grid does not contain its rank or whose dimensions do not match the number of
-// arguments the program uses, and whatever a Validate() error method of the collection
-// rejects.
-func (g *generator) emitCheckCollection(f *jen.File, name string) {
-	bad := func(format string, args ...jen.Code) jen.Code {
-		return jen.Return(jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(format + ": %w")},
-			append(args, jen.Id(g.argErr()))...)...))
-	}
-	rv := jen.Qual("reflect", "ValueOf").Call(jen.Id("c"))
-	f.Commentf("%s checks a data collection given to New%s: not nil, a process grid that", name, g.name)
-	f.Comment("contains its rank, as many dimensions as the program's references use, and whatever its")
-	f.Comment("own Validate method checks.")
-	f.Func().Id(name).Params(jen.Id("c").Qual(rtPath, "Collection"), jen.Id("dims").Int()).Error().Block(
-		jen.If(jen.Id("c").Op("==").Nil()).Block(bad("is nil")),
-		jen.Switch(jen.Id("v").Op(":=").Add(rv), jen.Id("v").Dot("Kind").Call()).Block(
-			jen.Case(jen.Qual("reflect", "Pointer"), jen.Qual("reflect", "Map"), jen.Qual("reflect", "Slice"),
-				jen.Qual("reflect", "Func"), jen.Qual("reflect", "Chan"), jen.Qual("reflect", "Interface")).Block(
-				jen.If(jen.Id("v").Dot("IsNil").Call()).Block(bad("is a nil %s", jen.Id("v").Dot("Type").Call())),
-			),
-		),
-		jen.Switch(jen.Id("c").Op(":=").Id("c").Assert(jen.Type())).Block(
-			jen.Case(jen.Op("*").Qual(rtPath, "TiledMatrix")).Block(
-				jen.If(jen.Id("dims").Op("!=").Lit(2)).Block(bad("is a TiledMatrix (2 indices) but the program uses %d", jen.Id("dims"))),
-				jen.If(jen.Id("c").Dot("P").Op("<").Lit(1).Op("||").Id("c").Dot("Q").Op("<").Lit(1).Op("||").Id("c").Dot("Rank").Op("<").Lit(0).Op("||").
-					Id("c").Dot("Rank").Op(">=").Id("c").Dot("P").Op("*").Id("c").Dot("Q")).Block(
-					bad("process grid %dx%d does not contain rank %d", jen.Id("c").Dot("P"), jen.Id("c").Dot("Q"), jen.Id("c").Dot("Rank"))),
-				jen.If(jen.Id("c").Dot("MB").Op("<").Lit(1).Op("||").Id("c").Dot("NB").Op("<").Lit(1).Op("||").
-					Id("c").Dot("MT").Op("!=").Parens(jen.Id("c").Dot("M").Op("+").Id("c").Dot("MB").Op("-").Lit(1)).Op("/").Id("c").Dot("MB").Op("||").
-					Id("c").Dot("NT").Op("!=").Parens(jen.Id("c").Dot("N").Op("+").Id("c").Dot("NB").Op("-").Lit(1)).Op("/").Id("c").Dot("NB")).Block(
-					bad("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent", jen.Id("c").Dot("M"), jen.Id("c").Dot("N"),
-						jen.Id("c").Dot("MT"), jen.Id("c").Dot("NT"), jen.Id("c").Dot("MB"), jen.Id("c").Dot("NB")))),
-			jen.Case(jen.Op("*").Qual(rtPath, "Vector")).Block(
-				jen.If(jen.Id("dims").Op("!=").Lit(1)).Block(bad("is a Vector (1 index) but the program uses %d", jen.Id("dims"))),
-				jen.If(jen.Id("c").Dot("Ranks").Op("<").Lit(1).Op("||").Id("c").Dot("Rank").Op("<").Lit(0).Op("||").
-					Id("c").Dot("Rank").Op(">=").Id("c").Dot("Ranks")).Block(
-					bad("%d ranks do not contain rank %d", jen.Id("c").Dot("Ranks"), jen.Id("c").Dot("Rank"))),
-				jen.If(jen.Id("c").Dot("NB").Op("<").Lit(1).Op("||").Id("c").Dot("NT").Op("!=").
-					Parens(jen.Id("c").Dot("N").Op("+").Id("c").Dot("NB").Op("-").Lit(1)).Op("/").Id("c").Dot("NB")).Block(
-					bad("vector of %d in %d blocks of %d is inconsistent", jen.Id("c").Dot("N"), jen.Id("c").Dot("NT"), jen.Id("c").Dot("NB"))),
-			),
-		),
-		jen.If(jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("c").Assert(jen.Interface(jen.Id("Validate").Params().Error())), jen.Id("ok")).Block(
-			jen.If(jen.Err().Op(":=").Id("v").Dot("Validate").Call(), jen.Err().Op("!=").Nil()).Block(
-				jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("%w: %w"), jen.Id(g.argErr()), jen.Err())))),
-		jen.Return(jen.Nil()),
-	)
 }

@@ -7,6 +7,8 @@ package codegen
 // there. Names that user code must see under their own spelling and that the generated code
 // also needs (tp and task in bodies) are reported as errors instead.
 
+import "slices"
+
 var goKeywords = map[string]bool{
 	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
 	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true,
@@ -34,9 +36,13 @@ var goPredeclared = map[string]bool{
 var internalNames = map[string]bool{
 	"tp": true, "l": true, "e": true, "g": true, "flows": true, "yield": true, "task": true,
 	"n": true, "pl": true, "err": true, "ok": true, "c": true, "dev": true, "v": true,
-	"rt": true, "fmt": true, "errors": true, "io": true, "reflect": true, "bufio": true,
-	"strconv": true, "strings": true,
+	"rt": true, "fmt": true, "errors": true, "io": true,
 }
+
+// isFileName reports whether id follows the program's prefix in one of the generated file's
+// own top-level identifiers (<p>Source and the helpers): a task class with such a name takes
+// a "_" in its identifiers, as two classes whose names differ only in case do.
+func isFileName(id string) bool { return id == sourceSuffix || slices.Contains(helperNames[:], id) }
 
 // reservedInBodies are names that bodies and inline code receive from the generator and that
 // a JDF name therefore must not take.
@@ -72,7 +78,7 @@ func fieldName(name string) string {
 // taskpoolMembers are the methods and fields of the generated taskpool type, including those
 // promoted from the embedded *rt.Taskpool: a global with one of these names would hide it.
 var taskpoolMembers = map[string]bool{
-	"Taskpool": true, "Verify": true, "WriteDOT": true, "Property": true, "jdfVerify": true,
+	"Taskpool": true, "Verify": true, "WriteDOT": true, "Property": true,
 	"Name": true, "Globals": true, "Classes": true, "SetPriority": true, "Context": true,
 	"SetArena": true, "Arena": true, "NewCopy": true, "Total": true, "Remaining": true,
 	"Done": true, "Err": true, "Wait": true, "Cancel": true, "VisitSuccessors": true,

@@ -41,6 +41,9 @@ type classGen struct {
 
 func newClassGen(g *generator, tc *parser.TaskClass) *classGen {
 	c := &classGen{g: g, tc: tc, id: upperFirst(tc.Name), readiness: "Counter"}
+	if isFileName(c.id) {
+		c.id += "_"
+	}
 	for _, o := range g.classes {
 		if o.id == c.id {
 			c.id += "_" // "gemm" and "Gemm" in one program

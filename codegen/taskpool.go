@@ -6,7 +6,6 @@ package codegen
 //	type <Name> struct {
 //		*rt.Taskpool
 //		<global> <type> // one field per global, in declaration order
-//		jdfVerify *<prefix>Verifier
 //	}
 //
 //	// Err<Name>Argument is wrapped by the errors of New<Name>.
@@ -53,9 +52,6 @@ func (g *generator) taskpool(f *jen.File) {
 		}
 		fields = append(fields, st)
 	}
-	fields = append(fields, jen.Line(),
-		jen.Comment("jdfVerify is set while Verify or WriteDOT walks the graph."),
-		jen.Id("jdfVerify").Op("*").Id(g.pfx+"Verifier"))
 	f.Commentf("%s is the taskpool of %s: its globals and the rt.Taskpool that runs it. Build it with", g.name, g.file)
 	f.Commentf("New%s, check it with Verify, add its Taskpool to an rt.Context and Wait for it.", g.name)
 	f.Type().Id(g.name).Struct(fields...)
@@ -175,11 +171,15 @@ func (g *generator) constructor(f *jen.File) {
 	f.Line()
 }
 
-// checkCollection emits the check of a collection global: not nil, well formed, and indexed
-// with the number of arguments the program uses.
+// checkCollection emits the check of a collection global (rt.VerifyCollection): not nil,
+// well formed, and indexed with the number of arguments the program uses.
+//
+//	if err := rt.VerifyCollection(<global>, <arity>, Err<Name>Argument); err != nil {
+//		return nil, fmt.Errorf("New<Name>: <global>: %w", err)
+//	}
 func (g *generator) checkCollection(gl *parser.Global, fail func(...jen.Code) jen.Code) jen.Code {
-	return jen.If(jen.Err().Op(":=").Id(g.helper(helperCheckCollection)).Call(
-		jen.Id(userParam(gl.Name)), jen.Lit(gl.Arity)), jen.Err().Op("!=").Nil()).Block(
+	return jen.If(jen.Err().Op(":=").Qual(rtPath, "VerifyCollection").Call(
+		jen.Id(userParam(gl.Name)), jen.Lit(gl.Arity), jen.Id(g.argErr())), jen.Err().Op("!=").Nil()).Block(
 		fail(jen.Lit("New"+g.name+": "+gl.Name+": %w"), jen.Err()))
 }
 

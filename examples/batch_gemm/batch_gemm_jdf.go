@@ -3,13 +3,9 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
@@ -22,7 +18,7 @@ import (
 //line ../batch_gemm.jdf:26
 func keepOnDevice(*gpu.Device, *gpu.Task, *gpu.Stream) (int, gpu.Result) { return 0, gpu.Done }
 
-//line batch_gemm_jdf.go:26
+//line batch_gemm_jdf.go:22
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
@@ -39,9 +35,6 @@ type BatchGemm struct {
 	impl  *blas.Impl
 	D     int // hidden: computed by NewBatchGemm
 	T     int // hidden: computed by NewBatchGemm
-
-	// jdfVerify is set while Verify or WriteDOT walks the graph.
-	jdfVerify *batchGemmVerifier
 }
 
 // ErrBatchGemmArgument is wrapped by the errors of NewBatchGemm.
@@ -51,21 +44,21 @@ var ErrBatchGemmArgument = errors.New("BatchGemm: bad argument")
 // It rejects a nil or malformed data collection and a negative size with an error
 // wrapping ErrBatchGemmArgument, and computes the hidden globals.
 func NewBatchGemm(NB int, A *rt.Vector, B *rt.Vector, C *rt.Vector, BATCH int, impl *blas.Impl) (*BatchGemm, error) {
-	if err := batchGemmCheckCollection(A, 1); err != nil {
+	if err := rt.VerifyCollection(A, 1, ErrBatchGemmArgument); err != nil {
 		return nil, fmt.Errorf("NewBatchGemm: A: %w", err)
 	}
-	if err := batchGemmCheckCollection(B, 1); err != nil {
+	if err := rt.VerifyCollection(B, 1, ErrBatchGemmArgument); err != nil {
 		return nil, fmt.Errorf("NewBatchGemm: B: %w", err)
 	}
-	if err := batchGemmCheckCollection(C, 1); err != nil {
+	if err := rt.VerifyCollection(C, 1, ErrBatchGemmArgument); err != nil {
 		return nil, fmt.Errorf("NewBatchGemm: C: %w", err)
 	}
 //line ../batch_gemm.jdf:37
 	var D int = (A.NT)
-//line batch_gemm_jdf.go:66
+//line batch_gemm_jdf.go:59
 //line ../batch_gemm.jdf:38
 	var T int = (C.NT)
-//line batch_gemm_jdf.go:69
+//line batch_gemm_jdf.go:62
 	tp := &BatchGemm{NB: NB, A: A, B: B, C: C, BATCH: BATCH, impl: impl, D: D, T: T}
 	tp.Taskpool = rt.NewTaskpool("BatchGemm", tp, &batchGemmGEMM)
 	return tp, nil
@@ -96,7 +89,7 @@ func init() {
 				i := task.Locals()[0]
 //line ../batch_gemm.jdf:47
 				return i
-//line batch_gemm_jdf.go:100
+//line batch_gemm_jdf.go:93
 			}},
 			{Kind: rt.CPU, Hook: batchGemmGEMMHook},
 		},
@@ -174,7 +167,7 @@ func batchGemmGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 	i := l[0]
 //line ../batch_gemm.jdf:42
 	return g.C, rt.Index{N: 1, I: [rt.MaxIndex]int{i}}
-//line batch_gemm_jdf.go:178
+//line batch_gemm_jdf.go:171
 }
 
 // batchGemmGEMMGPU is one task of a ring in a GPU body of GEMM(i): its definitions and the
@@ -215,7 +208,7 @@ func batchGemmGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	g := task.Taskpool().Globals().(*BatchGemm)
 //line ../batch_gemm.jdf:47
 	batchMax := g.BATCH
-//line batch_gemm_jdf.go:219
+//line batch_gemm_jdf.go:212
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
@@ -235,7 +228,7 @@ func batchGemmGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, t
 			return task.Fail(err)
 		}
 	}
-//line batch_gemm_jdf.go:239
+//line batch_gemm_jdf.go:232
 	return gpu.Done
 }
 
@@ -273,301 +266,37 @@ func batchGemmGEMMBody(tp *BatchGemm, task *rt.Task, NB int, A *rt.Vector, B *rt
 	{
 		return impl.Dgemm(blas.NoTrans, blas.NoTrans, NB, NB, NB, 1, X, NB, Y, NB, 1, Z, NB)
 	}
-//line batch_gemm_jdf.go:277
+//line batch_gemm_jdf.go:270
 }
 
-// batchGemmDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
-var batchGemmDepPos = [][][]string{
-	{{"batch_gemm.jdf:43:10"}, {"batch_gemm.jdf:44:10"}, {"batch_gemm.jdf:45:10", "batch_gemm.jdf:46:10"}},
-}
-
-// batchGemmFlowPos[class][flow] is the .jdf position of each flow, for Verify.
-var batchGemmFlowPos = [][]string{
-	{"batch_gemm.jdf:43:8", "batch_gemm.jdf:44:8", "batch_gemm.jdf:45:8"},
-}
-
-// batchGemmClassPos[class] is the .jdf position of each task class, for Verify.
-var batchGemmClassPos = []string{"batch_gemm.jdf:40:1"}
-
-// batchGemmVertex is one task instance of the graph that Verify and WriteDOT walk.
-type batchGemmVertex struct {
-	class  int
-	params [rt.MaxParams]int
-}
-
-// batchGemmArc is a dependency from a flow of one instance to a flow of another.
-type batchGemmArc struct {
-	src, dst         batchGemmVertex
-	srcFlow, dstFlow int
-}
-
-// batchGemmVerifier enumerates the instance graph with the generated functions and collects the
-// problems Verify reports. It implements rt.EdgeVisitor.
-type batchGemmVerifier struct {
-	tp       *BatchGemm
-	vertices []batchGemmVertex
-	locals   []rt.Locals
-	index    map[batchGemmVertex]int
-	// outs and ins are the output and input dependencies in discovery order;
-	// outDep and inDep give each one's dependency index in its flow.
-	outs, ins     []batchGemmArc
-	outDep, inDep map[batchGemmArc]int
-	problems      []string
-	cur           batchGemmVertex
-	input         bool
-}
-
-func newBatchGemmVerifier(tp *BatchGemm) *batchGemmVerifier {
-	return &batchGemmVerifier{
-		inDep:  map[batchGemmArc]int{},
-		index:  map[batchGemmVertex]int{},
-		outDep: map[batchGemmArc]int{},
-		tp:     tp,
-	}
-}
-
-func (v *batchGemmVerifier) vertex(tc *rt.TaskClass, l *rt.Locals) batchGemmVertex {
-	x := batchGemmVertex{class: tc.ID}
-	for i, s := range tc.Params {
-		x.params[i] = l[s]
-	}
-	return x
-}
-
-func (v *batchGemmVerifier) name(x batchGemmVertex) string {
-	tc := v.tp.Classes()[x.class]
-	b := []byte(tc.Name + "(")
-	for i := range tc.Params {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, int64(x.params[i]), 10)
-	}
-	return string(append(b, ')'))
-}
-
-func (v *batchGemmVerifier) flow(x batchGemmVertex, i int) string {
-	return v.tp.Classes()[x.class].Flows[i].Name
-}
-
-func (v *batchGemmVerifier) problem(pos, format string, args ...any) {
-	v.problems = append(v.problems, pos+": "+fmt.Sprintf(format, args...))
-}
-
-// Task records a dependency that a generated successor or predecessor function reports.
-func (v *batchGemmVerifier) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	p := v.vertex(peer, l)
-	if v.input {
-		a := batchGemmArc{
-			dst:     v.cur,
-			dstFlow: flow,
-			src:     p,
-			srcFlow: peerFlow,
-		}
-		if _, ok := v.inDep[a]; !ok {
-			v.inDep[a] = dep
-			v.ins = append(v.ins, a)
-		}
-		return
-	}
-	a := batchGemmArc{
-		dst:     p,
-		dstFlow: peerFlow,
-		src:     v.cur,
-		srcFlow: flow,
-	}
-	if _, ok := v.outDep[a]; !ok {
-		v.outDep[a] = dep
-		v.outs = append(v.outs, a)
-	}
-}
-
-// Data ignores collection endpoints: nothing has to match them.
-func (v *batchGemmVerifier) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
-
-// outside records a dependency on a single instance outside its class's execution space.
-func (v *batchGemmVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	what := "%s flow %s -> %s %s: %s is outside the execution space of %s, so the output goes nowhere"
-	if v.input {
-		what = "%s flow %s <- %s %s: %s is outside the execution space of %s, so nothing can satisfy this input"
-	}
-	p := v.vertex(peer, l)
-	v.problem(batchGemmDepPos[v.cur.class][flow][dep], what, v.name(v.cur), v.flow(v.cur, flow), peer.Flows[peerFlow].Name, v.name(p), v.name(p), peer.Name)
-}
-
-// noInput records a data flow whose input guards are all false.
-func (v *batchGemmVerifier) noInput(flow int) {
-	v.problem(batchGemmFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
-}
-
-// walk enumerates the instances and their dependencies. A panic in generated or user code
-// is returned as an error.
-func (v *batchGemmVerifier) walk() (err error) {
-	tp := v.tp
-	tp.jdfVerify = v
-	defer func() {
-		tp.jdfVerify = nil
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic while walking the graph at %s: %v", ErrBatchGemmGraph, v.name(v.cur), r)
-		}
-	}()
-	for _, tc := range tp.Classes() {
-		var l rt.Locals
-		tc.Space(tp.Taskpool, &l, func(l *rt.Locals) bool {
-			x := v.vertex(tc, l)
-			v.cur = x
-			if _, dup := v.index[x]; dup {
-				v.problem(batchGemmClassPos[tc.ID], "%s is enumerated twice", v.name(x))
-				return true
-			}
-			check := *l
-			if !tc.Complete(tp.Taskpool, &check) {
-				v.problem(batchGemmClassPos[tc.ID], "%s is enumerated but lies outside the execution space that %s checks", v.name(x), tc.Name)
-			}
-			v.index[x] = len(v.vertices)
-			v.vertices = append(v.vertices, x)
-			v.locals = append(v.locals, *l)
-			return true
-		})
-	}
-	for i, x := range v.vertices {
-		tc := tp.Classes()[x.class]
-		v.cur = x
-		v.input = false
-		tp.VisitSuccessors(tc, &v.locals[i], v)
-		v.input = true
-		tp.VisitPredecessors(tc, &v.locals[i], v)
-	}
-	return nil
-}
-
-// check matches outputs with inputs and looks for a cycle.
-func (v *batchGemmVerifier) check() {
-	for _, a := range v.outs {
-		if _, ok := v.inDep[a]; !ok {
-			v.problem(batchGemmDepPos[a.src.class][a.srcFlow][v.outDep[a]], "%s flow %s -> %s %s: no input of %s flow %s names %s flow %s back", v.name(a.src), v.flow(a.src, a.srcFlow), v.flow(a.dst, a.dstFlow), v.name(a.dst), v.name(a.dst), v.flow(a.dst, a.dstFlow), v.name(a.src), v.flow(a.src, a.srcFlow))
-		}
-	}
-	for _, a := range v.ins {
-		if _, ok := v.outDep[a]; !ok {
-			v.problem(batchGemmDepPos[a.dst.class][a.dstFlow][v.inDep[a]], "%s flow %s <- %s %s: no output of %s flow %s names %s flow %s, so this input never arrives", v.name(a.dst), v.flow(a.dst, a.dstFlow), v.flow(a.src, a.srcFlow), v.name(a.src), v.name(a.src), v.flow(a.src, a.srcFlow), v.name(a.dst), v.flow(a.dst, a.dstFlow))
-		}
-	}
-	v.cycle()
-}
-
-// cycle reports one cycle of the dependency graph, if there is one: after removing the
-// vertices that a topological order reaches, walking back through the predecessors that
-// remain from any remaining vertex must come back to a vertex already seen.
-func (v *batchGemmVerifier) cycle() {
-	succs, preds := make([][]int, len(v.vertices)), make([][]int, len(v.vertices))
-	blocked := make([]int, len(v.vertices))
-	for _, arcs := range [][]batchGemmArc{v.outs, v.ins} {
-		for _, a := range arcs {
-			s, d := v.index[a.src], v.index[a.dst]
-			succs[s] = append(succs[s], d)
-			preds[d] = append(preds[d], s)
-			blocked[d]++
-		}
-	}
-	var ready []int
-	for i, b := range blocked {
-		if b == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		x := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		for _, d := range succs[x] {
-			if blocked[d]--; blocked[d] == 0 {
-				ready = append(ready, d)
-			}
-		}
-	}
-	for start, b := range blocked {
-		if b == 0 {
-			continue
-		}
-		seen := map[int]int{}
-		var path []int
-		for x := start; ; {
-			if at, ok := seen[x]; ok {
-				path = path[at:]
-				break
-			}
-			seen[x] = len(path)
-			path = append(path, x)
-			next := -1
-			for _, p := range preds[x] {
-				if blocked[p] > 0 {
-					next = p
-					break
-				}
-			}
-			if next < 0 {
-				return
-			}
-			x = next
-		}
-		// path runs backwards along the dependencies; print it forwards, closed.
-		var names []string
-		for i := len(path) - 1; i >= 0; i-- {
-			names = append(names, v.name(v.vertices[path[i]]))
-		}
-		names = append(names, names[0])
-		v.problem(batchGemmClassPos[v.vertices[path[len(path)-1]].class], "cycle: %s", strings.Join(names, " -> "))
-		return
-	}
+// batchGemmSource locates the task classes, flows and dependencies of batch_gemm.jdf for Verify and
+// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+var batchGemmSource = rt.Source{
+	Err:     ErrBatchGemmGraph,
+	Classes: []string{"batch_gemm.jdf:40:1"},
+	Flows: [][]string{
+		{"batch_gemm.jdf:43:8", "batch_gemm.jdf:44:8", "batch_gemm.jdf:45:8"},
+	},
+	Deps: [][][]string{
+		{{"batch_gemm.jdf:43:10"}, {"batch_gemm.jdf:44:10"}, {"batch_gemm.jdf:45:10", "batch_gemm.jdf:46:10"}},
+	},
 }
 
 // Verify enumerates the instance graph of tp for its actual globals with the generated
 // functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every cycle and every task outside its
-// execution space, each with its class, parameters, flow and .jdf position, in an error wrapping ErrBatchGemmGraph.
-// Call it before the taskpool runs (not concurrently with it).
+// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
+// its arrivals, every cycle and every task outside its execution space, each with its
+// class, parameters, flow and .jdf position, in an error wrapping ErrBatchGemmGraph
+// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
 func (tp *BatchGemm) Verify() error {
-	v := newBatchGemmVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	v.check()
-	ps := v.problems
-	if len(ps) == 0 {
-		return nil
-	}
-	head := "1 problem"
-	if len(ps) > 1 {
-		head = fmt.Sprintf("%d problems", len(ps))
-	}
-	if len(ps) > 50 {
-		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
-	}
-	return fmt.Errorf("%w: %s:\n%s", ErrBatchGemmGraph, head, strings.Join(ps, "\n"))
+	return batchGemmSource.Verify(tp.Taskpool)
 }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
 // edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
 // not run concurrently with the taskpool.
 func (tp *BatchGemm) WriteDOT(w io.Writer) error {
-	v := newBatchGemmVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "digraph %s {\n", strconv.Quote(tp.Name()))
-	for i, x := range v.vertices {
-		fmt.Fprintf(b, "  t%d [label=%s];\n", i, strconv.Quote(v.name(x)))
-	}
-	for _, a := range v.outs {
-		style := ""
-		if tp.Classes()[a.src.class].Flows[a.srcFlow].Access == rt.CTL {
-			style = " style=dashed"
-		}
-		fmt.Fprintf(b, "  t%d -> t%d [label=%s%s];\n", v.index[a.src], v.index[a.dst], strconv.Quote(v.flow(a.src, a.srcFlow)+" -> "+v.flow(a.dst, a.dstFlow)), style)
-	}
-	fmt.Fprintln(b, "}")
-	return b.Flush()
+	return batchGemmSource.WriteDOT(w, tp.Taskpool)
 }
 
 // ErrBatchGemmGraph is wrapped by the errors of Verify and WriteDOT.
@@ -595,50 +324,5 @@ func batchGemmElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error 
 		return fmt.Errorf("element %v is not stored on this rank", ix)
 	}
 	task.SetFlow(i, d.Host())
-	return nil
-}
-
-// batchGemmCheckCollection checks a data collection given to NewBatchGemm: not nil, a process grid that
-// contains its rank, as many dimensions as the program's references use, and whatever its
-// own Validate method checks.
-func batchGemmCheckCollection(c rt.Collection, dims int) error {
-	if c == nil {
-		return fmt.Errorf("is nil: %w", ErrBatchGemmArgument)
-	}
-	switch v := reflect.ValueOf(c); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		if v.IsNil() {
-			return fmt.Errorf("is a nil %s: %w", v.Type(), ErrBatchGemmArgument)
-		}
-	}
-	switch c := c.(type) {
-	case *rt.TiledMatrix:
-		if dims != 2 {
-			return fmt.Errorf("is a TiledMatrix (2 indices) but the program uses %d: %w", dims, ErrBatchGemmArgument)
-		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return fmt.Errorf("process grid %dx%d does not contain rank %d: %w", c.P, c.Q, c.Rank, ErrBatchGemmArgument)
-		}
-		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent: %w", c.M, c.N, c.MT, c.NT, c.MB, c.NB, ErrBatchGemmArgument)
-		}
-	case *rt.Vector:
-		if dims != 1 {
-			return fmt.Errorf("is a Vector (1 index) but the program uses %d: %w", dims, ErrBatchGemmArgument)
-		}
-		if c.Ranks < 1 || c.Rank < 0 || c.Rank >= c.Ranks {
-			return fmt.Errorf("%d ranks do not contain rank %d: %w", c.Ranks, c.Rank, ErrBatchGemmArgument)
-		}
-		if c.NB < 1 || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("vector of %d in %d blocks of %d is inconsistent: %w", c.N, c.NT, c.NB, ErrBatchGemmArgument)
-		}
-	}
-	if v, ok := c.(interface {
-		Validate() error
-	}); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrBatchGemmArgument, err)
-		}
-	}
 	return nil
 }

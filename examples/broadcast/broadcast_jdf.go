@@ -3,13 +3,9 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/jdf2go/jdf2go/rt"
 )
@@ -24,9 +20,6 @@ type Broadcast struct {
 	N    int
 	data *rt.Vector
 	sum  []float64
-
-	// jdfVerify is set while Verify or WriteDOT walks the graph.
-	jdfVerify *broadcastVerifier
 }
 
 // ErrBroadcastArgument is wrapped by the errors of NewBroadcast.
@@ -39,7 +32,7 @@ func NewBroadcast(N int, data *rt.Vector, sum []float64) (*Broadcast, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewBroadcast: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "broadcast.jdf:21:12", ErrBroadcastArgument)
 	}
-	if err := broadcastCheckCollection(data, 1); err != nil {
+	if err := rt.VerifyCollection(data, 1, ErrBroadcastArgument); err != nil {
 		return nil, fmt.Errorf("NewBroadcast: data: %w", err)
 	}
 	tp := &Broadcast{N: N, data: data, sum: sum}
@@ -128,7 +121,7 @@ func broadcastRootAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 	g := tp.Globals().(*Broadcast)
 //line ../broadcast.jdf:12
 	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}
-//line broadcast_jdf.go:132
+//line broadcast_jdf.go:125
 }
 
 // broadcastRootHook runs the CPU body of Root(r).
@@ -147,7 +140,7 @@ func broadcastRootBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, sum
 //line ../broadcast.jdf:16
 	{
 	}
-//line broadcast_jdf.go:151
+//line broadcast_jdf.go:144
 	return nil
 }
 
@@ -238,8 +231,8 @@ func broadcastReaderSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask,
 		e.L[0] = 0
 		if broadcastSumComplete(tp, &e.L) {
 			e.Task(2, 0, &broadcastSum, 0)
-		} else if g.jdfVerify != nil {
-			g.jdfVerify.outside(2, 0, &broadcastSum, 0, &e.L)
+		} else {
+			e.Outside(2, 0, &broadcastSum, 0)
 		}
 	}
 }
@@ -253,8 +246,8 @@ func broadcastReaderPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMas
 		e.L[0] = 0
 		if broadcastRootComplete(tp, &e.L) {
 			e.Task(0, 0, &broadcastRoot, 0)
-		} else if g.jdfVerify != nil {
-			g.jdfVerify.outside(0, 0, &broadcastRoot, 0, &e.L)
+		} else {
+			e.Outside(0, 0, &broadcastRoot, 0)
 		}
 	}
 	if flows&2 != 0 {
@@ -268,7 +261,7 @@ func broadcastReaderPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	i := l[0]
 //line ../broadcast.jdf:27
 	return int32(g.N - i)
-//line broadcast_jdf.go:272
+//line broadcast_jdf.go:265
 }
 
 // broadcastReaderAffinity returns the data collection element that owns Reader(i).
@@ -277,7 +270,7 @@ func broadcastReaderAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.I
 	i := l[0]
 //line ../broadcast.jdf:22
 	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i + 1}}
-//line broadcast_jdf.go:281
+//line broadcast_jdf.go:274
 }
 
 // broadcastReaderHook runs the CPU body of Reader(i).
@@ -303,7 +296,7 @@ func broadcastReaderBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, s
 			Y[j] += X[j]
 		}
 	}
-//line broadcast_jdf.go:307
+//line broadcast_jdf.go:300
 	return nil
 }
 
@@ -383,7 +376,7 @@ func broadcastSumAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Inde
 	g := tp.Globals().(*Broadcast)
 //line ../broadcast.jdf:38
 	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}
-//line broadcast_jdf.go:387
+//line broadcast_jdf.go:380
 }
 
 // broadcastSumHook runs the CPU body of Sum(z).
@@ -404,306 +397,42 @@ func broadcastSumBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, sum 
 			}
 		}
 	}
-//line broadcast_jdf.go:408
+//line broadcast_jdf.go:401
 	return nil
 }
 
-// broadcastDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
-var broadcastDepPos = [][][]string{
-	{{"broadcast.jdf:13:10", "broadcast.jdf:14:10"}},
-	{{"broadcast.jdf:23:10"}, {"broadcast.jdf:24:10", "broadcast.jdf:25:10"}, {"broadcast.jdf:26:13"}},
-	{{"broadcast.jdf:39:12"}},
-}
-
-// broadcastFlowPos[class][flow] is the .jdf position of each flow, for Verify.
-var broadcastFlowPos = [][]string{
-	{"broadcast.jdf:13:8"},
-	{"broadcast.jdf:23:8", "broadcast.jdf:24:8", "broadcast.jdf:26:8"},
-	{"broadcast.jdf:39:7"},
-}
-
-// broadcastClassPos[class] is the .jdf position of each task class, for Verify.
-var broadcastClassPos = []string{"broadcast.jdf:10:1", "broadcast.jdf:20:1", "broadcast.jdf:36:1"}
-
-// broadcastVertex is one task instance of the graph that Verify and WriteDOT walk.
-type broadcastVertex struct {
-	class  int
-	params [rt.MaxParams]int
-}
-
-// broadcastArc is a dependency from a flow of one instance to a flow of another.
-type broadcastArc struct {
-	src, dst         broadcastVertex
-	srcFlow, dstFlow int
-}
-
-// broadcastVerifier enumerates the instance graph with the generated functions and collects the
-// problems Verify reports. It implements rt.EdgeVisitor.
-type broadcastVerifier struct {
-	tp       *Broadcast
-	vertices []broadcastVertex
-	locals   []rt.Locals
-	index    map[broadcastVertex]int
-	// outs and ins are the output and input dependencies in discovery order;
-	// outDep and inDep give each one's dependency index in its flow.
-	outs, ins     []broadcastArc
-	outDep, inDep map[broadcastArc]int
-	problems      []string
-	cur           broadcastVertex
-	input         bool
-}
-
-func newBroadcastVerifier(tp *Broadcast) *broadcastVerifier {
-	return &broadcastVerifier{
-		inDep:  map[broadcastArc]int{},
-		index:  map[broadcastVertex]int{},
-		outDep: map[broadcastArc]int{},
-		tp:     tp,
-	}
-}
-
-func (v *broadcastVerifier) vertex(tc *rt.TaskClass, l *rt.Locals) broadcastVertex {
-	x := broadcastVertex{class: tc.ID}
-	for i, s := range tc.Params {
-		x.params[i] = l[s]
-	}
-	return x
-}
-
-func (v *broadcastVerifier) name(x broadcastVertex) string {
-	tc := v.tp.Classes()[x.class]
-	b := []byte(tc.Name + "(")
-	for i := range tc.Params {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, int64(x.params[i]), 10)
-	}
-	return string(append(b, ')'))
-}
-
-func (v *broadcastVerifier) flow(x broadcastVertex, i int) string {
-	return v.tp.Classes()[x.class].Flows[i].Name
-}
-
-func (v *broadcastVerifier) problem(pos, format string, args ...any) {
-	v.problems = append(v.problems, pos+": "+fmt.Sprintf(format, args...))
-}
-
-// Task records a dependency that a generated successor or predecessor function reports.
-func (v *broadcastVerifier) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	p := v.vertex(peer, l)
-	if v.input {
-		a := broadcastArc{
-			dst:     v.cur,
-			dstFlow: flow,
-			src:     p,
-			srcFlow: peerFlow,
-		}
-		if _, ok := v.inDep[a]; !ok {
-			v.inDep[a] = dep
-			v.ins = append(v.ins, a)
-		}
-		return
-	}
-	a := broadcastArc{
-		dst:     p,
-		dstFlow: peerFlow,
-		src:     v.cur,
-		srcFlow: flow,
-	}
-	if _, ok := v.outDep[a]; !ok {
-		v.outDep[a] = dep
-		v.outs = append(v.outs, a)
-	}
-}
-
-// Data ignores collection endpoints: nothing has to match them.
-func (v *broadcastVerifier) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
-
-// outside records a dependency on a single instance outside its class's execution space.
-func (v *broadcastVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	what := "%s flow %s -> %s %s: %s is outside the execution space of %s, so the output goes nowhere"
-	if v.input {
-		what = "%s flow %s <- %s %s: %s is outside the execution space of %s, so nothing can satisfy this input"
-	}
-	p := v.vertex(peer, l)
-	v.problem(broadcastDepPos[v.cur.class][flow][dep], what, v.name(v.cur), v.flow(v.cur, flow), peer.Flows[peerFlow].Name, v.name(p), v.name(p), peer.Name)
-}
-
-// noInput records a data flow whose input guards are all false.
-func (v *broadcastVerifier) noInput(flow int) {
-	v.problem(broadcastFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
-}
-
-// walk enumerates the instances and their dependencies. A panic in generated or user code
-// is returned as an error.
-func (v *broadcastVerifier) walk() (err error) {
-	tp := v.tp
-	tp.jdfVerify = v
-	defer func() {
-		tp.jdfVerify = nil
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic while walking the graph at %s: %v", ErrBroadcastGraph, v.name(v.cur), r)
-		}
-	}()
-	for _, tc := range tp.Classes() {
-		var l rt.Locals
-		tc.Space(tp.Taskpool, &l, func(l *rt.Locals) bool {
-			x := v.vertex(tc, l)
-			v.cur = x
-			if _, dup := v.index[x]; dup {
-				v.problem(broadcastClassPos[tc.ID], "%s is enumerated twice", v.name(x))
-				return true
-			}
-			check := *l
-			if !tc.Complete(tp.Taskpool, &check) {
-				v.problem(broadcastClassPos[tc.ID], "%s is enumerated but lies outside the execution space that %s checks", v.name(x), tc.Name)
-			}
-			v.index[x] = len(v.vertices)
-			v.vertices = append(v.vertices, x)
-			v.locals = append(v.locals, *l)
-			return true
-		})
-	}
-	for i, x := range v.vertices {
-		tc := tp.Classes()[x.class]
-		v.cur = x
-		v.input = false
-		tp.VisitSuccessors(tc, &v.locals[i], v)
-		v.input = true
-		tp.VisitPredecessors(tc, &v.locals[i], v)
-	}
-	return nil
-}
-
-// check matches outputs with inputs and looks for a cycle.
-func (v *broadcastVerifier) check() {
-	for _, a := range v.outs {
-		if _, ok := v.inDep[a]; !ok {
-			v.problem(broadcastDepPos[a.src.class][a.srcFlow][v.outDep[a]], "%s flow %s -> %s %s: no input of %s flow %s names %s flow %s back", v.name(a.src), v.flow(a.src, a.srcFlow), v.flow(a.dst, a.dstFlow), v.name(a.dst), v.name(a.dst), v.flow(a.dst, a.dstFlow), v.name(a.src), v.flow(a.src, a.srcFlow))
-		}
-	}
-	for _, a := range v.ins {
-		if _, ok := v.outDep[a]; !ok {
-			v.problem(broadcastDepPos[a.dst.class][a.dstFlow][v.inDep[a]], "%s flow %s <- %s %s: no output of %s flow %s names %s flow %s, so this input never arrives", v.name(a.dst), v.flow(a.dst, a.dstFlow), v.flow(a.src, a.srcFlow), v.name(a.src), v.name(a.src), v.flow(a.src, a.srcFlow), v.name(a.dst), v.flow(a.dst, a.dstFlow))
-		}
-	}
-	v.cycle()
-}
-
-// cycle reports one cycle of the dependency graph, if there is one: after removing the
-// vertices that a topological order reaches, walking back through the predecessors that
-// remain from any remaining vertex must come back to a vertex already seen.
-func (v *broadcastVerifier) cycle() {
-	succs, preds := make([][]int, len(v.vertices)), make([][]int, len(v.vertices))
-	blocked := make([]int, len(v.vertices))
-	for _, arcs := range [][]broadcastArc{v.outs, v.ins} {
-		for _, a := range arcs {
-			s, d := v.index[a.src], v.index[a.dst]
-			succs[s] = append(succs[s], d)
-			preds[d] = append(preds[d], s)
-			blocked[d]++
-		}
-	}
-	var ready []int
-	for i, b := range blocked {
-		if b == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		x := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		for _, d := range succs[x] {
-			if blocked[d]--; blocked[d] == 0 {
-				ready = append(ready, d)
-			}
-		}
-	}
-	for start, b := range blocked {
-		if b == 0 {
-			continue
-		}
-		seen := map[int]int{}
-		var path []int
-		for x := start; ; {
-			if at, ok := seen[x]; ok {
-				path = path[at:]
-				break
-			}
-			seen[x] = len(path)
-			path = append(path, x)
-			next := -1
-			for _, p := range preds[x] {
-				if blocked[p] > 0 {
-					next = p
-					break
-				}
-			}
-			if next < 0 {
-				return
-			}
-			x = next
-		}
-		// path runs backwards along the dependencies; print it forwards, closed.
-		var names []string
-		for i := len(path) - 1; i >= 0; i-- {
-			names = append(names, v.name(v.vertices[path[i]]))
-		}
-		names = append(names, names[0])
-		v.problem(broadcastClassPos[v.vertices[path[len(path)-1]].class], "cycle: %s", strings.Join(names, " -> "))
-		return
-	}
+// broadcastSource locates the task classes, flows and dependencies of broadcast.jdf for Verify and
+// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+var broadcastSource = rt.Source{
+	Err:     ErrBroadcastGraph,
+	Classes: []string{"broadcast.jdf:10:1", "broadcast.jdf:20:1", "broadcast.jdf:36:1"},
+	Flows: [][]string{
+		{"broadcast.jdf:13:8"},
+		{"broadcast.jdf:23:8", "broadcast.jdf:24:8", "broadcast.jdf:26:8"},
+		{"broadcast.jdf:39:7"},
+	},
+	Deps: [][][]string{
+		{{"broadcast.jdf:13:10", "broadcast.jdf:14:10"}},
+		{{"broadcast.jdf:23:10"}, {"broadcast.jdf:24:10", "broadcast.jdf:25:10"}, {"broadcast.jdf:26:13"}},
+		{{"broadcast.jdf:39:12"}},
+	},
 }
 
 // Verify enumerates the instance graph of tp for its actual globals with the generated
 // functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every cycle and every task outside its
-// execution space, each with its class, parameters, flow and .jdf position, in an error wrapping ErrBroadcastGraph.
-// Call it before the taskpool runs (not concurrently with it).
+// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
+// its arrivals, every cycle and every task outside its execution space, each with its
+// class, parameters, flow and .jdf position, in an error wrapping ErrBroadcastGraph
+// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
 func (tp *Broadcast) Verify() error {
-	v := newBroadcastVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	v.check()
-	ps := v.problems
-	if len(ps) == 0 {
-		return nil
-	}
-	head := "1 problem"
-	if len(ps) > 1 {
-		head = fmt.Sprintf("%d problems", len(ps))
-	}
-	if len(ps) > 50 {
-		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
-	}
-	return fmt.Errorf("%w: %s:\n%s", ErrBroadcastGraph, head, strings.Join(ps, "\n"))
+	return broadcastSource.Verify(tp.Taskpool)
 }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
 // edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
 // not run concurrently with the taskpool.
 func (tp *Broadcast) WriteDOT(w io.Writer) error {
-	v := newBroadcastVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "digraph %s {\n", strconv.Quote(tp.Name()))
-	for i, x := range v.vertices {
-		fmt.Fprintf(b, "  t%d [label=%s];\n", i, strconv.Quote(v.name(x)))
-	}
-	for _, a := range v.outs {
-		style := ""
-		if tp.Classes()[a.src.class].Flows[a.srcFlow].Access == rt.CTL {
-			style = " style=dashed"
-		}
-		fmt.Fprintf(b, "  t%d -> t%d [label=%s%s];\n", v.index[a.src], v.index[a.dst], strconv.Quote(v.flow(a.src, a.srcFlow)+" -> "+v.flow(a.dst, a.dstFlow)), style)
-	}
-	fmt.Fprintln(b, "}")
-	return b.Flush()
+	return broadcastSource.WriteDOT(w, tp.Taskpool)
 }
 
 // ErrBroadcastGraph is wrapped by the errors of Verify and WriteDOT.
@@ -731,50 +460,5 @@ func broadcastElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error 
 		return fmt.Errorf("element %v is not stored on this rank", ix)
 	}
 	task.SetFlow(i, d.Host())
-	return nil
-}
-
-// broadcastCheckCollection checks a data collection given to NewBroadcast: not nil, a process grid that
-// contains its rank, as many dimensions as the program's references use, and whatever its
-// own Validate method checks.
-func broadcastCheckCollection(c rt.Collection, dims int) error {
-	if c == nil {
-		return fmt.Errorf("is nil: %w", ErrBroadcastArgument)
-	}
-	switch v := reflect.ValueOf(c); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		if v.IsNil() {
-			return fmt.Errorf("is a nil %s: %w", v.Type(), ErrBroadcastArgument)
-		}
-	}
-	switch c := c.(type) {
-	case *rt.TiledMatrix:
-		if dims != 2 {
-			return fmt.Errorf("is a TiledMatrix (2 indices) but the program uses %d: %w", dims, ErrBroadcastArgument)
-		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return fmt.Errorf("process grid %dx%d does not contain rank %d: %w", c.P, c.Q, c.Rank, ErrBroadcastArgument)
-		}
-		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent: %w", c.M, c.N, c.MT, c.NT, c.MB, c.NB, ErrBroadcastArgument)
-		}
-	case *rt.Vector:
-		if dims != 1 {
-			return fmt.Errorf("is a Vector (1 index) but the program uses %d: %w", dims, ErrBroadcastArgument)
-		}
-		if c.Ranks < 1 || c.Rank < 0 || c.Rank >= c.Ranks {
-			return fmt.Errorf("%d ranks do not contain rank %d: %w", c.Ranks, c.Rank, ErrBroadcastArgument)
-		}
-		if c.NB < 1 || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("vector of %d in %d blocks of %d is inconsistent: %w", c.N, c.NT, c.NB, ErrBroadcastArgument)
-		}
-	}
-	if v, ok := c.(interface {
-		Validate() error
-	}); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrBroadcastArgument, err)
-		}
-	}
 	return nil
 }

@@ -3,13 +3,9 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
@@ -28,9 +24,6 @@ type Gemm struct {
 	MT    int // hidden: computed by NewGemm
 	NT    int // hidden: computed by NewGemm
 	KT    int // hidden: computed by NewGemm
-
-	// jdfVerify is set while Verify or WriteDOT walks the graph.
-	jdfVerify *gemmVerifier
 }
 
 // ErrGemmArgument is wrapped by the errors of NewGemm.
@@ -40,24 +33,24 @@ var ErrGemmArgument = errors.New("Gemm: bad argument")
 // It rejects a nil or malformed data collection and a negative size with an error
 // wrapping ErrGemmArgument, and computes the hidden globals.
 func NewGemm(descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix) (*Gemm, error) {
-	if err := gemmCheckCollection(descA, 2); err != nil {
+	if err := rt.VerifyCollection(descA, 2, ErrGemmArgument); err != nil {
 		return nil, fmt.Errorf("NewGemm: descA: %w", err)
 	}
-	if err := gemmCheckCollection(descB, 2); err != nil {
+	if err := rt.VerifyCollection(descB, 2, ErrGemmArgument); err != nil {
 		return nil, fmt.Errorf("NewGemm: descB: %w", err)
 	}
-	if err := gemmCheckCollection(descC, 2); err != nil {
+	if err := rt.VerifyCollection(descC, 2, ErrGemmArgument); err != nil {
 		return nil, fmt.Errorf("NewGemm: descC: %w", err)
 	}
 //line ../gemm.jdf:13
 	var MT int = (descC.MT)
-//line gemm_jdf.go:55
+//line gemm_jdf.go:48
 //line ../gemm.jdf:14
 	var NT int = (descC.NT)
-//line gemm_jdf.go:58
+//line gemm_jdf.go:51
 //line ../gemm.jdf:15
 	var KT int = (descA.NT)
-//line gemm_jdf.go:61
+//line gemm_jdf.go:54
 	tp := &Gemm{descA: descA, descB: descB, descC: descC, MT: MT, NT: NT, KT: KT}
 	tp.Taskpool = rt.NewTaskpool("Gemm", tp, &gemmGEMM)
 	return tp, nil
@@ -176,8 +169,8 @@ func gemmGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 			e.L[0], e.L[1], e.L[2] = m, n_, k+1
 			if gemmGEMMComplete(tp, &e.L) {
 				e.Task(2, 1, &gemmGEMM, 2)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(2, 1, &gemmGEMM, 2, &e.L)
+			} else {
+				e.Outside(2, 1, &gemmGEMM, 2)
 			}
 		} else {
 			e.Data(2, 1, g.descC, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}})
@@ -203,8 +196,8 @@ func gemmGEMMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 			e.L[0], e.L[1], e.L[2] = m, n_, k-1
 			if gemmGEMMComplete(tp, &e.L) {
 				e.Task(2, 0, &gemmGEMM, 2)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(2, 0, &gemmGEMM, 2, &e.L)
+			} else {
+				e.Outside(2, 0, &gemmGEMM, 2)
 			}
 		}
 	}
@@ -216,7 +209,7 @@ func gemmGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	k := l[2]
 //line ../gemm.jdf:26
 	return int32(g.KT - k)
-//line gemm_jdf.go:220
+//line gemm_jdf.go:213
 }
 
 // gemmGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
@@ -225,7 +218,7 @@ func gemmGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	m, n_ := l[0], l[1]
 //line ../gemm.jdf:21
 	return g.descC, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}
-//line gemm_jdf.go:229
+//line gemm_jdf.go:222
 }
 
 // gemmGEMMHook runs the CPU body of GEMM(m, n, k).
@@ -254,301 +247,37 @@ func gemmGEMMBody(tp *Gemm, task *rt.Task, descA *rt.TiledMatrix, descB *rt.Tile
 		return blas.Dgemm(blas.NoTrans, blas.NoTrans, descC.TileRows(m), descC.TileCols(n), descA.TileCols(k),
 			1, A, descA.MB, B, descB.MB, 1, C, descC.MB)
 	}
-//line gemm_jdf.go:258
+//line gemm_jdf.go:251
 }
 
-// gemmDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
-var gemmDepPos = [][][]string{
-	{{"gemm.jdf:22:10"}, {"gemm.jdf:23:10"}, {"gemm.jdf:24:10", "gemm.jdf:25:10"}},
-}
-
-// gemmFlowPos[class][flow] is the .jdf position of each flow, for Verify.
-var gemmFlowPos = [][]string{
-	{"gemm.jdf:22:8", "gemm.jdf:23:8", "gemm.jdf:24:8"},
-}
-
-// gemmClassPos[class] is the .jdf position of each task class, for Verify.
-var gemmClassPos = []string{"gemm.jdf:17:1"}
-
-// gemmVertex is one task instance of the graph that Verify and WriteDOT walk.
-type gemmVertex struct {
-	class  int
-	params [rt.MaxParams]int
-}
-
-// gemmArc is a dependency from a flow of one instance to a flow of another.
-type gemmArc struct {
-	src, dst         gemmVertex
-	srcFlow, dstFlow int
-}
-
-// gemmVerifier enumerates the instance graph with the generated functions and collects the
-// problems Verify reports. It implements rt.EdgeVisitor.
-type gemmVerifier struct {
-	tp       *Gemm
-	vertices []gemmVertex
-	locals   []rt.Locals
-	index    map[gemmVertex]int
-	// outs and ins are the output and input dependencies in discovery order;
-	// outDep and inDep give each one's dependency index in its flow.
-	outs, ins     []gemmArc
-	outDep, inDep map[gemmArc]int
-	problems      []string
-	cur           gemmVertex
-	input         bool
-}
-
-func newGemmVerifier(tp *Gemm) *gemmVerifier {
-	return &gemmVerifier{
-		inDep:  map[gemmArc]int{},
-		index:  map[gemmVertex]int{},
-		outDep: map[gemmArc]int{},
-		tp:     tp,
-	}
-}
-
-func (v *gemmVerifier) vertex(tc *rt.TaskClass, l *rt.Locals) gemmVertex {
-	x := gemmVertex{class: tc.ID}
-	for i, s := range tc.Params {
-		x.params[i] = l[s]
-	}
-	return x
-}
-
-func (v *gemmVerifier) name(x gemmVertex) string {
-	tc := v.tp.Classes()[x.class]
-	b := []byte(tc.Name + "(")
-	for i := range tc.Params {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, int64(x.params[i]), 10)
-	}
-	return string(append(b, ')'))
-}
-
-func (v *gemmVerifier) flow(x gemmVertex, i int) string {
-	return v.tp.Classes()[x.class].Flows[i].Name
-}
-
-func (v *gemmVerifier) problem(pos, format string, args ...any) {
-	v.problems = append(v.problems, pos+": "+fmt.Sprintf(format, args...))
-}
-
-// Task records a dependency that a generated successor or predecessor function reports.
-func (v *gemmVerifier) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	p := v.vertex(peer, l)
-	if v.input {
-		a := gemmArc{
-			dst:     v.cur,
-			dstFlow: flow,
-			src:     p,
-			srcFlow: peerFlow,
-		}
-		if _, ok := v.inDep[a]; !ok {
-			v.inDep[a] = dep
-			v.ins = append(v.ins, a)
-		}
-		return
-	}
-	a := gemmArc{
-		dst:     p,
-		dstFlow: peerFlow,
-		src:     v.cur,
-		srcFlow: flow,
-	}
-	if _, ok := v.outDep[a]; !ok {
-		v.outDep[a] = dep
-		v.outs = append(v.outs, a)
-	}
-}
-
-// Data ignores collection endpoints: nothing has to match them.
-func (v *gemmVerifier) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
-
-// outside records a dependency on a single instance outside its class's execution space.
-func (v *gemmVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	what := "%s flow %s -> %s %s: %s is outside the execution space of %s, so the output goes nowhere"
-	if v.input {
-		what = "%s flow %s <- %s %s: %s is outside the execution space of %s, so nothing can satisfy this input"
-	}
-	p := v.vertex(peer, l)
-	v.problem(gemmDepPos[v.cur.class][flow][dep], what, v.name(v.cur), v.flow(v.cur, flow), peer.Flows[peerFlow].Name, v.name(p), v.name(p), peer.Name)
-}
-
-// noInput records a data flow whose input guards are all false.
-func (v *gemmVerifier) noInput(flow int) {
-	v.problem(gemmFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
-}
-
-// walk enumerates the instances and their dependencies. A panic in generated or user code
-// is returned as an error.
-func (v *gemmVerifier) walk() (err error) {
-	tp := v.tp
-	tp.jdfVerify = v
-	defer func() {
-		tp.jdfVerify = nil
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic while walking the graph at %s: %v", ErrGemmGraph, v.name(v.cur), r)
-		}
-	}()
-	for _, tc := range tp.Classes() {
-		var l rt.Locals
-		tc.Space(tp.Taskpool, &l, func(l *rt.Locals) bool {
-			x := v.vertex(tc, l)
-			v.cur = x
-			if _, dup := v.index[x]; dup {
-				v.problem(gemmClassPos[tc.ID], "%s is enumerated twice", v.name(x))
-				return true
-			}
-			check := *l
-			if !tc.Complete(tp.Taskpool, &check) {
-				v.problem(gemmClassPos[tc.ID], "%s is enumerated but lies outside the execution space that %s checks", v.name(x), tc.Name)
-			}
-			v.index[x] = len(v.vertices)
-			v.vertices = append(v.vertices, x)
-			v.locals = append(v.locals, *l)
-			return true
-		})
-	}
-	for i, x := range v.vertices {
-		tc := tp.Classes()[x.class]
-		v.cur = x
-		v.input = false
-		tp.VisitSuccessors(tc, &v.locals[i], v)
-		v.input = true
-		tp.VisitPredecessors(tc, &v.locals[i], v)
-	}
-	return nil
-}
-
-// check matches outputs with inputs and looks for a cycle.
-func (v *gemmVerifier) check() {
-	for _, a := range v.outs {
-		if _, ok := v.inDep[a]; !ok {
-			v.problem(gemmDepPos[a.src.class][a.srcFlow][v.outDep[a]], "%s flow %s -> %s %s: no input of %s flow %s names %s flow %s back", v.name(a.src), v.flow(a.src, a.srcFlow), v.flow(a.dst, a.dstFlow), v.name(a.dst), v.name(a.dst), v.flow(a.dst, a.dstFlow), v.name(a.src), v.flow(a.src, a.srcFlow))
-		}
-	}
-	for _, a := range v.ins {
-		if _, ok := v.outDep[a]; !ok {
-			v.problem(gemmDepPos[a.dst.class][a.dstFlow][v.inDep[a]], "%s flow %s <- %s %s: no output of %s flow %s names %s flow %s, so this input never arrives", v.name(a.dst), v.flow(a.dst, a.dstFlow), v.flow(a.src, a.srcFlow), v.name(a.src), v.name(a.src), v.flow(a.src, a.srcFlow), v.name(a.dst), v.flow(a.dst, a.dstFlow))
-		}
-	}
-	v.cycle()
-}
-
-// cycle reports one cycle of the dependency graph, if there is one: after removing the
-// vertices that a topological order reaches, walking back through the predecessors that
-// remain from any remaining vertex must come back to a vertex already seen.
-func (v *gemmVerifier) cycle() {
-	succs, preds := make([][]int, len(v.vertices)), make([][]int, len(v.vertices))
-	blocked := make([]int, len(v.vertices))
-	for _, arcs := range [][]gemmArc{v.outs, v.ins} {
-		for _, a := range arcs {
-			s, d := v.index[a.src], v.index[a.dst]
-			succs[s] = append(succs[s], d)
-			preds[d] = append(preds[d], s)
-			blocked[d]++
-		}
-	}
-	var ready []int
-	for i, b := range blocked {
-		if b == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		x := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		for _, d := range succs[x] {
-			if blocked[d]--; blocked[d] == 0 {
-				ready = append(ready, d)
-			}
-		}
-	}
-	for start, b := range blocked {
-		if b == 0 {
-			continue
-		}
-		seen := map[int]int{}
-		var path []int
-		for x := start; ; {
-			if at, ok := seen[x]; ok {
-				path = path[at:]
-				break
-			}
-			seen[x] = len(path)
-			path = append(path, x)
-			next := -1
-			for _, p := range preds[x] {
-				if blocked[p] > 0 {
-					next = p
-					break
-				}
-			}
-			if next < 0 {
-				return
-			}
-			x = next
-		}
-		// path runs backwards along the dependencies; print it forwards, closed.
-		var names []string
-		for i := len(path) - 1; i >= 0; i-- {
-			names = append(names, v.name(v.vertices[path[i]]))
-		}
-		names = append(names, names[0])
-		v.problem(gemmClassPos[v.vertices[path[len(path)-1]].class], "cycle: %s", strings.Join(names, " -> "))
-		return
-	}
+// gemmSource locates the task classes, flows and dependencies of gemm.jdf for Verify and
+// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+var gemmSource = rt.Source{
+	Err:     ErrGemmGraph,
+	Classes: []string{"gemm.jdf:17:1"},
+	Flows: [][]string{
+		{"gemm.jdf:22:8", "gemm.jdf:23:8", "gemm.jdf:24:8"},
+	},
+	Deps: [][][]string{
+		{{"gemm.jdf:22:10"}, {"gemm.jdf:23:10"}, {"gemm.jdf:24:10", "gemm.jdf:25:10"}},
+	},
 }
 
 // Verify enumerates the instance graph of tp for its actual globals with the generated
 // functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every cycle and every task outside its
-// execution space, each with its class, parameters, flow and .jdf position, in an error wrapping ErrGemmGraph.
-// Call it before the taskpool runs (not concurrently with it).
+// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
+// its arrivals, every cycle and every task outside its execution space, each with its
+// class, parameters, flow and .jdf position, in an error wrapping ErrGemmGraph
+// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
 func (tp *Gemm) Verify() error {
-	v := newGemmVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	v.check()
-	ps := v.problems
-	if len(ps) == 0 {
-		return nil
-	}
-	head := "1 problem"
-	if len(ps) > 1 {
-		head = fmt.Sprintf("%d problems", len(ps))
-	}
-	if len(ps) > 50 {
-		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
-	}
-	return fmt.Errorf("%w: %s:\n%s", ErrGemmGraph, head, strings.Join(ps, "\n"))
+	return gemmSource.Verify(tp.Taskpool)
 }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
 // edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
 // not run concurrently with the taskpool.
 func (tp *Gemm) WriteDOT(w io.Writer) error {
-	v := newGemmVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "digraph %s {\n", strconv.Quote(tp.Name()))
-	for i, x := range v.vertices {
-		fmt.Fprintf(b, "  t%d [label=%s];\n", i, strconv.Quote(v.name(x)))
-	}
-	for _, a := range v.outs {
-		style := ""
-		if tp.Classes()[a.src.class].Flows[a.srcFlow].Access == rt.CTL {
-			style = " style=dashed"
-		}
-		fmt.Fprintf(b, "  t%d -> t%d [label=%s%s];\n", v.index[a.src], v.index[a.dst], strconv.Quote(v.flow(a.src, a.srcFlow)+" -> "+v.flow(a.dst, a.dstFlow)), style)
-	}
-	fmt.Fprintln(b, "}")
-	return b.Flush()
+	return gemmSource.WriteDOT(w, tp.Taskpool)
 }
 
 // ErrGemmGraph is wrapped by the errors of Verify and WriteDOT.
@@ -576,50 +305,5 @@ func gemmElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
 		return fmt.Errorf("element %v is not stored on this rank", ix)
 	}
 	task.SetFlow(i, d.Host())
-	return nil
-}
-
-// gemmCheckCollection checks a data collection given to NewGemm: not nil, a process grid that
-// contains its rank, as many dimensions as the program's references use, and whatever its
-// own Validate method checks.
-func gemmCheckCollection(c rt.Collection, dims int) error {
-	if c == nil {
-		return fmt.Errorf("is nil: %w", ErrGemmArgument)
-	}
-	switch v := reflect.ValueOf(c); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		if v.IsNil() {
-			return fmt.Errorf("is a nil %s: %w", v.Type(), ErrGemmArgument)
-		}
-	}
-	switch c := c.(type) {
-	case *rt.TiledMatrix:
-		if dims != 2 {
-			return fmt.Errorf("is a TiledMatrix (2 indices) but the program uses %d: %w", dims, ErrGemmArgument)
-		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return fmt.Errorf("process grid %dx%d does not contain rank %d: %w", c.P, c.Q, c.Rank, ErrGemmArgument)
-		}
-		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent: %w", c.M, c.N, c.MT, c.NT, c.MB, c.NB, ErrGemmArgument)
-		}
-	case *rt.Vector:
-		if dims != 1 {
-			return fmt.Errorf("is a Vector (1 index) but the program uses %d: %w", dims, ErrGemmArgument)
-		}
-		if c.Ranks < 1 || c.Rank < 0 || c.Rank >= c.Ranks {
-			return fmt.Errorf("%d ranks do not contain rank %d: %w", c.Ranks, c.Rank, ErrGemmArgument)
-		}
-		if c.NB < 1 || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("vector of %d in %d blocks of %d is inconsistent: %w", c.N, c.NT, c.NB, ErrGemmArgument)
-		}
-	}
-	if v, ok := c.(interface {
-		Validate() error
-	}); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrGemmArgument, err)
-		}
-	}
 	return nil
 }

@@ -3,13 +3,9 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/jdf2go/jdf2go/rt"
 )
@@ -24,9 +20,6 @@ type Stencil1D struct {
 	T    int
 	data *rt.Vector
 	NX   int // hidden: computed by NewStencil1D
-
-	// jdfVerify is set while Verify or WriteDOT walks the graph.
-	jdfVerify *stencil1DVerifier
 }
 
 // ErrStencil1DArgument is wrapped by the errors of NewStencil1D.
@@ -39,12 +32,12 @@ func NewStencil1D(T int, data *rt.Vector) (*Stencil1D, error) {
 	if T < 0 {
 		return nil, fmt.Errorf("NewStencil1D: %s is %d, want at least 0 (it bounds a range at %s): %w", "T", T, "stencil1d.jdf:15:12", ErrStencil1DArgument)
 	}
-	if err := stencil1DCheckCollection(data, 1); err != nil {
+	if err := rt.VerifyCollection(data, 1, ErrStencil1DArgument); err != nil {
 		return nil, fmt.Errorf("NewStencil1D: data: %w", err)
 	}
 //line ../stencil1d.jdf:12
 	var NX int = (data.NT)
-//line stencil1d_jdf.go:48
+//line stencil1d_jdf.go:41
 	tp := &Stencil1D{T: T, data: data, NX: NX}
 	tp.Taskpool = rt.NewTaskpool("Stencil1D", tp, &stencil1DStep)
 	return tp, nil
@@ -193,24 +186,24 @@ func stencil1DStepSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e
 			e.L[0], e.L[1] = t+1, x
 			if stencil1DStepComplete(tp, &e.L) {
 				e.Task(3, 1, &stencil1DStep, 0)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(3, 1, &stencil1DStep, 0, &e.L)
+			} else {
+				e.Outside(3, 1, &stencil1DStep, 0)
 			}
 		}
 		if t < g.T && x < g.NX-1 {
 			e.L[0], e.L[1] = t+1, x+1
 			if stencil1DStepComplete(tp, &e.L) {
 				e.Task(3, 2, &stencil1DStep, 1)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(3, 2, &stencil1DStep, 1, &e.L)
+			} else {
+				e.Outside(3, 2, &stencil1DStep, 1)
 			}
 		}
 		if t < g.T && x > 0 {
 			e.L[0], e.L[1] = t+1, x-1
 			if stencil1DStepComplete(tp, &e.L) {
 				e.Task(3, 3, &stencil1DStep, 2)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(3, 3, &stencil1DStep, 2, &e.L)
+			} else {
+				e.Outside(3, 3, &stencil1DStep, 2)
 			}
 		}
 		if t == g.T {
@@ -231,8 +224,8 @@ func stencil1DStepPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask,
 			e.L[0], e.L[1] = t-1, x
 			if stencil1DStepComplete(tp, &e.L) {
 				e.Task(0, 0, &stencil1DStep, 3)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(0, 0, &stencil1DStep, 3, &e.L)
+			} else {
+				e.Outside(0, 0, &stencil1DStep, 3)
 			}
 		}
 	}
@@ -245,8 +238,8 @@ func stencil1DStepPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask,
 			e.L[0], e.L[1] = t-1, x-1
 			if stencil1DStepComplete(tp, &e.L) {
 				e.Task(1, 2, &stencil1DStep, 3)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(1, 2, &stencil1DStep, 3, &e.L)
+			} else {
+				e.Outside(1, 2, &stencil1DStep, 3)
 			}
 		}
 	}
@@ -259,8 +252,8 @@ func stencil1DStepPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask,
 			e.L[0], e.L[1] = t-1, x+1
 			if stencil1DStepComplete(tp, &e.L) {
 				e.Task(2, 2, &stencil1DStep, 3)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(2, 2, &stencil1DStep, 3, &e.L)
+			} else {
+				e.Outside(2, 2, &stencil1DStep, 3)
 			}
 		}
 	}
@@ -275,7 +268,7 @@ func stencil1DStepPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	t := l[0]
 //line ../stencil1d.jdf:30
 	return int32(g.T - t)
-//line stencil1d_jdf.go:279
+//line stencil1d_jdf.go:272
 }
 
 // stencil1DStepAffinity returns the data collection element that owns Step(t, x).
@@ -284,7 +277,7 @@ func stencil1DStepAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 	x := l[1]
 //line ../stencil1d.jdf:17
 	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{x}}
-//line stencil1d_jdf.go:288
+//line stencil1d_jdf.go:281
 }
 
 // stencil1DStepHook runs the CPU body of Step(t, x).
@@ -330,302 +323,38 @@ func stencil1DStepBody(tp *Stencil1D, task *rt.Task, T int, data *rt.Vector, NX 
 			N[j] = (left + C[j] + right) / 3
 		}
 	}
-//line stencil1d_jdf.go:334
+//line stencil1d_jdf.go:327
 	return nil
 }
 
-// stencil1DDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
-var stencil1DDepPos = [][][]string{
-	{{"stencil1d.jdf:18:11"}, {"stencil1d.jdf:19:11", "stencil1d.jdf:20:11", "stencil1d.jdf:21:11"}, {"stencil1d.jdf:22:11", "stencil1d.jdf:23:11", "stencil1d.jdf:24:11"}, {"stencil1d.jdf:25:11", "stencil1d.jdf:26:11", "stencil1d.jdf:27:11", "stencil1d.jdf:28:11", "stencil1d.jdf:29:11"}},
-}
-
-// stencil1DFlowPos[class][flow] is the .jdf position of each flow, for Verify.
-var stencil1DFlowPos = [][]string{
-	{"stencil1d.jdf:18:9", "stencil1d.jdf:19:9", "stencil1d.jdf:22:9", "stencil1d.jdf:25:9"},
-}
-
-// stencil1DClassPos[class] is the .jdf position of each task class, for Verify.
-var stencil1DClassPos = []string{"stencil1d.jdf:14:1"}
-
-// stencil1DVertex is one task instance of the graph that Verify and WriteDOT walk.
-type stencil1DVertex struct {
-	class  int
-	params [rt.MaxParams]int
-}
-
-// stencil1DArc is a dependency from a flow of one instance to a flow of another.
-type stencil1DArc struct {
-	src, dst         stencil1DVertex
-	srcFlow, dstFlow int
-}
-
-// stencil1DVerifier enumerates the instance graph with the generated functions and collects the
-// problems Verify reports. It implements rt.EdgeVisitor.
-type stencil1DVerifier struct {
-	tp       *Stencil1D
-	vertices []stencil1DVertex
-	locals   []rt.Locals
-	index    map[stencil1DVertex]int
-	// outs and ins are the output and input dependencies in discovery order;
-	// outDep and inDep give each one's dependency index in its flow.
-	outs, ins     []stencil1DArc
-	outDep, inDep map[stencil1DArc]int
-	problems      []string
-	cur           stencil1DVertex
-	input         bool
-}
-
-func newStencil1DVerifier(tp *Stencil1D) *stencil1DVerifier {
-	return &stencil1DVerifier{
-		inDep:  map[stencil1DArc]int{},
-		index:  map[stencil1DVertex]int{},
-		outDep: map[stencil1DArc]int{},
-		tp:     tp,
-	}
-}
-
-func (v *stencil1DVerifier) vertex(tc *rt.TaskClass, l *rt.Locals) stencil1DVertex {
-	x := stencil1DVertex{class: tc.ID}
-	for i, s := range tc.Params {
-		x.params[i] = l[s]
-	}
-	return x
-}
-
-func (v *stencil1DVerifier) name(x stencil1DVertex) string {
-	tc := v.tp.Classes()[x.class]
-	b := []byte(tc.Name + "(")
-	for i := range tc.Params {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, int64(x.params[i]), 10)
-	}
-	return string(append(b, ')'))
-}
-
-func (v *stencil1DVerifier) flow(x stencil1DVertex, i int) string {
-	return v.tp.Classes()[x.class].Flows[i].Name
-}
-
-func (v *stencil1DVerifier) problem(pos, format string, args ...any) {
-	v.problems = append(v.problems, pos+": "+fmt.Sprintf(format, args...))
-}
-
-// Task records a dependency that a generated successor or predecessor function reports.
-func (v *stencil1DVerifier) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	p := v.vertex(peer, l)
-	if v.input {
-		a := stencil1DArc{
-			dst:     v.cur,
-			dstFlow: flow,
-			src:     p,
-			srcFlow: peerFlow,
-		}
-		if _, ok := v.inDep[a]; !ok {
-			v.inDep[a] = dep
-			v.ins = append(v.ins, a)
-		}
-		return
-	}
-	a := stencil1DArc{
-		dst:     p,
-		dstFlow: peerFlow,
-		src:     v.cur,
-		srcFlow: flow,
-	}
-	if _, ok := v.outDep[a]; !ok {
-		v.outDep[a] = dep
-		v.outs = append(v.outs, a)
-	}
-}
-
-// Data ignores collection endpoints: nothing has to match them.
-func (v *stencil1DVerifier) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
-
-// outside records a dependency on a single instance outside its class's execution space.
-func (v *stencil1DVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	what := "%s flow %s -> %s %s: %s is outside the execution space of %s, so the output goes nowhere"
-	if v.input {
-		what = "%s flow %s <- %s %s: %s is outside the execution space of %s, so nothing can satisfy this input"
-	}
-	p := v.vertex(peer, l)
-	v.problem(stencil1DDepPos[v.cur.class][flow][dep], what, v.name(v.cur), v.flow(v.cur, flow), peer.Flows[peerFlow].Name, v.name(p), v.name(p), peer.Name)
-}
-
-// noInput records a data flow whose input guards are all false.
-func (v *stencil1DVerifier) noInput(flow int) {
-	v.problem(stencil1DFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
-}
-
-// walk enumerates the instances and their dependencies. A panic in generated or user code
-// is returned as an error.
-func (v *stencil1DVerifier) walk() (err error) {
-	tp := v.tp
-	tp.jdfVerify = v
-	defer func() {
-		tp.jdfVerify = nil
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic while walking the graph at %s: %v", ErrStencil1DGraph, v.name(v.cur), r)
-		}
-	}()
-	for _, tc := range tp.Classes() {
-		var l rt.Locals
-		tc.Space(tp.Taskpool, &l, func(l *rt.Locals) bool {
-			x := v.vertex(tc, l)
-			v.cur = x
-			if _, dup := v.index[x]; dup {
-				v.problem(stencil1DClassPos[tc.ID], "%s is enumerated twice", v.name(x))
-				return true
-			}
-			check := *l
-			if !tc.Complete(tp.Taskpool, &check) {
-				v.problem(stencil1DClassPos[tc.ID], "%s is enumerated but lies outside the execution space that %s checks", v.name(x), tc.Name)
-			}
-			v.index[x] = len(v.vertices)
-			v.vertices = append(v.vertices, x)
-			v.locals = append(v.locals, *l)
-			return true
-		})
-	}
-	for i, x := range v.vertices {
-		tc := tp.Classes()[x.class]
-		v.cur = x
-		v.input = false
-		tp.VisitSuccessors(tc, &v.locals[i], v)
-		v.input = true
-		tp.VisitPredecessors(tc, &v.locals[i], v)
-	}
-	return nil
-}
-
-// check matches outputs with inputs and looks for a cycle.
-func (v *stencil1DVerifier) check() {
-	for _, a := range v.outs {
-		if _, ok := v.inDep[a]; !ok {
-			v.problem(stencil1DDepPos[a.src.class][a.srcFlow][v.outDep[a]], "%s flow %s -> %s %s: no input of %s flow %s names %s flow %s back", v.name(a.src), v.flow(a.src, a.srcFlow), v.flow(a.dst, a.dstFlow), v.name(a.dst), v.name(a.dst), v.flow(a.dst, a.dstFlow), v.name(a.src), v.flow(a.src, a.srcFlow))
-		}
-	}
-	for _, a := range v.ins {
-		if _, ok := v.outDep[a]; !ok {
-			v.problem(stencil1DDepPos[a.dst.class][a.dstFlow][v.inDep[a]], "%s flow %s <- %s %s: no output of %s flow %s names %s flow %s, so this input never arrives", v.name(a.dst), v.flow(a.dst, a.dstFlow), v.flow(a.src, a.srcFlow), v.name(a.src), v.name(a.src), v.flow(a.src, a.srcFlow), v.name(a.dst), v.flow(a.dst, a.dstFlow))
-		}
-	}
-	v.cycle()
-}
-
-// cycle reports one cycle of the dependency graph, if there is one: after removing the
-// vertices that a topological order reaches, walking back through the predecessors that
-// remain from any remaining vertex must come back to a vertex already seen.
-func (v *stencil1DVerifier) cycle() {
-	succs, preds := make([][]int, len(v.vertices)), make([][]int, len(v.vertices))
-	blocked := make([]int, len(v.vertices))
-	for _, arcs := range [][]stencil1DArc{v.outs, v.ins} {
-		for _, a := range arcs {
-			s, d := v.index[a.src], v.index[a.dst]
-			succs[s] = append(succs[s], d)
-			preds[d] = append(preds[d], s)
-			blocked[d]++
-		}
-	}
-	var ready []int
-	for i, b := range blocked {
-		if b == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		x := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		for _, d := range succs[x] {
-			if blocked[d]--; blocked[d] == 0 {
-				ready = append(ready, d)
-			}
-		}
-	}
-	for start, b := range blocked {
-		if b == 0 {
-			continue
-		}
-		seen := map[int]int{}
-		var path []int
-		for x := start; ; {
-			if at, ok := seen[x]; ok {
-				path = path[at:]
-				break
-			}
-			seen[x] = len(path)
-			path = append(path, x)
-			next := -1
-			for _, p := range preds[x] {
-				if blocked[p] > 0 {
-					next = p
-					break
-				}
-			}
-			if next < 0 {
-				return
-			}
-			x = next
-		}
-		// path runs backwards along the dependencies; print it forwards, closed.
-		var names []string
-		for i := len(path) - 1; i >= 0; i-- {
-			names = append(names, v.name(v.vertices[path[i]]))
-		}
-		names = append(names, names[0])
-		v.problem(stencil1DClassPos[v.vertices[path[len(path)-1]].class], "cycle: %s", strings.Join(names, " -> "))
-		return
-	}
+// stencil1DSource locates the task classes, flows and dependencies of stencil1d.jdf for Verify and
+// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+var stencil1DSource = rt.Source{
+	Err:     ErrStencil1DGraph,
+	Classes: []string{"stencil1d.jdf:14:1"},
+	Flows: [][]string{
+		{"stencil1d.jdf:18:9", "stencil1d.jdf:19:9", "stencil1d.jdf:22:9", "stencil1d.jdf:25:9"},
+	},
+	Deps: [][][]string{
+		{{"stencil1d.jdf:18:11"}, {"stencil1d.jdf:19:11", "stencil1d.jdf:20:11", "stencil1d.jdf:21:11"}, {"stencil1d.jdf:22:11", "stencil1d.jdf:23:11", "stencil1d.jdf:24:11"}, {"stencil1d.jdf:25:11", "stencil1d.jdf:26:11", "stencil1d.jdf:27:11", "stencil1d.jdf:28:11", "stencil1d.jdf:29:11"}},
+	},
 }
 
 // Verify enumerates the instance graph of tp for its actual globals with the generated
 // functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every cycle and every task outside its
-// execution space, each with its class, parameters, flow and .jdf position, in an error wrapping ErrStencil1DGraph.
-// Call it before the taskpool runs (not concurrently with it).
+// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
+// its arrivals, every cycle and every task outside its execution space, each with its
+// class, parameters, flow and .jdf position, in an error wrapping ErrStencil1DGraph
+// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
 func (tp *Stencil1D) Verify() error {
-	v := newStencil1DVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	v.check()
-	ps := v.problems
-	if len(ps) == 0 {
-		return nil
-	}
-	head := "1 problem"
-	if len(ps) > 1 {
-		head = fmt.Sprintf("%d problems", len(ps))
-	}
-	if len(ps) > 50 {
-		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
-	}
-	return fmt.Errorf("%w: %s:\n%s", ErrStencil1DGraph, head, strings.Join(ps, "\n"))
+	return stencil1DSource.Verify(tp.Taskpool)
 }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
 // edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
 // not run concurrently with the taskpool.
 func (tp *Stencil1D) WriteDOT(w io.Writer) error {
-	v := newStencil1DVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "digraph %s {\n", strconv.Quote(tp.Name()))
-	for i, x := range v.vertices {
-		fmt.Fprintf(b, "  t%d [label=%s];\n", i, strconv.Quote(v.name(x)))
-	}
-	for _, a := range v.outs {
-		style := ""
-		if tp.Classes()[a.src.class].Flows[a.srcFlow].Access == rt.CTL {
-			style = " style=dashed"
-		}
-		fmt.Fprintf(b, "  t%d -> t%d [label=%s%s];\n", v.index[a.src], v.index[a.dst], strconv.Quote(v.flow(a.src, a.srcFlow)+" -> "+v.flow(a.dst, a.dstFlow)), style)
-	}
-	fmt.Fprintln(b, "}")
-	return b.Flush()
+	return stencil1DSource.WriteDOT(w, tp.Taskpool)
 }
 
 // ErrStencil1DGraph is wrapped by the errors of Verify and WriteDOT.
@@ -663,50 +392,5 @@ func stencil1DNew(task *rt.Task, i int, arena string) error {
 		return err
 	}
 	task.SetFlow(i, c)
-	return nil
-}
-
-// stencil1DCheckCollection checks a data collection given to NewStencil1D: not nil, a process grid that
-// contains its rank, as many dimensions as the program's references use, and whatever its
-// own Validate method checks.
-func stencil1DCheckCollection(c rt.Collection, dims int) error {
-	if c == nil {
-		return fmt.Errorf("is nil: %w", ErrStencil1DArgument)
-	}
-	switch v := reflect.ValueOf(c); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		if v.IsNil() {
-			return fmt.Errorf("is a nil %s: %w", v.Type(), ErrStencil1DArgument)
-		}
-	}
-	switch c := c.(type) {
-	case *rt.TiledMatrix:
-		if dims != 2 {
-			return fmt.Errorf("is a TiledMatrix (2 indices) but the program uses %d: %w", dims, ErrStencil1DArgument)
-		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return fmt.Errorf("process grid %dx%d does not contain rank %d: %w", c.P, c.Q, c.Rank, ErrStencil1DArgument)
-		}
-		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent: %w", c.M, c.N, c.MT, c.NT, c.MB, c.NB, ErrStencil1DArgument)
-		}
-	case *rt.Vector:
-		if dims != 1 {
-			return fmt.Errorf("is a Vector (1 index) but the program uses %d: %w", dims, ErrStencil1DArgument)
-		}
-		if c.Ranks < 1 || c.Rank < 0 || c.Rank >= c.Ranks {
-			return fmt.Errorf("%d ranks do not contain rank %d: %w", c.Ranks, c.Rank, ErrStencil1DArgument)
-		}
-		if c.NB < 1 || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("vector of %d in %d blocks of %d is inconsistent: %w", c.N, c.NT, c.NB, ErrStencil1DArgument)
-		}
-	}
-	if v, ok := c.(interface {
-		Validate() error
-	}); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrStencil1DArgument, err)
-		}
-	}
 	return nil
 }

@@ -3,13 +3,9 @@
 package cholesky
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
@@ -26,9 +22,6 @@ type Potrf struct {
 	descA *rt.TiledMatrix
 	impl  *blas.Impl
 	MT    int // hidden: computed by NewPotrf
-
-	// jdfVerify is set while Verify or WriteDOT walks the graph.
-	jdfVerify *potrfVerifier
 }
 
 // ErrPotrfArgument is wrapped by the errors of NewPotrf.
@@ -38,12 +31,12 @@ var ErrPotrfArgument = errors.New("Potrf: bad argument")
 // It rejects a nil or malformed data collection and a negative size with an error
 // wrapping ErrPotrfArgument, and computes the hidden globals.
 func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
-	if err := potrfCheckCollection(descA, 2); err != nil {
+	if err := rt.VerifyCollection(descA, 2, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: descA: %w", err)
 	}
 //line ../../potrf.jdf:32
 	var MT int = (descA.MT)
-//line potrf_jdf.go:47
+//line potrf_jdf.go:40
 	tp := &Potrf{descA: descA, impl: impl, MT: MT}
 	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfTRSM, &potrfSYRK, &potrfGEMM)
 	return tp, nil
@@ -160,8 +153,8 @@ func potrfPOTRFPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e 
 			e.L[0], e.L[1] = k-1, k
 			if potrfSYRKComplete(tp, &e.L) {
 				e.Task(0, 0, &potrfSYRK, 1)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(0, 0, &potrfSYRK, 1, &e.L)
+			} else {
+				e.Outside(0, 0, &potrfSYRK, 1)
 			}
 		}
 	}
@@ -173,7 +166,7 @@ func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	k := l[0]
 //line ../../potrf.jdf:41
 	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:177
+//line potrf_jdf.go:170
 }
 
 // potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
@@ -182,7 +175,7 @@ func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index)
 	k := l[0]
 //line ../../potrf.jdf:37
 	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}
-//line potrf_jdf.go:186
+//line potrf_jdf.go:179
 }
 
 // potrfPOTRFGPU is one task of a ring in a GPU body of POTRF(k): its definitions and the
@@ -217,7 +210,7 @@ func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *
 			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
 		}
 	}
-//line potrf_jdf.go:221
+//line potrf_jdf.go:214
 	return gpu.Done
 }
 
@@ -247,7 +240,7 @@ func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.
 			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
 		}
 	}
-//line potrf_jdf.go:251
+//line potrf_jdf.go:244
 	return nil
 }
 
@@ -357,8 +350,8 @@ func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 		e.L[0], e.L[1] = k, m
 		if potrfSYRKComplete(tp, &e.L) {
 			e.Task(1, 1, &potrfSYRK, 0)
-		} else if g.jdfVerify != nil {
-			g.jdfVerify.outside(1, 1, &potrfSYRK, 0, &e.L)
+		} else {
+			e.Outside(1, 1, &potrfSYRK, 0)
 		}
 		for a1 := k + 1; a1 <= m-1; a1++ {
 			e.L[1], e.L[2], e.L[0] = m, a1, k
@@ -385,8 +378,8 @@ func potrfTRSMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 		e.L[0] = k
 		if potrfPOTRFComplete(tp, &e.L) {
 			e.Task(0, 0, &potrfPOTRF, 0)
-		} else if g.jdfVerify != nil {
-			g.jdfVerify.outside(0, 0, &potrfPOTRF, 0, &e.L)
+		} else {
+			e.Outside(0, 0, &potrfPOTRF, 0)
 		}
 	}
 	if flows&2 != 0 {
@@ -396,8 +389,8 @@ func potrfTRSMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 			e.L[1], e.L[2], e.L[0] = m, k, k-1
 			if potrfGEMMComplete(tp, &e.L) {
 				e.Task(1, 0, &potrfGEMM, 2)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(1, 0, &potrfGEMM, 2, &e.L)
+			} else {
+				e.Outside(1, 0, &potrfGEMM, 2)
 			}
 		}
 	}
@@ -409,7 +402,7 @@ func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	k := l[0]
 //line ../../potrf.jdf:68
 	return int32(4*(g.MT-k) + 2)
-//line potrf_jdf.go:413
+//line potrf_jdf.go:406
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
@@ -418,7 +411,7 @@ func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	k, m := l[0], l[1]
 //line ../../potrf.jdf:61
 	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}
-//line potrf_jdf.go:422
+//line potrf_jdf.go:415
 }
 
 // potrfTRSMGPU is one task of a ring in a GPU body of TRSM(m, k): its definitions and the
@@ -458,7 +451,7 @@ func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:462
+//line potrf_jdf.go:455
 	return gpu.Done
 }
 
@@ -491,7 +484,7 @@ func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.I
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:495
+//line potrf_jdf.go:488
 }
 
 // potrfSYRK describes task class SYRK (potrf.jdf:85:1).
@@ -594,22 +587,21 @@ func potrfSYRKPrepare(task *rt.Task) error {
 
 // potrfSYRKSuccessors reports the output dependencies of SYRK(k, m) whose guards hold.
 func potrfSYRKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Potrf)
 	k, m := l[0], l[1]
 	if flows&2 != 0 {
 		if m == k+1 {
 			e.L[0] = m
 			if potrfPOTRFComplete(tp, &e.L) {
 				e.Task(1, 1, &potrfPOTRF, 0)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(1, 1, &potrfPOTRF, 0, &e.L)
+			} else {
+				e.Outside(1, 1, &potrfPOTRF, 0)
 			}
 		} else {
 			e.L[0], e.L[1] = k+1, m
 			if potrfSYRKComplete(tp, &e.L) {
 				e.Task(1, 1, &potrfSYRK, 1)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(1, 1, &potrfSYRK, 1, &e.L)
+			} else {
+				e.Outside(1, 1, &potrfSYRK, 1)
 			}
 		}
 	}
@@ -624,8 +616,8 @@ func potrfSYRKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 		e.L[1], e.L[0] = m, k
 		if potrfTRSMComplete(tp, &e.L) {
 			e.Task(0, 0, &potrfTRSM, 1)
-		} else if g.jdfVerify != nil {
-			g.jdfVerify.outside(0, 0, &potrfTRSM, 1, &e.L)
+		} else {
+			e.Outside(0, 0, &potrfTRSM, 1)
 		}
 	}
 	if flows&2 != 0 {
@@ -635,8 +627,8 @@ func potrfSYRKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 			e.L[0], e.L[1] = k-1, m
 			if potrfSYRKComplete(tp, &e.L) {
 				e.Task(1, 0, &potrfSYRK, 1)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(1, 0, &potrfSYRK, 1, &e.L)
+			} else {
+				e.Outside(1, 0, &potrfSYRK, 1)
 			}
 		}
 	}
@@ -648,7 +640,7 @@ func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	m := l[1]
 //line ../../potrf.jdf:92
 	return int32(4*(g.MT-m) + 1)
-//line potrf_jdf.go:652
+//line potrf_jdf.go:644
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
@@ -657,7 +649,7 @@ func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	m := l[1]
 //line ../../potrf.jdf:88
 	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, m}}
-//line potrf_jdf.go:661
+//line potrf_jdf.go:653
 }
 
 // potrfSYRKGPU is one task of a ring in a GPU body of SYRK(k, m): its definitions and the
@@ -697,7 +689,7 @@ func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:701
+//line potrf_jdf.go:693
 	return gpu.Done
 }
 
@@ -730,7 +722,7 @@ func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.I
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:734
+//line potrf_jdf.go:726
 }
 
 // potrfGEMM describes task class GEMM (potrf.jdf:109:1).
@@ -848,22 +840,21 @@ func potrfGEMMPrepare(task *rt.Task) error {
 
 // potrfGEMMSuccessors reports the output dependencies of GEMM(m, n, k) whose guards hold.
 func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Potrf)
 	k, m, n_ := l[0], l[1], l[2]
 	if flows&4 != 0 {
 		if n_ == k+1 {
 			e.L[1], e.L[0] = m, n_
 			if potrfTRSMComplete(tp, &e.L) {
 				e.Task(2, 1, &potrfTRSM, 1)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(2, 1, &potrfTRSM, 1, &e.L)
+			} else {
+				e.Outside(2, 1, &potrfTRSM, 1)
 			}
 		} else {
 			e.L[1], e.L[2], e.L[0] = m, n_, k+1
 			if potrfGEMMComplete(tp, &e.L) {
 				e.Task(2, 1, &potrfGEMM, 2)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(2, 1, &potrfGEMM, 2, &e.L)
+			} else {
+				e.Outside(2, 1, &potrfGEMM, 2)
 			}
 		}
 	}
@@ -878,16 +869,16 @@ func potrfGEMMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 		e.L[1], e.L[0] = m, k
 		if potrfTRSMComplete(tp, &e.L) {
 			e.Task(0, 0, &potrfTRSM, 1)
-		} else if g.jdfVerify != nil {
-			g.jdfVerify.outside(0, 0, &potrfTRSM, 1, &e.L)
+		} else {
+			e.Outside(0, 0, &potrfTRSM, 1)
 		}
 	}
 	if flows&2 != 0 {
 		e.L[1], e.L[0] = n_, k
 		if potrfTRSMComplete(tp, &e.L) {
 			e.Task(1, 0, &potrfTRSM, 1)
-		} else if g.jdfVerify != nil {
-			g.jdfVerify.outside(1, 0, &potrfTRSM, 1, &e.L)
+		} else {
+			e.Outside(1, 0, &potrfTRSM, 1)
 		}
 	}
 	if flows&4 != 0 {
@@ -897,8 +888,8 @@ func potrfGEMMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 			e.L[1], e.L[2], e.L[0] = m, n_, k-1
 			if potrfGEMMComplete(tp, &e.L) {
 				e.Task(2, 0, &potrfGEMM, 2)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(2, 0, &potrfGEMM, 2, &e.L)
+			} else {
+				e.Outside(2, 0, &potrfGEMM, 2)
 			}
 		}
 	}
@@ -910,7 +901,7 @@ func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	n_ := l[2]
 //line ../../potrf.jdf:118
 	return int32(4 * (g.MT - n_))
-//line potrf_jdf.go:914
+//line potrf_jdf.go:905
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
@@ -919,7 +910,7 @@ func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	m, n_ := l[1], l[2]
 //line ../../potrf.jdf:113
 	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}
-//line potrf_jdf.go:923
+//line potrf_jdf.go:914
 }
 
 // potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
@@ -963,7 +954,7 @@ func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:967
+//line potrf_jdf.go:958
 	return gpu.Done
 }
 
@@ -1000,307 +991,43 @@ func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.I
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:1004
+//line potrf_jdf.go:995
 }
 
-// potrfDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
-var potrfDepPos = [][][]string{
-	{{"potrf.jdf:38:8", "potrf.jdf:39:8", "potrf.jdf:40:8"}},
-	{{"potrf.jdf:62:10"}, {"potrf.jdf:63:10", "potrf.jdf:64:10", "potrf.jdf:65:10", "potrf.jdf:66:10", "potrf.jdf:67:10"}},
-	{{"potrf.jdf:89:10"}, {"potrf.jdf:90:10", "potrf.jdf:91:10"}},
-	{{"potrf.jdf:114:10"}, {"potrf.jdf:115:10"}, {"potrf.jdf:116:10", "potrf.jdf:117:10"}},
-}
-
-// potrfFlowPos[class][flow] is the .jdf position of each flow, for Verify.
-var potrfFlowPos = [][]string{
-	{"potrf.jdf:38:6"},
-	{"potrf.jdf:62:8", "potrf.jdf:63:8"},
-	{"potrf.jdf:89:8", "potrf.jdf:90:8"},
-	{"potrf.jdf:114:8", "potrf.jdf:115:8", "potrf.jdf:116:8"},
-}
-
-// potrfClassPos[class] is the .jdf position of each task class, for Verify.
-var potrfClassPos = []string{"potrf.jdf:35:1", "potrf.jdf:58:1", "potrf.jdf:85:1", "potrf.jdf:109:1"}
-
-// potrfVertex is one task instance of the graph that Verify and WriteDOT walk.
-type potrfVertex struct {
-	class  int
-	params [rt.MaxParams]int
-}
-
-// potrfArc is a dependency from a flow of one instance to a flow of another.
-type potrfArc struct {
-	src, dst         potrfVertex
-	srcFlow, dstFlow int
-}
-
-// potrfVerifier enumerates the instance graph with the generated functions and collects the
-// problems Verify reports. It implements rt.EdgeVisitor.
-type potrfVerifier struct {
-	tp       *Potrf
-	vertices []potrfVertex
-	locals   []rt.Locals
-	index    map[potrfVertex]int
-	// outs and ins are the output and input dependencies in discovery order;
-	// outDep and inDep give each one's dependency index in its flow.
-	outs, ins     []potrfArc
-	outDep, inDep map[potrfArc]int
-	problems      []string
-	cur           potrfVertex
-	input         bool
-}
-
-func newPotrfVerifier(tp *Potrf) *potrfVerifier {
-	return &potrfVerifier{
-		inDep:  map[potrfArc]int{},
-		index:  map[potrfVertex]int{},
-		outDep: map[potrfArc]int{},
-		tp:     tp,
-	}
-}
-
-func (v *potrfVerifier) vertex(tc *rt.TaskClass, l *rt.Locals) potrfVertex {
-	x := potrfVertex{class: tc.ID}
-	for i, s := range tc.Params {
-		x.params[i] = l[s]
-	}
-	return x
-}
-
-func (v *potrfVerifier) name(x potrfVertex) string {
-	tc := v.tp.Classes()[x.class]
-	b := []byte(tc.Name + "(")
-	for i := range tc.Params {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, int64(x.params[i]), 10)
-	}
-	return string(append(b, ')'))
-}
-
-func (v *potrfVerifier) flow(x potrfVertex, i int) string {
-	return v.tp.Classes()[x.class].Flows[i].Name
-}
-
-func (v *potrfVerifier) problem(pos, format string, args ...any) {
-	v.problems = append(v.problems, pos+": "+fmt.Sprintf(format, args...))
-}
-
-// Task records a dependency that a generated successor or predecessor function reports.
-func (v *potrfVerifier) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	p := v.vertex(peer, l)
-	if v.input {
-		a := potrfArc{
-			dst:     v.cur,
-			dstFlow: flow,
-			src:     p,
-			srcFlow: peerFlow,
-		}
-		if _, ok := v.inDep[a]; !ok {
-			v.inDep[a] = dep
-			v.ins = append(v.ins, a)
-		}
-		return
-	}
-	a := potrfArc{
-		dst:     p,
-		dstFlow: peerFlow,
-		src:     v.cur,
-		srcFlow: flow,
-	}
-	if _, ok := v.outDep[a]; !ok {
-		v.outDep[a] = dep
-		v.outs = append(v.outs, a)
-	}
-}
-
-// Data ignores collection endpoints: nothing has to match them.
-func (v *potrfVerifier) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
-
-// outside records a dependency on a single instance outside its class's execution space.
-func (v *potrfVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	what := "%s flow %s -> %s %s: %s is outside the execution space of %s, so the output goes nowhere"
-	if v.input {
-		what = "%s flow %s <- %s %s: %s is outside the execution space of %s, so nothing can satisfy this input"
-	}
-	p := v.vertex(peer, l)
-	v.problem(potrfDepPos[v.cur.class][flow][dep], what, v.name(v.cur), v.flow(v.cur, flow), peer.Flows[peerFlow].Name, v.name(p), v.name(p), peer.Name)
-}
-
-// noInput records a data flow whose input guards are all false.
-func (v *potrfVerifier) noInput(flow int) {
-	v.problem(potrfFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
-}
-
-// walk enumerates the instances and their dependencies. A panic in generated or user code
-// is returned as an error.
-func (v *potrfVerifier) walk() (err error) {
-	tp := v.tp
-	tp.jdfVerify = v
-	defer func() {
-		tp.jdfVerify = nil
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic while walking the graph at %s: %v", ErrPotrfGraph, v.name(v.cur), r)
-		}
-	}()
-	for _, tc := range tp.Classes() {
-		var l rt.Locals
-		tc.Space(tp.Taskpool, &l, func(l *rt.Locals) bool {
-			x := v.vertex(tc, l)
-			v.cur = x
-			if _, dup := v.index[x]; dup {
-				v.problem(potrfClassPos[tc.ID], "%s is enumerated twice", v.name(x))
-				return true
-			}
-			check := *l
-			if !tc.Complete(tp.Taskpool, &check) {
-				v.problem(potrfClassPos[tc.ID], "%s is enumerated but lies outside the execution space that %s checks", v.name(x), tc.Name)
-			}
-			v.index[x] = len(v.vertices)
-			v.vertices = append(v.vertices, x)
-			v.locals = append(v.locals, *l)
-			return true
-		})
-	}
-	for i, x := range v.vertices {
-		tc := tp.Classes()[x.class]
-		v.cur = x
-		v.input = false
-		tp.VisitSuccessors(tc, &v.locals[i], v)
-		v.input = true
-		tp.VisitPredecessors(tc, &v.locals[i], v)
-	}
-	return nil
-}
-
-// check matches outputs with inputs and looks for a cycle.
-func (v *potrfVerifier) check() {
-	for _, a := range v.outs {
-		if _, ok := v.inDep[a]; !ok {
-			v.problem(potrfDepPos[a.src.class][a.srcFlow][v.outDep[a]], "%s flow %s -> %s %s: no input of %s flow %s names %s flow %s back", v.name(a.src), v.flow(a.src, a.srcFlow), v.flow(a.dst, a.dstFlow), v.name(a.dst), v.name(a.dst), v.flow(a.dst, a.dstFlow), v.name(a.src), v.flow(a.src, a.srcFlow))
-		}
-	}
-	for _, a := range v.ins {
-		if _, ok := v.outDep[a]; !ok {
-			v.problem(potrfDepPos[a.dst.class][a.dstFlow][v.inDep[a]], "%s flow %s <- %s %s: no output of %s flow %s names %s flow %s, so this input never arrives", v.name(a.dst), v.flow(a.dst, a.dstFlow), v.flow(a.src, a.srcFlow), v.name(a.src), v.name(a.src), v.flow(a.src, a.srcFlow), v.name(a.dst), v.flow(a.dst, a.dstFlow))
-		}
-	}
-	v.cycle()
-}
-
-// cycle reports one cycle of the dependency graph, if there is one: after removing the
-// vertices that a topological order reaches, walking back through the predecessors that
-// remain from any remaining vertex must come back to a vertex already seen.
-func (v *potrfVerifier) cycle() {
-	succs, preds := make([][]int, len(v.vertices)), make([][]int, len(v.vertices))
-	blocked := make([]int, len(v.vertices))
-	for _, arcs := range [][]potrfArc{v.outs, v.ins} {
-		for _, a := range arcs {
-			s, d := v.index[a.src], v.index[a.dst]
-			succs[s] = append(succs[s], d)
-			preds[d] = append(preds[d], s)
-			blocked[d]++
-		}
-	}
-	var ready []int
-	for i, b := range blocked {
-		if b == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		x := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		for _, d := range succs[x] {
-			if blocked[d]--; blocked[d] == 0 {
-				ready = append(ready, d)
-			}
-		}
-	}
-	for start, b := range blocked {
-		if b == 0 {
-			continue
-		}
-		seen := map[int]int{}
-		var path []int
-		for x := start; ; {
-			if at, ok := seen[x]; ok {
-				path = path[at:]
-				break
-			}
-			seen[x] = len(path)
-			path = append(path, x)
-			next := -1
-			for _, p := range preds[x] {
-				if blocked[p] > 0 {
-					next = p
-					break
-				}
-			}
-			if next < 0 {
-				return
-			}
-			x = next
-		}
-		// path runs backwards along the dependencies; print it forwards, closed.
-		var names []string
-		for i := len(path) - 1; i >= 0; i-- {
-			names = append(names, v.name(v.vertices[path[i]]))
-		}
-		names = append(names, names[0])
-		v.problem(potrfClassPos[v.vertices[path[len(path)-1]].class], "cycle: %s", strings.Join(names, " -> "))
-		return
-	}
+// potrfSource locates the task classes, flows and dependencies of potrf.jdf for Verify and
+// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+var potrfSource = rt.Source{
+	Err:     ErrPotrfGraph,
+	Classes: []string{"potrf.jdf:35:1", "potrf.jdf:58:1", "potrf.jdf:85:1", "potrf.jdf:109:1"},
+	Flows: [][]string{
+		{"potrf.jdf:38:6"},
+		{"potrf.jdf:62:8", "potrf.jdf:63:8"},
+		{"potrf.jdf:89:8", "potrf.jdf:90:8"},
+		{"potrf.jdf:114:8", "potrf.jdf:115:8", "potrf.jdf:116:8"},
+	},
+	Deps: [][][]string{
+		{{"potrf.jdf:38:8", "potrf.jdf:39:8", "potrf.jdf:40:8"}},
+		{{"potrf.jdf:62:10"}, {"potrf.jdf:63:10", "potrf.jdf:64:10", "potrf.jdf:65:10", "potrf.jdf:66:10", "potrf.jdf:67:10"}},
+		{{"potrf.jdf:89:10"}, {"potrf.jdf:90:10", "potrf.jdf:91:10"}},
+		{{"potrf.jdf:114:10"}, {"potrf.jdf:115:10"}, {"potrf.jdf:116:10", "potrf.jdf:117:10"}},
+	},
 }
 
 // Verify enumerates the instance graph of tp for its actual globals with the generated
 // functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every cycle and every task outside its
-// execution space, each with its class, parameters, flow and .jdf position, in an error wrapping ErrPotrfGraph.
-// Call it before the taskpool runs (not concurrently with it).
+// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
+// its arrivals, every cycle and every task outside its execution space, each with its
+// class, parameters, flow and .jdf position, in an error wrapping ErrPotrfGraph
+// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
 func (tp *Potrf) Verify() error {
-	v := newPotrfVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	v.check()
-	ps := v.problems
-	if len(ps) == 0 {
-		return nil
-	}
-	head := "1 problem"
-	if len(ps) > 1 {
-		head = fmt.Sprintf("%d problems", len(ps))
-	}
-	if len(ps) > 50 {
-		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
-	}
-	return fmt.Errorf("%w: %s:\n%s", ErrPotrfGraph, head, strings.Join(ps, "\n"))
+	return potrfSource.Verify(tp.Taskpool)
 }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
 // edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
 // not run concurrently with the taskpool.
 func (tp *Potrf) WriteDOT(w io.Writer) error {
-	v := newPotrfVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "digraph %s {\n", strconv.Quote(tp.Name()))
-	for i, x := range v.vertices {
-		fmt.Fprintf(b, "  t%d [label=%s];\n", i, strconv.Quote(v.name(x)))
-	}
-	for _, a := range v.outs {
-		style := ""
-		if tp.Classes()[a.src.class].Flows[a.srcFlow].Access == rt.CTL {
-			style = " style=dashed"
-		}
-		fmt.Fprintf(b, "  t%d -> t%d [label=%s%s];\n", v.index[a.src], v.index[a.dst], strconv.Quote(v.flow(a.src, a.srcFlow)+" -> "+v.flow(a.dst, a.dstFlow)), style)
-	}
-	fmt.Fprintln(b, "}")
-	return b.Flush()
+	return potrfSource.WriteDOT(w, tp.Taskpool)
 }
 
 // ErrPotrfGraph is wrapped by the errors of Verify and WriteDOT.
@@ -1328,50 +1055,5 @@ func potrfElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
 		return fmt.Errorf("element %v is not stored on this rank", ix)
 	}
 	task.SetFlow(i, d.Host())
-	return nil
-}
-
-// potrfCheckCollection checks a data collection given to NewPotrf: not nil, a process grid that
-// contains its rank, as many dimensions as the program's references use, and whatever its
-// own Validate method checks.
-func potrfCheckCollection(c rt.Collection, dims int) error {
-	if c == nil {
-		return fmt.Errorf("is nil: %w", ErrPotrfArgument)
-	}
-	switch v := reflect.ValueOf(c); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		if v.IsNil() {
-			return fmt.Errorf("is a nil %s: %w", v.Type(), ErrPotrfArgument)
-		}
-	}
-	switch c := c.(type) {
-	case *rt.TiledMatrix:
-		if dims != 2 {
-			return fmt.Errorf("is a TiledMatrix (2 indices) but the program uses %d: %w", dims, ErrPotrfArgument)
-		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return fmt.Errorf("process grid %dx%d does not contain rank %d: %w", c.P, c.Q, c.Rank, ErrPotrfArgument)
-		}
-		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent: %w", c.M, c.N, c.MT, c.NT, c.MB, c.NB, ErrPotrfArgument)
-		}
-	case *rt.Vector:
-		if dims != 1 {
-			return fmt.Errorf("is a Vector (1 index) but the program uses %d: %w", dims, ErrPotrfArgument)
-		}
-		if c.Ranks < 1 || c.Rank < 0 || c.Rank >= c.Ranks {
-			return fmt.Errorf("%d ranks do not contain rank %d: %w", c.Ranks, c.Rank, ErrPotrfArgument)
-		}
-		if c.NB < 1 || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("vector of %d in %d blocks of %d is inconsistent: %w", c.N, c.NT, c.NB, ErrPotrfArgument)
-		}
-	}
-	if v, ok := c.(interface {
-		Validate() error
-	}); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrPotrfArgument, err)
-		}
-	}
 	return nil
 }

@@ -3,14 +3,10 @@
 package gpubodies
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/gpu"
@@ -60,7 +56,7 @@ func writeBack(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) (int, gpu.Result) {
 	return 1, gpu.Done
 }
 
-//line want.go:64
+//line want.go:60
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
@@ -73,9 +69,6 @@ type GpuBodies struct {
 	V     *rt.Vector
 	W     *rt.Vector
 	BATCH int
-
-	// jdfVerify is set while Verify or WriteDOT walks the graph.
-	jdfVerify *gpuBodiesVerifier
 }
 
 // ErrGpuBodiesArgument is wrapped by the errors of NewGpuBodies.
@@ -88,10 +81,10 @@ func NewGpuBodies(N int, V *rt.Vector, W *rt.Vector, BATCH int) (*GpuBodies, err
 	if N < 0 {
 		return nil, fmt.Errorf("NewGpuBodies: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:55:12", ErrGpuBodiesArgument)
 	}
-	if err := gpuBodiesCheckCollection(V, 1); err != nil {
+	if err := rt.VerifyCollection(V, 1, ErrGpuBodiesArgument); err != nil {
 		return nil, fmt.Errorf("NewGpuBodies: V: %w", err)
 	}
-	if err := gpuBodiesCheckCollection(W, 1); err != nil {
+	if err := rt.VerifyCollection(W, 1, ErrGpuBodiesArgument); err != nil {
 		return nil, fmt.Errorf("NewGpuBodies: W: %w", err)
 	}
 	tp := &GpuBodies{N: N, V: V, W: W, BATCH: BATCH}
@@ -122,7 +115,7 @@ func init() {
 				k := task.Locals()[0]
 //line in.jdf:59
 				return k
-//line want.go:126
+//line want.go:119
 			}},
 			{Kind: rt.CPU, Hook: gpuBodiesSCALEHook},
 		},
@@ -188,7 +181,7 @@ func gpuBodiesSCALEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.In
 	k := l[0]
 //line in.jdf:56
 	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:192
+//line want.go:185
 }
 
 // gpuBodiesSCALEGPU is one task of a ring in a GPU body of SCALE(k): its definitions and the
@@ -227,7 +220,7 @@ func gpuBodiesSCALEBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	batchMax := g.BATCH
 //line in.jdf:59
 	batchMatch := sameLen
-//line want.go:231
+//line want.go:224
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -244,7 +237,7 @@ func gpuBodiesSCALEBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, 
 			}
 		}
 	}
-//line want.go:248
+//line want.go:241
 	return gpu.Done
 }
 
@@ -258,7 +251,7 @@ func gpuBodiesSCALESizeGPU(ec gpu.EC, flow int) int64 {
 	case 0:
 //line in.jdf:59
 		return int64(gpuBodiesSCALEInline1(g, k))
-//line want.go:262
+//line want.go:255
 	}
 	return 0
 }
@@ -291,7 +284,7 @@ func gpuBodiesSCALEBody(tp *GpuBodies, task *rt.Task, N int, V *rt.Vector, W *rt
 			X[i] = 2*X[i] + float64(k)
 		}
 	}
-//line want.go:295
+//line want.go:288
 	return nil
 }
 
@@ -384,7 +377,7 @@ func gpuBodiesOFFSETAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.I
 	k := l[0]
 //line in.jdf:80
 	return g.W, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:388
+//line want.go:381
 }
 
 // gpuBodiesOFFSETGPU is one task of a ring in a GPU body of OFFSET(k): its definitions and the
@@ -417,7 +410,7 @@ func gpuBodiesOFFSETBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream
 	{
 		return gpu.Error
 	}
-//line want.go:421
+//line want.go:414
 }
 
 // gpuBodiesOFFSETIncCUDA is the rt/gpu descriptor of the CUDA body of OFFSET.
@@ -440,11 +433,11 @@ func gpuBodiesOFFSETSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Strea
 func gpuBodiesOFFSETBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 //line in.jdf:88
 	batchMax := 3
-//line want.go:444
+//line want.go:437
 	batchMatch := func(cand, head *gpu.Task) gpu.Action {
 //line in.jdf:88
 		return gpu.Accept
-//line want.go:448
+//line want.go:441
 	}
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
@@ -465,7 +458,7 @@ func gpuBodiesOFFSETBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream,
 			}
 		}
 	}
-//line want.go:469
+//line want.go:462
 	return gpu.Done
 }
 
@@ -498,304 +491,40 @@ func gpuBodiesOFFSETBody(tp *GpuBodies, task *rt.Task, N int, V *rt.Vector, W *r
 			Y[i] += 10
 		}
 	}
-//line want.go:502
+//line want.go:495
 	return nil
 }
 
-// gpuBodiesDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
-var gpuBodiesDepPos = [][][]string{
-	{{"in.jdf:57:8", "in.jdf:58:8"}},
-	{{"in.jdf:81:8", "in.jdf:82:8"}},
-}
-
-// gpuBodiesFlowPos[class][flow] is the .jdf position of each flow, for Verify.
-var gpuBodiesFlowPos = [][]string{
-	{"in.jdf:57:6"},
-	{"in.jdf:81:6"},
-}
-
-// gpuBodiesClassPos[class] is the .jdf position of each task class, for Verify.
-var gpuBodiesClassPos = []string{"in.jdf:54:1", "in.jdf:78:1"}
-
-// gpuBodiesVertex is one task instance of the graph that Verify and WriteDOT walk.
-type gpuBodiesVertex struct {
-	class  int
-	params [rt.MaxParams]int
-}
-
-// gpuBodiesArc is a dependency from a flow of one instance to a flow of another.
-type gpuBodiesArc struct {
-	src, dst         gpuBodiesVertex
-	srcFlow, dstFlow int
-}
-
-// gpuBodiesVerifier enumerates the instance graph with the generated functions and collects the
-// problems Verify reports. It implements rt.EdgeVisitor.
-type gpuBodiesVerifier struct {
-	tp       *GpuBodies
-	vertices []gpuBodiesVertex
-	locals   []rt.Locals
-	index    map[gpuBodiesVertex]int
-	// outs and ins are the output and input dependencies in discovery order;
-	// outDep and inDep give each one's dependency index in its flow.
-	outs, ins     []gpuBodiesArc
-	outDep, inDep map[gpuBodiesArc]int
-	problems      []string
-	cur           gpuBodiesVertex
-	input         bool
-}
-
-func newGpuBodiesVerifier(tp *GpuBodies) *gpuBodiesVerifier {
-	return &gpuBodiesVerifier{
-		inDep:  map[gpuBodiesArc]int{},
-		index:  map[gpuBodiesVertex]int{},
-		outDep: map[gpuBodiesArc]int{},
-		tp:     tp,
-	}
-}
-
-func (v *gpuBodiesVerifier) vertex(tc *rt.TaskClass, l *rt.Locals) gpuBodiesVertex {
-	x := gpuBodiesVertex{class: tc.ID}
-	for i, s := range tc.Params {
-		x.params[i] = l[s]
-	}
-	return x
-}
-
-func (v *gpuBodiesVerifier) name(x gpuBodiesVertex) string {
-	tc := v.tp.Classes()[x.class]
-	b := []byte(tc.Name + "(")
-	for i := range tc.Params {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, int64(x.params[i]), 10)
-	}
-	return string(append(b, ')'))
-}
-
-func (v *gpuBodiesVerifier) flow(x gpuBodiesVertex, i int) string {
-	return v.tp.Classes()[x.class].Flows[i].Name
-}
-
-func (v *gpuBodiesVerifier) problem(pos, format string, args ...any) {
-	v.problems = append(v.problems, pos+": "+fmt.Sprintf(format, args...))
-}
-
-// Task records a dependency that a generated successor or predecessor function reports.
-func (v *gpuBodiesVerifier) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	p := v.vertex(peer, l)
-	if v.input {
-		a := gpuBodiesArc{
-			dst:     v.cur,
-			dstFlow: flow,
-			src:     p,
-			srcFlow: peerFlow,
-		}
-		if _, ok := v.inDep[a]; !ok {
-			v.inDep[a] = dep
-			v.ins = append(v.ins, a)
-		}
-		return
-	}
-	a := gpuBodiesArc{
-		dst:     p,
-		dstFlow: peerFlow,
-		src:     v.cur,
-		srcFlow: flow,
-	}
-	if _, ok := v.outDep[a]; !ok {
-		v.outDep[a] = dep
-		v.outs = append(v.outs, a)
-	}
-}
-
-// Data ignores collection endpoints: nothing has to match them.
-func (v *gpuBodiesVerifier) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
-
-// outside records a dependency on a single instance outside its class's execution space.
-func (v *gpuBodiesVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	what := "%s flow %s -> %s %s: %s is outside the execution space of %s, so the output goes nowhere"
-	if v.input {
-		what = "%s flow %s <- %s %s: %s is outside the execution space of %s, so nothing can satisfy this input"
-	}
-	p := v.vertex(peer, l)
-	v.problem(gpuBodiesDepPos[v.cur.class][flow][dep], what, v.name(v.cur), v.flow(v.cur, flow), peer.Flows[peerFlow].Name, v.name(p), v.name(p), peer.Name)
-}
-
-// noInput records a data flow whose input guards are all false.
-func (v *gpuBodiesVerifier) noInput(flow int) {
-	v.problem(gpuBodiesFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
-}
-
-// walk enumerates the instances and their dependencies. A panic in generated or user code
-// is returned as an error.
-func (v *gpuBodiesVerifier) walk() (err error) {
-	tp := v.tp
-	tp.jdfVerify = v
-	defer func() {
-		tp.jdfVerify = nil
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic while walking the graph at %s: %v", ErrGpuBodiesGraph, v.name(v.cur), r)
-		}
-	}()
-	for _, tc := range tp.Classes() {
-		var l rt.Locals
-		tc.Space(tp.Taskpool, &l, func(l *rt.Locals) bool {
-			x := v.vertex(tc, l)
-			v.cur = x
-			if _, dup := v.index[x]; dup {
-				v.problem(gpuBodiesClassPos[tc.ID], "%s is enumerated twice", v.name(x))
-				return true
-			}
-			check := *l
-			if !tc.Complete(tp.Taskpool, &check) {
-				v.problem(gpuBodiesClassPos[tc.ID], "%s is enumerated but lies outside the execution space that %s checks", v.name(x), tc.Name)
-			}
-			v.index[x] = len(v.vertices)
-			v.vertices = append(v.vertices, x)
-			v.locals = append(v.locals, *l)
-			return true
-		})
-	}
-	for i, x := range v.vertices {
-		tc := tp.Classes()[x.class]
-		v.cur = x
-		v.input = false
-		tp.VisitSuccessors(tc, &v.locals[i], v)
-		v.input = true
-		tp.VisitPredecessors(tc, &v.locals[i], v)
-	}
-	return nil
-}
-
-// check matches outputs with inputs and looks for a cycle.
-func (v *gpuBodiesVerifier) check() {
-	for _, a := range v.outs {
-		if _, ok := v.inDep[a]; !ok {
-			v.problem(gpuBodiesDepPos[a.src.class][a.srcFlow][v.outDep[a]], "%s flow %s -> %s %s: no input of %s flow %s names %s flow %s back", v.name(a.src), v.flow(a.src, a.srcFlow), v.flow(a.dst, a.dstFlow), v.name(a.dst), v.name(a.dst), v.flow(a.dst, a.dstFlow), v.name(a.src), v.flow(a.src, a.srcFlow))
-		}
-	}
-	for _, a := range v.ins {
-		if _, ok := v.outDep[a]; !ok {
-			v.problem(gpuBodiesDepPos[a.dst.class][a.dstFlow][v.inDep[a]], "%s flow %s <- %s %s: no output of %s flow %s names %s flow %s, so this input never arrives", v.name(a.dst), v.flow(a.dst, a.dstFlow), v.flow(a.src, a.srcFlow), v.name(a.src), v.name(a.src), v.flow(a.src, a.srcFlow), v.name(a.dst), v.flow(a.dst, a.dstFlow))
-		}
-	}
-	v.cycle()
-}
-
-// cycle reports one cycle of the dependency graph, if there is one: after removing the
-// vertices that a topological order reaches, walking back through the predecessors that
-// remain from any remaining vertex must come back to a vertex already seen.
-func (v *gpuBodiesVerifier) cycle() {
-	succs, preds := make([][]int, len(v.vertices)), make([][]int, len(v.vertices))
-	blocked := make([]int, len(v.vertices))
-	for _, arcs := range [][]gpuBodiesArc{v.outs, v.ins} {
-		for _, a := range arcs {
-			s, d := v.index[a.src], v.index[a.dst]
-			succs[s] = append(succs[s], d)
-			preds[d] = append(preds[d], s)
-			blocked[d]++
-		}
-	}
-	var ready []int
-	for i, b := range blocked {
-		if b == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		x := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		for _, d := range succs[x] {
-			if blocked[d]--; blocked[d] == 0 {
-				ready = append(ready, d)
-			}
-		}
-	}
-	for start, b := range blocked {
-		if b == 0 {
-			continue
-		}
-		seen := map[int]int{}
-		var path []int
-		for x := start; ; {
-			if at, ok := seen[x]; ok {
-				path = path[at:]
-				break
-			}
-			seen[x] = len(path)
-			path = append(path, x)
-			next := -1
-			for _, p := range preds[x] {
-				if blocked[p] > 0 {
-					next = p
-					break
-				}
-			}
-			if next < 0 {
-				return
-			}
-			x = next
-		}
-		// path runs backwards along the dependencies; print it forwards, closed.
-		var names []string
-		for i := len(path) - 1; i >= 0; i-- {
-			names = append(names, v.name(v.vertices[path[i]]))
-		}
-		names = append(names, names[0])
-		v.problem(gpuBodiesClassPos[v.vertices[path[len(path)-1]].class], "cycle: %s", strings.Join(names, " -> "))
-		return
-	}
+// gpuBodiesSource locates the task classes, flows and dependencies of in.jdf for Verify and
+// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+var gpuBodiesSource = rt.Source{
+	Err:     ErrGpuBodiesGraph,
+	Classes: []string{"in.jdf:54:1", "in.jdf:78:1"},
+	Flows: [][]string{
+		{"in.jdf:57:6"},
+		{"in.jdf:81:6"},
+	},
+	Deps: [][][]string{
+		{{"in.jdf:57:8", "in.jdf:58:8"}},
+		{{"in.jdf:81:8", "in.jdf:82:8"}},
+	},
 }
 
 // Verify enumerates the instance graph of tp for its actual globals with the generated
 // functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every cycle and every task outside its
-// execution space, each with its class, parameters, flow and .jdf position, in an error wrapping ErrGpuBodiesGraph.
-// Call it before the taskpool runs (not concurrently with it).
+// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
+// its arrivals, every cycle and every task outside its execution space, each with its
+// class, parameters, flow and .jdf position, in an error wrapping ErrGpuBodiesGraph
+// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
 func (tp *GpuBodies) Verify() error {
-	v := newGpuBodiesVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	v.check()
-	ps := v.problems
-	if len(ps) == 0 {
-		return nil
-	}
-	head := "1 problem"
-	if len(ps) > 1 {
-		head = fmt.Sprintf("%d problems", len(ps))
-	}
-	if len(ps) > 50 {
-		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
-	}
-	return fmt.Errorf("%w: %s:\n%s", ErrGpuBodiesGraph, head, strings.Join(ps, "\n"))
+	return gpuBodiesSource.Verify(tp.Taskpool)
 }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
 // edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
 // not run concurrently with the taskpool.
 func (tp *GpuBodies) WriteDOT(w io.Writer) error {
-	v := newGpuBodiesVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "digraph %s {\n", strconv.Quote(tp.Name()))
-	for i, x := range v.vertices {
-		fmt.Fprintf(b, "  t%d [label=%s];\n", i, strconv.Quote(v.name(x)))
-	}
-	for _, a := range v.outs {
-		style := ""
-		if tp.Classes()[a.src.class].Flows[a.srcFlow].Access == rt.CTL {
-			style = " style=dashed"
-		}
-		fmt.Fprintf(b, "  t%d -> t%d [label=%s%s];\n", v.index[a.src], v.index[a.dst], strconv.Quote(v.flow(a.src, a.srcFlow)+" -> "+v.flow(a.dst, a.dstFlow)), style)
-	}
-	fmt.Fprintln(b, "}")
-	return b.Flush()
+	return gpuBodiesSource.WriteDOT(w, tp.Taskpool)
 }
 
 // ErrGpuBodiesGraph is wrapped by the errors of Verify and WriteDOT.
@@ -807,14 +536,14 @@ func gpuBodiesSCALEInline1(tp *GpuBodies, k int) int {
 	_ = V
 //line in.jdf:59
 	return 8 * V.NB
-//line want.go:811
+//line want.go:540
 }
 
 // gpuBodiesOFFSETInline2 is the inline code at in.jdf:89:18.
 func gpuBodiesOFFSETInline2(tp *GpuBodies, k int, task *rt.Task) bool {
 //line in.jdf:89
 	return k%2 == 0
-//line want.go:818
+//line want.go:547
 }
 
 // gpuBodiesFlow returns the value of flow i of task as a T: the zero T when the flow holds no
@@ -839,51 +568,6 @@ func gpuBodiesElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error 
 		return fmt.Errorf("element %v is not stored on this rank", ix)
 	}
 	task.SetFlow(i, d.Host())
-	return nil
-}
-
-// gpuBodiesCheckCollection checks a data collection given to NewGpuBodies: not nil, a process grid that
-// contains its rank, as many dimensions as the program's references use, and whatever its
-// own Validate method checks.
-func gpuBodiesCheckCollection(c rt.Collection, dims int) error {
-	if c == nil {
-		return fmt.Errorf("is nil: %w", ErrGpuBodiesArgument)
-	}
-	switch v := reflect.ValueOf(c); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		if v.IsNil() {
-			return fmt.Errorf("is a nil %s: %w", v.Type(), ErrGpuBodiesArgument)
-		}
-	}
-	switch c := c.(type) {
-	case *rt.TiledMatrix:
-		if dims != 2 {
-			return fmt.Errorf("is a TiledMatrix (2 indices) but the program uses %d: %w", dims, ErrGpuBodiesArgument)
-		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return fmt.Errorf("process grid %dx%d does not contain rank %d: %w", c.P, c.Q, c.Rank, ErrGpuBodiesArgument)
-		}
-		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent: %w", c.M, c.N, c.MT, c.NT, c.MB, c.NB, ErrGpuBodiesArgument)
-		}
-	case *rt.Vector:
-		if dims != 1 {
-			return fmt.Errorf("is a Vector (1 index) but the program uses %d: %w", dims, ErrGpuBodiesArgument)
-		}
-		if c.Ranks < 1 || c.Rank < 0 || c.Rank >= c.Ranks {
-			return fmt.Errorf("%d ranks do not contain rank %d: %w", c.Ranks, c.Rank, ErrGpuBodiesArgument)
-		}
-		if c.NB < 1 || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("vector of %d in %d blocks of %d is inconsistent: %w", c.N, c.NT, c.NB, ErrGpuBodiesArgument)
-		}
-	}
-	if v, ok := c.(interface {
-		Validate() error
-	}); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrGpuBodiesArgument, err)
-		}
-	}
 	return nil
 }
 
@@ -938,4 +622,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; the devices ran at least the %d SCALE tasks: %v", bad, n, ran >= n)
 }
 
-//line want.go:942
+//line want.go:626

@@ -3,14 +3,10 @@
 package inlineeverywhere
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/jdf2go/jdf2go/rt"
 )
@@ -18,7 +14,7 @@ import (
 //line in.jdf:5
 func last(n int) int { return n - 1 }
 
-//line want.go:22
+//line want.go:18
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
@@ -30,9 +26,6 @@ type Inline struct {
 	N   int
 	V   *rt.Vector
 	TOP int // hidden: computed by NewInline
-
-	// jdfVerify is set while Verify or WriteDOT walks the graph.
-	jdfVerify *inlineVerifier
 }
 
 // ErrInlineArgument is wrapped by the errors of NewInline.
@@ -42,16 +35,16 @@ var ErrInlineArgument = errors.New("Inline: bad argument")
 // It rejects a nil or malformed data collection and a negative size with an error
 // wrapping ErrInlineArgument, and computes the hidden globals.
 func NewInline(N int, V *rt.Vector) (*Inline, error) {
-	if err := inlineCheckCollection(V, 1); err != nil {
+	if err := rt.VerifyCollection(V, 1, ErrInlineArgument); err != nil {
 		return nil, fmt.Errorf("NewInline: V: %w", err)
 	}
 //line in.jdf:12
 	var TOP int = func() int {
 //line in.jdf:12
 		return N * 2
-//line want.go:53
+//line want.go:46
 	}()
-//line want.go:55
+//line want.go:48
 	tp := &Inline{N: N, V: V, TOP: TOP}
 	tp.Taskpool = rt.NewTaskpool("Inline", tp, &inlineInl)
 	return tp, nil
@@ -161,8 +154,8 @@ func inlineInlSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 			e.L[0] = k + 1
 			if inlineInlComplete(tp, &e.L) {
 				e.Task(0, 1, &inlineInl, 0)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(0, 1, &inlineInl, 0, &e.L)
+			} else {
+				e.Outside(0, 1, &inlineInl, 0)
 			}
 		} else {
 			e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
@@ -182,8 +175,8 @@ func inlineInlPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 			e.L[0] = inlineInlInline5(g, k, m)
 			if inlineInlComplete(tp, &e.L) {
 				e.Task(0, 0, &inlineInl, 0)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(0, 0, &inlineInl, 0, &e.L)
+			} else {
+				e.Outside(0, 0, &inlineInl, 0)
 			}
 		}
 	}
@@ -195,7 +188,7 @@ func inlineInlPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	k, m := l[0], l[1]
 //line in.jdf:21
 	return int32(inlineInlInline7(g, k, m))
-//line want.go:199
+//line want.go:192
 }
 
 // inlineInlAffinity returns the data collection element that owns Inl(k).
@@ -204,7 +197,7 @@ func inlineInlAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	k, m := l[0], l[1]
 //line in.jdf:18
 	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{inlineInlInline8(g, k, m)}}
-//line want.go:208
+//line want.go:201
 }
 
 // inlineInlHook runs the CPU body of Inl(k).
@@ -224,302 +217,38 @@ func inlineInlBody(tp *Inline, task *rt.Task, N int, V *rt.Vector, TOP int, k in
 	{
 		A[0] += float64(m)
 	}
-//line want.go:228
+//line want.go:221
 	return nil
 }
 
-// inlineDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
-var inlineDepPos = [][][]string{
-	{{"in.jdf:19:8", "in.jdf:20:8"}},
-}
-
-// inlineFlowPos[class][flow] is the .jdf position of each flow, for Verify.
-var inlineFlowPos = [][]string{
-	{"in.jdf:19:6"},
-}
-
-// inlineClassPos[class] is the .jdf position of each task class, for Verify.
-var inlineClassPos = []string{"in.jdf:14:1"}
-
-// inlineVertex is one task instance of the graph that Verify and WriteDOT walk.
-type inlineVertex struct {
-	class  int
-	params [rt.MaxParams]int
-}
-
-// inlineArc is a dependency from a flow of one instance to a flow of another.
-type inlineArc struct {
-	src, dst         inlineVertex
-	srcFlow, dstFlow int
-}
-
-// inlineVerifier enumerates the instance graph with the generated functions and collects the
-// problems Verify reports. It implements rt.EdgeVisitor.
-type inlineVerifier struct {
-	tp       *Inline
-	vertices []inlineVertex
-	locals   []rt.Locals
-	index    map[inlineVertex]int
-	// outs and ins are the output and input dependencies in discovery order;
-	// outDep and inDep give each one's dependency index in its flow.
-	outs, ins     []inlineArc
-	outDep, inDep map[inlineArc]int
-	problems      []string
-	cur           inlineVertex
-	input         bool
-}
-
-func newInlineVerifier(tp *Inline) *inlineVerifier {
-	return &inlineVerifier{
-		inDep:  map[inlineArc]int{},
-		index:  map[inlineVertex]int{},
-		outDep: map[inlineArc]int{},
-		tp:     tp,
-	}
-}
-
-func (v *inlineVerifier) vertex(tc *rt.TaskClass, l *rt.Locals) inlineVertex {
-	x := inlineVertex{class: tc.ID}
-	for i, s := range tc.Params {
-		x.params[i] = l[s]
-	}
-	return x
-}
-
-func (v *inlineVerifier) name(x inlineVertex) string {
-	tc := v.tp.Classes()[x.class]
-	b := []byte(tc.Name + "(")
-	for i := range tc.Params {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, int64(x.params[i]), 10)
-	}
-	return string(append(b, ')'))
-}
-
-func (v *inlineVerifier) flow(x inlineVertex, i int) string {
-	return v.tp.Classes()[x.class].Flows[i].Name
-}
-
-func (v *inlineVerifier) problem(pos, format string, args ...any) {
-	v.problems = append(v.problems, pos+": "+fmt.Sprintf(format, args...))
-}
-
-// Task records a dependency that a generated successor or predecessor function reports.
-func (v *inlineVerifier) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	p := v.vertex(peer, l)
-	if v.input {
-		a := inlineArc{
-			dst:     v.cur,
-			dstFlow: flow,
-			src:     p,
-			srcFlow: peerFlow,
-		}
-		if _, ok := v.inDep[a]; !ok {
-			v.inDep[a] = dep
-			v.ins = append(v.ins, a)
-		}
-		return
-	}
-	a := inlineArc{
-		dst:     p,
-		dstFlow: peerFlow,
-		src:     v.cur,
-		srcFlow: flow,
-	}
-	if _, ok := v.outDep[a]; !ok {
-		v.outDep[a] = dep
-		v.outs = append(v.outs, a)
-	}
-}
-
-// Data ignores collection endpoints: nothing has to match them.
-func (v *inlineVerifier) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
-
-// outside records a dependency on a single instance outside its class's execution space.
-func (v *inlineVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	what := "%s flow %s -> %s %s: %s is outside the execution space of %s, so the output goes nowhere"
-	if v.input {
-		what = "%s flow %s <- %s %s: %s is outside the execution space of %s, so nothing can satisfy this input"
-	}
-	p := v.vertex(peer, l)
-	v.problem(inlineDepPos[v.cur.class][flow][dep], what, v.name(v.cur), v.flow(v.cur, flow), peer.Flows[peerFlow].Name, v.name(p), v.name(p), peer.Name)
-}
-
-// noInput records a data flow whose input guards are all false.
-func (v *inlineVerifier) noInput(flow int) {
-	v.problem(inlineFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
-}
-
-// walk enumerates the instances and their dependencies. A panic in generated or user code
-// is returned as an error.
-func (v *inlineVerifier) walk() (err error) {
-	tp := v.tp
-	tp.jdfVerify = v
-	defer func() {
-		tp.jdfVerify = nil
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic while walking the graph at %s: %v", ErrInlineGraph, v.name(v.cur), r)
-		}
-	}()
-	for _, tc := range tp.Classes() {
-		var l rt.Locals
-		tc.Space(tp.Taskpool, &l, func(l *rt.Locals) bool {
-			x := v.vertex(tc, l)
-			v.cur = x
-			if _, dup := v.index[x]; dup {
-				v.problem(inlineClassPos[tc.ID], "%s is enumerated twice", v.name(x))
-				return true
-			}
-			check := *l
-			if !tc.Complete(tp.Taskpool, &check) {
-				v.problem(inlineClassPos[tc.ID], "%s is enumerated but lies outside the execution space that %s checks", v.name(x), tc.Name)
-			}
-			v.index[x] = len(v.vertices)
-			v.vertices = append(v.vertices, x)
-			v.locals = append(v.locals, *l)
-			return true
-		})
-	}
-	for i, x := range v.vertices {
-		tc := tp.Classes()[x.class]
-		v.cur = x
-		v.input = false
-		tp.VisitSuccessors(tc, &v.locals[i], v)
-		v.input = true
-		tp.VisitPredecessors(tc, &v.locals[i], v)
-	}
-	return nil
-}
-
-// check matches outputs with inputs and looks for a cycle.
-func (v *inlineVerifier) check() {
-	for _, a := range v.outs {
-		if _, ok := v.inDep[a]; !ok {
-			v.problem(inlineDepPos[a.src.class][a.srcFlow][v.outDep[a]], "%s flow %s -> %s %s: no input of %s flow %s names %s flow %s back", v.name(a.src), v.flow(a.src, a.srcFlow), v.flow(a.dst, a.dstFlow), v.name(a.dst), v.name(a.dst), v.flow(a.dst, a.dstFlow), v.name(a.src), v.flow(a.src, a.srcFlow))
-		}
-	}
-	for _, a := range v.ins {
-		if _, ok := v.outDep[a]; !ok {
-			v.problem(inlineDepPos[a.dst.class][a.dstFlow][v.inDep[a]], "%s flow %s <- %s %s: no output of %s flow %s names %s flow %s, so this input never arrives", v.name(a.dst), v.flow(a.dst, a.dstFlow), v.flow(a.src, a.srcFlow), v.name(a.src), v.name(a.src), v.flow(a.src, a.srcFlow), v.name(a.dst), v.flow(a.dst, a.dstFlow))
-		}
-	}
-	v.cycle()
-}
-
-// cycle reports one cycle of the dependency graph, if there is one: after removing the
-// vertices that a topological order reaches, walking back through the predecessors that
-// remain from any remaining vertex must come back to a vertex already seen.
-func (v *inlineVerifier) cycle() {
-	succs, preds := make([][]int, len(v.vertices)), make([][]int, len(v.vertices))
-	blocked := make([]int, len(v.vertices))
-	for _, arcs := range [][]inlineArc{v.outs, v.ins} {
-		for _, a := range arcs {
-			s, d := v.index[a.src], v.index[a.dst]
-			succs[s] = append(succs[s], d)
-			preds[d] = append(preds[d], s)
-			blocked[d]++
-		}
-	}
-	var ready []int
-	for i, b := range blocked {
-		if b == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		x := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		for _, d := range succs[x] {
-			if blocked[d]--; blocked[d] == 0 {
-				ready = append(ready, d)
-			}
-		}
-	}
-	for start, b := range blocked {
-		if b == 0 {
-			continue
-		}
-		seen := map[int]int{}
-		var path []int
-		for x := start; ; {
-			if at, ok := seen[x]; ok {
-				path = path[at:]
-				break
-			}
-			seen[x] = len(path)
-			path = append(path, x)
-			next := -1
-			for _, p := range preds[x] {
-				if blocked[p] > 0 {
-					next = p
-					break
-				}
-			}
-			if next < 0 {
-				return
-			}
-			x = next
-		}
-		// path runs backwards along the dependencies; print it forwards, closed.
-		var names []string
-		for i := len(path) - 1; i >= 0; i-- {
-			names = append(names, v.name(v.vertices[path[i]]))
-		}
-		names = append(names, names[0])
-		v.problem(inlineClassPos[v.vertices[path[len(path)-1]].class], "cycle: %s", strings.Join(names, " -> "))
-		return
-	}
+// inlineSource locates the task classes, flows and dependencies of in.jdf for Verify and
+// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+var inlineSource = rt.Source{
+	Err:     ErrInlineGraph,
+	Classes: []string{"in.jdf:14:1"},
+	Flows: [][]string{
+		{"in.jdf:19:6"},
+	},
+	Deps: [][][]string{
+		{{"in.jdf:19:8", "in.jdf:20:8"}},
+	},
 }
 
 // Verify enumerates the instance graph of tp for its actual globals with the generated
 // functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every cycle and every task outside its
-// execution space, each with its class, parameters, flow and .jdf position, in an error wrapping ErrInlineGraph.
-// Call it before the taskpool runs (not concurrently with it).
+// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
+// its arrivals, every cycle and every task outside its execution space, each with its
+// class, parameters, flow and .jdf position, in an error wrapping ErrInlineGraph
+// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
 func (tp *Inline) Verify() error {
-	v := newInlineVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	v.check()
-	ps := v.problems
-	if len(ps) == 0 {
-		return nil
-	}
-	head := "1 problem"
-	if len(ps) > 1 {
-		head = fmt.Sprintf("%d problems", len(ps))
-	}
-	if len(ps) > 50 {
-		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
-	}
-	return fmt.Errorf("%w: %s:\n%s", ErrInlineGraph, head, strings.Join(ps, "\n"))
+	return inlineSource.Verify(tp.Taskpool)
 }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
 // edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
 // not run concurrently with the taskpool.
 func (tp *Inline) WriteDOT(w io.Writer) error {
-	v := newInlineVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "digraph %s {\n", strconv.Quote(tp.Name()))
-	for i, x := range v.vertices {
-		fmt.Fprintf(b, "  t%d [label=%s];\n", i, strconv.Quote(v.name(x)))
-	}
-	for _, a := range v.outs {
-		style := ""
-		if tp.Classes()[a.src.class].Flows[a.srcFlow].Access == rt.CTL {
-			style = " style=dashed"
-		}
-		fmt.Fprintf(b, "  t%d -> t%d [label=%s%s];\n", v.index[a.src], v.index[a.dst], strconv.Quote(v.flow(a.src, a.srcFlow)+" -> "+v.flow(a.dst, a.dstFlow)), style)
-	}
-	fmt.Fprintln(b, "}")
-	return b.Flush()
+	return inlineSource.WriteDOT(w, tp.Taskpool)
 }
 
 // ErrInlineGraph is wrapped by the errors of Verify and WriteDOT.
@@ -547,14 +276,14 @@ func (tp *Inline) Property(class, name string, l *rt.Locals) (any, bool) {
 func inlineInlInline1(tp *Inline, k int) int {
 //line in.jdf:16
 	return k + 1
-//line want.go:551
+//line want.go:280
 }
 
 // inlineInlInline2 is the inline code at in.jdf:15:7.
 func inlineInlInline2(tp *Inline) int {
 //line in.jdf:15
 	return 0
-//line want.go:558
+//line want.go:287
 }
 
 // inlineInlInline3 is the inline code at in.jdf:15:25.
@@ -563,21 +292,21 @@ func inlineInlInline3(tp *Inline) int {
 	_ = N
 //line in.jdf:15
 	return last(N)
-//line want.go:567
+//line want.go:296
 }
 
 // inlineInlInline4 is the inline code at in.jdf:19:11.
 func inlineInlInline4(tp *Inline, k int, m int) bool {
 //line in.jdf:19
 	return k == 0
-//line want.go:574
+//line want.go:303
 }
 
 // inlineInlInline5 is the inline code at in.jdf:19:46.
 func inlineInlInline5(tp *Inline, k int, m int) int {
 //line in.jdf:19
 	return k - 1
-//line want.go:581
+//line want.go:310
 }
 
 // inlineInlInline6 is the inline code at in.jdf:20:11.
@@ -586,7 +315,7 @@ func inlineInlInline6(tp *Inline, k int, m int) bool {
 	_ = N
 //line in.jdf:20
 	return k < last(N)
-//line want.go:590
+//line want.go:319
 }
 
 // inlineInlInline7 is the inline code at in.jdf:21:5.
@@ -595,35 +324,35 @@ func inlineInlInline7(tp *Inline, k int, m int) int {
 	_ = TOP
 //line in.jdf:21
 	return TOP - k
-//line want.go:599
+//line want.go:328
 }
 
 // inlineInlInline8 is the inline code at in.jdf:18:7.
 func inlineInlInline8(tp *Inline, k int, m int) int {
 //line in.jdf:18
 	return k
-//line want.go:606
+//line want.go:335
 }
 
 // inlineInlInline9 is the inline code at in.jdf:14:25.
 func inlineInlInline9(tp *Inline, k int, m int, task *rt.Task, dev rt.Device) int64 {
 //line in.jdf:14
 	return int64(10 * (k + 1))
-//line want.go:613
+//line want.go:342
 }
 
 // inlineInlInline10 is the inline code at in.jdf:22:18.
 func inlineInlInline10(tp *Inline, k int, m int, task *rt.Task) bool {
 //line in.jdf:22
 	return m > 0
-//line want.go:620
+//line want.go:349
 }
 
 // inlineInlInline11 is the inline code at in.jdf:14:73.
 func inlineInlInline11(tp *Inline, k int, m int) float64 {
 //line in.jdf:14
 	return float64(k) * 1.5
-//line want.go:627
+//line want.go:356
 }
 
 // inlineFlow returns the value of flow i of task as a T: the zero T when the flow holds no
@@ -648,51 +377,6 @@ func inlineElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
 		return fmt.Errorf("element %v is not stored on this rank", ix)
 	}
 	task.SetFlow(i, d.Host())
-	return nil
-}
-
-// inlineCheckCollection checks a data collection given to NewInline: not nil, a process grid that
-// contains its rank, as many dimensions as the program's references use, and whatever its
-// own Validate method checks.
-func inlineCheckCollection(c rt.Collection, dims int) error {
-	if c == nil {
-		return fmt.Errorf("is nil: %w", ErrInlineArgument)
-	}
-	switch v := reflect.ValueOf(c); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		if v.IsNil() {
-			return fmt.Errorf("is a nil %s: %w", v.Type(), ErrInlineArgument)
-		}
-	}
-	switch c := c.(type) {
-	case *rt.TiledMatrix:
-		if dims != 2 {
-			return fmt.Errorf("is a TiledMatrix (2 indices) but the program uses %d: %w", dims, ErrInlineArgument)
-		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return fmt.Errorf("process grid %dx%d does not contain rank %d: %w", c.P, c.Q, c.Rank, ErrInlineArgument)
-		}
-		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent: %w", c.M, c.N, c.MT, c.NT, c.MB, c.NB, ErrInlineArgument)
-		}
-	case *rt.Vector:
-		if dims != 1 {
-			return fmt.Errorf("is a Vector (1 index) but the program uses %d: %w", dims, ErrInlineArgument)
-		}
-		if c.Ranks < 1 || c.Rank < 0 || c.Rank >= c.Ranks {
-			return fmt.Errorf("%d ranks do not contain rank %d: %w", c.Ranks, c.Rank, ErrInlineArgument)
-		}
-		if c.NB < 1 || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("vector of %d in %d blocks of %d is inconsistent: %w", c.N, c.NT, c.NB, ErrInlineArgument)
-		}
-	}
-	if v, ok := c.(interface {
-		Validate() error
-	}); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrInlineArgument, err)
-		}
-	}
 	return nil
 }
 
@@ -723,4 +407,4 @@ func Case() error {
 		v.Block(3)[0], flops, cost, none, inlineInl.TimeEstimate != nil)
 }
 
-//line want.go:727
+//line want.go:411

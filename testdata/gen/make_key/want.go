@@ -3,14 +3,10 @@
 package makekey
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/jdf2go/jdf2go/rt"
 )
@@ -20,7 +16,7 @@ import (
 //line in.jdf:4
 func key(i, j int) int { return i*1000 + j }
 
-//line want.go:24
+//line want.go:20
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
@@ -31,9 +27,6 @@ type Keys struct {
 	*rt.Taskpool
 	N int
 	M *rt.TiledMatrix
-
-	// jdfVerify is set while Verify or WriteDOT walks the graph.
-	jdfVerify *keysVerifier
 }
 
 // ErrKeysArgument is wrapped by the errors of NewKeys.
@@ -46,7 +39,7 @@ func NewKeys(N int, M *rt.TiledMatrix) (*Keys, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewKeys: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:13:12", ErrKeysArgument)
 	}
-	if err := keysCheckCollection(M, 2); err != nil {
+	if err := rt.VerifyCollection(M, 2, ErrKeysArgument); err != nil {
 		return nil, fmt.Errorf("NewKeys: M: %w", err)
 	}
 	tp := &Keys{N: N, M: M}
@@ -131,8 +124,8 @@ func keysKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edg
 			e.L[1], e.L[0] = i+1, j
 			if keysKComplete(tp, &e.L) {
 				e.Task(0, 1, &keysK, 0)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(0, 1, &keysK, 0, &e.L)
+			} else {
+				e.Outside(0, 1, &keysK, 0)
 			}
 		}
 	}
@@ -141,15 +134,14 @@ func keysKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edg
 // keysKPredecessors reports the input dependencies of K(i, j) whose guards hold (for a data
 // flow, the one its input chain selects).
 func keysKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Keys)
 	j, i := l[0], l[1]
 	if flows&1 != 0 {
 		if i > 0 {
 			e.L[1], e.L[0] = i-1, j
 			if keysKComplete(tp, &e.L) {
 				e.Task(0, 0, &keysK, 0)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(0, 0, &keysK, 0, &e.L)
+			} else {
+				e.Outside(0, 0, &keysK, 0)
 			}
 		}
 	}
@@ -161,7 +153,7 @@ func keysKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	j, i := l[0], l[1]
 //line in.jdf:15
 	return g.M, rt.Index{N: 2, I: [rt.MaxIndex]int{i, j}}
-//line want.go:165
+//line want.go:157
 }
 
 // keysKKey returns the key of K(i, j) from make_key_fn.
@@ -169,7 +161,7 @@ func keysKKey(tp *rt.Taskpool, l *rt.Locals) uint64 {
 	j, i := l[0], l[1]
 //line in.jdf:12
 	return uint64(key(i, j))
-//line want.go:173
+//line want.go:165
 }
 
 // keysKHook runs the CPU body of K(i, j).
@@ -184,351 +176,42 @@ func keysKBody(tp *Keys, task *rt.Task, N int, M *rt.TiledMatrix, j int, i int) 
 //line in.jdf:19
 	{
 	}
-//line want.go:188
+//line want.go:180
 	return nil
 }
 
-// keysDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
-var keysDepPos = [][][]string{
-	{{"in.jdf:16:9", "in.jdf:17:9"}},
-}
-
-// keysFlowPos[class][flow] is the .jdf position of each flow, for Verify.
-var keysFlowPos = [][]string{
-	{"in.jdf:16:7"},
-}
-
-// keysClassPos[class] is the .jdf position of each task class, for Verify.
-var keysClassPos = []string{"in.jdf:12:1"}
-
-// keysVertex is one task instance of the graph that Verify and WriteDOT walk.
-type keysVertex struct {
-	class  int
-	params [rt.MaxParams]int
-}
-
-// keysArc is a dependency from a flow of one instance to a flow of another.
-type keysArc struct {
-	src, dst         keysVertex
-	srcFlow, dstFlow int
-}
-
-// keysVerifier enumerates the instance graph with the generated functions and collects the
-// problems Verify reports. It implements rt.EdgeVisitor.
-type keysVerifier struct {
-	tp       *Keys
-	vertices []keysVertex
-	locals   []rt.Locals
-	index    map[keysVertex]int
-	// outs and ins are the output and input dependencies in discovery order;
-	// outDep and inDep give each one's dependency index in its flow.
-	outs, ins     []keysArc
-	outDep, inDep map[keysArc]int
-	problems      []string
-	cur           keysVertex
-	input         bool
-}
-
-func newKeysVerifier(tp *Keys) *keysVerifier {
-	return &keysVerifier{
-		inDep:  map[keysArc]int{},
-		index:  map[keysVertex]int{},
-		outDep: map[keysArc]int{},
-		tp:     tp,
-	}
-}
-
-func (v *keysVerifier) vertex(tc *rt.TaskClass, l *rt.Locals) keysVertex {
-	x := keysVertex{class: tc.ID}
-	for i, s := range tc.Params {
-		x.params[i] = l[s]
-	}
-	return x
-}
-
-func (v *keysVerifier) name(x keysVertex) string {
-	tc := v.tp.Classes()[x.class]
-	b := []byte(tc.Name + "(")
-	for i := range tc.Params {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, int64(x.params[i]), 10)
-	}
-	return string(append(b, ')'))
-}
-
-func (v *keysVerifier) flow(x keysVertex, i int) string {
-	return v.tp.Classes()[x.class].Flows[i].Name
-}
-
-func (v *keysVerifier) problem(pos, format string, args ...any) {
-	v.problems = append(v.problems, pos+": "+fmt.Sprintf(format, args...))
-}
-
-// Task records a dependency that a generated successor or predecessor function reports.
-func (v *keysVerifier) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	p := v.vertex(peer, l)
-	if v.input {
-		a := keysArc{
-			dst:     v.cur,
-			dstFlow: flow,
-			src:     p,
-			srcFlow: peerFlow,
-		}
-		if _, ok := v.inDep[a]; !ok {
-			v.inDep[a] = dep
-			v.ins = append(v.ins, a)
-		}
-		return
-	}
-	a := keysArc{
-		dst:     p,
-		dstFlow: peerFlow,
-		src:     v.cur,
-		srcFlow: flow,
-	}
-	if _, ok := v.outDep[a]; !ok {
-		v.outDep[a] = dep
-		v.outs = append(v.outs, a)
-	}
-}
-
-// Data ignores collection endpoints: nothing has to match them.
-func (v *keysVerifier) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
-
-// outside records a dependency on a single instance outside its class's execution space.
-func (v *keysVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	what := "%s flow %s -> %s %s: %s is outside the execution space of %s, so the output goes nowhere"
-	if v.input {
-		what = "%s flow %s <- %s %s: %s is outside the execution space of %s, so nothing can satisfy this input"
-	}
-	p := v.vertex(peer, l)
-	v.problem(keysDepPos[v.cur.class][flow][dep], what, v.name(v.cur), v.flow(v.cur, flow), peer.Flows[peerFlow].Name, v.name(p), v.name(p), peer.Name)
-}
-
-// noInput records a data flow whose input guards are all false.
-func (v *keysVerifier) noInput(flow int) {
-	v.problem(keysFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
-}
-
-// walk enumerates the instances and their dependencies. A panic in generated or user code
-// is returned as an error.
-func (v *keysVerifier) walk() (err error) {
-	tp := v.tp
-	tp.jdfVerify = v
-	defer func() {
-		tp.jdfVerify = nil
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic while walking the graph at %s: %v", ErrKeysGraph, v.name(v.cur), r)
-		}
-	}()
-	for _, tc := range tp.Classes() {
-		var l rt.Locals
-		tc.Space(tp.Taskpool, &l, func(l *rt.Locals) bool {
-			x := v.vertex(tc, l)
-			v.cur = x
-			if _, dup := v.index[x]; dup {
-				v.problem(keysClassPos[tc.ID], "%s is enumerated twice", v.name(x))
-				return true
-			}
-			check := *l
-			if !tc.Complete(tp.Taskpool, &check) {
-				v.problem(keysClassPos[tc.ID], "%s is enumerated but lies outside the execution space that %s checks", v.name(x), tc.Name)
-			}
-			v.index[x] = len(v.vertices)
-			v.vertices = append(v.vertices, x)
-			v.locals = append(v.locals, *l)
-			return true
-		})
-	}
-	for i, x := range v.vertices {
-		tc := tp.Classes()[x.class]
-		v.cur = x
-		v.input = false
-		tp.VisitSuccessors(tc, &v.locals[i], v)
-		v.input = true
-		tp.VisitPredecessors(tc, &v.locals[i], v)
-	}
-	return nil
-}
-
-// check matches outputs with inputs and looks for a cycle.
-func (v *keysVerifier) check() {
-	for _, a := range v.outs {
-		if _, ok := v.inDep[a]; !ok {
-			v.problem(keysDepPos[a.src.class][a.srcFlow][v.outDep[a]], "%s flow %s -> %s %s: no input of %s flow %s names %s flow %s back", v.name(a.src), v.flow(a.src, a.srcFlow), v.flow(a.dst, a.dstFlow), v.name(a.dst), v.name(a.dst), v.flow(a.dst, a.dstFlow), v.name(a.src), v.flow(a.src, a.srcFlow))
-		}
-	}
-	for _, a := range v.ins {
-		if _, ok := v.outDep[a]; !ok {
-			v.problem(keysDepPos[a.dst.class][a.dstFlow][v.inDep[a]], "%s flow %s <- %s %s: no output of %s flow %s names %s flow %s, so this input never arrives", v.name(a.dst), v.flow(a.dst, a.dstFlow), v.flow(a.src, a.srcFlow), v.name(a.src), v.name(a.src), v.flow(a.src, a.srcFlow), v.name(a.dst), v.flow(a.dst, a.dstFlow))
-		}
-	}
-	v.cycle()
-}
-
-// cycle reports one cycle of the dependency graph, if there is one: after removing the
-// vertices that a topological order reaches, walking back through the predecessors that
-// remain from any remaining vertex must come back to a vertex already seen.
-func (v *keysVerifier) cycle() {
-	succs, preds := make([][]int, len(v.vertices)), make([][]int, len(v.vertices))
-	blocked := make([]int, len(v.vertices))
-	for _, arcs := range [][]keysArc{v.outs, v.ins} {
-		for _, a := range arcs {
-			s, d := v.index[a.src], v.index[a.dst]
-			succs[s] = append(succs[s], d)
-			preds[d] = append(preds[d], s)
-			blocked[d]++
-		}
-	}
-	var ready []int
-	for i, b := range blocked {
-		if b == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		x := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		for _, d := range succs[x] {
-			if blocked[d]--; blocked[d] == 0 {
-				ready = append(ready, d)
-			}
-		}
-	}
-	for start, b := range blocked {
-		if b == 0 {
-			continue
-		}
-		seen := map[int]int{}
-		var path []int
-		for x := start; ; {
-			if at, ok := seen[x]; ok {
-				path = path[at:]
-				break
-			}
-			seen[x] = len(path)
-			path = append(path, x)
-			next := -1
-			for _, p := range preds[x] {
-				if blocked[p] > 0 {
-					next = p
-					break
-				}
-			}
-			if next < 0 {
-				return
-			}
-			x = next
-		}
-		// path runs backwards along the dependencies; print it forwards, closed.
-		var names []string
-		for i := len(path) - 1; i >= 0; i-- {
-			names = append(names, v.name(v.vertices[path[i]]))
-		}
-		names = append(names, names[0])
-		v.problem(keysClassPos[v.vertices[path[len(path)-1]].class], "cycle: %s", strings.Join(names, " -> "))
-		return
-	}
+// keysSource locates the task classes, flows and dependencies of in.jdf for Verify and
+// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+var keysSource = rt.Source{
+	Err:     ErrKeysGraph,
+	Classes: []string{"in.jdf:12:1"},
+	Flows: [][]string{
+		{"in.jdf:16:7"},
+	},
+	Deps: [][][]string{
+		{{"in.jdf:16:9", "in.jdf:17:9"}},
+	},
 }
 
 // Verify enumerates the instance graph of tp for its actual globals with the generated
 // functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every cycle and every task outside its
-// execution space, each with its class, parameters, flow and .jdf position, in an error wrapping ErrKeysGraph.
-// Call it before the taskpool runs (not concurrently with it).
+// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
+// its arrivals, every cycle and every task outside its execution space, each with its
+// class, parameters, flow and .jdf position, in an error wrapping ErrKeysGraph
+// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
 func (tp *Keys) Verify() error {
-	v := newKeysVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	v.check()
-	ps := v.problems
-	if len(ps) == 0 {
-		return nil
-	}
-	head := "1 problem"
-	if len(ps) > 1 {
-		head = fmt.Sprintf("%d problems", len(ps))
-	}
-	if len(ps) > 50 {
-		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
-	}
-	return fmt.Errorf("%w: %s:\n%s", ErrKeysGraph, head, strings.Join(ps, "\n"))
+	return keysSource.Verify(tp.Taskpool)
 }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
 // edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
 // not run concurrently with the taskpool.
 func (tp *Keys) WriteDOT(w io.Writer) error {
-	v := newKeysVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "digraph %s {\n", strconv.Quote(tp.Name()))
-	for i, x := range v.vertices {
-		fmt.Fprintf(b, "  t%d [label=%s];\n", i, strconv.Quote(v.name(x)))
-	}
-	for _, a := range v.outs {
-		style := ""
-		if tp.Classes()[a.src.class].Flows[a.srcFlow].Access == rt.CTL {
-			style = " style=dashed"
-		}
-		fmt.Fprintf(b, "  t%d -> t%d [label=%s%s];\n", v.index[a.src], v.index[a.dst], strconv.Quote(v.flow(a.src, a.srcFlow)+" -> "+v.flow(a.dst, a.dstFlow)), style)
-	}
-	fmt.Fprintln(b, "}")
-	return b.Flush()
+	return keysSource.WriteDOT(w, tp.Taskpool)
 }
 
 // ErrKeysGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrKeysGraph = errors.New("Keys: invalid task graph")
-
-// keysCheckCollection checks a data collection given to NewKeys: not nil, a process grid that
-// contains its rank, as many dimensions as the program's references use, and whatever its
-// own Validate method checks.
-func keysCheckCollection(c rt.Collection, dims int) error {
-	if c == nil {
-		return fmt.Errorf("is nil: %w", ErrKeysArgument)
-	}
-	switch v := reflect.ValueOf(c); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		if v.IsNil() {
-			return fmt.Errorf("is a nil %s: %w", v.Type(), ErrKeysArgument)
-		}
-	}
-	switch c := c.(type) {
-	case *rt.TiledMatrix:
-		if dims != 2 {
-			return fmt.Errorf("is a TiledMatrix (2 indices) but the program uses %d: %w", dims, ErrKeysArgument)
-		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return fmt.Errorf("process grid %dx%d does not contain rank %d: %w", c.P, c.Q, c.Rank, ErrKeysArgument)
-		}
-		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent: %w", c.M, c.N, c.MT, c.NT, c.MB, c.NB, ErrKeysArgument)
-		}
-	case *rt.Vector:
-		if dims != 1 {
-			return fmt.Errorf("is a Vector (1 index) but the program uses %d: %w", dims, ErrKeysArgument)
-		}
-		if c.Ranks < 1 || c.Rank < 0 || c.Rank >= c.Ranks {
-			return fmt.Errorf("%d ranks do not contain rank %d: %w", c.Ranks, c.Rank, ErrKeysArgument)
-		}
-		if c.NB < 1 || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("vector of %d in %d blocks of %d is inconsistent: %w", c.N, c.NT, c.NB, ErrKeysArgument)
-		}
-	}
-	if v, ok := c.(interface {
-		Validate() error
-	}); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrKeysArgument, err)
-		}
-	}
-	return nil
-}
 
 //line in.jdf:29
 func Case() error {
@@ -553,4 +236,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, key of K(1, 2) = %d", tp.Total(), keysK.Key(tp.Taskpool, &l))
 }
 
-//line want.go:557
+//line want.go:240

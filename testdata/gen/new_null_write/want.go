@@ -3,14 +3,10 @@
 package newnullwrite
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/jdf2go/jdf2go/rt"
 )
@@ -25,9 +21,6 @@ type Buffers struct {
 	N   int
 	V   *rt.Vector
 	OUT *[]float64
-
-	// jdfVerify is set while Verify or WriteDOT walks the graph.
-	jdfVerify *buffersVerifier
 }
 
 // ErrBuffersArgument is wrapped by the errors of NewBuffers.
@@ -40,7 +33,7 @@ func NewBuffers(N int, V *rt.Vector, OUT *[]float64) (*Buffers, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewBuffers: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:12:12", ErrBuffersArgument)
 	}
-	if err := buffersCheckCollection(V, 1); err != nil {
+	if err := rt.VerifyCollection(V, 1, ErrBuffersArgument); err != nil {
 		return nil, fmt.Errorf("NewBuffers: V: %w", err)
 	}
 	tp := &Buffers{N: N, V: V, OUT: OUT}
@@ -162,8 +155,8 @@ func buffersPSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 			e.L[0] = k + 1
 			if buffersPComplete(tp, &e.L) {
 				e.Task(0, 1, &buffersP, 0)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(0, 1, &buffersP, 0, &e.L)
+			} else {
+				e.Outside(0, 1, &buffersP, 0)
 			}
 		}
 	}
@@ -171,8 +164,8 @@ func buffersPSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 		e.L[0] = k
 		if buffersQComplete(tp, &e.L) {
 			e.Task(2, 0, &buffersQ, 0)
-		} else if g.jdfVerify != nil {
-			g.jdfVerify.outside(2, 0, &buffersQ, 0, &e.L)
+		} else {
+			e.Outside(2, 0, &buffersQ, 0)
 		}
 	}
 	if flows&8 != 0 {
@@ -192,8 +185,8 @@ func buffersPPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 			e.L[0] = k - 1
 			if buffersPComplete(tp, &e.L) {
 				e.Task(0, 0, &buffersP, 0)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(0, 0, &buffersP, 0, &e.L)
+			} else {
+				e.Outside(0, 0, &buffersP, 0)
 			}
 		}
 	}
@@ -204,8 +197,8 @@ func buffersPPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 			e.L[0] = k - 1
 			if buffersQComplete(tp, &e.L) {
 				e.Task(1, 0, &buffersQ, 1)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(1, 0, &buffersQ, 1, &e.L)
+			} else {
+				e.Outside(1, 0, &buffersQ, 1)
 			}
 		}
 	}
@@ -220,7 +213,7 @@ func buffersPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	k := l[0]
 //line in.jdf:13
 	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:224
+//line want.go:217
 }
 
 // buffersPHook runs the CPU body of P(k).
@@ -263,7 +256,7 @@ func buffersPBody(tp *Buffers, task *rt.Task, N int, V *rt.Vector, OUT *[]float6
 			*OUT = append(*OUT, D[0])
 		}
 	}
-//line want.go:267
+//line want.go:260
 	return nil
 }
 
@@ -348,8 +341,8 @@ func buffersQSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 			e.L[0] = k + 1
 			if buffersPComplete(tp, &e.L) {
 				e.Task(1, 1, &buffersP, 1)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(1, 1, &buffersP, 1, &e.L)
+			} else {
+				e.Outside(1, 1, &buffersP, 1)
 			}
 		}
 	}
@@ -358,14 +351,13 @@ func buffersQSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 // buffersQPredecessors reports the input dependencies of Q(k) whose guards hold (for a data
 // flow, the one its input chain selects).
 func buffersQPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Buffers)
 	k := l[0]
 	if flows&1 != 0 {
 		e.L[0] = k
 		if buffersPComplete(tp, &e.L) {
 			e.Task(0, 0, &buffersP, 2)
-		} else if g.jdfVerify != nil {
-			g.jdfVerify.outside(0, 0, &buffersP, 2, &e.L)
+		} else {
+			e.Outside(0, 0, &buffersP, 2)
 		}
 	}
 	if flows&2 != 0 {
@@ -379,7 +371,7 @@ func buffersQAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	k := l[0]
 //line in.jdf:39
 	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:383
+//line want.go:375
 }
 
 // buffersQHook runs the CPU body of Q(k).
@@ -403,304 +395,40 @@ func buffersQBody(tp *Buffers, task *rt.Task, N int, V *rt.Vector, OUT *[]float6
 	{
 		A[0] = W[0]
 	}
-//line want.go:407
+//line want.go:399
 	return nil
 }
 
-// buffersDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
-var buffersDepPos = [][][]string{
-	{{"in.jdf:14:11", "in.jdf:15:11"}, {"in.jdf:16:11"}, {"in.jdf:17:11"}, {"in.jdf:18:34", "in.jdf:19:11"}},
-	{{"in.jdf:40:10"}, {"in.jdf:41:10", "in.jdf:42:10"}},
-}
-
-// buffersFlowPos[class][flow] is the .jdf position of each flow, for Verify.
-var buffersFlowPos = [][]string{
-	{"in.jdf:14:9", "in.jdf:16:9", "in.jdf:17:9", "in.jdf:18:9"},
-	{"in.jdf:40:8", "in.jdf:41:8"},
-}
-
-// buffersClassPos[class] is the .jdf position of each task class, for Verify.
-var buffersClassPos = []string{"in.jdf:11:1", "in.jdf:37:1"}
-
-// buffersVertex is one task instance of the graph that Verify and WriteDOT walk.
-type buffersVertex struct {
-	class  int
-	params [rt.MaxParams]int
-}
-
-// buffersArc is a dependency from a flow of one instance to a flow of another.
-type buffersArc struct {
-	src, dst         buffersVertex
-	srcFlow, dstFlow int
-}
-
-// buffersVerifier enumerates the instance graph with the generated functions and collects the
-// problems Verify reports. It implements rt.EdgeVisitor.
-type buffersVerifier struct {
-	tp       *Buffers
-	vertices []buffersVertex
-	locals   []rt.Locals
-	index    map[buffersVertex]int
-	// outs and ins are the output and input dependencies in discovery order;
-	// outDep and inDep give each one's dependency index in its flow.
-	outs, ins     []buffersArc
-	outDep, inDep map[buffersArc]int
-	problems      []string
-	cur           buffersVertex
-	input         bool
-}
-
-func newBuffersVerifier(tp *Buffers) *buffersVerifier {
-	return &buffersVerifier{
-		inDep:  map[buffersArc]int{},
-		index:  map[buffersVertex]int{},
-		outDep: map[buffersArc]int{},
-		tp:     tp,
-	}
-}
-
-func (v *buffersVerifier) vertex(tc *rt.TaskClass, l *rt.Locals) buffersVertex {
-	x := buffersVertex{class: tc.ID}
-	for i, s := range tc.Params {
-		x.params[i] = l[s]
-	}
-	return x
-}
-
-func (v *buffersVerifier) name(x buffersVertex) string {
-	tc := v.tp.Classes()[x.class]
-	b := []byte(tc.Name + "(")
-	for i := range tc.Params {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = strconv.AppendInt(b, int64(x.params[i]), 10)
-	}
-	return string(append(b, ')'))
-}
-
-func (v *buffersVerifier) flow(x buffersVertex, i int) string {
-	return v.tp.Classes()[x.class].Flows[i].Name
-}
-
-func (v *buffersVerifier) problem(pos, format string, args ...any) {
-	v.problems = append(v.problems, pos+": "+fmt.Sprintf(format, args...))
-}
-
-// Task records a dependency that a generated successor or predecessor function reports.
-func (v *buffersVerifier) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	p := v.vertex(peer, l)
-	if v.input {
-		a := buffersArc{
-			dst:     v.cur,
-			dstFlow: flow,
-			src:     p,
-			srcFlow: peerFlow,
-		}
-		if _, ok := v.inDep[a]; !ok {
-			v.inDep[a] = dep
-			v.ins = append(v.ins, a)
-		}
-		return
-	}
-	a := buffersArc{
-		dst:     p,
-		dstFlow: peerFlow,
-		src:     v.cur,
-		srcFlow: flow,
-	}
-	if _, ok := v.outDep[a]; !ok {
-		v.outDep[a] = dep
-		v.outs = append(v.outs, a)
-	}
-}
-
-// Data ignores collection endpoints: nothing has to match them.
-func (v *buffersVerifier) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
-
-// outside records a dependency on a single instance outside its class's execution space.
-func (v *buffersVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	what := "%s flow %s -> %s %s: %s is outside the execution space of %s, so the output goes nowhere"
-	if v.input {
-		what = "%s flow %s <- %s %s: %s is outside the execution space of %s, so nothing can satisfy this input"
-	}
-	p := v.vertex(peer, l)
-	v.problem(buffersDepPos[v.cur.class][flow][dep], what, v.name(v.cur), v.flow(v.cur, flow), peer.Flows[peerFlow].Name, v.name(p), v.name(p), peer.Name)
-}
-
-// noInput records a data flow whose input guards are all false.
-func (v *buffersVerifier) noInput(flow int) {
-	v.problem(buffersFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
-}
-
-// walk enumerates the instances and their dependencies. A panic in generated or user code
-// is returned as an error.
-func (v *buffersVerifier) walk() (err error) {
-	tp := v.tp
-	tp.jdfVerify = v
-	defer func() {
-		tp.jdfVerify = nil
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic while walking the graph at %s: %v", ErrBuffersGraph, v.name(v.cur), r)
-		}
-	}()
-	for _, tc := range tp.Classes() {
-		var l rt.Locals
-		tc.Space(tp.Taskpool, &l, func(l *rt.Locals) bool {
-			x := v.vertex(tc, l)
-			v.cur = x
-			if _, dup := v.index[x]; dup {
-				v.problem(buffersClassPos[tc.ID], "%s is enumerated twice", v.name(x))
-				return true
-			}
-			check := *l
-			if !tc.Complete(tp.Taskpool, &check) {
-				v.problem(buffersClassPos[tc.ID], "%s is enumerated but lies outside the execution space that %s checks", v.name(x), tc.Name)
-			}
-			v.index[x] = len(v.vertices)
-			v.vertices = append(v.vertices, x)
-			v.locals = append(v.locals, *l)
-			return true
-		})
-	}
-	for i, x := range v.vertices {
-		tc := tp.Classes()[x.class]
-		v.cur = x
-		v.input = false
-		tp.VisitSuccessors(tc, &v.locals[i], v)
-		v.input = true
-		tp.VisitPredecessors(tc, &v.locals[i], v)
-	}
-	return nil
-}
-
-// check matches outputs with inputs and looks for a cycle.
-func (v *buffersVerifier) check() {
-	for _, a := range v.outs {
-		if _, ok := v.inDep[a]; !ok {
-			v.problem(buffersDepPos[a.src.class][a.srcFlow][v.outDep[a]], "%s flow %s -> %s %s: no input of %s flow %s names %s flow %s back", v.name(a.src), v.flow(a.src, a.srcFlow), v.flow(a.dst, a.dstFlow), v.name(a.dst), v.name(a.dst), v.flow(a.dst, a.dstFlow), v.name(a.src), v.flow(a.src, a.srcFlow))
-		}
-	}
-	for _, a := range v.ins {
-		if _, ok := v.outDep[a]; !ok {
-			v.problem(buffersDepPos[a.dst.class][a.dstFlow][v.inDep[a]], "%s flow %s <- %s %s: no output of %s flow %s names %s flow %s, so this input never arrives", v.name(a.dst), v.flow(a.dst, a.dstFlow), v.flow(a.src, a.srcFlow), v.name(a.src), v.name(a.src), v.flow(a.src, a.srcFlow), v.name(a.dst), v.flow(a.dst, a.dstFlow))
-		}
-	}
-	v.cycle()
-}
-
-// cycle reports one cycle of the dependency graph, if there is one: after removing the
-// vertices that a topological order reaches, walking back through the predecessors that
-// remain from any remaining vertex must come back to a vertex already seen.
-func (v *buffersVerifier) cycle() {
-	succs, preds := make([][]int, len(v.vertices)), make([][]int, len(v.vertices))
-	blocked := make([]int, len(v.vertices))
-	for _, arcs := range [][]buffersArc{v.outs, v.ins} {
-		for _, a := range arcs {
-			s, d := v.index[a.src], v.index[a.dst]
-			succs[s] = append(succs[s], d)
-			preds[d] = append(preds[d], s)
-			blocked[d]++
-		}
-	}
-	var ready []int
-	for i, b := range blocked {
-		if b == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		x := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		for _, d := range succs[x] {
-			if blocked[d]--; blocked[d] == 0 {
-				ready = append(ready, d)
-			}
-		}
-	}
-	for start, b := range blocked {
-		if b == 0 {
-			continue
-		}
-		seen := map[int]int{}
-		var path []int
-		for x := start; ; {
-			if at, ok := seen[x]; ok {
-				path = path[at:]
-				break
-			}
-			seen[x] = len(path)
-			path = append(path, x)
-			next := -1
-			for _, p := range preds[x] {
-				if blocked[p] > 0 {
-					next = p
-					break
-				}
-			}
-			if next < 0 {
-				return
-			}
-			x = next
-		}
-		// path runs backwards along the dependencies; print it forwards, closed.
-		var names []string
-		for i := len(path) - 1; i >= 0; i-- {
-			names = append(names, v.name(v.vertices[path[i]]))
-		}
-		names = append(names, names[0])
-		v.problem(buffersClassPos[v.vertices[path[len(path)-1]].class], "cycle: %s", strings.Join(names, " -> "))
-		return
-	}
+// buffersSource locates the task classes, flows and dependencies of in.jdf for Verify and
+// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+var buffersSource = rt.Source{
+	Err:     ErrBuffersGraph,
+	Classes: []string{"in.jdf:11:1", "in.jdf:37:1"},
+	Flows: [][]string{
+		{"in.jdf:14:9", "in.jdf:16:9", "in.jdf:17:9", "in.jdf:18:9"},
+		{"in.jdf:40:8", "in.jdf:41:8"},
+	},
+	Deps: [][][]string{
+		{{"in.jdf:14:11", "in.jdf:15:11"}, {"in.jdf:16:11"}, {"in.jdf:17:11"}, {"in.jdf:18:34", "in.jdf:19:11"}},
+		{{"in.jdf:40:10"}, {"in.jdf:41:10", "in.jdf:42:10"}},
+	},
 }
 
 // Verify enumerates the instance graph of tp for its actual globals with the generated
 // functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every cycle and every task outside its
-// execution space, each with its class, parameters, flow and .jdf position, in an error wrapping ErrBuffersGraph.
-// Call it before the taskpool runs (not concurrently with it).
+// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
+// its arrivals, every cycle and every task outside its execution space, each with its
+// class, parameters, flow and .jdf position, in an error wrapping ErrBuffersGraph
+// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
 func (tp *Buffers) Verify() error {
-	v := newBuffersVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	v.check()
-	ps := v.problems
-	if len(ps) == 0 {
-		return nil
-	}
-	head := "1 problem"
-	if len(ps) > 1 {
-		head = fmt.Sprintf("%d problems", len(ps))
-	}
-	if len(ps) > 50 {
-		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
-	}
-	return fmt.Errorf("%w: %s:\n%s", ErrBuffersGraph, head, strings.Join(ps, "\n"))
+	return buffersSource.Verify(tp.Taskpool)
 }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
 // edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
 // not run concurrently with the taskpool.
 func (tp *Buffers) WriteDOT(w io.Writer) error {
-	v := newBuffersVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "digraph %s {\n", strconv.Quote(tp.Name()))
-	for i, x := range v.vertices {
-		fmt.Fprintf(b, "  t%d [label=%s];\n", i, strconv.Quote(v.name(x)))
-	}
-	for _, a := range v.outs {
-		style := ""
-		if tp.Classes()[a.src.class].Flows[a.srcFlow].Access == rt.CTL {
-			style = " style=dashed"
-		}
-		fmt.Fprintf(b, "  t%d -> t%d [label=%s%s];\n", v.index[a.src], v.index[a.dst], strconv.Quote(v.flow(a.src, a.srcFlow)+" -> "+v.flow(a.dst, a.dstFlow)), style)
-	}
-	fmt.Fprintln(b, "}")
-	return b.Flush()
+	return buffersSource.WriteDOT(w, tp.Taskpool)
 }
 
 // ErrBuffersGraph is wrapped by the errors of Verify and WriteDOT.
@@ -741,51 +469,6 @@ func buffersNew(task *rt.Task, i int, arena string) error {
 	return nil
 }
 
-// buffersCheckCollection checks a data collection given to NewBuffers: not nil, a process grid that
-// contains its rank, as many dimensions as the program's references use, and whatever its
-// own Validate method checks.
-func buffersCheckCollection(c rt.Collection, dims int) error {
-	if c == nil {
-		return fmt.Errorf("is nil: %w", ErrBuffersArgument)
-	}
-	switch v := reflect.ValueOf(c); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		if v.IsNil() {
-			return fmt.Errorf("is a nil %s: %w", v.Type(), ErrBuffersArgument)
-		}
-	}
-	switch c := c.(type) {
-	case *rt.TiledMatrix:
-		if dims != 2 {
-			return fmt.Errorf("is a TiledMatrix (2 indices) but the program uses %d: %w", dims, ErrBuffersArgument)
-		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return fmt.Errorf("process grid %dx%d does not contain rank %d: %w", c.P, c.Q, c.Rank, ErrBuffersArgument)
-		}
-		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent: %w", c.M, c.N, c.MT, c.NT, c.MB, c.NB, ErrBuffersArgument)
-		}
-	case *rt.Vector:
-		if dims != 1 {
-			return fmt.Errorf("is a Vector (1 index) but the program uses %d: %w", dims, ErrBuffersArgument)
-		}
-		if c.Ranks < 1 || c.Rank < 0 || c.Rank >= c.Ranks {
-			return fmt.Errorf("%d ranks do not contain rank %d: %w", c.Ranks, c.Rank, ErrBuffersArgument)
-		}
-		if c.NB < 1 || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("vector of %d in %d blocks of %d is inconsistent: %w", c.N, c.NT, c.NB, ErrBuffersArgument)
-		}
-	}
-	if v, ok := c.(interface {
-		Validate() error
-	}); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrBuffersArgument, err)
-		}
-	}
-	return nil
-}
-
 //line in.jdf:55
 func Case() error {
 	ctx, err := rt.New(rt.Workers(2))
@@ -813,4 +496,4 @@ func Case() error {
 	return fmt.Errorf("V = %v %v %v %v, out %v", v.Block(0)[0], v.Block(1)[0], v.Block(2)[0], v.Block(3)[0], out)
 }
 
-//line want.go:817
+//line want.go:500

@@ -3,14 +3,10 @@
 package reservednames
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"strconv"
-	"strings"
 
 	"github.com/jdf2go/jdf2go/rt"
 )
@@ -25,9 +21,6 @@ type Clash struct {
 	Wait_ int
 	Name_ int // hidden: computed by NewClash
 	V     *rt.Vector
-
-	// jdfVerify is set while Verify or WriteDOT walks the graph.
-	jdfVerify *clashVerifier
 }
 
 // ErrClashArgument is wrapped by the errors of NewClash.
@@ -38,20 +31,20 @@ var ErrClashArgument = errors.New("Clash: bad argument")
 // wrapping ErrClashArgument, and computes the hidden globals.
 func NewClash(Wait int, V *rt.Vector) (*Clash, error) {
 	if Wait < 0 {
-		return nil, fmt.Errorf("NewClash: %s is %d, want at least 0 (it bounds a range at %s): %w", "Wait", Wait, "in.jdf:11:12", ErrClashArgument)
+		return nil, fmt.Errorf("NewClash: %s is %d, want at least 0 (it bounds a range at %s): %w", "Wait", Wait, "in.jdf:12:12", ErrClashArgument)
 	}
-	if err := clashCheckCollection(V, 1); err != nil {
+	if err := rt.VerifyCollection(V, 1, ErrClashArgument); err != nil {
 		return nil, fmt.Errorf("NewClash: V: %w", err)
 	}
-//line in.jdf:7
+//line in.jdf:8
 	var Name int = (Wait + 1)
-//line want.go:49
+//line want.go:42
 	tp := &Clash{Wait_: Wait, Name_: Name, V: V}
-	tp.Taskpool = rt.NewTaskpool("Clash", tp, &clashGemm, &clashGemm_)
+	tp.Taskpool = rt.NewTaskpool("Clash", tp, &clashGemm, &clashGemm_, &clashSource_)
 	return tp, nil
 }
 
-// clashGemm describes task class gemm (in.jdf:10:1).
+// clashGemm describes task class gemm (in.jdf:11:1).
 var clashGemm rt.TaskClass
 
 func init() {
@@ -147,15 +140,14 @@ func clashGemmGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 // clashGemmPredecessors reports the input dependencies of gemm(l, e) whose guards hold (for a data
 // flow, the one its input chain selects).
 func clashGemmPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Clash)
 	l_, e_ := l[0], l[1]
 	if flows&1 != 0 {
 		if e_ > 0 {
 			e.L[0], e.L[1] = l_, e_-1
 			if clashGemm_Complete(tp, &e.L) {
 				e.Task(0, 0, &clashGemm_, 0)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(0, 0, &clashGemm_, 0, &e.L)
+			} else {
+				e.Outside(0, 0, &clashGemm_, 0)
 			}
 		}
 	}
@@ -165,9 +157,9 @@ func clashGemmPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 func clashGemmAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*Clash)
 	l_ := l[0]
-//line in.jdf:20
+//line in.jdf:21
 	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}}
-//line want.go:171
+//line want.go:163
 }
 
 // clashGemmHook runs the CPU body of gemm(l, e).
@@ -177,17 +169,17 @@ func clashGemmHook(task *rt.Task) error {
 	return clashGemmBody(tp, task, tp.Wait_, tp.Name_, tp.V, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8])
 }
 
-// clashGemmBody is the CPU body of gemm(l, e) at in.jdf:22:1.
+// clashGemmBody is the CPU body of gemm(l, e) at in.jdf:23:1.
 func clashGemmBody(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, l int, e int, g int, n int, flows int, yield int, err int, rt int, len int) error {
-//line in.jdf:23
+//line in.jdf:24
 	{
 		_ = len + Wait
 	}
-//line want.go:187
+//line want.go:179
 	return nil
 }
 
-// clashGemm_ describes task class Gemm (in.jdf:28:1).
+// clashGemm_ describes task class Gemm (in.jdf:29:1).
 var clashGemm_ rt.TaskClass
 
 func init() {
@@ -248,22 +240,21 @@ func clashGemm_Prepare(task *rt.Task) error {
 	l := task.Locals()
 	l_ := l[0]
 	if err := clashElement(task, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:33:15", "err", err)
+		return fmt.Errorf("%s: flow %s: %w", "in.jdf:34:15", "err", err)
 	}
 	return nil
 }
 
 // clashGemm_Successors reports the output dependencies of Gemm(l, e) whose guards hold.
 func clashGemm_Successors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Clash)
 	l_, e_ := l[0], l[1]
 	if flows&1 != 0 {
 		if e_ < 1 {
 			e.L[0], e.L[1] = l_, e_+1
 			if clashGemmComplete(tp, &e.L) {
 				e.Task(0, 0, &clashGemm, 0)
-			} else if g.jdfVerify != nil {
-				g.jdfVerify.outside(0, 0, &clashGemm, 0, &e.L)
+			} else {
+				e.Outside(0, 0, &clashGemm, 0)
 			}
 		}
 	}
@@ -283,9 +274,9 @@ func clashGemm_Predecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e 
 func clashGemm_Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*Clash)
 	l_ := l[0]
-//line in.jdf:31
+//line in.jdf:32
 	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}}
-//line want.go:289
+//line want.go:280
 }
 
 // clashGemm_Hook runs the CPU body of Gemm(l, e).
@@ -299,310 +290,113 @@ func clashGemm_Hook(task *rt.Task) error {
 	return clashGemm_Body(tp, task, tp.Wait_, tp.Name_, tp.V, l[0], l[1], err_)
 }
 
-// clashGemm_Body is the CPU body of Gemm(l, e) at in.jdf:34:1.
+// clashGemm_Body is the CPU body of Gemm(l, e) at in.jdf:35:1.
 func clashGemm_Body(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, l int, e int, err []float64) error {
-//line in.jdf:35
+//line in.jdf:36
 	{
 		_ = err[0]
 	}
-//line want.go:309
+//line want.go:300
 	return nil
 }
 
-// clashDepPos[class][flow][dep] is the .jdf position of each dependency, for Verify.
-var clashDepPos = [][][]string{
-	{{"in.jdf:21:9"}},
-	{{"in.jdf:32:10"}, {"in.jdf:33:12"}},
-}
+// clashSource_ describes task class Source (in.jdf:41:1).
+var clashSource_ rt.TaskClass
 
-// clashFlowPos[class][flow] is the .jdf position of each flow, for Verify.
-var clashFlowPos = [][]string{
-	{"in.jdf:21:7"},
-	{"in.jdf:32:8", "in.jdf:33:8"},
-}
-
-// clashClassPos[class] is the .jdf position of each task class, for Verify.
-var clashClassPos = []string{"in.jdf:10:1", "in.jdf:28:1"}
-
-// clashVertex is one task instance of the graph that Verify and WriteDOT walk.
-type clashVertex struct {
-	class  int
-	params [rt.MaxParams]int
-}
-
-// clashArc is a dependency from a flow of one instance to a flow of another.
-type clashArc struct {
-	src, dst         clashVertex
-	srcFlow, dstFlow int
-}
-
-// clashVerifier enumerates the instance graph with the generated functions and collects the
-// problems Verify reports. It implements rt.EdgeVisitor.
-type clashVerifier struct {
-	tp       *Clash
-	vertices []clashVertex
-	locals   []rt.Locals
-	index    map[clashVertex]int
-	// outs and ins are the output and input dependencies in discovery order;
-	// outDep and inDep give each one's dependency index in its flow.
-	outs, ins     []clashArc
-	outDep, inDep map[clashArc]int
-	problems      []string
-	cur           clashVertex
-	input         bool
-}
-
-func newClashVerifier(tp *Clash) *clashVerifier {
-	return &clashVerifier{
-		inDep:  map[clashArc]int{},
-		index:  map[clashVertex]int{},
-		outDep: map[clashArc]int{},
-		tp:     tp,
+func init() {
+	clashSource_ = rt.TaskClass{
+		Name:     "Source",
+		ID:       2,
+		Locals:   []string{"k"},
+		Params:   []int{0},
+		Space:    clashSource_Space,
+		Complete: clashSource_Complete,
+		Affinity: clashSource_Affinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: clashSource_Hook},
+		},
 	}
 }
 
-func (v *clashVerifier) vertex(tc *rt.TaskClass, l *rt.Locals) clashVertex {
-	x := clashVertex{class: tc.ID}
-	for i, s := range tc.Params {
-		x.params[i] = l[s]
-	}
-	return x
-}
-
-func (v *clashVerifier) name(x clashVertex) string {
-	tc := v.tp.Classes()[x.class]
-	b := []byte(tc.Name + "(")
-	for i := range tc.Params {
-		if i > 0 {
-			b = append(b, ", "...)
+// clashSource_Space enumerates the execution space of Source(k).
+func clashSource_Space(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+	g := tp.Globals().(*Clash)
+	for k := 0; k <= g.Wait_-1; k++ {
+		l[0] = k
+		if !yield(l) {
+			return
 		}
-		b = strconv.AppendInt(b, int64(x.params[i]), 10)
-	}
-	return string(append(b, ')'))
-}
-
-func (v *clashVerifier) flow(x clashVertex, i int) string {
-	return v.tp.Classes()[x.class].Flows[i].Name
-}
-
-func (v *clashVerifier) problem(pos, format string, args ...any) {
-	v.problems = append(v.problems, pos+": "+fmt.Sprintf(format, args...))
-}
-
-// Task records a dependency that a generated successor or predecessor function reports.
-func (v *clashVerifier) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	p := v.vertex(peer, l)
-	if v.input {
-		a := clashArc{
-			dst:     v.cur,
-			dstFlow: flow,
-			src:     p,
-			srcFlow: peerFlow,
-		}
-		if _, ok := v.inDep[a]; !ok {
-			v.inDep[a] = dep
-			v.ins = append(v.ins, a)
-		}
-		return
-	}
-	a := clashArc{
-		dst:     p,
-		dstFlow: peerFlow,
-		src:     v.cur,
-		srcFlow: flow,
-	}
-	if _, ok := v.outDep[a]; !ok {
-		v.outDep[a] = dep
-		v.outs = append(v.outs, a)
 	}
 }
 
-// Data ignores collection endpoints: nothing has to match them.
-func (v *clashVerifier) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
-
-// outside records a dependency on a single instance outside its class's execution space.
-func (v *clashVerifier) outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
-	what := "%s flow %s -> %s %s: %s is outside the execution space of %s, so the output goes nowhere"
-	if v.input {
-		what = "%s flow %s <- %s %s: %s is outside the execution space of %s, so nothing can satisfy this input"
+// clashSource_Complete reports whether the instance of Source whose parameters are in l lies
+// in its execution space, and computes its derived locals.
+func clashSource_Complete(tp *rt.Taskpool, l *rt.Locals) bool {
+	g := tp.Globals().(*Clash)
+	k := l[0]
+	if k < 0 || k > g.Wait_-1 {
+		return false
 	}
-	p := v.vertex(peer, l)
-	v.problem(clashDepPos[v.cur.class][flow][dep], what, v.name(v.cur), v.flow(v.cur, flow), peer.Flows[peerFlow].Name, v.name(p), v.name(p), peer.Name)
+	return true
 }
 
-// noInput records a data flow whose input guards are all false.
-func (v *clashVerifier) noInput(flow int) {
-	v.problem(clashFlowPos[v.cur.class][flow], "%s flow %s: no input dependency guard holds (the task would fail with %v)", v.name(v.cur), v.flow(v.cur, flow), rt.ErrNoInput)
+// clashSource_Affinity returns the data collection element that owns Source(k).
+func clashSource_Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+	g := tp.Globals().(*Clash)
+	k := l[0]
+//line in.jdf:43
+	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
+//line want.go:350
 }
 
-// walk enumerates the instances and their dependencies. A panic in generated or user code
-// is returned as an error.
-func (v *clashVerifier) walk() (err error) {
-	tp := v.tp
-	tp.jdfVerify = v
-	defer func() {
-		tp.jdfVerify = nil
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: panic while walking the graph at %s: %v", ErrClashGraph, v.name(v.cur), r)
-		}
-	}()
-	for _, tc := range tp.Classes() {
-		var l rt.Locals
-		tc.Space(tp.Taskpool, &l, func(l *rt.Locals) bool {
-			x := v.vertex(tc, l)
-			v.cur = x
-			if _, dup := v.index[x]; dup {
-				v.problem(clashClassPos[tc.ID], "%s is enumerated twice", v.name(x))
-				return true
-			}
-			check := *l
-			if !tc.Complete(tp.Taskpool, &check) {
-				v.problem(clashClassPos[tc.ID], "%s is enumerated but lies outside the execution space that %s checks", v.name(x), tc.Name)
-			}
-			v.index[x] = len(v.vertices)
-			v.vertices = append(v.vertices, x)
-			v.locals = append(v.locals, *l)
-			return true
-		})
+// clashSource_Hook runs the CPU body of Source(k).
+func clashSource_Hook(task *rt.Task) error {
+	tp := task.Taskpool().Globals().(*Clash)
+	l := task.Locals()
+	return clashSource_Body(tp, task, tp.Wait_, tp.Name_, tp.V, l[0])
+}
+
+// clashSource_Body is the CPU body of Source(k) at in.jdf:44:1.
+func clashSource_Body(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, k int) error {
+//line in.jdf:45
+	{
 	}
-	for i, x := range v.vertices {
-		tc := tp.Classes()[x.class]
-		v.cur = x
-		v.input = false
-		tp.VisitSuccessors(tc, &v.locals[i], v)
-		v.input = true
-		tp.VisitPredecessors(tc, &v.locals[i], v)
-	}
+//line want.go:365
 	return nil
 }
 
-// check matches outputs with inputs and looks for a cycle.
-func (v *clashVerifier) check() {
-	for _, a := range v.outs {
-		if _, ok := v.inDep[a]; !ok {
-			v.problem(clashDepPos[a.src.class][a.srcFlow][v.outDep[a]], "%s flow %s -> %s %s: no input of %s flow %s names %s flow %s back", v.name(a.src), v.flow(a.src, a.srcFlow), v.flow(a.dst, a.dstFlow), v.name(a.dst), v.name(a.dst), v.flow(a.dst, a.dstFlow), v.name(a.src), v.flow(a.src, a.srcFlow))
-		}
-	}
-	for _, a := range v.ins {
-		if _, ok := v.outDep[a]; !ok {
-			v.problem(clashDepPos[a.dst.class][a.dstFlow][v.inDep[a]], "%s flow %s <- %s %s: no output of %s flow %s names %s flow %s, so this input never arrives", v.name(a.dst), v.flow(a.dst, a.dstFlow), v.flow(a.src, a.srcFlow), v.name(a.src), v.name(a.src), v.flow(a.src, a.srcFlow), v.name(a.dst), v.flow(a.dst, a.dstFlow))
-		}
-	}
-	v.cycle()
-}
-
-// cycle reports one cycle of the dependency graph, if there is one: after removing the
-// vertices that a topological order reaches, walking back through the predecessors that
-// remain from any remaining vertex must come back to a vertex already seen.
-func (v *clashVerifier) cycle() {
-	succs, preds := make([][]int, len(v.vertices)), make([][]int, len(v.vertices))
-	blocked := make([]int, len(v.vertices))
-	for _, arcs := range [][]clashArc{v.outs, v.ins} {
-		for _, a := range arcs {
-			s, d := v.index[a.src], v.index[a.dst]
-			succs[s] = append(succs[s], d)
-			preds[d] = append(preds[d], s)
-			blocked[d]++
-		}
-	}
-	var ready []int
-	for i, b := range blocked {
-		if b == 0 {
-			ready = append(ready, i)
-		}
-	}
-	for len(ready) > 0 {
-		x := ready[len(ready)-1]
-		ready = ready[:len(ready)-1]
-		for _, d := range succs[x] {
-			if blocked[d]--; blocked[d] == 0 {
-				ready = append(ready, d)
-			}
-		}
-	}
-	for start, b := range blocked {
-		if b == 0 {
-			continue
-		}
-		seen := map[int]int{}
-		var path []int
-		for x := start; ; {
-			if at, ok := seen[x]; ok {
-				path = path[at:]
-				break
-			}
-			seen[x] = len(path)
-			path = append(path, x)
-			next := -1
-			for _, p := range preds[x] {
-				if blocked[p] > 0 {
-					next = p
-					break
-				}
-			}
-			if next < 0 {
-				return
-			}
-			x = next
-		}
-		// path runs backwards along the dependencies; print it forwards, closed.
-		var names []string
-		for i := len(path) - 1; i >= 0; i-- {
-			names = append(names, v.name(v.vertices[path[i]]))
-		}
-		names = append(names, names[0])
-		v.problem(clashClassPos[v.vertices[path[len(path)-1]].class], "cycle: %s", strings.Join(names, " -> "))
-		return
-	}
+// clashSource locates the task classes, flows and dependencies of in.jdf for Verify and
+// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+var clashSource = rt.Source{
+	Err:     ErrClashGraph,
+	Classes: []string{"in.jdf:11:1", "in.jdf:29:1", "in.jdf:41:1"},
+	Flows: [][]string{
+		{"in.jdf:22:7"},
+		{"in.jdf:33:8", "in.jdf:34:8"},
+		{},
+	},
+	Deps: [][][]string{
+		{{"in.jdf:22:9"}},
+		{{"in.jdf:33:10"}, {"in.jdf:34:12"}},
+		{},
+	},
 }
 
 // Verify enumerates the instance graph of tp for its actual globals with the generated
 // functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every cycle and every task outside its
-// execution space, each with its class, parameters, flow and .jdf position, in an error wrapping ErrClashGraph.
-// Call it before the taskpool runs (not concurrently with it).
+// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
+// its arrivals, every cycle and every task outside its execution space, each with its
+// class, parameters, flow and .jdf position, in an error wrapping ErrClashGraph
+// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
 func (tp *Clash) Verify() error {
-	v := newClashVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	v.check()
-	ps := v.problems
-	if len(ps) == 0 {
-		return nil
-	}
-	head := "1 problem"
-	if len(ps) > 1 {
-		head = fmt.Sprintf("%d problems", len(ps))
-	}
-	if len(ps) > 50 {
-		ps = append(ps[:50:50], fmt.Sprintf("... and %d more", len(v.problems)-50))
-	}
-	return fmt.Errorf("%w: %s:\n%s", ErrClashGraph, head, strings.Join(ps, "\n"))
+	return clashSource.Verify(tp.Taskpool)
 }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
 // edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
 // not run concurrently with the taskpool.
 func (tp *Clash) WriteDOT(w io.Writer) error {
-	v := newClashVerifier(tp)
-	if err := v.walk(); err != nil {
-		return err
-	}
-	b := bufio.NewWriter(w)
-	fmt.Fprintf(b, "digraph %s {\n", strconv.Quote(tp.Name()))
-	for i, x := range v.vertices {
-		fmt.Fprintf(b, "  t%d [label=%s];\n", i, strconv.Quote(v.name(x)))
-	}
-	for _, a := range v.outs {
-		style := ""
-		if tp.Classes()[a.src.class].Flows[a.srcFlow].Access == rt.CTL {
-			style = " style=dashed"
-		}
-		fmt.Fprintf(b, "  t%d -> t%d [label=%s%s];\n", v.index[a.src], v.index[a.dst], strconv.Quote(v.flow(a.src, a.srcFlow)+" -> "+v.flow(a.dst, a.dstFlow)), style)
-	}
-	fmt.Fprintln(b, "}")
-	return b.Flush()
+	return clashSource.WriteDOT(w, tp.Taskpool)
 }
 
 // ErrClashGraph is wrapped by the errors of Verify and WriteDOT.
@@ -633,52 +427,7 @@ func clashElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
 	return nil
 }
 
-// clashCheckCollection checks a data collection given to NewClash: not nil, a process grid that
-// contains its rank, as many dimensions as the program's references use, and whatever its
-// own Validate method checks.
-func clashCheckCollection(c rt.Collection, dims int) error {
-	if c == nil {
-		return fmt.Errorf("is nil: %w", ErrClashArgument)
-	}
-	switch v := reflect.ValueOf(c); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		if v.IsNil() {
-			return fmt.Errorf("is a nil %s: %w", v.Type(), ErrClashArgument)
-		}
-	}
-	switch c := c.(type) {
-	case *rt.TiledMatrix:
-		if dims != 2 {
-			return fmt.Errorf("is a TiledMatrix (2 indices) but the program uses %d: %w", dims, ErrClashArgument)
-		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return fmt.Errorf("process grid %dx%d does not contain rank %d: %w", c.P, c.Q, c.Rank, ErrClashArgument)
-		}
-		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent: %w", c.M, c.N, c.MT, c.NT, c.MB, c.NB, ErrClashArgument)
-		}
-	case *rt.Vector:
-		if dims != 1 {
-			return fmt.Errorf("is a Vector (1 index) but the program uses %d: %w", dims, ErrClashArgument)
-		}
-		if c.Ranks < 1 || c.Rank < 0 || c.Rank >= c.Ranks {
-			return fmt.Errorf("%d ranks do not contain rank %d: %w", c.Ranks, c.Rank, ErrClashArgument)
-		}
-		if c.NB < 1 || c.NT != (c.N+c.NB-1)/c.NB {
-			return fmt.Errorf("vector of %d in %d blocks of %d is inconsistent: %w", c.N, c.NT, c.NB, ErrClashArgument)
-		}
-	}
-	if v, ok := c.(interface {
-		Validate() error
-	}); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%w: %w", ErrClashArgument, err)
-		}
-	}
-	return nil
-}
-
-//line in.jdf:46
+//line in.jdf:55
 func Case() error {
 	ctx, err := rt.New(rt.Workers(2))
 	if err != nil {
@@ -702,4 +451,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, Wait_=%d Name_=%d, taskpool %s", tp.Total(), tp.Wait_, tp.Name_, tp.Name())
 }
 
-//line want.go:706
+//line want.go:455
