@@ -79,3 +79,19 @@ func BenchmarkFormat(b *testing.B) {
 		Format(prog)
 	}
 }
+
+// BenchmarkScan measures the scanner alone (the generated participle lexer
+// and the assembly of its tokens) on the same program.
+func BenchmarkScan(b *testing.B) {
+	src := genJDF(20000)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s := newScanner("gen.jdf", string(src), false)
+		for {
+			if t, _ := s.Next(); t.EOF() {
+				break
+			}
+		}
+	}
+}

@@ -107,8 +107,11 @@ func (c *converter) class(g *taskClass) *TaskClass {
 	for i, x := range a.Args {
 		tc.Affinity.Args[i] = x.X
 	}
-	for _, f := range g.Flows {
-		tc.Flows = append(tc.Flows, c.flow(f))
+	if len(g.Flows) > 0 {
+		tc.Flows = make([]*Flow, len(g.Flows))
+		for i, f := range g.Flows {
+			tc.Flows[i] = f.X
+		}
 	}
 	if g.Priority != nil {
 		tc.Priority = g.Priority.X
@@ -125,24 +128,4 @@ func (c *converter) class(g *taskClass) *TaskClass {
 	}
 	tc.Span.EndPos = tc.Bodies[len(tc.Bodies)-1].End()
 	return tc
-}
-
-var accessOf = map[string]Access{"CTL": AccessCTL, "READ": AccessRead, "RO": AccessRead, "WRITE": AccessWrite, "WO": AccessWrite, "RW": AccessRW}
-
-func (c *converter) flow(g *flow) *Flow {
-	f := &Flow{Span: Span{Pos: g.Name.Pos, EndPos: tokenEnd(&g.Name)}, Access: AccessRW, Name: g.Name.Value, NamePos: g.Name.Pos, Props: c.props(g.Props)}
-	if g.Access != nil {
-		f.Access = accessOf[g.Access.Value]
-		f.Span.Pos = g.Access.Pos
-	}
-	if f.Props != nil {
-		f.Span.EndPos = f.Props.End()
-	}
-	for _, d := range g.Deps {
-		f.Deps = append(f.Deps, d.X)
-	}
-	if len(f.Deps) > 0 {
-		f.Span.EndPos = f.Deps[len(f.Deps)-1].End()
-	}
-	return f
 }

@@ -10,11 +10,11 @@ package parser
 // custom productions (expr and rangeExpr in expr.go): precedence climbing
 // over the ten operator levels of §4.1 is one small function there, where
 // one struct per level would be ten productions deep for every operand, and
-// expressions are most of the tokens of a JDF file. A dependency (ARROW
-// named? target props?) is a custom production too (dep in dep.go): it is
-// most of a task class, and as structs its optional parts and the union of
-// its target forms cost more than the rest of the class; its property
-// list is the production props here.
+// expressions are most of the tokens of a JDF file. A flow with its
+// dependencies (ACCESS? IDENT props? dep*) is a custom production too (flow
+// in flow.go): flows are most of a task class, and as structs their
+// optional parts and the union of target forms cost more than the rest of
+// the class; their property lists are the production props here.
 //
 // The grammar tree is converted into the AST of ast.go by convert.go.
 // participle fills Pos, and EndPos (the position of the next token), where
@@ -93,15 +93,6 @@ type affinity struct {
 	Name   lexer.Token `parser:"':' @Ident '('"`
 	Args   []*expr     `parser:"@@ (',' @@)* ')'"`
 	EndPos lexer.Position
-}
-
-// flow is `flow = ACCESS? IDENT props? dep*` (the props are a jdf2go
-// extension, for gotype).
-type flow struct {
-	Access *lexer.Token `parser:"@Access?"`
-	Name   lexer.Token  `parser:"@Ident"`
-	Props  *props       `parser:"@@?"`
-	Deps   []*dep       `parser:"@@*"`
 }
 
 // body is `body = 'BODY' props? NEWLINE text 'END'`.

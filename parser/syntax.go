@@ -7,7 +7,7 @@ package parser
 // wording, "syntax error: unexpected X, expected Y", with Y said in JDF
 // terms, from the production participle expected and, where one production
 // is used in two places, from the tokens around the error. The custom
-// productions (expr.go, dep.go) word their errors themselves.
+// productions (expr.go, flow.go) word their errors themselves.
 
 import (
 	"strconv"
@@ -33,7 +33,6 @@ var expectations = []struct{ prefix, say string }{
 	{`Affinity`, "another definition, SIMCOST or ':' (affinity)"},
 	{`<ident> "(" expr`, "the data collection of the affinity"},
 	{`"(" expr`, "'(' after the affinity collection"},
-	{`<ident> Props? dep*`, "flow name"},
 	{`<bodytext>`, "a property list or the end of the BODY line"},
 	{`Property`, "property name"},
 	{`expr`, "expression"},

@@ -1,19 +1,21 @@
 package parser
 
-// The custom production for dependencies (participle.Parseable), which
-// builds the AST's Deps and Targets directly:
+// The custom productions for flows and their dependencies
+// (participle.Parseable), which build the AST's Flows, Deps and Targets
+// directly:
 //
+//	flow   = ACCESS? IDENT props? dep*
 //	dep    = ARROW named? target props?
 //	target = guard '?' call (':' call)? | call
 //	guard  = binary                    (a collection element `coll(args)` without '?')
 //	call   = named? IDENT IDENT? args | 'NEW' | 'NULL'
 //	args   = '(' arg (',' arg)* ')'
 //
-// Dependencies are most of a task class, and the most frequent production
-// of a JDF file after expressions: as participle structs (a dependency, a
-// union of a guarded target and a call, each with optional parts), every
-// dependency cost a few dozen reflective branches and captures. A
-// dependency's property list is still parsed by the participle production
+// Flows are most of a task class, and the most frequent structural
+// production of a JDF file: as participle structs (a flow with optional
+// parts, a dependency, a union of a guarded target and a call), each flow
+// cost some fifty reflective branches and captures, more than the rest of
+// its class. Property lists are still parsed by the participle production
 // props (propsGrammar); named ranges and the expressions are the custom
 // productions of expr.go. The syntax errors are those the struct
 // productions gave, worded as syntax.go worded them.
@@ -23,45 +25,96 @@ import (
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
-// dep is a dependency of a flow.
-type dep struct{ X *Dep }
+// flow is a flow of a task class.
+type flow struct{ X *Flow }
 
-// Parse parses a dependency, which starts with an arrow.
-func (d *dep) Parse(lex *lexer.PeekingLexer) error {
-	arrow := lex.Peek()
-	if arrow.Type != tArrow {
+// Parse parses a flow, which starts with an access type or its name.
+func (fl *flow) Parse(lex *lexer.PeekingLexer) error {
+	p := exprParser{lex: lex}
+	t := lex.Peek()
+	f := &Flow{Span: Span{Pos: t.Pos}, Access: AccessRW}
+	switch {
+	case t.Type == tAccess:
+		f.Access = accessOf(t.Value)
+		p.next()
+		if t = lex.Peek(); t.Type != tIdent {
+			return unexpected(t, "flow name")
+		}
+	case t.Type != tIdent:
 		return participle.NextMatch
 	}
-	p := exprParser{lex: lex}
 	p.next()
-	x := &Dep{Span: Span{Pos: arrow.Pos}, Dir: In}
-	d.X = x
+	fl.X = f
+	f.Name, f.NamePos, f.Span.EndPos = t.Value, t.Pos, tokenEnd(t)
+	if p.is("[") {
+		ps, err := p.props()
+		if err != nil {
+			return err
+		}
+		f.Props, f.Span.EndPos = ps, ps.End()
+	}
+	for p.lex.Peek().Type == tArrow {
+		d, err := p.dep()
+		if err != nil {
+			return err
+		}
+		f.Deps = append(f.Deps, d)
+		f.Span.EndPos = d.End()
+	}
+	return nil
+}
+
+// accessOf returns the access type an ACCESS token spells.
+func accessOf(word string) Access {
+	switch word {
+	case "CTL":
+		return AccessCTL
+	case "READ", "RO":
+		return AccessRead
+	case "WRITE", "WO":
+		return AccessWrite
+	}
+	return AccessRW
+}
+
+// dep parses a dependency, at its arrow.
+func (p *exprParser) dep() (*Dep, error) {
+	arrow := p.next()
+	d := &Dep{Span: Span{Pos: arrow.Pos}, Dir: In}
 	if arrow.Value == "->" {
-		x.Dir = Out
+		d.Dir = Out
 	}
 	if p.is("[") {
 		named, err := p.named()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		x.Named = named
+		d.Named = named
 	}
-	if err := p.target(x); err != nil {
-		return err
+	if err := p.target(d); err != nil {
+		return nil, err
 	}
-	x.Span.EndPos = x.Then.End()
-	if x.Else != nil {
-		x.Span.EndPos = x.Else.End()
+	d.Span.EndPos = d.Then.End()
+	if d.Else != nil {
+		d.Span.EndPos = d.Else.End()
 	}
 	if p.is("[") {
-		ps, err := propsGrammar.ParseFromLexer(lex, participle.AllowTrailing(true))
+		ps, err := p.props()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		x.Props = convertProps(ps, tokenEnd(p.lastRaw()))
-		x.Span.EndPos = x.Props.End()
+		d.Props, d.Span.EndPos = ps, ps.End()
 	}
-	return nil
+	return d, nil
+}
+
+// props parses a property list with the participle production props.
+func (p *exprParser) props() (*Props, error) {
+	ps, err := propsGrammar.ParseFromLexer(p.lex, participle.AllowTrailing(true))
+	if err != nil {
+		return nil, err
+	}
+	return convertProps(ps, tokenEnd(p.lastRaw())), nil
 }
 
 // target parses the target of dependency x: its guard, Then and Else.
