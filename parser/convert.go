@@ -52,7 +52,7 @@ func (c *converter) items(f *file) []Item {
 			}
 			out = append(out, g)
 		case *option:
-			pr := convertProperty(it.Prop)
+			pr := it.Prop.X
 			out = append(out, &Option{Span: Span{Pos: it.Pos, EndPos: pr.End()}, Prop: pr})
 		}
 	}
@@ -70,18 +70,9 @@ func (c *converter) props(ps *props) *Props {
 func convertProps(ps *props, end lexer.Position) *Props {
 	out := &Props{Span: Span{Pos: ps.Pos, EndPos: end}, List: make([]*Property, len(ps.List))}
 	for i, p := range ps.List {
-		out.List[i] = convertProperty(p)
+		out.List[i] = p.X
 	}
 	return out
-}
-
-func convertProperty(p *property) *Property {
-	pr := &Property{Span: Span{Pos: p.First.Pos, EndPos: p.Value.X.End()}, Name: p.First.Value, NamePos: p.First.Pos, Value: p.Value.X}
-	if p.Second != nil {
-		pr.TypeWord = pr.Name
-		pr.Name, pr.NamePos = p.Second.Value, p.Second.Pos
-	}
-	return pr
 }
 
 func (c *converter) class(g *taskClass) *TaskClass {

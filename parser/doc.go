@@ -112,9 +112,10 @@
 // §2, printed in testdata/grammar.ebnf; expressions, ranges and named
 // ranges are custom productions (expr.go), as precedence climbing over the
 // ten operator levels of §4.1 is one function where a struct per level
-// would be ten productions deep for every operand, and so are
-// dependencies with their guards, targets and argument lists (dep.go),
-// the most frequent structural production. The grammar is
+// would be ten productions deep for every operand, and so are flows with
+// their dependencies, guards, targets and argument lists (flow.go), the
+// most frequent structural production, and properties (property.go),
+// which are little more than an expression. The grammar is
 // LL(1) (participle.UseLookahead(0)), with two lookahead groups where a
 // name starts both alternatives, so a syntax error is reported at the token
 // where the input goes wrong; convert.go turns the grammar tree into the

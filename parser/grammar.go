@@ -14,7 +14,8 @@ package parser
 // dependencies (ACCESS? IDENT props? dep*) is a custom production too (flow
 // in flow.go): flows are most of a task class, and as structs their
 // optional parts and the union of target forms cost more than the rest of
-// the class; their property lists are the production props here.
+// the class; their property lists are the production props here. So is a
+// property (property in property.go), little more than an expression.
 //
 // The grammar tree is converted into the AST of ast.go by convert.go.
 // participle fills Pos, and EndPos (the position of the next token), where
@@ -54,14 +55,6 @@ type props struct {
 	Pos    lexer.Position
 	List   []*property `parser:"'[' @@+ ']'"`
 	EndPos lexer.Position
-}
-
-// property is `property = IDENT? IDENT '=' expr`: with two words, the
-// first is the type word of §3.4.
-type property struct {
-	First  lexer.Token  `parser:"@Ident"`
-	Second *lexer.Token `parser:"@Ident? '='"`
-	Value  *expr        `parser:"@@"`
 }
 
 // taskClass is

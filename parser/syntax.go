@@ -34,7 +34,7 @@ var expectations = []struct{ prefix, say string }{
 	{`<ident> "(" expr`, "the data collection of the affinity"},
 	{`"(" expr`, "'(' after the affinity collection"},
 	{`<bodytext>`, "a property list or the end of the BODY line"},
-	{`Property`, "property name"},
+	{`property`, "property name"},
 	{`expr`, "expression"},
 	{`rangeExpr`, "expression"},
 	{`")"`, "',' or ')'"},
@@ -89,7 +89,7 @@ func (c *converter) explain(tok *lexer.Token, at int, expected string, f *file) 
 				return &syntaxError{pos: c.toks[i].Pos, msg: bodyNoEnd}
 			}
 		}
-	case strings.HasPrefix(expected, "Property+"):
+	case strings.HasPrefix(expected, "property+"):
 		if tok.Type == tPunct && tok.Value == "]" {
 			return &syntaxError{pos: tok.Pos, msg: "syntax error: empty property list"}
 		}
