@@ -224,7 +224,7 @@ func (p *exprParser) primary() (Expr, error) {
 		lit := &IntLit{Span: p.span(t.Pos)}
 		if t.Type == tOnOff {
 			lit.Text = t.Value
-			lit.Value, _ = strconv.ParseInt(onOff[strings.ToLower(t.Value)], 10, 64)
+			lit.Value, _ = onOffValue(t.Value)
 			return lit, nil
 		}
 		v, err := strconv.ParseInt(t.Value, 10, 64)

@@ -26,7 +26,7 @@ package parser
 //     line start can follow a body line, and a valid BODY line holds only
 //     blanks, properties and comments, so END is not otherwise seen there.
 //   - Whether a word is a keyword (Root) or an on/off integer (Props) is
-//     decided by a table (keywordTypes), as flex does with its keyword rules,
+//     decided by a table (keywordType), as flex does with its keyword rules,
 //     because the identifier rule (dotted names are one token) is longer.
 //   - Code blocks are one rule each: `%` followed by anything but `}` is
 //     consumed as a pair, so `%%}` does not close a block (§1.4).
@@ -174,14 +174,47 @@ var tokenTypes = map[string]lexer.TokenType{
 	"Option": tOption, "Arrow": tArrow, "Punct": tPunct, "Comment": tComment,
 }
 
-// keywordTypes classifies the words of Root; everything else is an Ident.
-var keywordTypes = map[string]lexer.TokenType{
-	"CTL": tAccess, "READ": tAccess, "RO": tAccess, "WRITE": tAccess, "WO": tAccess, "RW": tAccess,
-	"NEW": tKeyword, "NULL": tKeyword, "SIMCOST": tKeyword,
+// keywordType classifies the words of Root: Access, Keyword, or 0 for an
+// Ident.
+func keywordType(word string) lexer.TokenType {
+	switch word {
+	case "CTL", "READ", "RO", "WRITE", "WO", "RW":
+		return tAccess
+	case "NEW", "NULL", "SIMCOST":
+		return tKeyword
+	}
+	return 0
 }
 
-// onOff holds the words that properties mode turns into integers.
-var onOff = map[string]string{"on": "1", "yes": "1", "true": "1", "off": "0", "no": "0", "false": "0"}
+// onOffValue returns the integer that properties mode turns an on/off
+// word (any case) into.
+func onOffValue(word string) (v int64, ok bool) {
+	switch len(word) {
+	case 2:
+		if strings.EqualFold(word, "on") {
+			return 1, true
+		}
+		if strings.EqualFold(word, "no") {
+			return 0, true
+		}
+	case 3:
+		if strings.EqualFold(word, "yes") {
+			return 1, true
+		}
+		if strings.EqualFold(word, "off") {
+			return 0, true
+		}
+	case 4:
+		if strings.EqualFold(word, "true") {
+			return 1, true
+		}
+	case 5:
+		if strings.EqualFold(word, "false") {
+			return 0, true
+		}
+	}
+	return 0, false
+}
 
 // Comment is a comment kept for `jdf2go fmt`; Text includes the delimiters.
 type Comment struct {
@@ -248,7 +281,7 @@ type scanner struct {
 	// Position of offset off: its line, and the offset where that line starts.
 	off, line, lineStart int
 
-	peeked    lexer.Token // a raw token read ahead, if hasPeeked
+	peeked    rawToken // a raw token read ahead, if hasPeeked
 	hasPeeked bool
 
 	keepComments bool // emit Comment tokens too (the Lexer definition)
@@ -294,22 +327,23 @@ func (s *scanner) Next() (lexer.Token, error) {
 	return t, nil
 }
 
-// next returns the next raw token as an offset range of the original
-// source (the newlines added in front and at the end clipped), or ok=false
-// at the end.
+// rawToken is a raw token as an offset range of the original source (the
+// newlines added in front and at the end clipped); at the end, typ is
+// lexer.EOF and the range empty.
+type rawToken struct {
+	typ        lexer.TokenType
+	start, end int
+}
+
+// next returns the next raw token, or ok=false at the end.
 func (s *scanner) next() (typ lexer.TokenType, start, end int, ok bool) {
-	var t lexer.Token
+	var t rawToken
 	if s.hasPeeked {
 		t, s.hasPeeked = s.peeked, false
 	} else {
 		t = s.rawNext()
 	}
-	if t.EOF() {
-		return lexer.EOF, len(s.src), len(s.src), false
-	}
-	start = max(t.Pos.Offset-1, 0)
-	end = min(t.Pos.Offset-1+len(t.Value), len(s.src))
-	return t.Type, start, end, true
+	return t.typ, t.start, t.end, t.typ != lexer.EOF
 }
 
 // peek returns the type of the next raw token, lexer.EOF at the end.
@@ -317,17 +351,21 @@ func (s *scanner) peek() lexer.TokenType {
 	if !s.hasPeeked {
 		s.peeked, s.hasPeeked = s.rawNext(), true
 	}
-	return s.peeked.Type // lexer.EOF at the end
+	return s.peeked.typ
 }
 
-func (s *scanner) rawNext() lexer.Token {
+func (s *scanner) rawNext() rawToken {
 	t, err := s.raw.Next()
 	if err != nil {
 		// Stray matches any character in every state that can be left
 		// without a match, so no input is rejected.
 		panic(fmt.Sprintf("jdf lexer: %v", err))
 	}
-	return t
+	if t.Type == lexer.EOF {
+		return rawToken{lexer.EOF, len(s.src), len(s.src)}
+	}
+	start := t.Pos.Offset - 1
+	return rawToken{t.Type, max(start, 0), min(start+len(t.Value), len(s.src))}
 }
 
 // pos returns the position of offset off, which must not be before the
@@ -393,7 +431,7 @@ func (s *scanner) step() {
 		}
 	case rWord:
 		t := tIdent
-		if k, ok := keywordTypes[s.src[start:end]]; ok {
+		if k := keywordType(s.src[start:end]); k != 0 {
 			t = k
 		}
 		s.emit(t, start, end)
@@ -436,7 +474,7 @@ func (s *scanner) one(typ lexer.TokenType, start, end int) {
 		s.emit(tIdent, start, end)
 	case rPropWord:
 		t := tIdent
-		if _, ok := onOff[strings.ToLower(s.src[start:end])]; ok {
+		if _, ok := onOffValue(s.src[start:end]); ok {
 			t = tOnOff
 		}
 		s.emit(t, start, end)

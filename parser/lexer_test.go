@@ -1,6 +1,7 @@
 package parser
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -18,7 +19,8 @@ func lexString(src string) (string, ErrorList) {
 		case tInt:
 			parts = append(parts, "INT("+t.Value+")")
 		case tOnOff:
-			parts = append(parts, "INT("+onOff[strings.ToLower(t.Value)]+")")
+			v, _ := onOffValue(t.Value)
+			parts = append(parts, "INT("+strconv.FormatInt(v, 10)+")")
 		case tString:
 			v, _ := unquote(t.Value)
 			parts = append(parts, "STR("+v+")")
