@@ -77,14 +77,21 @@ func convertProps(ps *props, end lexer.Position) *Props {
 
 func (c *converter) class(g *taskClass) *TaskClass {
 	tc := &TaskClass{Span: Span{Pos: g.Name.Pos}, Name: g.Name.Value, Props: c.props(g.Props)}
+	// The nodes of a kind are allocated together: they live as long as
+	// the class.
+	params := make([]Param, 0, (len(g.Params)+1)/2) // the commas are tokens too
+	tc.Params = make([]*Param, 0, cap(params))
 	for i := range g.Params {
 		if t := &g.Params[i]; t.Type == tIdent {
-			tc.Params = append(tc.Params, &Param{Span: Span{Pos: t.Pos, EndPos: tokenEnd(t)}, Name: t.Value})
+			params = append(params, Param{Span: Span{Pos: t.Pos, EndPos: tokenEnd(t)}, Name: t.Value})
+			tc.Params = append(tc.Params, &params[len(params)-1])
 		}
 	}
+	defs := make([]Definition, len(g.Defs))
 	tc.Defs = make([]*Definition, len(g.Defs))
 	for i, d := range g.Defs {
-		def := &Definition{Span: Span{Pos: d.Name.Pos, EndPos: d.Value.X.End()}, Name: d.Name.Value, Value: d.Value.X, Props: c.props(d.Props)}
+		def := &defs[i]
+		*def = Definition{Span: Span{Pos: d.Name.Pos, EndPos: d.Value.X.End()}, Name: d.Name.Value, Value: d.Value.X, Props: c.props(d.Props)}
 		if def.Props != nil {
 			def.Span.EndPos = def.Props.End()
 		}
@@ -107,9 +114,11 @@ func (c *converter) class(g *taskClass) *TaskClass {
 	if g.Priority != nil {
 		tc.Priority = g.Priority.X
 	}
+	bodies := make([]Body, len(g.Bodies))
 	tc.Bodies = make([]*Body, len(g.Bodies))
 	for i, b := range g.Bodies {
-		tc.Bodies[i] = &Body{
+		tc.Bodies[i] = &bodies[i]
+		bodies[i] = Body{
 			Span:    Span{Pos: b.Pos, EndPos: tokenEnd(&b.End)},
 			Props:   c.props(b.Props),
 			Text:    b.Text.Value,

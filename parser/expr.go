@@ -315,11 +315,12 @@ func dotted(t *lexer.Token) Expr {
 
 // args parses `(arg (',' arg)*)? ')'` after the '('.
 func (p *exprParser) args() ([]Expr, error) {
-	var args []Expr
 	if p.is(")") {
 		p.next()
-		return args, nil
+		return nil, nil
 	}
+	var buf [4]Expr // most calls have few arguments: one allocation, of the right size
+	args := buf[:0]
 	for {
 		a, err := p.rangeExpr()
 		if err != nil {
@@ -331,7 +332,10 @@ func (p *exprParser) args() ([]Expr, error) {
 		}
 		p.next()
 	}
-	return args, p.expect(")", "',' or ')'")
+	if err := p.expect(")", "',' or ')'"); err != nil {
+		return nil, err
+	}
+	return append([]Expr(nil), args...), nil
 }
 
 // rangeExpr = expr '..' expr ('..' expr)? | named expr | expr
@@ -373,7 +377,8 @@ func (p *exprParser) rangeExpr() (Expr, error) {
 func (p *exprParser) named() ([]*NamedRange, error) {
 	before := p.lastRaw()
 	p.next()
-	var list []*NamedRange
+	var buf [2]*NamedRange
+	list := buf[:0]
 	for {
 		name := p.lex.Peek()
 		if name.Type != tIdent {
@@ -408,7 +413,7 @@ func (p *exprParser) named() ([]*NamedRange, error) {
 		return nil, unexpected(p.lex.Peek(), expected)
 	}
 	p.next()
-	return list, nil
+	return append([]*NamedRange(nil), list...), nil
 }
 
 // lastRaw returns the token before the lexer's cursor, or nil at the start:

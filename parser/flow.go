@@ -53,13 +53,18 @@ func (fl *flow) Parse(lex *lexer.PeekingLexer) error {
 		}
 		f.Props, f.Span.EndPos = ps, ps.End()
 	}
+	var buf [4]*Dep
+	deps := buf[:0]
 	for p.lex.Peek().Type == tArrow {
 		d, err := p.dep()
 		if err != nil {
 			return err
 		}
-		f.Deps = append(f.Deps, d)
+		deps = append(deps, d)
 		f.Span.EndPos = d.End()
+	}
+	if len(deps) > 0 {
+		f.Deps = append([]*Dep(nil), deps...)
 	}
 	return nil
 }
