@@ -87,15 +87,9 @@ func (c *converter) class(g *taskClass) *TaskClass {
 			tc.Params = append(tc.Params, &params[len(params)-1])
 		}
 	}
-	defs := make([]Definition, len(g.Defs))
 	tc.Defs = make([]*Definition, len(g.Defs))
 	for i, d := range g.Defs {
-		def := &defs[i]
-		*def = Definition{Span: Span{Pos: d.Name.Pos, EndPos: d.Value.X.End()}, Name: d.Name.Value, Value: d.Value.X, Props: c.props(d.Props)}
-		if def.Props != nil {
-			def.Span.EndPos = def.Props.End()
-		}
-		tc.Defs[i] = def
+		tc.Defs[i] = d.X
 	}
 	if g.SimCost != nil {
 		tc.SimCost = g.SimCost.X

@@ -114,10 +114,12 @@
 // ten operator levels of §4.1 is one function where a struct per level
 // would be ten productions deep for every operand, and so are flows with
 // their dependencies, guards, targets and argument lists (flow.go), the
-// most frequent structural production, and properties (property.go),
-// which are little more than an expression. The grammar is
-// LL(1) (participle.UseLookahead(0)), with two lookahead groups where a
-// name starts both alternatives, so a syntax error is reported at the token
+// most frequent structural production, and properties and definitions
+// (property.go, definition.go), which are little more than an expression.
+// participle still parses the structure: the file, its items, task
+// classes, affinities, bodies, globals, options and property lists. The
+// grammar is LL(1) (participle.UseLookahead(0)), with lookahead where a
+// name starts two alternatives, so a syntax error is reported at the token
 // where the input goes wrong; convert.go turns the grammar tree into the
 // AST. Choices the grammar makes deliberately:
 //

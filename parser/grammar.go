@@ -14,8 +14,9 @@ package parser
 // dependencies (ACCESS? IDENT props? dep*) is a custom production too (flow
 // in flow.go): flows are most of a task class, and as structs their
 // optional parts and the union of target forms cost more than the rest of
-// the class; their property lists are the production props here. So is a
-// property (property in property.go), little more than an expression.
+// the class; their property lists are the production props here. So are a
+// property (property in property.go) and a definition (definition in
+// definition.go), which are little more than an expression.
 //
 // The grammar tree is converted into the AST of ast.go by convert.go.
 // participle fills Pos, and EndPos (the position of the next token), where
@@ -73,13 +74,6 @@ type taskClass struct {
 	Bodies   []*body       `parser:"@@+"`
 }
 
-// definition is `definition = IDENT '=' rangeexpr props?`.
-type definition struct {
-	Name  lexer.Token `parser:"(?= Ident '=') @Ident '='"`
-	Value *rangeExpr  `parser:"@@"`
-	Props *props      `parser:"@@?"`
-}
-
 // affinity is `affinity = ':' IDENT '(' expr (',' expr)* ')'`.
 type affinity struct {
 	Pos    lexer.Position
@@ -102,10 +96,10 @@ func (*taskClass) item() {}
 
 // grammar is the JDF parser, built once. It is LL(1): a production that
 // has read a token and then fails is an error at that point, with no
-// backtracking, so errors point where the input goes wrong. The two places
-// where one token is not enough use lookahead groups: a task class and a
-// global both start with a name, and the definitions end before a name
-// not followed by '='.
+// backtracking, so errors point where the input goes wrong. Where one
+// token is not enough, a lookahead group decides: a task class and a
+// global both start with a name. (The definitions end before a name not
+// followed by '=': the custom production definition looks ahead itself.)
 var grammar = participle.MustBuild[file](
 	participle.Lexer(Lexer),
 	participle.Union[item](&taskClass{}, &global{}, &option{}),

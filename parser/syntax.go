@@ -29,7 +29,7 @@ const (
 // place only.
 var expectations = []struct{ prefix, say string }{
 	{`(<ident> ("," <ident>)*) ")"`, "parameter name"},
-	{`")" Props? Definition+`, "',' or ')' in the parameter list"},
+	{`")" Props? definition+`, "',' or ')' in the parameter list"},
 	{`Affinity`, "another definition, SIMCOST or ':' (affinity)"},
 	{`<ident> "(" expr`, "the data collection of the affinity"},
 	{`"(" expr`, "'(' after the affinity collection"},
@@ -94,7 +94,7 @@ func (c *converter) explain(tok *lexer.Token, at int, expected string, f *file) 
 			return &syntaxError{pos: tok.Pos, msg: "syntax error: empty property list"}
 		}
 		return unexpected(tok, "property name or ]")
-	case strings.HasPrefix(expected, "Definition+"):
+	case strings.HasPrefix(expected, "definition+"):
 		return unexpected(tok, "a definition (NAME = range) for each parameter of "+c.className(at))
 	case strings.HasPrefix(expected, "Body+"):
 		if c.afterPriority(at) {
