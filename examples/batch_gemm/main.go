@@ -26,6 +26,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -57,6 +58,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	gpus := fs.String("gpus", "", "devices: none, sim:N, cuda or auto (default: $"+gpu.EnvDevices+", else auto)")
 	check := fs.Bool("check", true, "check every product against the CPU")
 	resident := fs.Bool("resident", true, "stage the blocks on their devices before the timed run")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -117,11 +119,18 @@ func run(args []string, stdout io.Writer) (err error) {
 		}
 	}
 	before := counts(devs)
+	stop, err := startProfile(*cpuprofile)
+	if err != nil {
+		return errors.Join(err, ctx.Close())
+	}
 	start := time.Now()
 	if err = ctx.Add(tp.Taskpool); err == nil {
 		err = tp.Wait(context.Background())
 	}
 	elapsed := time.Since(start)
+	if perr := stop(); err == nil {
+		err = perr
+	}
 	if cerr := ctx.Close(); err == nil {
 		err = cerr
 	}
@@ -148,6 +157,25 @@ func run(args []string, stdout io.Writer) (err error) {
 		}
 	}
 	return nil
+}
+
+// startProfile starts a CPU profile written to path (none when path is empty) and returns
+// the function that stops it and closes the file.
+func startProfile(path string) (func() error, error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // problem holds the operands, the results and the initial results.

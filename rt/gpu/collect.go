@@ -44,8 +44,10 @@ func (s *Stream) CollectBatch(head *Task, match Match, data any) (int, error) {
 	}
 	q.mu.Lock()
 	q.collecting = true
+	head.collected = 1 // the ring's length while the scan runs (head is a singleton)
 	defer func() {
 		q.collecting = false
+		head.collected = 0
 		q.mu.Unlock()
 	}()
 	n := 0
@@ -60,6 +62,7 @@ func (s *Stream) CollectBatch(head *Task, match Match, data any) (int, error) {
 			q.unlink(c)
 			c.state = StateExFollower
 			head.appendRing(c)
+			head.collected++
 			n++
 		case Reject:
 		case Stop:
@@ -104,7 +107,7 @@ func (p BatchPolicy) Match(cand, head *Task, _ any) Action {
 	if cand.inc != head.inc || cand.dev != head.dev {
 		return Reject
 	}
-	if p.Max > 0 && head.RingLen() >= p.Max {
+	if p.Max > 0 && head.ringLen() >= p.Max {
 		return Stop
 	}
 	if p.User != nil {

@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"container/list"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -104,6 +103,7 @@ func (f *Flow) size() int64 {
 
 // flowState is the per-submission state of one flow.
 type flowState struct {
+	hint     *devCopy // the submitter's lookup of the copy (hintCopies)
 	copy     *devCopy
 	pinned   bool    // counted in copy.readers
 	writer   bool    // counted in copy.writers
@@ -130,7 +130,11 @@ type devCopy struct {
 	readers  int  // wrappers in flight that use the copy; pinned while > 0
 	writers  int  // wrappers in flight that write it (not readable by peers meanwhile)
 	transfer int8
-	lru      *list.Element // in mem.clean or mem.owned when unpinned
+	gone     bool // dropped from the directory (freed); the manager's hint check
+	// The LRU holding the copy while nobody uses it (mem.clean or
+	// mem.owned; nil when pinned) and its links there.
+	lruList          *copyList
+	lruPrev, lruNext *devCopy
 
 	// Linked devices read the copy (peer.go): pub is the version they may read (0: none),
 	// peers how many peer copies read it; peerWait (manager-owned) says the manager
@@ -145,7 +149,7 @@ type devCopy struct {
 // (written back first). Only the manager touches it.
 type memory struct {
 	copies       map[Data]*devCopy
-	clean, owned list.List
+	clean, owned copyList
 	used, limit  int64
 	pinned       int64 // bytes of copies in use by wrappers
 }
@@ -162,7 +166,7 @@ func (d *Device) reserve(t *Task) (Result, error) {
 		if f.Data == nil {
 			continue
 		}
-		c := m.copies[f.Data]
+		c := d.copyFor(t, i)
 		if c == nil {
 			missing += f.size()
 			continue
@@ -189,7 +193,7 @@ func (d *Device) reserve(t *Task) (Result, error) {
 		switch {
 		case d.hasIdleDirty():
 			return Next, nil
-		case m.pinned == 0 && m.owned.Len() == 0:
+		case m.pinned == 0 && m.owned.len() == 0:
 			// Nothing in use and nothing to write back: waiting cannot help.
 			return Error, fmt.Errorf("%w: %v needs %d more bytes, %d of %d are used by clean copies nobody can evict",
 				ErrOutOfMemory, t, missing, m.used, m.limit)
@@ -229,21 +233,20 @@ func (d *Device) reserve(t *Task) (Result, error) {
 // more bytes fit under the limit. Copies that linked devices are reading stay.
 func (d *Device) makeRoom(n int64) bool {
 	m := &d.mem
-	for e := m.clean.Front(); e != nil && m.used+n > m.limit; {
-		next := e.Next()
-		if c := e.Value.(*devCopy); d.retire(c) {
+	for c := m.clean.front(); c != nil && m.used+n > m.limit; {
+		next := c.lruNext
+		if d.retire(c) {
 			d.evict(c)
 		}
-		e = next
+		c = next
 	}
 	return m.used+n <= m.limit
 }
 
 func (d *Device) evict(c *devCopy) {
 	m := &d.mem
-	m.clean.Remove(c.lru)
-	c.lru = nil
-	d.dropCopy(c.data)
+	m.clean.remove(c)
+	d.dropCopy(c)
 	d.unmirror(c)
 	m.used -= c.size
 	d.stats.memUsed.Store(m.used)
@@ -254,8 +257,8 @@ func (d *Device) evict(c *devCopy) {
 }
 
 func (d *Device) hasIdleDirty() bool {
-	for e := d.mem.owned.Front(); e != nil; e = e.Next() {
-		if e.Value.(*devCopy).transfer == xferNone {
+	for c := d.mem.owned.front(); c != nil; c = c.lruNext {
+		if c.transfer == xferNone {
 			return true
 		}
 	}
@@ -263,13 +266,8 @@ func (d *Device) hasIdleDirty() bool {
 }
 
 func (d *Device) pin(t *Task, i int, c *devCopy) {
-	if c.readers == 0 && c.lru != nil {
-		if c.dirty {
-			d.mem.owned.Remove(c.lru)
-		} else {
-			d.mem.clean.Remove(c.lru)
-		}
-		c.lru = nil
+	if c.readers == 0 && c.lruList != nil {
+		c.lruList.remove(c)
 	}
 	if c.readers == 0 {
 		d.mem.pinned += c.size
@@ -309,9 +307,9 @@ func (d *Device) unpin(t *Task, i int) {
 // park puts an unpinned copy at the back of the LRU it belongs to.
 func (d *Device) park(c *devCopy) {
 	if c.dirty {
-		c.lru = d.mem.owned.PushBack(c)
+		d.mem.owned.pushBack(c)
 	} else {
-		c.lru = d.mem.clean.PushBack(c)
+		d.mem.clean.pushBack(c)
 	}
 }
 
@@ -505,9 +503,9 @@ func (d *Device) cleanout(t *Task) {
 			wasDirty := c.dirty
 			c.valid, c.dirty, c.transfer = false, false, xferNone
 			d.mirror(c)
-			if c.lru != nil && wasDirty {
+			if c.lruList != nil && wasDirty {
 				// Unpinned and listed as dirty: it is now clean garbage.
-				d.mem.owned.Remove(c.lru)
+				d.mem.owned.remove(c)
 				d.park(c)
 			}
 		}
@@ -525,9 +523,9 @@ func (d *Device) cleanout(t *Task) {
 // unpinned dirty copies, oldest first, or returns nil when there are none.
 func (d *Device) newWriteBack() *Task {
 	var t *Task
-	for e := d.mem.owned.Front(); e != nil; {
-		c := e.Value.(*devCopy)
-		e = e.Next()
+	for next := d.mem.owned.front(); next != nil; {
+		c := next
+		next = c.lruNext
 		if c.transfer != xferNone {
 			continue
 		}
@@ -536,7 +534,7 @@ func (d *Device) newWriteBack() *Task {
 			// datum, a newer version written back from elsewhere): this
 			// value is obsolete, and writing it back would overwrite the
 			// newer one.
-			d.mem.owned.Remove(c.lru)
+			d.mem.owned.remove(c)
 			c.valid, c.dirty = false, false
 			d.mirror(c)
 			d.park(c)
@@ -581,8 +579,8 @@ func (d *Device) writeBackDone(t *Task, ok bool) {
 		c.dirty = false
 		c.data.SetHostVersion(c.version)
 		d.mirror(c)
-		if c.lru != nil {
-			d.mem.owned.Remove(c.lru)
+		if c.lruList != nil {
+			d.mem.owned.remove(c)
 			d.park(c)
 		}
 	}
@@ -592,16 +590,16 @@ func (d *Device) writeBackDone(t *Task, ok bool) {
 // releaseMemory frees every device copy; Close calls it once no manager runs.
 func (d *Device) releaseMemory() error {
 	var errs []error
-	for data, c := range d.mem.copies {
+	for _, c := range d.mem.copies {
 		d.unmirror(c)
 		c.pub.Store(0)
 		if err := d.be.Free(c.ptr); err != nil {
 			errs = append(errs, err)
 		}
-		d.dropCopy(data)
+		d.dropCopy(c)
 	}
-	d.mem.clean.Init()
-	d.mem.owned.Init()
+	d.mem.clean.reset()
+	d.mem.owned.reset()
 	d.mem.used = 0
 	d.stats.memUsed.Store(0)
 	return errors.Join(errs...)

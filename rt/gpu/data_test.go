@@ -141,6 +141,44 @@ func TestNextLeavesNoInputBehind(t *testing.T) {
 	}
 }
 
+// TestHintOfAnEvictedCopy: a submitter looks up the device copies of its
+// flows for the manager (hintCopies); when the copy is evicted before the
+// wrapper's reservation, by a better-priority task taken in the same
+// iteration, the reservation must not use the freed copy: it stages the
+// datum in again.
+func TestHintOfAnEvictedCopy(t *testing.T) {
+	const unit = 256
+	h := newHarness(t, harnessConfig{opts: []gpu.Option{gpu.WithMemoryLimit(3 * unit)}})
+	data := map[string]*hostData{}
+	for _, n := range []string{"X", "Y", "W", "Z"} {
+		data[n] = newHostData(make([]float64, unit/8)...)
+	}
+	read := func(task, n string, prio int32) *gpu.Task {
+		tk, _ := h.task(task, prio, plain(h.j), gpu.Flow{Data: data[n], Access: gpu.Read, Elem: gpu.Float64})
+		return tk
+	}
+	for _, n := range []string{"X", "Y", "W"} { // the device is full, X least recently used
+		h.submit(nil, read("read"+n, n, 0))
+		h.drain()
+	}
+	gate, _ := h.task("gate", 0, plain(h.j))
+	h.submit(nil, gate) // a manager waits for the gate's event
+	if h.mgr == nil {
+		t.Fatal("no idle manager")
+	}
+	h.submit(nil, read("B", "X", 0))  // its hint is X's copy
+	h.submit(nil, read("C", "Z", 10)) // reserved first: evicts X
+	h.stream("in").Drain()
+	h.advance()
+	if got := h.stream("in").Queued(); len(got) != 2 {
+		t.Fatalf("stage-in queued %v, want the copies of Z and of X again", got)
+	}
+	if ev := h.d.Stats().Evictions; ev != 2 {
+		t.Fatalf("%d evictions, want 2 (X for Z, then Y for X)", ev)
+	}
+	h.finish()
+}
+
 func TestEvictionLeastRecentlyUsed(t *testing.T) {
 	const unit = 256
 	h := newHarness(t, harnessConfig{opts: []gpu.Option{gpu.WithMemoryLimit(2 * unit)}})

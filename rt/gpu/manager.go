@@ -36,7 +36,7 @@ package gpu
 //   2. the compute pass on that stream;
 //   3. the stage-out pass;
 //   4. a non-blocking pop of device.pending for the next iteration: up to
-//      WithPendingDrain wrappers (64 by default) at once, not one. With one
+//      WithPendingDrain wrappers (DefaultPendingDrain) at once, not one. With one
 //      pop per iteration a submission reaches a compute FIFO only when the
 //      previous one was launched, so whenever a launch costs the host more
 //      than the device needs to run it (tiny kernels) the compute streams
@@ -88,6 +88,7 @@ func (d *Device) Submit(ctx context.Context, w Worker, t *Task) error {
 		return fmt.Errorf("%w: wrapper without a logical task or a submit hook", ErrMisuse)
 	}
 	t.resetFlowState()
+	d.hintCopies(t)
 	won, err := d.enter(ctx)
 	if err != nil {
 		return err
@@ -131,6 +132,12 @@ type episode struct {
 	rr   int  // compute-stream rotation, local to the episode (§1.2)
 	left bool // the counter reached 0: touch nothing more
 	err  error
+	// While deferring, releases add to owed instead of updating the counter;
+	// settle subtracts them in one step (§1.6: k wrappers released at once),
+	// so a stage-out pass that completes many tasks touches the counter,
+	// which every submitting worker also updates, once.
+	deferring bool
+	owed      int32
 }
 
 func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
@@ -153,8 +160,14 @@ func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
 		// wrapper; nothing is stranded.
 		ep.setErr(fmt.Errorf("%w: set current device %s: %w", ErrTaskFailed, d.name, err))
 	}
-	next := make([]*Task, 1, d.pendingDrain)
-	next[0] = first
+	// The buffer for what each iteration takes from device.pending comes
+	// from a pool: episodes can be short and many (the counter drains
+	// whenever submissions pause), and the pool is safe to use after the
+	// final decrement, when nothing of the device may be touched.
+	buf := d.takenPool.Get().(*[]*Task)
+	defer d.takenPool.Put(buf)
+	next := append((*buf)[:0], first)
+	defer func() { *buf = next[:0] }()
 	for idle := 0; ; {
 		progress := ep.iterate(next)
 		clear(next)
@@ -553,6 +566,8 @@ func (ep *episode) callComplete(fn CompleteFn, s *Stream, head *Task) (r Result)
 // ---------------------------------------------------------------- stage-out
 
 func (ep *episode) stageOutPass() bool {
+	ep.deferring = true
+	defer ep.settle()
 	d, s := ep.d, ep.d.out
 	progress := false
 	if w, err := s.poll(); w != nil {
@@ -770,9 +785,21 @@ func (t *Task) traceID() TraceID {
 func (ep *episode) release(w *Task, final State) {
 	counted := w.counted
 	ep.d.freeTask(w, final)
-	if counted {
+	switch {
+	case !counted:
+	case ep.deferring:
+		ep.owed++
+	default:
 		ep.decrement(1)
 	}
+}
+
+// settle subtracts the releases owed since deferring started, and stops
+// deferring; the episode may be over afterwards (ep.left).
+func (ep *episode) settle() {
+	n := ep.owed
+	ep.deferring, ep.owed = false, 0
+	ep.decrement(n)
 }
 
 // releaseRing gives every member of a ring back and subtracts their number

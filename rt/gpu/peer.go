@@ -136,10 +136,38 @@ func (d *Device) setCopy(data Data, c *devCopy) {
 	d.dir.mu.Unlock()
 }
 
-func (d *Device) dropCopy(data Data) {
+func (d *Device) dropCopy(c *devCopy) {
 	d.dir.mu.Lock()
-	delete(d.mem.copies, data)
+	delete(d.mem.copies, c.data)
 	d.dir.mu.Unlock()
+	c.gone = true
+}
+
+// hintCopies looks up the device copies of t's flows for the manager, on the
+// submitting worker (under the directory's read lock, as linked devices look
+// copies up), so that the reservation of a wrapper whose data are on the
+// device does not pay a map lookup per flow on the manager, which does the
+// work of every task of the device in turn. The manager checks each hint
+// before using it (copyFor).
+func (d *Device) hintCopies(t *Task) {
+	d.dir.mu.RLock()
+	for i := range t.flows {
+		if data := t.flows[i].Data; data != nil {
+			t.fs[i].hint = d.mem.copies[data]
+		}
+	}
+	d.dir.mu.RUnlock()
+}
+
+// copyFor returns the device copy of flow i of t, or nil: the submitter's
+// hint while that copy is still the datum's (a dropped copy is never
+// reused), otherwise what the directory holds now. Manager only.
+func (d *Device) copyFor(t *Task, i int) *devCopy {
+	data := t.flows[i].Data
+	if c := t.fs[i].hint; c != nil && !c.gone && c.data == data {
+		return c
+	}
+	return d.mem.copies[data]
 }
 
 // peerSource finds a linked device whose copy of data holds version want or newer, and

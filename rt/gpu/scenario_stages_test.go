@@ -130,7 +130,7 @@ func TestScenario10_ExecLifeOnOneStreamRoundRobin(t *testing.T) {
 	// One submission per iteration (the spec's loop, §2 transition 13): the
 	// round robin below is asserted per arrival, which holds only when each
 	// arrival is taken by its own iteration. The manager's default takes up
-	// to 64 waiting submissions at once (TestPendingDrainOneStream).
+	// to DefaultPendingDrain waiting submissions at once (TestPendingDrainOneStream).
 	h := newHarness(t, harnessConfig{opts: []gpu.Option{gpu.WithComputeStreams(3), gpu.WithPendingDrain(1)}})
 	type call struct {
 		task   string

@@ -85,6 +85,7 @@ type Task struct {
 	queue        *fifo
 
 	priority     int32
+	collected    int32 // ring length while CollectBatch scans for this head; 0 otherwise
 	lastStatus   Result
 	continuation bool
 	state        State
@@ -204,6 +205,15 @@ func (t *Task) RingLen() int {
 		n++
 	}
 	return n
+}
+
+// ringLen is RingLen in O(1) while a collection for t runs (a batch
+// callback asking at every candidate would make collection quadratic).
+func (t *Task) ringLen() int {
+	if t.collected > 0 {
+		return int(t.collected)
+	}
+	return t.RingLen()
 }
 
 // Followers returns the number of wrappers in t's ring besides t.

@@ -112,8 +112,12 @@ func (s *DeviceStream) Blas() (Blas, error) {
 
 // PrepareCompute implements gpu.ComputePreparer: it creates the stream's
 // cuBLAS and cuSOLVER handles and its pointer-array rings now, when the
-// device opens, instead of in the first bodies (the first handles of a
-// process load the libraries).
+// device opens, instead of in the first bodies, and calls each operation of
+// the BLAS subset once on scratch memory. On an H200 the first call of each
+// in a process took 9 to 77 ms (dgemm 77, dpotrf 53, dsyrk 19, dtrsm 9 at
+// nb=1024: the libraries initialize, and lazy module loading loads the
+// kernels), which a tiled Cholesky of 120 tasks otherwise pays inside its
+// first tasks.
 func (s *DeviceStream) PrepareCompute() error {
 	if err := s.b.bind(); err != nil {
 		return err
@@ -128,7 +132,85 @@ func (s *DeviceStream) PrepareCompute() error {
 	if err := s.hostRing(&s.meta, &s.metaMem, metaBytes); err != nil {
 		return err
 	}
-	return s.deviceRing()
+	if err := s.deviceRing(); err != nil {
+		return err
+	}
+	return s.warmUp()
+}
+
+// Sizes of the warm-up calls: square operands of warmN (the kernels of the
+// larger tiles belong to the same families), a factorization of warmPotrfN
+// (its identity matrix goes through the pinned meta ring) and batches of
+// warmBatchN products.
+const (
+	warmN      = 512
+	warmPotrfN = 320
+	warmBatchN = 32
+)
+
+// warmUp calls every operation of the BLAS subset once on scratch memory and
+// waits for them. The GEMM, SYRK and TRSM operands are whatever the memory
+// holds: the results are not used.
+func (s *DeviceStream) warmUp() (err error) {
+	bytes := int64(warmN * warmN * 8)
+	var p [3]gpu.Ptr
+	defer func() {
+		for _, q := range p {
+			if q != 0 {
+				err = errors.Join(err, s.b.pool.Free(q))
+			}
+		}
+	}()
+	for i := range p {
+		if p[i], err = s.b.pool.Alloc(bytes); err != nil {
+			return err
+		}
+	}
+	const n = warmN
+	steps := []func() error{
+		func() error { return s.Dgemm(gpu.NoTrans, gpu.Trans, n, n, n, -1, p[0], n, p[1], n, 1, p[2], n) },
+		func() error { return s.Dsyrk(gpu.Lower, gpu.NoTrans, n, n, -1, p[0], n, 1, p[2], n) },
+		func() error {
+			return s.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
+		},
+		func() error {
+			const b, st = warmBatchN, warmBatchN * warmBatchN
+			return s.DgemmStridedBatched(gpu.NoTrans, gpu.NoTrans, b, b, b, 1, p[0], b, st, p[1], b, st, 1, p[2], b, st, 2)
+		},
+		func() error {
+			// Uneven distances: the pointer-array path.
+			const b = warmBatchN
+			at := func(q gpu.Ptr, i int64) gpu.Ptr { return q + gpu.Ptr(i*b*b*8) }
+			ps := func(q gpu.Ptr) []gpu.Ptr { return []gpu.Ptr{at(q, 0), at(q, 1), at(q, 3)} }
+			return s.DgemmBatched(gpu.NoTrans, gpu.NoTrans, b, b, b, 1, ps(p[0]), b, ps(p[1]), b, 1, ps(p[2]), b)
+		},
+		func() error {
+			const m = warmPotrfN
+			off, consumed, err := s.reserve(&s.meta, m*m*8, 64)
+			if err != nil {
+				return err
+			}
+			id := unsafe.Slice((*float64)(hostPiece(s.metaMem, off, m*m*8).p), m*m)
+			clear(id)
+			for i := range m {
+				id[i*m+i] = 1
+			}
+			err = s.b.ops.htod(DevicePtr(p[2]), hostPiece(s.metaMem, off, m*m*8), s.s)
+			s.q.push(deferred{epoch: s.recs, meta: consumed})
+			if err != nil {
+				return err
+			}
+			return s.Dpotrf(gpu.Lower, m, p[2], m)
+		},
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return errors.Join(err, s.syncAll())
+		}
+	}
+	err = s.syncAll()
+	s.fails = s.fails[:0]
+	return err
 }
 
 // solverHandle creates the stream's cuSOLVER handle on first use.

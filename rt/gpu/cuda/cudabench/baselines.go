@@ -221,3 +221,157 @@ func LaunchRoundTrip(ordinal, iters int) (per time.Duration, err error) {
 	})
 	return per, err
 }
+
+// LaunchCosts is the host time of the driver calls a singleton task makes,
+// each averaged over many calls on one locked thread with the context
+// current, and the floor of a pipelined loop that makes only those calls.
+type LaunchCosts struct {
+	Call        time.Duration // cuDriverGetVersion: a purego call that does nothing
+	SetCurrent  time.Duration // cuCtxSetCurrent of the current context
+	Launch      time.Duration // cuLaunchKernel of the empty kernel, nothing waited for
+	Record      time.Duration // cuEventRecord, nothing waited for
+	QueryDone   time.Duration // cuEventQuery of a completed event
+	QueryStream time.Duration // cuStreamQuery of an idle stream
+	// Pipelined is the time per task of launching the empty kernel and
+	// recording an event behind it on 4 streams in turn, querying each
+	// stream's oldest of 4 events before reusing it: what the manager's
+	// driver calls cost per singleton task when nothing else runs.
+	Pipelined time.Duration
+	// Serial is the same with one stream and each event waited for before the
+	// next launch (LaunchRoundTrip): the device's round trip.
+	Serial time.Duration
+}
+
+// MeasureLaunchCosts measures LaunchCosts on device ordinal with iters calls
+// of each kind (after a tenth as many as warm-up).
+func MeasureLaunchCosts(ordinal, iters int) (LaunchCosts, error) {
+	var lc LaunchCosts
+	err := withRawDevice(ordinal, func(r *rawDevice) (err error) {
+		per := func(op func() error) (time.Duration, error) {
+			for range iters / 10 {
+				if err := op(); err != nil {
+					return 0, err
+				}
+			}
+			start := time.Now()
+			for range iters {
+				if err := op(); err != nil {
+					return 0, err
+				}
+			}
+			el := time.Since(start)
+			return el / time.Duration(iters), r.s.Synchronize()
+		}
+		ctx, err := cuda.CurrentContext()
+		if err != nil {
+			return err
+		}
+		var args cuda.KernelArgs
+		launch := func() error {
+			return r.empty.Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, r.s, &args)
+		}
+		e, err := cuda.NewEvent()
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, e.Destroy()) }()
+		steps := []struct {
+			d  *time.Duration
+			op func() error
+		}{
+			{&lc.Call, func() error { _, err := cuda.DriverVersion(); return err }},
+			{&lc.SetCurrent, ctx.SetCurrent},
+			{&lc.Launch, launch},
+			{&lc.Record, func() error { return e.Record(r.s) }},
+			{&lc.QueryDone, func() error {
+				done, err := e.Query()
+				if err == nil && !done {
+					err = errors.New("cudabench: event of an idle stream not done")
+				}
+				return err
+			}},
+			{&lc.QueryStream, func() error { _, err := r.s.Query(); return err }},
+		}
+		for _, st := range steps {
+			if *st.d, err = per(st.op); err != nil {
+				return err
+			}
+		}
+		lc.Pipelined, err = pipelined(r, iters)
+		return err
+	})
+	if err != nil {
+		return lc, err
+	}
+	lc.Serial, err = LaunchRoundTrip(ordinal, iters)
+	return lc, err
+}
+
+// pipelined is the manager's driver calls alone: 4 streams with 4 event slots
+// each, one launch and one record per task, and the oldest slot of a stream
+// queried (until done) before the slot is reused.
+func pipelined(r *rawDevice, iters int) (time.Duration, error) {
+	const streams, slots = 4, 4
+	var ss [streams]cuda.Stream
+	var evs [streams][slots]cuda.Event
+	var used [streams]int
+	defer func() {
+		for i := range ss {
+			for _, e := range evs[i] {
+				if e != 0 {
+					_ = e.Destroy()
+				}
+			}
+			if ss[i] != 0 {
+				_ = ss[i].Destroy()
+			}
+		}
+	}()
+	for i := range ss {
+		var err error
+		if ss[i], err = cuda.NewStream(); err != nil {
+			return 0, err
+		}
+		for k := range evs[i] {
+			if evs[i][k], err = cuda.NewEvent(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	var args cuda.KernelArgs
+	run := func(n int) (time.Duration, error) {
+		start := time.Now()
+		for t := range n {
+			s := t % streams
+			k := (t / streams) % slots
+			if used[s] >= slots {
+				for {
+					done, err := evs[s][k].Query()
+					if err != nil {
+						return 0, err
+					}
+					if done {
+						break
+					}
+				}
+			}
+			if err := r.empty.Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, ss[s], &args); err != nil {
+				return 0, err
+			}
+			if err := evs[s][k].Record(ss[s]); err != nil {
+				return 0, err
+			}
+			used[s]++
+		}
+		for i := range ss {
+			if err := ss[i].Synchronize(); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start) / time.Duration(n), nil
+	}
+	if _, err := run(iters / 10); err != nil {
+		return 0, err
+	}
+	return run(iters)
+}

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
+	"slices"
 	"time"
 
+	"github.com/jdf2go/jdf2go/examples/potrf/cholesky"
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
@@ -34,9 +37,21 @@ type PotrfConfig struct {
 //     factor stays there (cuSOLVER's situation on resident data);
 //   - FromHost: the tiles start in pinned host memory and the factor ends
 //     there; transfers overlap the computation.
+//
+// JDFResident and JDFFromHost are the same two starts for the code that
+// jdf2go generates from examples/potrf.jdf (package cholesky), with rt's
+// default write-backs (the final value of each tile, which goes to the
+// collection, is copied back: in the resident variant too) and the CPU
+// workers not sharing the work.
 type TiledRuns struct {
-	NB, Tasks          int
-	Resident, FromHost []time.Duration
+	NB, Tasks                int
+	Resident, FromHost       []time.Duration
+	JDFResident, JDFFromHost []time.Duration
+	// JDFDiff is the largest difference between the generated code's factor
+	// and the hand-written graph's on the last tile row, relative to its
+	// largest entry; JDFStageOuts the write-backs of one generated run.
+	JDFDiff      float64
+	JDFStageOuts uint64
 	// MaxDiff is the largest difference between the tiled factor and
 	// cuSOLVER's, relative to the largest entry of the factor.
 	MaxDiff float64
@@ -102,7 +117,9 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 	if err != nil {
 		return nil, errors.Join(err, be.Close())
 	}
-	c, err := rt.New(rt.Workers(cfg.Workers), rt.WithDevices(dev))
+	// The hand-written graph pins tasks to the device (Select); the generated
+	// one leaves the choice to rt, told not to share with the CPU workers.
+	c, err := rt.New(rt.Workers(cfg.Workers), rt.WithDevices(dev), rt.ShareWork(false))
 	if err != nil {
 		return nil, errors.Join(err, dev.Close())
 	}
@@ -131,7 +148,41 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 		err := tp.Wait(ctx)
 		return time.Since(start), err
 	}
+	jdf := func(tp *cholesky.Potrf) *rt.Taskpool { return tp.Taskpool }
+	for r := range 2 * (cfg.Runs + 1) {
+		resident := r%2 == 0
+		fillLower(a, cfg.Seed)
+		bumpLower(a)
+		if resident {
+			if _, err := run(gputiles.NewTouch(a, true)); err != nil {
+				return nil, fmt.Errorf("staging the tiles: %w", err)
+			}
+		}
+		runtime.GC()
+		tp, err := cholesky.NewPotrf(a, blas.Gonum())
+		if err != nil {
+			return nil, err
+		}
+		before := dev.Device().Stats().StageOuts
+		d, err := run(jdf(tp))
+		if err != nil {
+			return nil, fmt.Errorf("generated potrf (resident %v): %w", resident, err)
+		}
+		res.JDFStageOuts = dev.Device().Stats().StageOuts - before
+		switch {
+		case r < 2:
+		case resident:
+			res.JDFResident = append(res.JDFResident, d)
+		default:
+			res.JDFFromHost = append(res.JDFFromHost, d)
+		}
+	}
+	lastRow := make([][]float64, a.NT)
+	for j := range lastRow {
+		lastRow[j] = slices.Clone(a.Tile(a.MT-1, j))
+	}
 	for r := range cfg.Runs + 1 {
+		fillLower(a, cfg.Seed)
 		bumpLower(a)
 		if _, err := run(gputiles.NewTouch(a, true)); err != nil {
 			return nil, fmt.Errorf("staging the tiles: %w", err)
@@ -158,6 +209,14 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 			res.FromHost = append(res.FromHost, d)
 		}
 	}
+	var diff, scale float64
+	for j, want := range lastRow {
+		for i, g := range a.Tile(a.MT-1, j) {
+			diff = math.Max(diff, math.Abs(g-want[i]))
+			scale = math.Max(scale, math.Abs(g))
+		}
+	}
+	res.JDFDiff = diff / math.Max(scale, math.SmallestNonzeroFloat64)
 	return a, nil
 }
 
