@@ -4,9 +4,20 @@ package parser
 // that no BODY follows). A chunk is where parsing resumes after a syntax
 // error, as the bodies of a task class end it. Chunks are independent, so
 // a large file is parsed on several cores while it is being scanned:
-// participle's reflective parser is much slower than the scanner, and it
-// copies the tokens it reads into one slice, which is cheap for a chunk and
-// not for a whole file.
+// participle's reflective parser is much slower than the scanner.
+//
+// participle parses from a lexer.PeekingLexer, which holds every token of
+// its input in one array. lexer.Upgrade, its only constructor, builds that
+// array by appending token after token, so each chunk parsed through it
+// allocated three to four times the size of its tokens, and the
+// allocation, the copying and the garbage collection it caused were a
+// quarter of the time of a parse. A tokenBuffer is a PeekingLexer made
+// once and reused from chunk to chunk instead: the scanner writes a
+// chunk's tokens into its array, which PeekingLexer.Range exposes, and the
+// parse starts again from the checkpoint of its first token. A chunk's
+// tokens end with EOF, and a PeekingLexer reads nothing past EOF, so what
+// the array holds after it is never seen. TestTokenBufferReuse checks that
+// participle reads the tokens written there.
 
 import (
 	"sync"
@@ -26,29 +37,31 @@ const parallelBytes = 64 << 10
 func parse(filename string, src []byte, workers int) (*Program, ErrorList) {
 	sc := newScanner(filename, string(src), false)
 	var chunks []*chunk
+	// free holds the token buffers not in use: one being filled by the
+	// scanner, the others parsed or waiting, two for each worker.
+	free := make(chan *tokenBuffer, 2*workers+1)
+	for range cap(free) {
+		free <- nil // made when first needed, at the size of a chunk
+	}
 	var work chan *chunk
 	var wg sync.WaitGroup
 	if workers > 1 {
-		work = make(chan *chunk, 64)
+		work = make(chan *chunk, cap(free))
 		for range workers {
 			wg.Go(func() {
 				for ch := range work {
-					ch.parse()
+					free <- ch.parse()
 				}
 			})
 		}
 	}
 	for ch := (&chunker{s: sc}); !ch.last; ch.index++ {
-		// participle's PeekingLexer keeps its own copy of the tokens:
-		// reading them into it here is their only copy.
-		peek, err := lexer.Upgrade(ch)
-		if err != nil {
-			panic(err) // the chunker does not fail
-		}
-		c := &chunk{peek: peek, toks: peek.Range(0, lexer.RawCursor(ch.size)), first: ch.index == 0, last: ch.last}
+		c := &chunk{first: ch.index == 0}
 		chunks = append(chunks, c)
+		c.buf = ch.fill(<-free)
+		c.last = ch.last
 		if work == nil {
-			c.parse()
+			free <- c.parse()
 			continue
 		}
 		work <- c
@@ -80,26 +93,28 @@ func parse(filename string, src []byte, workers int) (*Program, ErrorList) {
 // chunk is a part of the file that ends after a task class, and the
 // result of parsing it.
 type chunk struct {
-	peek        *lexer.PeekingLexer // the chunk's tokens, EOF last
-	toks        []lexer.Token       // the same tokens, as a slice
-	first, last bool                // the chunk at the start, at the end of the file
+	buf         *tokenBuffer // the chunk's tokens until it is parsed
+	first, last bool         // the chunk at the start, at the end of the file
 	c           *converter
 	f           *file
 	items       []Item
 }
 
 // parse parses the chunk's tokens and converts them, recording syntax
-// errors in c.errs.
-func (ch *chunk) parse() {
-	c := &converter{toks: ch.toks, first: ch.first}
+// errors in c.errs. It returns the token buffer, free again.
+func (ch *chunk) parse() *tokenBuffer {
+	b := ch.buf
+	ch.buf = nil
+	c := &converter{toks: b.toks[:b.n], first: ch.first}
 	ch.c = c
-	f, err := grammar.ParseFromLexer(ch.peek)
-	ch.peek = nil // the tokens stay reachable from toks only
+	defer func() { c.toks = nil }() // the buffer is reused
+	b.peek.LoadCheckpoint(b.start)
+	f, err := grammar.ParseFromLexer(b.peek)
 	ch.f = f
 	if f.Prologue != nil && !c.first && !c.toks[1].EOF() {
 		// The rest of the chunk is skipped, as after a syntax error.
 		c.errs.Add(f.Prologue.Pos, Error, codeBetween)
-		return
+		return b
 	}
 	ch.items = c.items(f)
 	switch {
@@ -108,6 +123,38 @@ func (ch *chunk) parse() {
 	case f.Epilogue != nil && !ch.last:
 		c.errs.Add(f.Epilogue.Pos, Error, codeBetween)
 	}
+	return b
+}
+
+// tokenBuffer is a PeekingLexer whose token array is reused for chunk
+// after chunk (see the top of the file).
+type tokenBuffer struct {
+	peek  *lexer.PeekingLexer
+	start lexer.Checkpoint // at the first token
+	toks  []lexer.Token    // peek's whole token array
+	n     int              // the tokens of the current chunk, EOF included
+}
+
+// newTokenBuffer returns a buffer for chunks of up to size tokens, EOF
+// included.
+func newTokenBuffer(size int) *tokenBuffer {
+	peek, err := lexer.Upgrade(&placeholders{n: size - 1})
+	if err != nil {
+		panic(err) // placeholders do not fail
+	}
+	return &tokenBuffer{peek: peek, start: peek.MakeCheckpoint(), toks: peek.Range(0, lexer.RawCursor(size))}
+}
+
+// placeholders is a lexer.Lexer that returns n tokens and EOF, to size a
+// tokenBuffer.
+type placeholders struct{ n int }
+
+func (p *placeholders) Next() (lexer.Token, error) {
+	if p.n == 0 {
+		return lexer.Token{Type: lexer.EOF}, nil
+	}
+	p.n--
+	return lexer.Token{Type: tPunct}, nil
 }
 
 // merge adds the chunk's code blocks and items to prog.
@@ -138,8 +185,7 @@ func (ch *chunk) merge(prog *Program) {
 
 // chunker reads the tokens of one chunk at a time from the scanner: up to
 // an END that no BODY follows, or the end of the file. A chunk ends with an
-// EOF token at the position of the token after it. As a lexer.Lexer, it
-// returns the tokens of the current chunk.
+// EOF token at the position of the token after it.
 type chunker struct {
 	s     *scanner
 	index int  // chunk number
@@ -150,6 +196,27 @@ type chunker struct {
 	hold  bool // held starts the next chunk
 	ended bool // the current chunk's EOF was returned
 	end   bool // the last token returned was END
+}
+
+// fill reads the next chunk into b, or into a larger buffer that it
+// returns when the chunk does not fit (or when b is nil).
+func (ch *chunker) fill(b *tokenBuffer) *tokenBuffer {
+	if b == nil {
+		b = newTokenBuffer(max(2*ch.size, 512))
+	}
+	for i := 0; ; i++ {
+		if i == len(b.toks) {
+			bigger := newTokenBuffer(2 * len(b.toks))
+			copy(bigger.toks, b.toks)
+			b = bigger
+		}
+		t, _ := ch.Next()
+		b.toks[i] = t
+		if t.EOF() {
+			b.n = i + 1
+			return b
+		}
+	}
 }
 
 func (ch *chunker) Next() (lexer.Token, error) {

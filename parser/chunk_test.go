@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/alecthomas/participle/v2/lexer"
 )
 
 // TestParallelParse: parsing the chunks of a large file on several
@@ -32,5 +34,46 @@ func TestParallelParse(t *testing.T) {
 				t.Fatalf("want the first %d syntax errors, one per task class, got %v", maxSyntaxErrors, d1)
 			}
 		})
+	}
+}
+
+// TestTokenBufferReuse: participle reads the tokens written into a
+// tokenBuffer's array, chunk after chunk (chunk.go relies on
+// PeekingLexer.Range exposing the array it reads).
+func TestTokenBufferReuse(t *testing.T) {
+	b := newTokenBuffer(8)
+	for i, word := range []string{"first", "second"} {
+		b.toks[0] = lexer.Token{Type: tIdent, Value: word}
+		b.toks[1] = lexer.EOFToken(lexer.Position{})
+		b.peek.LoadCheckpoint(b.start)
+		if got := b.peek.Next(); got.Value != word {
+			t.Fatalf("chunk %d: participle read %q, want %q: the PeekingLexer no longer reads the array Range returns", i, got.Value, word)
+		}
+		if !b.peek.Peek().EOF() {
+			t.Fatalf("chunk %d: no EOF after the token", i)
+		}
+	}
+	// Two different programs parsed through one buffer parse as they do
+	// through fresh ones.
+	srcs := []string{string(genJDF(60)), "N [type = \"int\"]\n"}
+	for _, src := range srcs {
+		want, wantDiags := Parse("a.jdf", []byte(src))
+		sc := newScanner("a.jdf", src, false)
+		ch := &chunker{s: sc}
+		c := &chunk{first: true}
+		c.buf = ch.fill(b)
+		c.last = ch.last
+		b = c.parse()
+		if len(wantDiags) != len(c.c.errs) {
+			t.Fatalf("diagnostics %v, want %v", c.c.errs, wantDiags)
+		}
+		got := &Program{}
+		c.merge(got)
+		if len(got.Items) == 0 || len(got.Items) > len(want.Items) {
+			t.Fatalf("%d items, want at most %d and at least one", len(got.Items), len(want.Items))
+		}
+		if d := equalAST(reflect.ValueOf(got.Items[0]), reflect.ValueOf(want.Items[0]), "Item"); d != "" {
+			t.Fatalf("first item differs at %s", d)
+		}
 	}
 }
