@@ -239,6 +239,16 @@ func (f *Flow) In() []*Dep { return f.deps(In) }
 // Out returns the output dependencies in source order.
 func (f *Flow) Out() []*Dep { return f.deps(Out) }
 
+// hasDeps reports whether f has a dependency in direction d.
+func (f *Flow) hasDeps(d Direction) bool {
+	for _, dep := range f.Deps {
+		if dep.Dir == d {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *Flow) deps(d Direction) []*Dep {
 	var out []*Dep
 	for _, dep := range f.Deps {

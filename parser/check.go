@@ -287,7 +287,7 @@ func (c *checker) checkClass(tc *TaskClass) {
 		if g, ok := c.globals[d.Name]; ok {
 			c.warnf(d.Pos(), "%q of %s masks the global declared at %s", d.Name, tc.Name, short(g.Pos()))
 		}
-		c.resolve(d.Value, &env{c: c, class: tc, ndefs: i, what: "definition " + d.Name})
+		c.resolve(d.Value, &env{c: c, class: tc, ndefs: i})
 	}
 	for _, p := range tc.Params {
 		if p.Def == nil {

@@ -140,7 +140,8 @@ func (c *checker) checkFlowConsistency(tc *TaskClass, f *Flow) {
 	if f.Access == AccessCTL {
 		return
 	}
-	var ins, outs []*Dep
+	var inBuf, outBuf [4]*Dep
+	ins, outs := inBuf[:0], outBuf[:0]
 	for _, d := range f.Deps {
 		if d.Dir == In {
 			ins = append(ins, d)
@@ -210,7 +211,7 @@ func (c *checker) checkMatching(tc *TaskClass, f *Flow) {
 			if d.Dir == Out {
 				other = In
 			}
-			if len(g.deps(other)) == 0 {
+			if !g.hasDeps(other) {
 				c.errorf(t.FlowPos, "flow %q of %s has no %s dependency, but %s %s %s here",
 					g.Name, g.Class.Name, dirWord(other), f.Name, d.Dir, t.Flow+" "+t.Name)
 				continue

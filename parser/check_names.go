@@ -28,7 +28,7 @@ type env struct {
 	// lenient: unknown names are left unresolved without a diagnostic, for
 	// the places jdf2c never checks (exported class properties, counts).
 	lenient bool
-	what    string
+	what    string // what is resolved, for the message about globalsOnly
 }
 
 func (e *env) withNamed(named []*NamedRange) *env {
