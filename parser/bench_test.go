@@ -6,14 +6,17 @@ import (
 	"testing"
 )
 
-// genJDF writes a valid program of about `lines` lines: a chain of task
-// classes, each with ranges, guards, a broadcast, a CTL gather, inline code,
-// properties, a priority and a multi-line body.
+// classLines is the number of lines genJDF writes per task class.
+const classLines = 29
+
+// genJDF writes a valid program of at least `lines` lines (and at least two
+// classes): a chain of task classes, each with ranges, guards, a broadcast,
+// a CTL gather, inline code, properties, a priority and a multi-line body.
 func genJDF(lines int) []byte {
 	var b strings.Builder
 	b.WriteString("extern \"Go\" %{\nimport \"fmt\"\n\nfunc f(k int) int { return k }\n%}\n\n")
 	b.WriteString("N [type = \"int\"]\nM [type = \"*rt.TiledMatrix\"]\nHALF [type = \"int\" hidden = on default = \"N / 2\"]\n\n")
-	n := max(lines/30, 2)
+	n := max((lines+classLines-1)/classLines, 2)
 	for i := 0; i < n; i++ {
 		next := (i + 1) % n
 		prev := (i + n - 1) % n
@@ -56,6 +59,9 @@ END
 func BenchmarkParseCheck(b *testing.B) {
 	src := genJDF(20000)
 	lines := strings.Count(string(src), "\n")
+	if lines < 20000 {
+		b.Fatalf("the generated program has %d lines, want at least 20,000", lines)
+	}
 	if _, diags := ParseAndCheck("gen.jdf", src); len(diags) > 0 {
 		b.Fatalf("generated program has diagnostics: %v", diags[:min(5, len(diags))])
 	}
