@@ -247,20 +247,33 @@ type LaunchCosts struct {
 func MeasureLaunchCosts(ordinal, iters int) (LaunchCosts, error) {
 	var lc LaunchCosts
 	err := withRawDevice(ordinal, func(r *rawDevice) (err error) {
+		// per times op alone: in rounds of 256 calls, each followed by an
+		// untimed synchronization, so that launches never wait for a full
+		// launch queue (that would time the device, not the call).
 		per := func(op func() error) (time.Duration, error) {
-			for range iters / 10 {
-				if err := op(); err != nil {
-					return 0, err
+			const round = 256
+			timed := func(rounds int) (time.Duration, error) {
+				var el time.Duration
+				for range rounds {
+					start := time.Now()
+					for range round {
+						if err := op(); err != nil {
+							return 0, err
+						}
+					}
+					el += time.Since(start)
+					if err := r.s.Synchronize(); err != nil {
+						return 0, err
+					}
 				}
+				return el, nil
 			}
-			start := time.Now()
-			for range iters {
-				if err := op(); err != nil {
-					return 0, err
-				}
+			if _, err := timed(1); err != nil { // warm-up
+				return 0, err
 			}
-			el := time.Since(start)
-			return el / time.Duration(iters), r.s.Synchronize()
+			rounds := max(iters/round, 1)
+			el, err := timed(rounds)
+			return el / time.Duration(rounds*round), err
 		}
 		ctx, err := cuda.CurrentContext()
 		if err != nil {
