@@ -36,7 +36,7 @@ func (d *definition) Parse(lex *lexer.PeekingLexer) error {
 		return participle.NextMatch
 	}
 	p.next()
-	if t := lex.Peek(); !startsExpr(t) && !(t.Type == tPunct && t.Value == "[") {
+	if t := lex.Peek(); !startsRange(t) {
 		return unexpected(t, "expression")
 	}
 	v, err := p.rangeExpr()

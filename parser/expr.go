@@ -5,6 +5,7 @@ package parser
 //
 //	expr      = binary ('?' expr ':' expr)?
 //	rangeExpr = expr '..' expr ('..' expr)? | named expr | expr
+//	named     = '[' IDENT '=' rangeExpr (',' IDENT '=' rangeExpr)* ']'
 //
 //	binary    = unary (BINOP unary)*                levels 3 (||) to 10 (* / %) of §4.1
 //	unary     = ('!' | '-') unary | primary         ('-' on any operand: Part A)
@@ -12,9 +13,8 @@ package parser
 //	name      = IDENT (ARROW IDENT)*                (IDENT may be dotted; calls: Part A)
 //	arg       = rangeExpr
 //
-// A named range inside an argument is parsed by the participle production
-// named (namedGrammar). The target of a dependency, whose guard and
-// arguments are parsed here too, is the custom production of target.go.
+// The named ranges of dependencies and targets are parsed here too, and so
+// are their guards and arguments (flow.go).
 
 import (
 	"fmt"
@@ -53,13 +53,19 @@ func collection(x Expr) *Target {
 }
 
 func (r *rangeExpr) Parse(lex *lexer.PeekingLexer) error {
-	if t := lex.Peek(); !startsExpr(t) && !(t.Type == tPunct && t.Value == "[") {
+	if t := lex.Peek(); !startsRange(t) {
 		return participle.NextMatch
 	}
 	p := exprParser{lex: lex}
 	x, err := p.rangeExpr()
 	r.X = x
 	return err
+}
+
+// startsRange reports whether t starts a rangeExpr: an expression or a
+// named range.
+func startsRange(t *lexer.Token) bool {
+	return startsExpr(t) || t.Type == tPunct && t.Value == "["
 }
 
 func startsExpr(t *lexer.Token) bool {
@@ -389,7 +395,7 @@ func (p *exprParser) named() ([]*NamedRange, error) {
 			return nil, unexpected(p.lex.Peek(), "'=' after "+strconv.Quote(name.Value))
 		}
 		p.next()
-		if t := p.lex.Peek(); !startsExpr(t) && !(t.Type == tPunct && t.Value == "[") {
+		if t := p.lex.Peek(); !startsRange(t) {
 			return nil, unexpected(t, "expression")
 		}
 		v, err := p.rangeExpr()
@@ -407,13 +413,32 @@ func (p *exprParser) named() ([]*NamedRange, error) {
 		// named range of the dependency ([i = ...] [j = ...] F T(i, j))
 		// reads as a property list there.
 		expected := "property name or ]"
-		if before != nil && (before.Type == tArrow || before.Type == tPunct && strings.Contains("?:(,=", before.Value)) {
+		if opensNamedRange(before) {
 			expected = "',' or ']' in a named range"
 		}
 		return nil, unexpected(p.lex.Peek(), expected)
 	}
 	p.next()
 	return append([]*NamedRange(nil), list...), nil
+}
+
+// opensNamedRange reports whether a '[' after token t (nil at the start)
+// opens what reads as a named range in a message: after an arrow, '?', ':'
+// or a place for a range expression.
+func opensNamedRange(t *lexer.Token) bool {
+	if t == nil {
+		return false
+	}
+	if t.Type == tArrow {
+		return true
+	}
+	if t.Type == tPunct {
+		switch t.Value {
+		case "?", ":", "(", ",", "=":
+			return true
+		}
+	}
+	return false
 }
 
 // lastRaw returns the token before the lexer's cursor, or nil at the start:

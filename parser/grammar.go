@@ -106,8 +106,8 @@ var grammar = participle.MustBuild[file](
 	participle.UseLookahead(0),
 )
 
-// propsGrammar parses the property list of a dependency, for the custom
-// production dep.
+// propsGrammar parses a property list for the custom productions (a flow,
+// a dependency, a definition), with the production props.
 var propsGrammar = func() *participle.Parser[props] {
 	p, err := participle.ParserForProduction[props](grammar)
 	if err != nil {

@@ -26,7 +26,7 @@ package parser
 //     line start can follow a body line, and a valid BODY line holds only
 //     blanks, properties and comments, so END is not otherwise seen there.
 //   - Whether a word is a keyword (Root) or an on/off integer (Props) is
-//     decided by a table (keywordType), as flex does with its keyword rules,
+//     decided by a switch (keywordType), as flex does with its keyword rules,
 //     because the identifier rule (dotted names are one token) is longer.
 //   - Code blocks are one rule each: `%` followed by anything but `}` is
 //     consumed as a pair, so `%%}` does not close a block (§1.4).
