@@ -61,40 +61,48 @@ const (
 	anyToEOF  = `[\x00-\x{10FFFF}]*` // an unterminated block runs to the end of the file
 	externTag = `extern` + blanks + `*"[^"\n]*"` + blanks + `*%\{`
 	inlineTag = `inline_c` + blanks + `*%\{`
+	trailing  = blanks + `*` // the blanks after a token, trimmed by the scanner
 )
 
 // lexRules is the stateful lexer definition. Rules are tried in order and
-// the first that matches wins.
+// the first that matches wins. Most rules also take the blanks that follow
+// their token (trailing, below), which the scanner trims: without them
+// every blank between two tokens was a token of its own, a third of all
+// the tokens. The rules that share no first character come in order of
+// frequency (words, then operators), as each rule tried costs a call.
 var lexRules = lexer.Rules{
 	"Root": {
-		{Name: "Blank", Pattern: blanks + `+`},
-		// "body" followed by more of a name is a name, not BODY.
-		{Name: "LineIdent", Pattern: nl + blanks + `*[Bb][Oo][Dd][Yy](?:[A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)*|(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`},
-		{Name: "Body", Pattern: nl + blanks + `*[Bb][Oo][Dd][Yy]`, Action: lexer.Push("BodyInit")},
-		{Name: "Option", Pattern: nl + `%[Oo][Pp][Tt][Ii][Oo][Nn]`},
-		{Name: "Newline", Pattern: nl + blanks + `*`},
-		{Name: "ExternCode", Pattern: externTag + codeBody},
+		{Name: "ExternCode", Pattern: externTag + codeBody + trailing},
 		{Name: "ExternOpen", Pattern: externTag + anyToEOF},
-		{Name: "InlineCode", Pattern: inlineTag + codeBody},
+		{Name: "InlineCode", Pattern: inlineTag + codeBody + trailing},
 		{Name: "InlineOpen", Pattern: inlineTag + anyToEOF},
-		{Name: "Word", Pattern: word},
-		{Name: "LBracket", Pattern: `\[`, Action: lexer.Push("Props")},
+		{Name: "Word", Pattern: word + trailing},
 		lexer.Include("Common"),
+		// "body" followed by more of a name is a name, not BODY.
+		{Name: "LineIdent", Pattern: nl + blanks + `*[Bb][Oo][Dd][Yy](?:[A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)*|(?:\.[A-Za-z_][A-Za-z0-9_]*)+)` + trailing},
+		{Name: "Body", Pattern: nl + blanks + `*[Bb][Oo][Dd][Yy]` + trailing, Action: lexer.Push("BodyInit")},
+		{Name: "Option", Pattern: nl + `%[Oo][Pp][Tt][Ii][Oo][Nn]` + trailing},
+		{Name: "Newline", Pattern: nl + blanks + `*`},
+		{Name: "LBracket", Pattern: `\[` + trailing, Action: lexer.Push("Props")},
+		{Name: "Blank", Pattern: blanks + `+`},
+		lexer.Include("Stray"),
 	},
 	"Props": {
-		{Name: "Blank", Pattern: blanks + `+`},
-		{Name: "RBracket", Pattern: `\]`, Action: lexer.Pop()},
-		{Name: "Newline", Pattern: nl + blanks + `*`},
-		{Name: "PropWord", Pattern: word},
+		{Name: "RBracket", Pattern: `\]` + trailing, Action: lexer.Pop()},
+		{Name: "PropWord", Pattern: word + trailing},
 		lexer.Include("Common"),
+		{Name: "Newline", Pattern: nl + blanks + `*`},
+		{Name: "Blank", Pattern: blanks + `+`},
+		lexer.Include("Stray"),
 	},
 	"BodyInit": {
 		{Name: "End", Pattern: blanks + `*[Ee][Nn][Dd]`, Action: lexer.Pop()},
-		{Name: "Blank", Pattern: blanks + `+`},
-		{Name: "LBracket", Pattern: `\[`, Action: lexer.Push("Props")},
-		{Name: "BodyNewline", Pattern: nl, Action: lexer.Push("Body")},
-		{Name: "Ident", Pattern: word},
+		{Name: "Ident", Pattern: word + trailing},
 		lexer.Include("Common"),
+		{Name: "LBracket", Pattern: `\[` + trailing, Action: lexer.Push("Props")},
+		{Name: "BodyNewline", Pattern: nl, Action: lexer.Push("Body")},
+		{Name: "Blank", Pattern: blanks + `+`},
+		lexer.Include("Stray"),
 	},
 	"Body": {
 		// Any line but blanks + END: after the blanks, a first character
@@ -119,16 +127,21 @@ var lexRules = lexer.Rules{
 		lexer.Return(), // a newline ends an unterminated string
 	},
 	// Common is never entered: it holds the rules Root, Props and BodyInit
-	// share. Each state lists Blank, its most frequent token, first.
+	// share, which start with no letter, newline or bracket. An operator
+	// comes after the rules that start with one of its characters.
 	"Common": {
+		{Name: "Arrow", Pattern: `(?:<-|->)` + trailing},
 		{Name: "LineComment", Pattern: `//[^\r\n]*`},
 		{Name: "CommentOpen", Pattern: `/\*`, Action: lexer.Push("Comment")},
-		{Name: "StringOpen", Pattern: `"`, Action: lexer.Push("String")},
-		{Name: "Code", Pattern: `%c?\{` + codeBody},
+		{Name: "Code", Pattern: `%c?\{` + codeBody + trailing},
 		{Name: "CodeOpen", Pattern: `%c?\{` + anyToEOF},
-		{Name: "Int", Pattern: `[0-9]+`},
-		{Name: "Arrow", Pattern: `<-|->`},
-		{Name: "Punct", Pattern: `\.\.|==|!=|&&|\|\||<=|>=|<<|>>|[()&|^<>!+\-*/%=?:;,]`},
+		{Name: "Punct", Pattern: `(?:\.\.|==|!=|&&|\|\||<=|>=|<<|>>|[()&|^<>!+\-*/%=?:;,])` + trailing},
+		{Name: "Int", Pattern: `[0-9]+` + trailing},
+		{Name: "StringOpen", Pattern: `"`, Action: lexer.Push("String")},
+	},
+	// Stray is never entered either: any character no other rule matches,
+	// last in the states that include it.
+	"Stray": {
 		{Name: "Stray", Pattern: `[\x00-\x{10FFFF}]`},
 	},
 }
@@ -264,6 +277,19 @@ var (
 	rStray        = rawSymbols["Stray"]
 )
 
+// trailingBlanks marks the raw token types whose rules take the blanks
+// after their token (trailing), indexed by -type.
+var trailingBlanks = func() (set [128]bool) {
+	for _, rules := range lexRules {
+		for _, r := range rules {
+			if r.Pattern != "" && strings.HasSuffix(r.Pattern, trailing) {
+				set[-rawSymbols[r.Name]] = true
+			}
+		}
+	}
+	return set
+}()
+
 // scanner turns the raw tokens of the stateful lexer into the tokens the
 // grammar reads. It is a lexer.Lexer: participle's PeekingLexer pulls the
 // tokens from it, so that they are stored only once.
@@ -364,8 +390,14 @@ func (s *scanner) rawNext() rawToken {
 	if t.Type == lexer.EOF {
 		return rawToken{lexer.EOF, len(s.src), len(s.src)}
 	}
-	start := t.Pos.Offset - 1
-	return rawToken{t.Type, max(start, 0), min(start+len(t.Value), len(s.src))}
+	start := max(t.Pos.Offset-1, 0)
+	end := min(t.Pos.Offset-1+len(t.Value), len(s.src))
+	if trailingBlanks[-t.Type] {
+		for end > start && isBlank(s.src[end-1]) {
+			end--
+		}
+	}
+	return rawToken{t.Type, start, end}
 }
 
 // pos returns the position of offset off, which must not be before the

@@ -25,40 +25,40 @@ type lexerjdfDefinitionImpl struct{}
 
 func (lexerjdfDefinitionImpl) Symbols() map[string]lexer.TokenType {
 	return map[string]lexer.TokenType{
-		"Arrow":          -62,
-		"Blank":          -45,
-		"Body":           -47,
+		"Arrow":          -49,
+		"Blank":          -62,
+		"Body":           -58,
 		"BodyLine":       -2,
-		"BodyNewline":    -7,
-		"Code":           -59,
-		"CodeOpen":       -60,
+		"BodyNewline":    -15,
+		"Code":           -52,
+		"CodeOpen":       -53,
 		"CommentClose":   -18,
 		"CommentNewline": -22,
-		"CommentOpen":    -57,
+		"CommentOpen":    -51,
 		"CommentStar":    -21,
 		"CommentText":    -20,
 		"EOF":            -1,
 		"End":            -4,
-		"ExternCode":     -50,
-		"ExternOpen":     -51,
-		"Ident":          -8,
-		"InlineCode":     -52,
-		"InlineOpen":     -53,
-		"Int":            -61,
-		"LBracket":       -55,
-		"LineComment":    -56,
-		"LineIdent":      -46,
-		"Newline":        -49,
-		"Option":         -48,
-		"PropWord":       -35,
-		"Punct":          -63,
-		"RBracket":       -33,
+		"ExternCode":     -44,
+		"ExternOpen":     -45,
+		"Ident":          -5,
+		"InlineCode":     -46,
+		"InlineOpen":     -47,
+		"Int":            -55,
+		"LBracket":       -61,
+		"LineComment":    -50,
+		"LineIdent":      -57,
+		"Newline":        -60,
+		"Option":         -59,
+		"PropWord":       -32,
+		"Punct":          -54,
+		"RBracket":       -31,
 		"Stray":          -64,
 		"StringClose":    -65,
 		"StringEscape":   -66,
-		"StringOpen":     -58,
+		"StringOpen":     -56,
 		"StringText":     -67,
-		"Word":           -54,
+		"Word":           -48,
 		"returnToParent": -68,
 	}
 }
@@ -123,45 +123,45 @@ func (l *lexerjdfImpl) Next() (lexer.Token, error) {
 			sym = -4
 			groups = match[:]
 			l.states = l.states[:len(l.states)-1]
-		} else if match := matchjdfBlank(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -45
+		} else if match := matchjdfIdent(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -5
 			groups = match[:]
-		} else if match := matchjdfLBracket(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		} else if match := matchjdfArrow(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -49
+			groups = match[:]
+		} else if match := matchjdfLineComment(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -50
+			groups = match[:]
+		} else if match := matchjdfCommentOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -51
+			groups = match[:]
+			l.states = append(l.states, lexerjdfState{name: "Comment"})
+		} else if match := matchjdfCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -52
+			groups = match[:]
+		} else if match := matchjdfCodeOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -53
+			groups = match[:]
+		} else if match := matchjdfPunct(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -54
+			groups = match[:]
+		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -55
+			groups = match[:]
+		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -56
+			groups = match[:]
+			l.states = append(l.states, lexerjdfState{name: "String"})
+		} else if match := matchjdfLBracket(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -61
 			groups = match[:]
 			l.states = append(l.states, lexerjdfState{name: "Props"})
 		} else if match := matchjdfBodyNewline(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -7
+			sym = -15
 			groups = match[:]
 			l.states = append(l.states, lexerjdfState{name: "Body"})
-		} else if match := matchjdfIdent(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -8
-			groups = match[:]
-		} else if match := matchjdfLineComment(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -56
-			groups = match[:]
-		} else if match := matchjdfCommentOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -57
-			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "Comment"})
-		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -58
-			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "String"})
-		} else if match := matchjdfCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -59
-			groups = match[:]
-		} else if match := matchjdfCodeOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -60
-			groups = match[:]
-		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -61
-			groups = match[:]
-		} else if match := matchjdfArrow(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		} else if match := matchjdfBlank(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -62
-			groups = match[:]
-		} else if match := matchjdfPunct(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -63
 			groups = match[:]
 		} else if match := matchjdfStray(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -64
@@ -173,7 +173,7 @@ func (l *lexerjdfImpl) Next() (lexer.Token, error) {
 			groups = match[:]
 			l.states = l.states[:len(l.states)-1]
 		} else if match := matchjdfCommentOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -57
+			sym = -51
 			groups = match[:]
 			l.states = append(l.states, lexerjdfState{name: "Comment"})
 		} else if match := matchjdfCommentText(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
@@ -187,143 +187,145 @@ func (l *lexerjdfImpl) Next() (lexer.Token, error) {
 			groups = match[:]
 		}
 	case "Common":
-		if match := matchjdfLineComment(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -56
-			groups = match[:]
-		} else if match := matchjdfCommentOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -57
-			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "Comment"})
-		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -58
-			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "String"})
-		} else if match := matchjdfCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -59
-			groups = match[:]
-		} else if match := matchjdfCodeOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -60
-			groups = match[:]
-		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -61
-			groups = match[:]
-		} else if match := matchjdfArrow(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -62
-			groups = match[:]
-		} else if match := matchjdfPunct(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -63
-			groups = match[:]
-		} else if match := matchjdfStray(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -64
-			groups = match[:]
-		}
-	case "Props":
-		if match := matchjdfBlank(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -45
-			groups = match[:]
-		} else if match := matchjdfRBracket(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -33
-			groups = match[:]
-			l.states = l.states[:len(l.states)-1]
-		} else if match := matchjdfNewline(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		if match := matchjdfArrow(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -49
 			groups = match[:]
-		} else if match := matchjdfPropWord(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -35
-			groups = match[:]
 		} else if match := matchjdfLineComment(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -56
+			sym = -50
 			groups = match[:]
 		} else if match := matchjdfCommentOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -57
+			sym = -51
 			groups = match[:]
 			l.states = append(l.states, lexerjdfState{name: "Comment"})
-		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -58
-			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "String"})
 		} else if match := matchjdfCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -59
+			sym = -52
 			groups = match[:]
 		} else if match := matchjdfCodeOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -60
-			groups = match[:]
-		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -61
-			groups = match[:]
-		} else if match := matchjdfArrow(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -62
+			sym = -53
 			groups = match[:]
 		} else if match := matchjdfPunct(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -63
+			sym = -54
+			groups = match[:]
+		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -55
+			groups = match[:]
+		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -56
+			groups = match[:]
+			l.states = append(l.states, lexerjdfState{name: "String"})
+		}
+	case "Props":
+		if match := matchjdfRBracket(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -31
+			groups = match[:]
+			l.states = l.states[:len(l.states)-1]
+		} else if match := matchjdfPropWord(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -32
+			groups = match[:]
+		} else if match := matchjdfArrow(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -49
+			groups = match[:]
+		} else if match := matchjdfLineComment(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -50
+			groups = match[:]
+		} else if match := matchjdfCommentOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -51
+			groups = match[:]
+			l.states = append(l.states, lexerjdfState{name: "Comment"})
+		} else if match := matchjdfCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -52
+			groups = match[:]
+		} else if match := matchjdfCodeOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -53
+			groups = match[:]
+		} else if match := matchjdfPunct(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -54
+			groups = match[:]
+		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -55
+			groups = match[:]
+		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -56
+			groups = match[:]
+			l.states = append(l.states, lexerjdfState{name: "String"})
+		} else if match := matchjdfNewline(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -60
+			groups = match[:]
+		} else if match := matchjdfBlank(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -62
 			groups = match[:]
 		} else if match := matchjdfStray(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -64
 			groups = match[:]
 		}
 	case "Root":
-		if match := matchjdfBlank(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		if match := matchjdfExternCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -44
+			groups = match[:]
+		} else if match := matchjdfExternOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -45
 			groups = match[:]
-		} else if match := matchjdfLineIdent(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		} else if match := matchjdfInlineCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -46
 			groups = match[:]
-		} else if match := matchjdfBody(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		} else if match := matchjdfInlineOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -47
+			groups = match[:]
+		} else if match := matchjdfWord(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -48
+			groups = match[:]
+		} else if match := matchjdfArrow(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -49
+			groups = match[:]
+		} else if match := matchjdfLineComment(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -50
+			groups = match[:]
+		} else if match := matchjdfCommentOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -51
+			groups = match[:]
+			l.states = append(l.states, lexerjdfState{name: "Comment"})
+		} else if match := matchjdfCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -52
+			groups = match[:]
+		} else if match := matchjdfCodeOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -53
+			groups = match[:]
+		} else if match := matchjdfPunct(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -54
+			groups = match[:]
+		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -55
+			groups = match[:]
+		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -56
+			groups = match[:]
+			l.states = append(l.states, lexerjdfState{name: "String"})
+		} else if match := matchjdfLineIdent(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -57
+			groups = match[:]
+		} else if match := matchjdfBody(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -58
 			groups = match[:]
 			l.states = append(l.states, lexerjdfState{name: "BodyInit"})
 		} else if match := matchjdfOption(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -48
-			groups = match[:]
-		} else if match := matchjdfNewline(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -49
-			groups = match[:]
-		} else if match := matchjdfExternCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -50
-			groups = match[:]
-		} else if match := matchjdfExternOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -51
-			groups = match[:]
-		} else if match := matchjdfInlineCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -52
-			groups = match[:]
-		} else if match := matchjdfInlineOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -53
-			groups = match[:]
-		} else if match := matchjdfWord(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -54
-			groups = match[:]
-		} else if match := matchjdfLBracket(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -55
-			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "Props"})
-		} else if match := matchjdfLineComment(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -56
-			groups = match[:]
-		} else if match := matchjdfCommentOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -57
-			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "Comment"})
-		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -58
-			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "String"})
-		} else if match := matchjdfCode(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -59
 			groups = match[:]
-		} else if match := matchjdfCodeOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		} else if match := matchjdfNewline(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -60
 			groups = match[:]
-		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		} else if match := matchjdfLBracket(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -61
 			groups = match[:]
-		} else if match := matchjdfArrow(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			l.states = append(l.states, lexerjdfState{name: "Props"})
+		} else if match := matchjdfBlank(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -62
 			groups = match[:]
-		} else if match := matchjdfPunct(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -63
-			groups = match[:]
 		} else if match := matchjdfStray(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+			sym = -64
+			groups = match[:]
+		}
+	case "Stray":
+		if match := matchjdfStray(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -64
 			groups = match[:]
 		}
@@ -782,99 +784,7 @@ func matchjdfEnd(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// [\t\v\f ]+
-func matchjdfBlank(s string, p int, backrefs []string) (groups [2]int) {
-	// [\t\v\f ] (CharClass)
-	l0 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]+ (Plus)
-	l1 := func(s string, p int) int {
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		for len(s) > p {
-			if np := l0(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	np := l1(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// \[
-func matchjdfLBracket(s string, p int, backrefs []string) (groups [2]int) {
-	if p < len(s) && s[p] == '[' {
-		groups[0] = p
-		groups[1] = p + 1
-	}
-	return
-}
-
-// \r?\n
-func matchjdfBodyNewline(s string, p int, backrefs []string) (groups [2]int) {
-	// \r (Literal)
-	l0 := func(s string, p int) int {
-		if p < len(s) && s[p] == '\r' {
-			return p + 1
-		}
-		return -1
-	}
-	// \r? (Quest)
-	l1 := func(s string, p int) int {
-		if np := l0(s, p); np != -1 {
-			return np
-		}
-		return p
-	}
-	// \n (Literal)
-	l2 := func(s string, p int) int {
-		if p < len(s) && s[p] == '\n' {
-			return p + 1
-		}
-		return -1
-	}
-	// \r?\n (Concat)
-	l3 := func(s string, p int) int {
-		if p = l1(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l3(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*
+// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]*
 func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
 	// [A-Z_a-z] (CharClass)
 	l0 := func(s string, p int) int {
@@ -952,8 +862,35 @@ func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)* (Concat)
+	// [\t\v\f ] (CharClass)
 	l6 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l7 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l6(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]* (Concat)
+	l8 := func(s string, p int) int {
 		if p = l0(s, p); p == -1 {
 			return -1
 		}
@@ -963,9 +900,84 @@ func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l5(s, p); p == -1 {
 			return -1
 		}
+		if p = l7(s, p); p == -1 {
+			return -1
+		}
 		return p
 	}
-	np := l6(s, p)
+	np := l8(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// (?:<-|->)[\t\v\f ]*
+func matchjdfArrow(s string, p int, backrefs []string) (groups [2]int) {
+	// <- (Literal)
+	l0 := func(s string, p int) int {
+		if p+2 <= len(s) && s[p:p+2] == "<-" {
+			return p + 2
+		}
+		return -1
+	}
+	// -> (Literal)
+	l1 := func(s string, p int) int {
+		if p+2 <= len(s) && s[p:p+2] == "->" {
+			return p + 2
+		}
+		return -1
+	}
+	// <-|-> (Alternate)
+	l2 := func(s string, p int) int {
+		if np := l0(s, p); np != -1 {
+			return np
+		}
+		if np := l1(s, p); np != -1 {
+			return np
+		}
+		return -1
+	}
+	// [\t\v\f ] (CharClass)
+	l3 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l4 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l3(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// (?:<-|->)[\t\v\f ]* (Concat)
+	l5 := func(s string, p int) int {
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l4(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l5(s, p)
 	if np == -1 {
 		return
 	}
@@ -1046,16 +1058,7 @@ func matchjdfCommentOpen(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// "
-func matchjdfStringOpen(s string, p int, backrefs []string) (groups [2]int) {
-	if p < len(s) && s[p] == '"' {
-		groups[0] = p
-		groups[1] = p + 1
-	}
-	return
-}
-
-// %c?\{(?:[^%]|%[^\}])*%\}
+// %c?\{(?:[^%]|%[^\}])*%\}[\t\v\f ]*
 func matchjdfCode(s string, p int, backrefs []string) (groups [2]int) {
 	// % (Literal)
 	l0 := func(s string, p int) int {
@@ -1167,8 +1170,35 @@ func matchjdfCode(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// %c?\{(?:[^%]|%[^\}])*%\} (Concat)
+	// [\t\v\f ] (CharClass)
 	l10 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l11 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l10(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// %c?\{(?:[^%]|%[^\}])*%\}[\t\v\f ]* (Concat)
+	l12 := func(s string, p int) int {
 		if p = l0(s, p); p == -1 {
 			return -1
 		}
@@ -1184,9 +1214,12 @@ func matchjdfCode(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l9(s, p); p == -1 {
 			return -1
 		}
+		if p = l11(s, p); p == -1 {
+			return -1
+		}
 		return p
 	}
-	np := l10(s, p)
+	np := l12(s, p)
 	if np == -1 {
 		return
 	}
@@ -1281,79 +1314,7 @@ func matchjdfCodeOpen(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// [0-9]+
-func matchjdfInt(s string, p int, backrefs []string) (groups [2]int) {
-	// [0-9] (CharClass)
-	l0 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn >= '0' && rn <= '9':
-			return p + 1
-		}
-		return -1
-	}
-	// [0-9]+ (Plus)
-	l1 := func(s string, p int) int {
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		for len(s) > p {
-			if np := l0(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	np := l1(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// <-|->
-func matchjdfArrow(s string, p int, backrefs []string) (groups [2]int) {
-	// <- (Literal)
-	l0 := func(s string, p int) int {
-		if p+2 <= len(s) && s[p:p+2] == "<-" {
-			return p + 2
-		}
-		return -1
-	}
-	// -> (Literal)
-	l1 := func(s string, p int) int {
-		if p+2 <= len(s) && s[p:p+2] == "->" {
-			return p + 2
-		}
-		return -1
-	}
-	// <-|-> (Alternate)
-	l2 := func(s string, p int) int {
-		if np := l0(s, p); np != -1 {
-			return np
-		}
-		if np := l1(s, p); np != -1 {
-			return np
-		}
-		return -1
-	}
-	np := l2(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// \.\.|==|!=|&&|\|\||<=|>=|<<|>>|[!%&\(-\-/:-\?\^\|]
+// (?:\.\.|==|!=|&&|\|\||<=|>=|<<|>>|[!%&\(-\-/:-\?\^\|])[\t\v\f ]*
 func matchjdfPunct(s string, p int, backrefs []string) (groups [2]int) {
 	// \.\. (Literal)
 	l0 := func(s string, p int) int {
@@ -1476,7 +1437,265 @@ func matchjdfPunct(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	np := l10(s, p)
+	// [\t\v\f ] (CharClass)
+	l11 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l12 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l11(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// (?:\.\.|==|!=|&&|\|\||<=|>=|<<|>>|[!%&\(-\-/:-\?\^\|])[\t\v\f ]* (Concat)
+	l13 := func(s string, p int) int {
+		if p = l10(s, p); p == -1 {
+			return -1
+		}
+		if p = l12(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l13(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// [0-9]+[\t\v\f ]*
+func matchjdfInt(s string, p int, backrefs []string) (groups [2]int) {
+	// [0-9] (CharClass)
+	l0 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn >= '0' && rn <= '9':
+			return p + 1
+		}
+		return -1
+	}
+	// [0-9]+ (Plus)
+	l1 := func(s string, p int) int {
+		if p = l0(s, p); p == -1 {
+			return -1
+		}
+		for len(s) > p {
+			if np := l0(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// [\t\v\f ] (CharClass)
+	l2 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l3 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l2(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// [0-9]+[\t\v\f ]* (Concat)
+	l4 := func(s string, p int) int {
+		if p = l1(s, p); p == -1 {
+			return -1
+		}
+		if p = l3(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l4(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// "
+func matchjdfStringOpen(s string, p int, backrefs []string) (groups [2]int) {
+	if p < len(s) && s[p] == '"' {
+		groups[0] = p
+		groups[1] = p + 1
+	}
+	return
+}
+
+// \[[\t\v\f ]*
+func matchjdfLBracket(s string, p int, backrefs []string) (groups [2]int) {
+	// \[ (Literal)
+	l0 := func(s string, p int) int {
+		if p < len(s) && s[p] == '[' {
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ] (CharClass)
+	l1 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l2 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l1(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// \[[\t\v\f ]* (Concat)
+	l3 := func(s string, p int) int {
+		if p = l0(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l3(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// \r?\n
+func matchjdfBodyNewline(s string, p int, backrefs []string) (groups [2]int) {
+	// \r (Literal)
+	l0 := func(s string, p int) int {
+		if p < len(s) && s[p] == '\r' {
+			return p + 1
+		}
+		return -1
+	}
+	// \r? (Quest)
+	l1 := func(s string, p int) int {
+		if np := l0(s, p); np != -1 {
+			return np
+		}
+		return p
+	}
+	// \n (Literal)
+	l2 := func(s string, p int) int {
+		if p < len(s) && s[p] == '\n' {
+			return p + 1
+		}
+		return -1
+	}
+	// \r?\n (Concat)
+	l3 := func(s string, p int) int {
+		if p = l1(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l3(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// [\t\v\f ]+
+func matchjdfBlank(s string, p int, backrefs []string) (groups [2]int) {
+	// [\t\v\f ] (CharClass)
+	l0 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]+ (Plus)
+	l1 := func(s string, p int) int {
+		if p = l0(s, p); p == -1 {
+			return -1
+		}
+		for len(s) > p {
+			if np := l0(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	np := l1(s, p)
 	if np == -1 {
 		return
 	}
@@ -1585,40 +1804,17 @@ func matchjdfCommentNewline(s string, p int, backrefs []string) (groups [2]int) 
 	return
 }
 
-// \]
+// \][\t\v\f ]*
 func matchjdfRBracket(s string, p int, backrefs []string) (groups [2]int) {
-	if p < len(s) && s[p] == ']' {
-		groups[0] = p
-		groups[1] = p + 1
-	}
-	return
-}
-
-// \r?\n[\t\v\f ]*
-func matchjdfNewline(s string, p int, backrefs []string) (groups [2]int) {
-	// \r (Literal)
+	// \] (Literal)
 	l0 := func(s string, p int) int {
-		if p < len(s) && s[p] == '\r' {
-			return p + 1
-		}
-		return -1
-	}
-	// \r? (Quest)
-	l1 := func(s string, p int) int {
-		if np := l0(s, p); np != -1 {
-			return np
-		}
-		return p
-	}
-	// \n (Literal)
-	l2 := func(s string, p int) int {
-		if p < len(s) && s[p] == '\n' {
+		if p < len(s) && s[p] == ']' {
 			return p + 1
 		}
 		return -1
 	}
 	// [\t\v\f ] (CharClass)
-	l3 := func(s string, p int) int {
+	l1 := func(s string, p int) int {
 		if len(s) <= p {
 			return -1
 		}
@@ -1634,9 +1830,9 @@ func matchjdfNewline(s string, p int, backrefs []string) (groups [2]int) {
 		return -1
 	}
 	// [\t\v\f ]* (Star)
-	l4 := func(s string, p int) int {
+	l2 := func(s string, p int) int {
 		for len(s) > p {
-			if np := l3(s, p); np == -1 {
+			if np := l1(s, p); np == -1 {
 				return p
 			} else {
 				p = np
@@ -1644,20 +1840,17 @@ func matchjdfNewline(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// \r?\n[\t\v\f ]* (Concat)
-	l5 := func(s string, p int) int {
-		if p = l1(s, p); p == -1 {
+	// \][\t\v\f ]* (Concat)
+	l3 := func(s string, p int) int {
+		if p = l0(s, p); p == -1 {
 			return -1
 		}
 		if p = l2(s, p); p == -1 {
 			return -1
 		}
-		if p = l4(s, p); p == -1 {
-			return -1
-		}
 		return p
 	}
-	np := l5(s, p)
+	np := l3(s, p)
 	if np == -1 {
 		return
 	}
@@ -1666,7 +1859,7 @@ func matchjdfNewline(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*
+// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]*
 func matchjdfPropWord(s string, p int, backrefs []string) (groups [2]int) {
 	// [A-Z_a-z] (CharClass)
 	l0 := func(s string, p int) int {
@@ -1744,12 +1937,746 @@ func matchjdfPropWord(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)* (Concat)
+	// [\t\v\f ] (CharClass)
+	l6 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l7 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l6(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]* (Concat)
+	l8 := func(s string, p int) int {
+		if p = l0(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l5(s, p); p == -1 {
+			return -1
+		}
+		if p = l7(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l8(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// \r?\n[\t\v\f ]*
+func matchjdfNewline(s string, p int, backrefs []string) (groups [2]int) {
+	// \r (Literal)
+	l0 := func(s string, p int) int {
+		if p < len(s) && s[p] == '\r' {
+			return p + 1
+		}
+		return -1
+	}
+	// \r? (Quest)
+	l1 := func(s string, p int) int {
+		if np := l0(s, p); np != -1 {
+			return np
+		}
+		return p
+	}
+	// \n (Literal)
+	l2 := func(s string, p int) int {
+		if p < len(s) && s[p] == '\n' {
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ] (CharClass)
+	l3 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l4 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l3(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// \r?\n[\t\v\f ]* (Concat)
+	l5 := func(s string, p int) int {
+		if p = l1(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l4(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l5(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}[\t\v\f ]*
+func matchjdfExternCode(s string, p int, backrefs []string) (groups [2]int) {
+	// extern (Literal)
+	l0 := func(s string, p int) int {
+		if p+6 <= len(s) && s[p:p+6] == "extern" {
+			return p + 6
+		}
+		return -1
+	}
+	// [\t\v\f ] (CharClass)
+	l1 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l2 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l1(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// " (Literal)
+	l3 := func(s string, p int) int {
+		if p < len(s) && s[p] == '"' {
+			return p + 1
+		}
+		return -1
+	}
+	// [^\n"] (CharClass)
+	l4 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
+		switch {
+		case rn >= '\x00' && rn <= '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '!':
+			return p + 1
+		case rn >= '#' && rn <= '\U0010ffff':
+			return p + n
+		}
+		return -1
+	}
+	// [^\n"]* (Star)
+	l5 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l4(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// %\{ (Literal)
+	l6 := func(s string, p int) int {
+		if p+2 <= len(s) && s[p:p+2] == "%{" {
+			return p + 2
+		}
+		return -1
+	}
+	// [^%] (CharClass)
+	l7 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
+		switch {
+		case rn >= '\x00' && rn <= '$':
+			return p + 1
+		case rn >= '&' && rn <= '\U0010ffff':
+			return p + n
+		}
+		return -1
+	}
+	// % (Literal)
+	l8 := func(s string, p int) int {
+		if p < len(s) && s[p] == '%' {
+			return p + 1
+		}
+		return -1
+	}
+	// [^\}] (CharClass)
+	l9 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
+		switch {
+		case rn >= '\x00' && rn <= '|':
+			return p + 1
+		case rn >= '~' && rn <= '\U0010ffff':
+			return p + n
+		}
+		return -1
+	}
+	// %[^\}] (Concat)
+	l10 := func(s string, p int) int {
+		if p = l8(s, p); p == -1 {
+			return -1
+		}
+		if p = l9(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	// [^%]|%[^\}] (Alternate)
+	l11 := func(s string, p int) int {
+		if np := l7(s, p); np != -1 {
+			return np
+		}
+		if np := l10(s, p); np != -1 {
+			return np
+		}
+		return -1
+	}
+	// (?:[^%]|%[^\}])* (Star)
+	l12 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l11(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// %\} (Literal)
+	l13 := func(s string, p int) int {
+		if p+2 <= len(s) && s[p:p+2] == "%}" {
+			return p + 2
+		}
+		return -1
+	}
+	// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}[\t\v\f ]* (Concat)
+	l14 := func(s string, p int) int {
+		if p = l0(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l3(s, p); p == -1 {
+			return -1
+		}
+		if p = l5(s, p); p == -1 {
+			return -1
+		}
+		if p = l3(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l6(s, p); p == -1 {
+			return -1
+		}
+		if p = l12(s, p); p == -1 {
+			return -1
+		}
+		if p = l13(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l14(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{[\x00-\x{10ffff}]*
+func matchjdfExternOpen(s string, p int, backrefs []string) (groups [2]int) {
+	// extern (Literal)
+	l0 := func(s string, p int) int {
+		if p+6 <= len(s) && s[p:p+6] == "extern" {
+			return p + 6
+		}
+		return -1
+	}
+	// [\t\v\f ] (CharClass)
+	l1 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l2 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l1(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// " (Literal)
+	l3 := func(s string, p int) int {
+		if p < len(s) && s[p] == '"' {
+			return p + 1
+		}
+		return -1
+	}
+	// [^\n"] (CharClass)
+	l4 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
+		switch {
+		case rn >= '\x00' && rn <= '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '!':
+			return p + 1
+		case rn >= '#' && rn <= '\U0010ffff':
+			return p + n
+		}
+		return -1
+	}
+	// [^\n"]* (Star)
+	l5 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l4(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// %\{ (Literal)
+	l6 := func(s string, p int) int {
+		if p+2 <= len(s) && s[p:p+2] == "%{" {
+			return p + 2
+		}
+		return -1
+	}
+	// [\x00-\x{10ffff}] (CharClass)
+	l7 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
+		switch {
+		case rn >= '\x00' && rn <= '\U0010ffff':
+			return p + n
+		}
+		return -1
+	}
+	// [\x00-\x{10ffff}]* (Star)
+	l8 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l7(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{[\x00-\x{10ffff}]* (Concat)
+	l9 := func(s string, p int) int {
+		if p = l0(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l3(s, p); p == -1 {
+			return -1
+		}
+		if p = l5(s, p); p == -1 {
+			return -1
+		}
+		if p = l3(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l6(s, p); p == -1 {
+			return -1
+		}
+		if p = l8(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l9(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// inline_c[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}[\t\v\f ]*
+func matchjdfInlineCode(s string, p int, backrefs []string) (groups [2]int) {
+	// inline_c (Literal)
+	l0 := func(s string, p int) int {
+		if p+8 <= len(s) && s[p:p+8] == "inline_c" {
+			return p + 8
+		}
+		return -1
+	}
+	// [\t\v\f ] (CharClass)
+	l1 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l2 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l1(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// %\{ (Literal)
+	l3 := func(s string, p int) int {
+		if p+2 <= len(s) && s[p:p+2] == "%{" {
+			return p + 2
+		}
+		return -1
+	}
+	// [^%] (CharClass)
+	l4 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
+		switch {
+		case rn >= '\x00' && rn <= '$':
+			return p + 1
+		case rn >= '&' && rn <= '\U0010ffff':
+			return p + n
+		}
+		return -1
+	}
+	// % (Literal)
+	l5 := func(s string, p int) int {
+		if p < len(s) && s[p] == '%' {
+			return p + 1
+		}
+		return -1
+	}
+	// [^\}] (CharClass)
+	l6 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
+		switch {
+		case rn >= '\x00' && rn <= '|':
+			return p + 1
+		case rn >= '~' && rn <= '\U0010ffff':
+			return p + n
+		}
+		return -1
+	}
+	// %[^\}] (Concat)
+	l7 := func(s string, p int) int {
+		if p = l5(s, p); p == -1 {
+			return -1
+		}
+		if p = l6(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	// [^%]|%[^\}] (Alternate)
+	l8 := func(s string, p int) int {
+		if np := l4(s, p); np != -1 {
+			return np
+		}
+		if np := l7(s, p); np != -1 {
+			return np
+		}
+		return -1
+	}
+	// (?:[^%]|%[^\}])* (Star)
+	l9 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l8(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// %\} (Literal)
+	l10 := func(s string, p int) int {
+		if p+2 <= len(s) && s[p:p+2] == "%}" {
+			return p + 2
+		}
+		return -1
+	}
+	// inline_c[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}[\t\v\f ]* (Concat)
+	l11 := func(s string, p int) int {
+		if p = l0(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l3(s, p); p == -1 {
+			return -1
+		}
+		if p = l9(s, p); p == -1 {
+			return -1
+		}
+		if p = l10(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l11(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// inline_c[\t\v\f ]*%\{[\x00-\x{10ffff}]*
+func matchjdfInlineOpen(s string, p int, backrefs []string) (groups [2]int) {
+	// inline_c (Literal)
+	l0 := func(s string, p int) int {
+		if p+8 <= len(s) && s[p:p+8] == "inline_c" {
+			return p + 8
+		}
+		return -1
+	}
+	// [\t\v\f ] (CharClass)
+	l1 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l2 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l1(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// %\{ (Literal)
+	l3 := func(s string, p int) int {
+		if p+2 <= len(s) && s[p:p+2] == "%{" {
+			return p + 2
+		}
+		return -1
+	}
+	// [\x00-\x{10ffff}] (CharClass)
+	l4 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
+		switch {
+		case rn >= '\x00' && rn <= '\U0010ffff':
+			return p + n
+		}
+		return -1
+	}
+	// [\x00-\x{10ffff}]* (Star)
+	l5 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l4(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// inline_c[\t\v\f ]*%\{[\x00-\x{10ffff}]* (Concat)
 	l6 := func(s string, p int) int {
 		if p = l0(s, p); p == -1 {
 			return -1
 		}
 		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l3(s, p); p == -1 {
 			return -1
 		}
 		if p = l5(s, p); p == -1 {
@@ -1766,7 +2693,137 @@ func matchjdfPropWord(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// \r?\n[\t\v\f ]*(?i:BODY)(?:[0-9A-Z_a-z]+(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*|(?:\.[A-Z_a-z][0-9A-Z_a-z]*)+)
+// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]*
+func matchjdfWord(s string, p int, backrefs []string) (groups [2]int) {
+	// [A-Z_a-z] (CharClass)
+	l0 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn >= 'A' && rn <= 'Z':
+			return p + 1
+		case rn == '_':
+			return p + 1
+		case rn >= 'a' && rn <= 'z':
+			return p + 1
+		}
+		return -1
+	}
+	// [0-9A-Z_a-z] (CharClass)
+	l1 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn >= '0' && rn <= '9':
+			return p + 1
+		case rn >= 'A' && rn <= 'Z':
+			return p + 1
+		case rn == '_':
+			return p + 1
+		case rn >= 'a' && rn <= 'z':
+			return p + 1
+		}
+		return -1
+	}
+	// [0-9A-Z_a-z]* (Star)
+	l2 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l1(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// \. (Literal)
+	l3 := func(s string, p int) int {
+		if p < len(s) && s[p] == '.' {
+			return p + 1
+		}
+		return -1
+	}
+	// \.[A-Z_a-z][0-9A-Z_a-z]* (Concat)
+	l4 := func(s string, p int) int {
+		if p = l3(s, p); p == -1 {
+			return -1
+		}
+		if p = l0(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	// (?:\.[A-Z_a-z][0-9A-Z_a-z]*)* (Star)
+	l5 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l4(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// [\t\v\f ] (CharClass)
+	l6 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l7 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l6(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]* (Concat)
+	l8 := func(s string, p int) int {
+		if p = l0(s, p); p == -1 {
+			return -1
+		}
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l5(s, p); p == -1 {
+			return -1
+		}
+		if p = l7(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	np := l8(s, p)
+	if np == -1 {
+		return
+	}
+	groups[0] = p
+	groups[1] = np
+	return
+}
+
+// \r?\n[\t\v\f ]*(?i:BODY)(?:[0-9A-Z_a-z]+(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*|(?:\.[A-Z_a-z][0-9A-Z_a-z]*)+)[\t\v\f ]*
 func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 	// \r (Literal)
 	l0 := func(s string, p int) int {
@@ -1947,7 +3004,7 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// \r?\n[\t\v\f ]*(?i:BODY)(?:[0-9A-Z_a-z]+(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*|(?:\.[A-Z_a-z][0-9A-Z_a-z]*)+) (Concat)
+	// \r?\n[\t\v\f ]*(?i:BODY)(?:[0-9A-Z_a-z]+(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*|(?:\.[A-Z_a-z][0-9A-Z_a-z]*)+)[\t\v\f ]* (Concat)
 	l16 := func(s string, p int) int {
 		if p = l1(s, p); p == -1 {
 			return -1
@@ -1964,6 +3021,9 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l15(s, p); p == -1 {
 			return -1
 		}
+		if p = l4(s, p); p == -1 {
+			return -1
+		}
 		return p
 	}
 	np := l16(s, p)
@@ -1975,7 +3035,7 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// (?i:\r?\n[\t\v\f ]*BODY)
+// (?i:\r?\n[\t\v\f ]*BODY[\t\v\f ]*)
 func matchjdfBody(s string, p int, backrefs []string) (groups [2]int) {
 	// \r (Literal)
 	l0 := func(s string, p int) int {
@@ -2032,7 +3092,7 @@ func matchjdfBody(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// (?i:\r?\n[\t\v\f ]*BODY) (Concat)
+	// (?i:\r?\n[\t\v\f ]*BODY[\t\v\f ]*) (Concat)
 	l6 := func(s string, p int) int {
 		if p = l1(s, p); p == -1 {
 			return -1
@@ -2046,6 +3106,9 @@ func matchjdfBody(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l5(s, p); p == -1 {
 			return -1
 		}
+		if p = l4(s, p); p == -1 {
+			return -1
+		}
 		return p
 	}
 	np := l6(s, p)
@@ -2057,7 +3120,7 @@ func matchjdfBody(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// (?i:\r?\n%OPTION)
+// (?i:\r?\n%OPTION[\t\v\f ]*)
 func matchjdfOption(s string, p int, backrefs []string) (groups [2]int) {
 	// \r (Literal)
 	l0 := func(s string, p int) int {
@@ -2087,8 +3150,35 @@ func matchjdfOption(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// (?i:\r?\n%OPTION) (Concat)
+	// [\t\v\f ] (CharClass)
 	l4 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		rn := s[p]
+		switch {
+		case rn == '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn == ' ':
+			return p + 1
+		}
+		return -1
+	}
+	// [\t\v\f ]* (Star)
+	l5 := func(s string, p int) int {
+		for len(s) > p {
+			if np := l4(s, p); np == -1 {
+				return p
+			} else {
+				p = np
+			}
+		}
+		return p
+	}
+	// (?i:\r?\n%OPTION[\t\v\f ]*) (Concat)
+	l6 := func(s string, p int) int {
 		if p = l1(s, p); p == -1 {
 			return -1
 		}
@@ -2096,729 +3186,6 @@ func matchjdfOption(s string, p int, backrefs []string) (groups [2]int) {
 			return -1
 		}
 		if p = l3(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l4(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}
-func matchjdfExternCode(s string, p int, backrefs []string) (groups [2]int) {
-	// extern (Literal)
-	l0 := func(s string, p int) int {
-		if p+6 <= len(s) && s[p:p+6] == "extern" {
-			return p + 6
-		}
-		return -1
-	}
-	// [\t\v\f ] (CharClass)
-	l1 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l2 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l1(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// " (Literal)
-	l3 := func(s string, p int) int {
-		if p < len(s) && s[p] == '"' {
-			return p + 1
-		}
-		return -1
-	}
-	// [^\n"] (CharClass)
-	l4 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		var (
-			rn rune
-			n  int
-		)
-		if s[p] < utf8.RuneSelf {
-			rn, n = rune(s[p]), 1
-		} else {
-			rn, n = utf8.DecodeRuneInString(s[p:])
-		}
-		switch {
-		case rn >= '\x00' && rn <= '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '!':
-			return p + 1
-		case rn >= '#' && rn <= '\U0010ffff':
-			return p + n
-		}
-		return -1
-	}
-	// [^\n"]* (Star)
-	l5 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l4(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// %\{ (Literal)
-	l6 := func(s string, p int) int {
-		if p+2 <= len(s) && s[p:p+2] == "%{" {
-			return p + 2
-		}
-		return -1
-	}
-	// [^%] (CharClass)
-	l7 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		var (
-			rn rune
-			n  int
-		)
-		if s[p] < utf8.RuneSelf {
-			rn, n = rune(s[p]), 1
-		} else {
-			rn, n = utf8.DecodeRuneInString(s[p:])
-		}
-		switch {
-		case rn >= '\x00' && rn <= '$':
-			return p + 1
-		case rn >= '&' && rn <= '\U0010ffff':
-			return p + n
-		}
-		return -1
-	}
-	// % (Literal)
-	l8 := func(s string, p int) int {
-		if p < len(s) && s[p] == '%' {
-			return p + 1
-		}
-		return -1
-	}
-	// [^\}] (CharClass)
-	l9 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		var (
-			rn rune
-			n  int
-		)
-		if s[p] < utf8.RuneSelf {
-			rn, n = rune(s[p]), 1
-		} else {
-			rn, n = utf8.DecodeRuneInString(s[p:])
-		}
-		switch {
-		case rn >= '\x00' && rn <= '|':
-			return p + 1
-		case rn >= '~' && rn <= '\U0010ffff':
-			return p + n
-		}
-		return -1
-	}
-	// %[^\}] (Concat)
-	l10 := func(s string, p int) int {
-		if p = l8(s, p); p == -1 {
-			return -1
-		}
-		if p = l9(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	// [^%]|%[^\}] (Alternate)
-	l11 := func(s string, p int) int {
-		if np := l7(s, p); np != -1 {
-			return np
-		}
-		if np := l10(s, p); np != -1 {
-			return np
-		}
-		return -1
-	}
-	// (?:[^%]|%[^\}])* (Star)
-	l12 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l11(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// %\} (Literal)
-	l13 := func(s string, p int) int {
-		if p+2 <= len(s) && s[p:p+2] == "%}" {
-			return p + 2
-		}
-		return -1
-	}
-	// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\} (Concat)
-	l14 := func(s string, p int) int {
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		if p = l3(s, p); p == -1 {
-			return -1
-		}
-		if p = l5(s, p); p == -1 {
-			return -1
-		}
-		if p = l3(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		if p = l6(s, p); p == -1 {
-			return -1
-		}
-		if p = l12(s, p); p == -1 {
-			return -1
-		}
-		if p = l13(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l14(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{[\x00-\x{10ffff}]*
-func matchjdfExternOpen(s string, p int, backrefs []string) (groups [2]int) {
-	// extern (Literal)
-	l0 := func(s string, p int) int {
-		if p+6 <= len(s) && s[p:p+6] == "extern" {
-			return p + 6
-		}
-		return -1
-	}
-	// [\t\v\f ] (CharClass)
-	l1 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l2 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l1(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// " (Literal)
-	l3 := func(s string, p int) int {
-		if p < len(s) && s[p] == '"' {
-			return p + 1
-		}
-		return -1
-	}
-	// [^\n"] (CharClass)
-	l4 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		var (
-			rn rune
-			n  int
-		)
-		if s[p] < utf8.RuneSelf {
-			rn, n = rune(s[p]), 1
-		} else {
-			rn, n = utf8.DecodeRuneInString(s[p:])
-		}
-		switch {
-		case rn >= '\x00' && rn <= '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '!':
-			return p + 1
-		case rn >= '#' && rn <= '\U0010ffff':
-			return p + n
-		}
-		return -1
-	}
-	// [^\n"]* (Star)
-	l5 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l4(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// %\{ (Literal)
-	l6 := func(s string, p int) int {
-		if p+2 <= len(s) && s[p:p+2] == "%{" {
-			return p + 2
-		}
-		return -1
-	}
-	// [\x00-\x{10ffff}] (CharClass)
-	l7 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		var (
-			rn rune
-			n  int
-		)
-		if s[p] < utf8.RuneSelf {
-			rn, n = rune(s[p]), 1
-		} else {
-			rn, n = utf8.DecodeRuneInString(s[p:])
-		}
-		switch {
-		case rn >= '\x00' && rn <= '\U0010ffff':
-			return p + n
-		}
-		return -1
-	}
-	// [\x00-\x{10ffff}]* (Star)
-	l8 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l7(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{[\x00-\x{10ffff}]* (Concat)
-	l9 := func(s string, p int) int {
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		if p = l3(s, p); p == -1 {
-			return -1
-		}
-		if p = l5(s, p); p == -1 {
-			return -1
-		}
-		if p = l3(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		if p = l6(s, p); p == -1 {
-			return -1
-		}
-		if p = l8(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l9(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// inline_c[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}
-func matchjdfInlineCode(s string, p int, backrefs []string) (groups [2]int) {
-	// inline_c (Literal)
-	l0 := func(s string, p int) int {
-		if p+8 <= len(s) && s[p:p+8] == "inline_c" {
-			return p + 8
-		}
-		return -1
-	}
-	// [\t\v\f ] (CharClass)
-	l1 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l2 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l1(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// %\{ (Literal)
-	l3 := func(s string, p int) int {
-		if p+2 <= len(s) && s[p:p+2] == "%{" {
-			return p + 2
-		}
-		return -1
-	}
-	// [^%] (CharClass)
-	l4 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		var (
-			rn rune
-			n  int
-		)
-		if s[p] < utf8.RuneSelf {
-			rn, n = rune(s[p]), 1
-		} else {
-			rn, n = utf8.DecodeRuneInString(s[p:])
-		}
-		switch {
-		case rn >= '\x00' && rn <= '$':
-			return p + 1
-		case rn >= '&' && rn <= '\U0010ffff':
-			return p + n
-		}
-		return -1
-	}
-	// % (Literal)
-	l5 := func(s string, p int) int {
-		if p < len(s) && s[p] == '%' {
-			return p + 1
-		}
-		return -1
-	}
-	// [^\}] (CharClass)
-	l6 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		var (
-			rn rune
-			n  int
-		)
-		if s[p] < utf8.RuneSelf {
-			rn, n = rune(s[p]), 1
-		} else {
-			rn, n = utf8.DecodeRuneInString(s[p:])
-		}
-		switch {
-		case rn >= '\x00' && rn <= '|':
-			return p + 1
-		case rn >= '~' && rn <= '\U0010ffff':
-			return p + n
-		}
-		return -1
-	}
-	// %[^\}] (Concat)
-	l7 := func(s string, p int) int {
-		if p = l5(s, p); p == -1 {
-			return -1
-		}
-		if p = l6(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	// [^%]|%[^\}] (Alternate)
-	l8 := func(s string, p int) int {
-		if np := l4(s, p); np != -1 {
-			return np
-		}
-		if np := l7(s, p); np != -1 {
-			return np
-		}
-		return -1
-	}
-	// (?:[^%]|%[^\}])* (Star)
-	l9 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l8(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// %\} (Literal)
-	l10 := func(s string, p int) int {
-		if p+2 <= len(s) && s[p:p+2] == "%}" {
-			return p + 2
-		}
-		return -1
-	}
-	// inline_c[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\} (Concat)
-	l11 := func(s string, p int) int {
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		if p = l3(s, p); p == -1 {
-			return -1
-		}
-		if p = l9(s, p); p == -1 {
-			return -1
-		}
-		if p = l10(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l11(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// inline_c[\t\v\f ]*%\{[\x00-\x{10ffff}]*
-func matchjdfInlineOpen(s string, p int, backrefs []string) (groups [2]int) {
-	// inline_c (Literal)
-	l0 := func(s string, p int) int {
-		if p+8 <= len(s) && s[p:p+8] == "inline_c" {
-			return p + 8
-		}
-		return -1
-	}
-	// [\t\v\f ] (CharClass)
-	l1 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l2 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l1(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// %\{ (Literal)
-	l3 := func(s string, p int) int {
-		if p+2 <= len(s) && s[p:p+2] == "%{" {
-			return p + 2
-		}
-		return -1
-	}
-	// [\x00-\x{10ffff}] (CharClass)
-	l4 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		var (
-			rn rune
-			n  int
-		)
-		if s[p] < utf8.RuneSelf {
-			rn, n = rune(s[p]), 1
-		} else {
-			rn, n = utf8.DecodeRuneInString(s[p:])
-		}
-		switch {
-		case rn >= '\x00' && rn <= '\U0010ffff':
-			return p + n
-		}
-		return -1
-	}
-	// [\x00-\x{10ffff}]* (Star)
-	l5 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l4(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// inline_c[\t\v\f ]*%\{[\x00-\x{10ffff}]* (Concat)
-	l6 := func(s string, p int) int {
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		if p = l3(s, p); p == -1 {
-			return -1
-		}
-		if p = l5(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l6(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*
-func matchjdfWord(s string, p int, backrefs []string) (groups [2]int) {
-	// [A-Z_a-z] (CharClass)
-	l0 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn >= 'A' && rn <= 'Z':
-			return p + 1
-		case rn == '_':
-			return p + 1
-		case rn >= 'a' && rn <= 'z':
-			return p + 1
-		}
-		return -1
-	}
-	// [0-9A-Z_a-z] (CharClass)
-	l1 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn >= '0' && rn <= '9':
-			return p + 1
-		case rn >= 'A' && rn <= 'Z':
-			return p + 1
-		case rn == '_':
-			return p + 1
-		case rn >= 'a' && rn <= 'z':
-			return p + 1
-		}
-		return -1
-	}
-	// [0-9A-Z_a-z]* (Star)
-	l2 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l1(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// \. (Literal)
-	l3 := func(s string, p int) int {
-		if p < len(s) && s[p] == '.' {
-			return p + 1
-		}
-		return -1
-	}
-	// \.[A-Z_a-z][0-9A-Z_a-z]* (Concat)
-	l4 := func(s string, p int) int {
-		if p = l3(s, p); p == -1 {
-			return -1
-		}
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	// (?:\.[A-Z_a-z][0-9A-Z_a-z]*)* (Star)
-	l5 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l4(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)* (Concat)
-	l6 := func(s string, p int) int {
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
 			return -1
 		}
 		if p = l5(s, p); p == -1 {
