@@ -20,6 +20,11 @@ type checker struct {
 	// collUse remembers the first use of each collection, for the arity check.
 	collUse  map[*Global]lexer.Position
 	implicit []*Global
+
+	// The names of the class being checked, kept from class to class.
+	params map[string]*Param
+	defs   map[string]*Definition
+	flows  map[string]*Flow
 }
 
 // Check runs the semantic checks on a parsed program and fills in its
@@ -36,6 +41,9 @@ func Check(prog *Program) ErrorList {
 		globals: map[string]*Global{},
 		classes: map[string]*TaskClass{},
 		collUse: map[*Global]lexer.Position{},
+		params:  map[string]*Param{},
+		defs:    map[string]*Definition{},
+		flows:   map[string]*Flow{},
 	}
 	c.checkGoCode()
 	c.checkOptions()
@@ -263,7 +271,10 @@ func isGoIdent(s string) bool {
 // Task classes
 
 func (c *checker) checkClass(tc *TaskClass) {
-	params := map[string]*Param{}
+	params, defs, flows := c.params, c.defs, c.flows
+	clear(params)
+	clear(defs)
+	clear(flows)
 	for _, p := range tc.Params {
 		if _, dup := params[p.Name]; dup {
 			c.errorf(p.Pos(), "parameter %q of %s declared twice", p.Name, tc.Name)
@@ -271,7 +282,6 @@ func (c *checker) checkClass(tc *TaskClass) {
 		}
 		params[p.Name] = p
 	}
-	defs := map[string]*Definition{}
 	for i, d := range tc.Defs {
 		d.Index = i
 		if prev, dup := defs[d.Name]; dup {
@@ -300,7 +310,6 @@ func (c *checker) checkClass(tc *TaskClass) {
 	}
 	c.checkAffinity(tc, all)
 	c.classProps(tc)
-	flows := map[string]*Flow{}
 	for i, f := range tc.Flows {
 		f.Index, f.Class = i, tc
 		if prev, dup := flows[f.Name]; dup {

@@ -8,26 +8,25 @@ import (
 )
 
 func (c *checker) checkDep(tc *TaskClass, f *Flow, d *Dep) {
-	e := &env{c: c, class: tc, ndefs: len(tc.Defs)}
-	e = e.withNamed(d.Named)
+	e := env{c: c, class: tc, ndefs: len(tc.Defs)}.withNamed(d.Named)
 	if d.Guard != nil {
-		c.resolve(d.Guard, e)
+		c.resolve(d.Guard, &e)
 	}
 	if d.Dir == In && f.Access != AccessCTL && d.Named != nil {
 		c.errorf(d.Named[0].Pos(), "named range in an input of flow %q: only a CTL flow can gather from several tasks", f.Name)
 	}
 	for _, t := range []*Target{d.Then, d.Else} {
 		if t != nil {
-			c.checkTarget(tc, f, d, t, e)
+			c.checkTarget(tc, f, d, t, &e)
 		}
 	}
-	c.depProps(f, d, e)
+	c.depProps(f, d, &e)
 }
 
-func (c *checker) checkTarget(tc *TaskClass, f *Flow, d *Dep, t *Target, e *env) {
-	e = e.withNamed(t.Named)
+func (c *checker) checkTarget(tc *TaskClass, f *Flow, d *Dep, t *Target, outer *env) {
+	e := outer.withNamed(t.Named)
 	for _, a := range t.Args {
-		c.resolve(a, e)
+		c.resolve(a, &e)
 	}
 	switch t.Kind {
 	case TargetNew, TargetNull:
@@ -101,10 +100,12 @@ func (c *checker) depProps(f *Flow, d *Dep, e *env) {
 		case "layout", "layout_remote", "layout_data":
 			a.Layout = p.Value
 		case "count", "count_remote", "count_data":
-			c.resolve(p.Value, e.lenientCopy())
+			le := e.lenientCopy()
+			c.resolve(p.Value, &le)
 			a.Count = p.Value
 		case "displ", "displ_remote", "displ_data":
-			c.resolve(p.Value, e.lenientCopy())
+			le := e.lenientCopy()
+			c.resolve(p.Value, &le)
 			a.Displ = p.Value
 		case "warning":
 			if n, ok := p.Value.(*Name); ok && n.Name == "disable" {

@@ -31,23 +31,21 @@ type env struct {
 	what    string // what is resolved, for the message about globalsOnly
 }
 
-func (e *env) withNamed(named []*NamedRange) *env {
-	if len(named) == 0 {
-		return e
-	}
+// withNamed returns the scope e with the named ranges added, the value of
+// each resolved in the scope before it. Scopes are values, so that they
+// stay on the stack.
+func (e env) withNamed(named []*NamedRange) env {
 	for _, nr := range named {
-		e.c.resolve(nr.Value, e)
-		n := *e
-		n.named = append(append([]*NamedRange{}, e.named...), nr)
-		e = &n
+		e.c.resolve(nr.Value, &e)
+		e.named = append(append([]*NamedRange(nil), e.named...), nr)
 	}
 	return e
 }
 
-func (e *env) lenientCopy() *env {
-	n := *e
-	n.lenient = true
-	return &n
+// lenientCopy returns the scope e where unknown names are left unresolved.
+func (e env) lenientCopy() env {
+	e.lenient = true
+	return e
 }
 
 var goPredeclared = map[string]bool{
@@ -103,7 +101,8 @@ func (c *checker) resolve(x Expr, e *env) {
 		c.resolve(x.To, e)
 		c.resolve(x.Step, e)
 	case *LocalSetExpr:
-		c.resolve(x.X, e.withNamed(x.Named))
+		inner := e.withNamed(x.Named)
+		c.resolve(x.X, &inner)
 	}
 }
 
