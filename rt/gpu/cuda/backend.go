@@ -62,6 +62,7 @@ type config struct {
 	memFraction float64
 	staging     int
 	chunk       int64
+	warm        int // order of the warm-up products of compute streams (warmN; tests use less)
 }
 
 // MemFraction sets the fraction of free device memory the pool may use
@@ -78,7 +79,7 @@ func ChunkBytes(n int64) Option { return func(c *config) { c.chunk = n } }
 
 // configFromEnv reads the environment defaults.
 func configFromEnv() (config, error) {
-	c := config{memFraction: DefaultMemFraction, staging: DefaultStagingBytes, chunk: DefaultChunkBytes}
+	c := config{memFraction: DefaultMemFraction, staging: DefaultStagingBytes, chunk: DefaultChunkBytes, warm: warmN}
 	if v := strings.TrimSpace(os.Getenv(EnvMemFraction)); v != "" {
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
@@ -127,6 +128,7 @@ type Backend struct {
 	release func() error // gives the primary context back
 	pool    *pool
 	staging int
+	warm    int
 
 	mu      sync.Mutex
 	streams []*DeviceStream
@@ -183,7 +185,7 @@ func OpenDevice(ordinal int, opts ...Option) (*Backend, error) {
 }
 
 func newBackend(o ops, ordinal int, name, arch string, ctx Context, cfg config) (*Backend, error) {
-	b := &Backend{ops: o, ordinal: ordinal, dev: Device(ordinal), name: name, arch: arch, ctx: ctx, staging: cfg.staging,
+	b := &Backend{ops: o, ordinal: ordinal, dev: Device(ordinal), name: name, arch: arch, ctx: ctx, staging: cfg.staging, warm: cfg.warm,
 		kernels: make(map[string]*kernel)}
 	if err := b.bind(); err != nil {
 		return nil, err

@@ -656,8 +656,9 @@ func TestFakePeerCopies(t *testing.T) {
 }
 
 // TestFakeComputeStreamsPreparedAtOpen: opening a device creates the cuBLAS
-// and cuSOLVER handles of its compute streams (and only theirs), so that the
-// first bodies do not pay for loading the libraries; bodies then reuse them.
+// and cuSOLVER handles of its compute streams (and only theirs) and calls
+// each operation once, so that the first bodies do not pay for loading the
+// libraries and their kernels; bodies then reuse the handles.
 func TestFakeComputeStreamsPreparedAtOpen(t *testing.T) {
 	d, b, f := fakeRTDevice(t)
 	b.mu.Lock()
@@ -671,6 +672,11 @@ func TestFakeComputeStreamsPreparedAtOpen(t *testing.T) {
 		compute := strings.HasPrefix(s.name, "exec")
 		if prepared := s.haveBlas && s.solver != nil && s.metaMem.p != nil && s.dmetaMem != 0; prepared != compute {
 			t.Errorf("stream %s: prepared %v", s.name, prepared)
+		}
+		// The warm-up calls each operation once: the pointer-array batched
+		// call is the one a statistic counts.
+		if warmed := s.Stats().Batched == 1 && len(s.lwork) == 1; warmed != compute {
+			t.Errorf("stream %s: warmed up %v (%+v, %d cuSOLVER sizes)", s.name, warmed, s.Stats(), len(s.lwork))
 		}
 		if compute {
 			handles[s.name] = s.blas.h

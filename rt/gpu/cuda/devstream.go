@@ -139,10 +139,11 @@ func (s *DeviceStream) PrepareCompute() error {
 	return s.warmUp()
 }
 
-// Sizes of the warm-up calls: square operands of warmN (the kernels of the
-// larger tiles belong to the same families), a factorization of warmPotrfN
-// (its identity matrix goes through the pinned meta ring) and batches of
-// warmBatchN products.
+// Sizes of the warm-up calls: square operands of warmN (the backend's warm,
+// which tests lower; the kernels of the larger tiles belong to the same
+// families), a factorization of warmPotrfN (its identity matrix goes through
+// the pinned meta ring) and batches of warmBatchN products, each at most
+// what the operands hold.
 const (
 	warmN      = 512
 	warmPotrfN = 320
@@ -153,7 +154,11 @@ const (
 // waits for them. The GEMM, SYRK and TRSM operands are whatever the memory
 // holds: the results are not used.
 func (s *DeviceStream) warmUp() (err error) {
-	bytes := int64(warmN * warmN * 8)
+	n := s.b.warm
+	if n <= 0 {
+		return nil
+	}
+	bytes := int64(n * n * 8)
 	var p [3]gpu.Ptr
 	defer func() {
 		for _, q := range p {
@@ -167,7 +172,7 @@ func (s *DeviceStream) warmUp() (err error) {
 			return err
 		}
 	}
-	const n = warmN
+	bsz, pn := min(warmBatchN, n/2), min(warmPotrfN, n)
 	steps := []func() error{
 		func() error { return s.Dgemm(gpu.NoTrans, gpu.Trans, n, n, n, -1, p[0], n, p[1], n, 1, p[2], n) },
 		func() error { return s.Dsyrk(gpu.Lower, gpu.NoTrans, n, n, -1, p[0], n, 1, p[2], n) },
@@ -175,28 +180,28 @@ func (s *DeviceStream) warmUp() (err error) {
 			return s.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
 		},
 		func() error {
-			const b, st = warmBatchN, warmBatchN * warmBatchN
+			b, st := bsz, int64(bsz*bsz)
 			return s.DgemmStridedBatched(gpu.NoTrans, gpu.NoTrans, b, b, b, 1, p[0], b, st, p[1], b, st, 1, p[2], b, st, 2)
 		},
 		func() error {
 			// Uneven distances: the pointer-array path.
-			const b = warmBatchN
-			at := func(q gpu.Ptr, i int64) gpu.Ptr { return q + gpu.Ptr(i*b*b*8) }
+			b := bsz
+			at := func(q gpu.Ptr, i int) gpu.Ptr { return q + gpu.Ptr(i*b*b*8) }
 			ps := func(q gpu.Ptr) []gpu.Ptr { return []gpu.Ptr{at(q, 0), at(q, 1), at(q, 3)} }
 			return s.DgemmBatched(gpu.NoTrans, gpu.NoTrans, b, b, b, 1, ps(p[0]), b, ps(p[1]), b, 1, ps(p[2]), b)
 		},
 		func() error {
-			const m = warmPotrfN
-			off, consumed, err := s.reserve(&s.meta, m*m*8, 64)
+			m, size := pn, int64(pn*pn*8)
+			off, consumed, err := s.reserve(&s.meta, size, 64)
 			if err != nil {
 				return err
 			}
-			id := unsafe.Slice((*float64)(hostPiece(s.metaMem, off, m*m*8).p), m*m)
+			id := unsafe.Slice((*float64)(hostPiece(s.metaMem, off, size).p), m*m)
 			clear(id)
 			for i := range m {
 				id[i*m+i] = 1
 			}
-			err = s.b.ops.htod(DevicePtr(p[2]), hostPiece(s.metaMem, off, m*m*8), s.s)
+			err = s.b.ops.htod(DevicePtr(p[2]), hostPiece(s.metaMem, off, size), s.s)
 			s.q.push(deferred{epoch: s.recs, meta: consumed})
 			if err != nil {
 				return err

@@ -572,7 +572,7 @@ func newFakeBackend(t testing.TB, total int64, opts ...Option) (*Backend, *fakeO
 // fakeDevice opens device ordinal of the fake f (its context is ordinal+1).
 func fakeDevice(t testing.TB, f *fakeOps, ordinal int, opts ...Option) *Backend {
 	t.Helper()
-	cfg := config{memFraction: DefaultMemFraction, staging: DefaultStagingBytes, chunk: 64 << 20}
+	cfg := config{memFraction: DefaultMemFraction, staging: DefaultStagingBytes, chunk: 64 << 20, warm: 32}
 	for _, o := range opts {
 		o(&cfg)
 	}
