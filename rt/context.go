@@ -114,6 +114,10 @@ func (c *Context) Ranks() int { return c.cfg.nranks }
 // Devices returns the registered devices.
 func (c *Context) Devices() []Device { return c.cfg.devices }
 
+// SharesWork reports whether CPU workers share device classes' tasks (ShareWork): a
+// device keeps a written value for its successors when no CPU body may read it.
+func (c *Context) SharesWork() bool { return c.cfg.share }
+
 // Tracer returns the profiler, or nil when neither WithTrace nor WithProfiling is set.
 // Devices register their own tracks on it (Tracer.NewTrack).
 func (c *Context) Tracer() *profile.Tracer { return c.tracer }

@@ -59,20 +59,9 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 )
 
-// workSharer is implemented by an rt.Context that says whether its CPU
-// workers share device classes' tasks (rt.ShareWork).
-type workSharer interface {
-	SharesWork() bool
-}
-
 // contextShares reports whether c may run the tasks of a class with a device
-// and a CPU incarnation on its CPU workers (true when c does not say).
-func contextShares(c *rt.Context) bool {
-	if s, ok := any(c).(workSharer); ok {
-		return s.SharesWork()
-	}
-	return true
-}
+// and a CPU incarnation on its CPU workers.
+func contextShares(c *rt.Context) bool { return c.SharesWork() }
 
 // hostReads caches, per context and task class, whether a task of the class
 // may read the host copy of its inputs when this device produced them.
