@@ -84,7 +84,7 @@ func (cs *classState) observeCPU(ns int64) {
 
 // cpuEstimate returns t's expected time on a CPU worker (0: unknown).
 func cpuEstimate(t *Task) int64 {
-	if te := t.class.TimeEstimate; te != nil {
+	if te := t.cs.tc.TimeEstimate; te != nil {
 		return te(t, nil)
 	}
 	return t.cs.cpuMean.Load()
@@ -92,7 +92,7 @@ func cpuEstimate(t *Task) int64 {
 
 // deviceEstimate returns t's expected time for inc on d (0: unknown).
 func deviceEstimate(t *Task, inc *Incarnation, d Device) int64 {
-	if te := t.class.TimeEstimate; te != nil {
+	if te := t.cs.tc.TimeEstimate; te != nil {
 		return te(t, d)
 	}
 	if e, ok := d.(Estimator); ok {
@@ -133,7 +133,7 @@ func (c *Context) pickDevice(t *Task, inc *Incarnation) (Device, int64) {
 // the CPU is expected to finish t no later than the best device.
 func (c *Context) choose(t *Task, inc *Incarnation, i int) Device {
 	dev, at := c.pickDevice(t, inc)
-	if dev == nil || inc.Select != nil || !c.cfg.share || !t.cs.shared || !hasCPUAfter(t.class, i) {
+	if dev == nil || inc.Select != nil || !c.cfg.share || !t.cs.shared || !hasCPUAfter(t.cs.tc, i) {
 		return dev
 	}
 	if dev.Load() == 0 {

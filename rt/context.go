@@ -196,7 +196,7 @@ func (c *Context) Add(tp *Taskpool) error {
 			continue
 		}
 		t := c.ext.newTask()
-		t.kind, t.tp, t.cs, t.class = kindStartup, tp, cs, nil
+		t.kind, t.cs = kindStartup, cs
 		t.prio = 1<<31 - 1
 		c.ext.pushOne(t)
 	}
@@ -213,6 +213,13 @@ func (c *Context) quiesce() {
 		for w.seen.Load() < e && !w.parked.Load() {
 			time.Sleep(20 * time.Microsecond)
 		}
+	}
+}
+
+// notify follows every push: it wakes a parked worker, if any.
+func (c *Context) notify() {
+	if c.nidle.Load() > 0 {
+		c.wakeOne()
 	}
 }
 

@@ -413,6 +413,7 @@ func TestOptionsAndEnv(t *testing.T) {
 		{"JDF2GO_WORKERS", "0", rt.ErrBadOption},
 		{"JDF2GO_SCHED", "fifo", rt.ErrUnknownScheduler},
 		{"JDF2GO_PROGRESS", "maybe", rt.ErrBadOption},
+		{"JDF2GO_BIND", "core", rt.ErrBadOption},
 	} {
 		t.Setenv(tc.env, tc.val)
 		if _, err := rt.New(); !errors.Is(err, tc.want) {
@@ -422,6 +423,38 @@ func TestOptionsAndEnv(t *testing.T) {
 	}
 	if _, err := rt.New(rt.Workers(0)); !errors.Is(err, rt.ErrBadOption) {
 		t.Errorf("Workers(0): %v", err)
+	}
+	if _, err := rt.New(rt.BindWorkers("socket")); !errors.Is(err, rt.ErrBadOption) {
+		t.Errorf(`BindWorkers("socket"): %v`, err)
+	}
+}
+
+// Workers bound to threads or CPUs run a numerical DAG like unbound ones, and Close leaves
+// no worker behind (a worker bound to a CPU ends its thread with it).
+func TestBindWorkers(t *testing.T) {
+	modes := []string{"none", "thread"}
+	if runtime.GOOS == "linux" {
+		modes = append(modes, "cpu")
+	}
+	for _, m := range modes {
+		t.Run(m, func(t *testing.T) {
+			c, err := rt.New(rt.Workers(3), rt.BindWorkers(m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum atomic.Int64
+			mustRun(t, c, rttest.Grid(20, 30, func(task *rt.Task) error {
+				sum.Add(int64(task.Local(0)*30 + task.Local(1)))
+				return nil
+			}))
+			if err := c.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if want := int64(600 * 599 / 2); sum.Load() != want {
+				t.Fatalf("sum of task indices %d, want %d", sum.Load(), want)
+			}
+			checkNoLeak(t)
+		})
 	}
 }
 

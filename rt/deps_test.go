@@ -2,7 +2,9 @@ package rt_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jdf2go/jdf2go/rt"
@@ -63,6 +65,8 @@ func TestDependencyErrors(t *testing.T) {
 			rt.ErrDependency, "does not expect"},
 		{"no goal", edgeProgram{n: 4, target: func(k int) int { return k }, goal: 0},
 			rt.ErrDependency, "does not expect"},
+		{"too many", edgeProgram{n: 4, target: func(k int) int { return 0 }, twice: true, goal: 2},
+			rt.ErrDependency, "more inputs than its goal (2)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := edgeClasses(&tc.p)
@@ -145,4 +149,75 @@ func writeBackOnce(t *testing.T, d *rt.Data, src any) error {
 	tp := rt.NewTaskpool("wb", nil, w)
 	tp.SetArena("T", rt.NewArenaOf(8, func() any { return src }))
 	return run(t, c, tp)
+}
+
+// gridClass is T(i, j) over n×n, after T(i-1, j) and T(i, j-1), with a custom Key when key
+// is set (which sends its arrivals through the sharded table instead of the dense one). Its
+// body checks that both predecessors ran and that it runs once.
+func gridClass(n int, key bool, ran []atomic.Int32, bad *atomic.Int32) *rt.TaskClass {
+	tc := &rt.TaskClass{Name: "T", Locals: []string{"i", "j"}, Params: []int{0, 1},
+		Flows: []rt.Flow{{Name: "X", Access: rt.CTL}, {Name: "Y", Access: rt.CTL}}}
+	in := func(l *rt.Locals) bool { return l[0] >= 0 && l[0] < n && l[1] >= 0 && l[1] < n }
+	tc.Space = func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+		for i := range n {
+			for j := range n {
+				l[0], l[1] = i, j
+				if !yield(l) {
+					return
+				}
+			}
+		}
+	}
+	tc.Complete = func(tp *rt.Taskpool, l *rt.Locals) bool { return in(l) }
+	tc.Goal = func(tp *rt.Taskpool, l *rt.Locals) uint32 {
+		return uint32(min(l[0], 1) + min(l[1], 1))
+	}
+	if key {
+		tc.Key = func(tp *rt.Taskpool, l *rt.Locals) uint64 { return uint64(l[0]*n + l[1]) }
+	}
+	tc.Successors = func(tp *rt.Taskpool, l *rt.Locals, f rt.FlowMask, e *rt.Edges) {
+		if l[1] < n-1 {
+			e.L[0], e.L[1] = l[0], l[1]+1
+			e.Task(0, 0, tc, 0)
+		}
+		if l[0] < n-1 {
+			e.L[0], e.L[1] = l[0]+1, l[1]
+			e.Task(1, 0, tc, 1)
+		}
+	}
+	tc.Incarnations = []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
+		i, j := t.Local(0), t.Local(1)
+		if (i > 0 && ran[(i-1)*n+j].Load() != 1) || (j > 0 && ran[i*n+j-1].Load() != 1) {
+			bad.Add(1)
+		}
+		if ran[i*n+j].Add(1) != 1 {
+			bad.Add(1)
+		}
+		return nil
+	}}}
+	return tc
+}
+
+// Both dependency tables (dense, and sharded for classes with their own Key) make every
+// instance ready exactly once and only after all its inputs, on every scheduler.
+func TestDependencyTables(t *testing.T) {
+	const n = 96
+	for _, key := range []bool{false, true} {
+		for _, s := range schedulers {
+			t.Run(fmt.Sprintf("key=%v/%s", key, s), func(t *testing.T) {
+				c := newCtx(t, rt.Workers(4), rt.Scheduler(s))
+				ran := make([]atomic.Int32, n*n)
+				var bad atomic.Int32
+				mustRun(t, c, rt.NewTaskpool("grid", nil, gridClass(n, key, ran, &bad)))
+				for k := range ran {
+					if ran[k].Load() != 1 {
+						t.Fatalf("T(%d, %d) ran %d times", k/n, k%n, ran[k].Load())
+					}
+				}
+				if bad.Load() != 0 {
+					t.Fatalf("%d tasks ran before an input or twice", bad.Load())
+				}
+			})
+		}
+	}
 }

@@ -17,8 +17,9 @@
 //   - Data and Copy: a logical datum and its copies per device (slot 0 = host), with
 //     versions, reader counts and coherency states. Collections (TiledMatrix, Vector, or any
 //     Collection) hold Data, with storage from an Alloc when one is given
-//     (NewTiledMatrixAlloc, NewVectorAlloc: page-locked memory for devices); Arenas hand
-//     out reusable Copies for NEW.
+//     (NewTiledMatrixAlloc, NewVectorAlloc: page-locked memory for devices, or a
+//     HugePagePool, whose huge pages make CPU tile kernels faster); Arenas hand out
+//     reusable Copies for NEW.
 //   - Device: implemented by rt/gpu; runs GPU incarnations (see Device).
 //
 // # Running a program
@@ -42,8 +43,10 @@
 //     comes from memory or none is expected) or by the first arrival of an input from a
 //     predecessor. A task whose goal is met by a single arrival (a chain link, a broadcast
 //     target) is created ready and never enters the dependency table; otherwise it waits in
-//     its class's sharded table, keyed by a mixed-radix key over its parameters, while
-//     arrivals attach their data copies to its flows and count down its goal.
+//     its class's dependency table (a lock-free slot per key when the parameters' box is
+//     small enough, else a sharded hash table), keyed by a mixed-radix key over its
+//     parameters, while arrivals attach their data copies to its flows and count down its
+//     goal.
 //  2. Ready. The worker that completes the last input keeps the best ready successor in its
 //     next_task slot and pushes the others to the scheduler. Priority is the taskpool's
 //     priority plus the class's Priority expression, evaluated when the task is created
@@ -65,8 +68,9 @@
 //     the copy is not already that element), the task's references to arena copies are
 //     dropped, and the task is counted done and recycled.
 //
-// A task is never lost or run twice: a record is created and deleted under its shard's lock,
-// and only the arrival that meets the goal makes it ready. Termination is counted per worker
+// A task is never lost or run twice: a record is published once (under its shard's lock, or
+// by a compare-and-swap in a dense table), and only the arrival that meets the goal makes it
+// ready. Termination is counted per worker
 // in batches, so no counter is shared per task.
 //
 // # The TaskClass contract (what codegen fills)
@@ -180,11 +184,13 @@
 //
 // Options (New): Workers(n), Scheduler("lfq"|"ap"|"gd"), WithTrace(path), WithProfiling(),
 // WithProgress(w), WithDevices(devs...), WithRank(rank, nranks), KeepNextTask(bool),
-// ShareWork(bool), WithLogger(l). Environment variables, overridden by options:
-// JDF2GO_WORKERS (number of workers, default GOMAXPROCS), JDF2GO_SCHED (scheduler name,
-// default lfq), JDF2GO_TRACE (trace file path), JDF2GO_PROGRESS (a boolean: progress bar on
-// stderr), JDF2GO_SHARE (a boolean, default true: CPU workers share device classes' tasks). A bad value makes
-// New fail with ErrBadOption or ErrUnknownScheduler.
+// ShareWork(bool), BindWorkers("none"|"thread"|"cpu"), WithLogger(l). Environment
+// variables, overridden by options: JDF2GO_WORKERS (number of workers, default GOMAXPROCS),
+// JDF2GO_SCHED (scheduler name, default lfq), JDF2GO_TRACE (trace file path),
+// JDF2GO_PROGRESS (a boolean: progress bar on stderr), JDF2GO_SHARE (a boolean, default
+// true: CPU workers share device classes' tasks), JDF2GO_BIND (none, thread or cpu: how
+// workers hold their OS threads). A bad value makes New fail with ErrBadOption or
+// ErrUnknownScheduler.
 //
 // # Profiling
 //

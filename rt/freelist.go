@@ -1,6 +1,9 @@
 package rt
 
-import "sync"
+import (
+	"math/bits"
+	"sync"
+)
 
 // Task recycling. Each worker keeps a stack of free task pointers (a slice, so that taking a
 // task does not chase a pointer through cold memory the way a linked list would). A task is
@@ -73,18 +76,17 @@ func (w *Worker) newTask() *Task {
 
 // freeTask drops t's flow references and puts it back on the free stack.
 func (w *Worker) freeTask(t *Task) {
-	n := MaxFlows
-	if t.class != nil {
-		n = len(t.class.Flows)
-	}
-	for i := 0; i < n; i++ {
-		if c := t.flows[i]; c != nil {
-			c.Release()
+	if h := t.held.Load(); h != 0 {
+		for ; h != 0; h &= h - 1 {
+			i := bits.TrailingZeros32(h)
+			t.flows[i].Release()
 			t.flows[i] = nil
 		}
+		t.held.Store(0)
 	}
-	t.class, t.tp, t.cs, t.next = nil, nil, nil, nil
-	t.key, t.prio, t.pending, t.inc, t.kind, t.prepared = 0, 0, 0, 0, kindTask, false
+	// pending is set when a dependency table creates a record.
+	t.cs, t.next = nil, nil
+	t.key, t.prio, t.inc, t.kind, t.prepared, t.hi = 0, 0, 0, kindTask, false, false
 	w.free = append(w.free, t)
 	if len(w.free) >= 2*freeBatch {
 		w.c.depot.spill(&w.free)

@@ -25,12 +25,13 @@ type config struct {
 	nranks    int
 	keepNext  bool
 	share     bool
+	bind      string // "none", "thread" or "cpu" (BindWorkers)
 	log       *slog.Logger
 }
 
 func defaultConfig() config {
 	return config{workers: runtime.GOMAXPROCS(0), sched: "lfq", nranks: 1, keepNext: true,
-		share: true, log: slog.Default()}
+		share: true, bind: "none", log: slog.Default()}
 }
 
 // fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE, JDF2GO_PROGRESS and
@@ -42,6 +43,12 @@ func (c *config) fromEnv() error {
 			return fmt.Errorf("%w: JDF2GO_SHARE=%q: want a boolean", ErrBadOption, s)
 		}
 		c.share = on
+	}
+	if s := os.Getenv("JDF2GO_BIND"); s != "" {
+		if err := checkBind(s); err != nil {
+			return fmt.Errorf("%w: JDF2GO_BIND=%q: %v", ErrBadOption, s, err)
+		}
+		c.bind = s
 	}
 	if s := os.Getenv("JDF2GO_WORKERS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -134,4 +141,34 @@ func ShareWork(on bool) Option {
 // WithLogger sets the logger for diagnostics (default slog.Default()).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) error { c.log = l; return nil }
+}
+
+// BindWorkers sets how workers hold their OS threads: "none" (default: Go schedules them like
+// any goroutine), "thread" (each worker locks its goroutine to one OS thread,
+// runtime.LockOSThread) or "cpu" (each worker also binds its thread to one CPU, worker i to
+// the i-th CPU the process may run on, round-robin; Linux only). Binding keeps a worker's
+// caches warm when other threads compete for the cores, at the price of waiting for its own
+// CPU when that one is busy.
+func BindWorkers(mode string) Option {
+	return func(c *config) error {
+		if err := checkBind(mode); err != nil {
+			return fmt.Errorf("%w: BindWorkers(%q): %v", ErrBadOption, mode, err)
+		}
+		c.bind = mode
+		return nil
+	}
+}
+
+// checkBind validates a BindWorkers mode.
+func checkBind(mode string) error {
+	switch mode {
+	case "none", "thread":
+		return nil
+	case "cpu":
+		if _, err := allowedCPUs(); err != nil {
+			return err
+		}
+		return nil
+	}
+	return fmt.Errorf("want none, thread or cpu")
 }

@@ -24,7 +24,7 @@ type bucket struct {
 // rank packs the high-priority flag above the biased priority.
 func rank(t *Task) uint64 {
 	r := uint64(uint32(t.prio) ^ 0x80000000)
-	if t.class != nil && t.class.HighPriority {
+	if t.hi {
 		r |= 1 << 32
 	}
 	return r

@@ -35,7 +35,7 @@ func (w *Worker) writeBackRemote(src *Task, flow int, coll Collection, ix Index,
 	r := w.c.cfg.remote
 	if r == nil {
 		return fmt.Errorf("flow %s: write-back to %v on rank %d: no Remote registered (WithRemote)",
-			src.class.Flows[flow].Name, ix, rank)
+			src.cs.tc.Flows[flow].Name, ix, rank)
 	}
 	return r.WriteBack(w, src, flow, coll, ix, rank)
 }

@@ -210,7 +210,7 @@ func (q *apQueue) add(t *Task) { q.push(t) }
 type gdQueue struct{ fifo }
 
 func (q *gdQueue) add(t *Task) {
-	if t.class != nil && t.class.HighPriority {
+	if t.hi {
 		q.pushFront(t)
 	} else {
 		q.pushBack(t)

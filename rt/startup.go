@@ -18,6 +18,7 @@ package rt
 import (
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 )
 
 const (
@@ -135,7 +136,39 @@ func (cs *classState) count() (err error) {
 		}
 		stride *= r
 	}
+	if box, ok := denseSize(cs, all); ok {
+		cs.dense = make([]atomic.Pointer[Task], box)
+	}
 	return nil
+}
+
+// Dense dependency tables (deps.go): a class whose instances can wait for several inputs,
+// keyed by rt's mixed-radix key, gets one slot per key of its parameters' bounding box when
+// the box has at most denseRatio slots per instance (plus denseSlack) and at most denseMax
+// slots (64 MiB). Larger boxes, and classes with their own Key, use the sharded table.
+const (
+	denseRatio = 8
+	denseSlack = 4096
+	denseMax   = 1 << 23
+)
+
+// denseSize returns the size of cs's dense table, and whether it gets one.
+func denseSize(cs *classState, instances int64) (int, bool) {
+	if cs.tc.Key != nil || cs.tc.Goal == nil || instances == 0 {
+		return 0, false
+	}
+	box := uint64(1)
+	for i := 0; i < cs.nparams; i++ {
+		r := cs.span[i] + 1
+		if r == 0 || box > denseMax/r {
+			return 0, false
+		}
+		box *= r
+	}
+	if box > uint64(instances)*denseRatio+denseSlack {
+		return 0, false
+	}
+	return int(box), true
 }
 
 // isLocal reports whether the instance in l runs on this rank.
@@ -150,7 +183,7 @@ func (tp *Taskpool) isLocal(tc *TaskClass, l *Locals) bool {
 // startup runs a startup pseudo-task: it makes ready the instances of its class that have no
 // pending input.
 func (w *Worker) startup(st *Task) {
-	cs, tp := st.cs, st.tp
+	cs, tp := st.cs, st.cs.tp
 	tc := cs.tc
 	var start int64
 	if w.track != nil {

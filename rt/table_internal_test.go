@@ -34,7 +34,7 @@ func TestPrioQueue(t *testing.T) {
 	hi := &TaskClass{HighPriority: true}
 	lo := &TaskClass{}
 	var h prioQueue
-	mk := func(c *TaskClass, p int32, k int) *Task { return &Task{class: c, prio: p, key: uint64(k)} }
+	mk := func(c *TaskClass, p int32, k int) *Task { return &Task{hi: c.HighPriority, prio: p, key: uint64(k)} }
 	in := []*Task{mk(lo, 5, 0), mk(lo, 7, 1), mk(lo, 5, 2), mk(hi, -3, 3), mk(lo, -1, 4), mk(lo, 7, 5)}
 	for _, x := range in {
 		h.push(x)
@@ -55,7 +55,7 @@ func TestPrioQueue(t *testing.T) {
 		if r.IntN(3) > 0 || len(ref) == 0 {
 			x := mk(lo, int32(r.IntN(5)-2), i)
 			if r.IntN(50) == 0 {
-				x.class = hi
+				x.hi = true
 			}
 			h.push(x)
 			ref = append(ref, x)

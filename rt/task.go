@@ -1,6 +1,9 @@
 package rt
 
-import "strconv"
+import (
+	"strconv"
+	"sync/atomic"
+)
 
 // taskKind separates real tasks from rt's own pseudo-tasks.
 type taskKind uint8
@@ -14,28 +17,47 @@ const (
 // lists: a *Task is valid from the moment rt hands it to a hook, a device or a visitor until
 // it completes, fails or is rescheduled, and must not be kept after that.
 type Task struct {
-	// The fields rt touches on every task come first, in one cache line; a task with few
-	// locals and flows touches one or two more.
-	class    *TaskClass
-	tp       *Taskpool
-	cs       *classState
-	next     *Task // gd FIFO
-	key      uint64
-	prio     int32
-	pending  uint32 // Counter: arrivals still expected; Mask: flows arrived so far
-	inc      int32  // next incarnation to try
+	// The fields rt touches on every task come first, in 48 bytes, so that the first two
+	// locals share their cache line: a task with two parameters and CTL flows only (held is
+	// zero) touches one line. The class is cs.tc, the taskpool cs.tp.
+	cs   *classState
+	next *Task // gd FIFO
+	key  uint64
+	prio int32
+	// pending is, with Counter readiness, the arrivals still expected; with Mask, the flows
+	// arrived so far. Atomic: in a dense dependency table (deps.go) arrivals update it
+	// without a lock; in a sharded one they hold the shard's lock.
+	pending atomic.Uint32
+	// held has bit i set exactly when flows[i] holds a copy, so that completion and
+	// recycling visit only those (a task with CTL flows only never touches flows) and a
+	// second copy on one flow is reported rather than lost. Atomic: arrivals at a record of
+	// a dense table set their bits concurrently. Zero in a free task.
+	held     atomic.Uint32
+	inc      int32 // next incarnation to try
 	kind     taskKind
 	prepared bool
+	hi       bool // the class is high_priority
 
 	l     Locals // only the first classState.nlocals slots are meaningful
 	flows [MaxFlows]*Copy
+	_     [16]byte // 384 bytes in all: tasks in a slab (newTask) start on cache lines
 }
 
 // Class returns the task's class.
-func (t *Task) Class() *TaskClass { return t.class }
+func (t *Task) Class() *TaskClass {
+	if t.kind != kindTask || t.cs == nil {
+		return nil
+	}
+	return t.cs.tc
+}
 
 // Taskpool returns the task's taskpool.
-func (t *Task) Taskpool() *Taskpool { return t.tp }
+func (t *Task) Taskpool() *Taskpool {
+	if t.cs == nil {
+		return nil
+	}
+	return t.cs.tp
+}
 
 // Locals returns the task's definition slots (parameters and derived locals). Bodies read
 // them; only rt and generated Complete write them.
@@ -54,6 +76,11 @@ func (t *Task) SetFlow(i int, c *Copy) {
 		old.Release()
 	}
 	t.flows[i] = c
+	if bit := uint32(1) << uint(i); c != nil {
+		t.held.Store(t.held.Load() | bit)
+	} else {
+		t.held.Store(t.held.Load() &^ bit)
+	}
 }
 
 // Priority returns the task's priority (taskpool priority plus the class's expression).
@@ -75,7 +102,7 @@ func (t *Task) String() string {
 	if t.kind == kindStartup {
 		return "startup:" + t.cs.tc.Name
 	}
-	return taskName(t.class, &t.l)
+	return taskName(t.cs.tc, &t.l)
 }
 
 // taskName formats class(params) for the instance in l.
@@ -95,7 +122,7 @@ func taskName(tc *TaskClass, l *Locals) string {
 // safe from any goroutine; a device manager running on a worker should call Worker.Complete
 // instead, which keeps the best successor in the worker's next_task slot.
 func (t *Task) Complete() {
-	c := t.tp.ctx
+	c := t.cs.tp.ctx
 	c.extMu.Lock()
 	defer c.extMu.Unlock()
 	c.ext.complete(t)
@@ -104,7 +131,7 @@ func (t *Task) Complete() {
 // Fail fails the task's taskpool with err, naming the task, and drops the task. Safe from any
 // goroutine, for a task that a body (Async) or a device owns.
 func (t *Task) Fail(err error) {
-	c := t.tp.ctx
+	c := t.cs.tp.ctx
 	c.extMu.Lock()
 	defer c.extMu.Unlock()
 	c.ext.failTask(t, err)
@@ -114,7 +141,7 @@ func (t *Task) Fail(err error) {
 // incarnations from index inc on (for example the CPU one after a device was disabled).
 // Safe from any goroutine.
 func (t *Task) Reschedule(inc int) {
-	c := t.tp.ctx
+	c := t.cs.tp.ctx
 	c.extMu.Lock()
 	defer c.extMu.Unlock()
 	c.ext.Reschedule(t, inc)

@@ -172,9 +172,12 @@ type classState struct {
 	span    [MaxParams]uint64 // max - min
 	stride  [MaxParams]uint64
 	total   int64
-	deps    depTable
-	trace   profile.Name // span name of the class
-	strace  profile.Name // span name of its startup walk
+	// dense, when set, replaces deps: one slot per key of the parameters' bounding box
+	// (deps.go, arriveDense).
+	dense  []atomic.Pointer[Task]
+	deps   depTable
+	trace  profile.Name // span name of the class
+	strace profile.Name // span name of its startup walk
 	// shared: the class has a device incarnation followed by a CPU one, so rt chooses
 	// between them by estimated time (choice.go) and measures its CPU hook's time.
 	shared  bool

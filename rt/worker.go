@@ -2,7 +2,8 @@ package rt
 
 // Workers (execution streams).
 //
-// Actors: N workers, each a goroutine owned by the Context; a scheduler shared by all of them;
+// Actors: N workers, each a goroutine owned by the Context (locked to its OS thread, and the
+// thread to a CPU, for its whole life with BindWorkers); a scheduler shared by all of them;
 // goroutines that are not workers (Async bodies, device callbacks) which go through the
 // Context's ext pseudo-worker under a mutex.
 //
@@ -36,6 +37,8 @@ package rt
 import (
 	"context"
 	"fmt"
+	"math/bits"
+	"runtime"
 	"runtime/debug"
 	"runtime/trace"
 	"sync/atomic"
@@ -127,6 +130,20 @@ func (w *Worker) loop() {
 	defer w.c.wg.Done()
 	defer w.parked.Store(true)
 	c := w.c
+	switch c.cfg.bind {
+	case "thread":
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	case "cpu":
+		runtime.LockOSThread() // never unlocked: the bound thread exits with the worker
+		cpus, err := allowedCPUs()
+		if err == nil && len(cpus) > 0 {
+			err = pinThread(cpus[w.id%len(cpus)])
+		}
+		if err != nil {
+			c.log.Warn("rt: worker not bound to a CPU", "worker", w.id, "err", err)
+		}
+	}
 	for !c.closed.Load() {
 		if e := c.epoch.Load(); e != w.seenLocal {
 			w.seenLocal = e
@@ -199,7 +216,7 @@ func (w *Worker) unpark() {
 
 // run executes one task taken from the slot or the scheduler.
 func (w *Worker) run(t *Task) {
-	tp := t.tp
+	tp := t.cs.tp
 	if w.doneTP != tp && w.doneTP != nil {
 		w.flushDone()
 	}
@@ -213,7 +230,7 @@ func (w *Worker) run(t *Task) {
 	}
 	var region *trace.Region
 	if trace.IsEnabled() {
-		region = trace.StartRegion(context.Background(), t.class.Name)
+		region = trace.StartRegion(context.Background(), t.cs.tc.Name)
 	}
 	w.execute(t) // t may be recycled from here on
 	if region != nil {
@@ -224,7 +241,7 @@ func (w *Worker) run(t *Task) {
 // execute prepares t and tries its incarnations. t must not be touched after a hook returned
 // Async or a device accepted it.
 func (w *Worker) execute(t *Task) {
-	tc := t.class
+	tc := t.cs.tc
 	if !t.prepared {
 		t.prepared = true
 		if tc.Prepare != nil {
@@ -311,15 +328,14 @@ func (w *Worker) execute(t *Task) {
 // complete bumps the versions of written copies, releases the successors, drops t's
 // references, counts it and recycles it.
 func (w *Worker) complete(t *Task) {
-	tc, tp := t.class, t.tp
+	tc, tp := t.cs.tc, t.cs.tp
 	if tp.failed.Load() {
 		w.discard(t)
 		return
 	}
-	nf := len(tc.Flows)
-	for i := 0; i < nf; i++ {
-		if c := t.flows[i]; c != nil && tc.Flows[i].Access.writes() {
-			c.BumpVersion()
+	for h := t.held.Load(); h != 0; h &= h - 1 {
+		if i := bits.TrailingZeros32(h); tc.Flows[i].Access.writes() {
+			t.flows[i].BumpVersion()
 		}
 	}
 	if tc.Successors != nil {
@@ -342,7 +358,8 @@ func (w *Worker) complete(t *Task) {
 
 // failTask fails t's taskpool with a TaskError naming t, and drops t.
 func (w *Worker) failTask(t *Task, err error) {
-	t.tp.fail(&TaskError{Taskpool: t.tp.name, Task: t.String(), Err: err})
+	tp := t.cs.tp
+	tp.fail(&TaskError{Taskpool: tp.name, Task: t.String(), Err: err})
 	w.discard(t)
 }
 
@@ -413,22 +430,18 @@ func (w *Worker) pushBuf() {
 	w.c.sched.pushBatch(w, w.buf)
 	clear(w.buf)
 	w.buf = w.buf[:0]
-	if w.c.nidle.Load() > 0 {
-		w.c.wakeOne()
-	}
+	w.c.notify()
 }
 
 // pushOne hands one task to the scheduler and wakes a parked worker.
 func (w *Worker) pushOne(t *Task) {
 	w.c.sched.push(w, t)
-	if w.c.nidle.Load() > 0 {
-		w.c.wakeOne()
-	}
+	w.c.notify()
 }
 
 // better orders ready tasks: high-priority classes first, then higher priority.
 func better(a, b *Task) bool {
-	ah, bh := a.class != nil && a.class.HighPriority, b.class != nil && b.class.HighPriority
+	ah, bh := a.hi, b.hi
 	if ah != bh {
 		return ah
 	}
@@ -453,7 +466,7 @@ func callSuccessors(f func(*Taskpool, *Locals, FlowMask, *Edges), t *Task, e *Ed
 			e.err = fmt.Errorf("panic releasing successors: %v\n%s", r, debug.Stack())
 		}
 	}()
-	f(t.tp, &t.l, AllFlows, e)
+	f(t.cs.tp, &t.l, AllFlows, e)
 }
 
 // callPrepare runs generated input preparation, which evaluates user guards and can panic.
