@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/jdf2go/jdf2go/examples/potrf/cholesky"
@@ -15,25 +16,48 @@ import (
 // The dense linear algebra suite (benchmarks.md §2): the tiled Cholesky factorisation of
 // examples/potrf.jdf (package cholesky) on a random SPD matrix (blas.FillSPD, seed 1).
 //
-//	potrf-openblas: N=8192 (-quick: 4096), NB 128, 192, 256 and 320, with OpenBLAS tile
-//	    kernels (single-threaded inside tasks), on the lfq scheduler (variant jdf2go) and on
-//	    the strict-priority ap scheduler (jdf2go-ap), against OpenBLAS's own LAPACK dpotrf on
-//	    the same number of threads (variant lapack), measured once per worker count and
-//	    shown in every NB row. Goal: ≥ 95 GFLOP/s on 2 workers and ratio ≤ 1.0 to lapack.
-//	potrf-gonum: N=4096 (-quick: 2048), the same NBs with gonum tile kernels, against
+//	potrf-openblas: N=8192 (-quick: 4096), NB 128, 192, 256 and 320, and on the largest
+//	    worker count also 384 and 512, with OpenBLAS tile kernels (single-threaded inside
+//	    tasks), on the lfq scheduler (variant jdf2go) and, on the largest worker count, on
+//	    the strict-priority ap scheduler (jdf2go-ap),
+//	    against OpenBLAS's own LAPACK dpotrf_ on the same number of threads (variant lapack,
+//	    openblas_set_num_threads(w), checked), measured once per worker count and shown in
+//	    every NB row. Goal: ≥ 95 GFLOP/s on 2 workers and ratio ≤ 1.0 to lapack. Tiles and
+//	    lapack's matrix are in the Go heap (huge pages made no measurable difference to
+//	    either). kernels-hot and kernels-cold (largest worker count) are the kernel ceiling
+//	    of each NB (potrf_bound.go): the rate if the workers did nothing but tile kernels,
+//	    timed with w threads at once on cache-resident (hot) or memory-resident (cold)
+//	    tiles; jdf2go's ratio to kernels-hot is its distance from what any schedule could
+//	    reach with these kernels.
+//	potrf-gonum: N=4096 (-quick: 2048), NB 128 to 320 with gonum tile kernels, against
 //	    gonum's mat.Cholesky (variant mat.Cholesky, Dgemm spread over GOMAXPROCS
 //	    goroutines). Goal: ratio ≤ 1/1.5.
 //
 // Every variant runs with GOMAXPROCS = workers; the scheduler is lfq unless the variant
-// says otherwise, and tracing is off. The
-// rows' unit is ns per kflop, so the rate/s column reads in G flop/s (M kflop/s); each row's
-// note (in results.json) gives GFLOP/s. The factor of the first jdf2go run of each backend
-// is checked (‖A − L·Lᵀ‖/‖A‖ < 1e-12).
+// says otherwise, and tracing is off. The rows' unit is ns per kflop, so the rate/s column
+// reads in G flop/s (M kflop/s); each row's note (in results.json) gives GFLOP/s. The factor
+// of the first jdf2go run of each backend is checked (‖A − L·Lᵀ‖/‖A‖ < 1e-12).
 func init() {
 	register(Suite{Name: "potrf", Applicable: func() (bool, string) { return true, "" }, Run: runPotrf})
 }
 
-var potrfNBs = []int{128, 192, 256, 320}
+var (
+	potrfNBs      = []int{128, 192, 256, 320}
+	potrfExtraNBs = []int{384, 512} // OpenBLAS, largest worker count only
+)
+
+// potrfSpec is one backend's part of the suite.
+type potrfSpec struct {
+	name     string
+	n        int
+	nbs      []int // every worker count
+	extraNBs []int // the largest worker count only
+	impl     *blas.Impl
+	openblas bool // ap and kernel-ceiling variants
+	baseName string
+	// baseline factors a copy of p.Dense in a, a buffer of the same size.
+	baseline func(p *cholesky.Problem, w int, a []float64) (time.Duration, error)
+}
 
 func runPotrf(cfg *Config) ([]Row, error) {
 	nOpen, nGonum := 8192, 4096
@@ -45,38 +69,46 @@ func runPotrf(cfg *Config) ([]Row, error) {
 	if ob, err := blas.OpenBLAS(); err != nil {
 		slog.Info("potrf-openblas skipped", "err", err)
 	} else {
-		rs, err := potrfWorkloads(cfg, "potrf-openblas", nOpen, ob, true, "lapack", func(p *cholesky.Problem, w int) (time.Duration, error) {
-			return lapackPotrf(ob, p, w)
-		})
+		rs, err := potrfWorkloads(cfg, potrfSpec{name: "potrf-openblas", n: nOpen, nbs: potrfNBs, extraNBs: potrfExtraNBs, impl: ob,
+			openblas: true, baseName: "lapack",
+			baseline: func(p *cholesky.Problem, w int, a []float64) (time.Duration, error) {
+				return lapackPotrf(ob, p, w, a)
+			}})
 		rows = append(rows, rs...)
 		if err != nil {
 			return rows, err
 		}
 	}
-	rs, err := potrfWorkloads(cfg, "potrf-gonum", nGonum, blas.Gonum(), false, "mat.Cholesky", matCholesky)
+	rs, err := potrfWorkloads(cfg, potrfSpec{name: "potrf-gonum", n: nGonum, nbs: potrfNBs, impl: blas.Gonum(),
+		baseName: "mat.Cholesky", baseline: matCholesky})
 	return append(rows, rs...), err
 }
 
-// potrfWorkloads measures jdf2go at every NB (also on the ap scheduler when withAP) and the
-// baseline once, for each worker count.
-func potrfWorkloads(cfg *Config, name string, n int, impl *blas.Impl, withAP bool, baseName string,
-	baseline func(*cholesky.Problem, int) (time.Duration, error)) ([]Row, error) {
+// potrfWorkloads measures jdf2go at every NB and the baseline once, for each worker count.
+func potrfWorkloads(cfg *Config, spec potrfSpec) ([]Row, error) {
 	var rows []Row
-	checker := impl
+	checker := spec.impl
 	if ob, err := blas.OpenBLAS(); err == nil {
 		checker = ob // the residual of a gonum factor is checked faster with OpenBLAS
 	}
+	n := spec.n
 	flops := blas.PotrfFlops(n)
 	row := func(nb, w int, variant string, s Stats, base ...string) Row {
-		return Row{Suite: "potrf", Workload: fmt.Sprintf("%s N=%d NB=%d", name, n, nb), Workers: w,
+		return Row{Suite: "potrf", Workload: fmt.Sprintf("%s N=%d NB=%d", spec.name, n, nb), Workers: w,
 			Variant: variant, Per: flops / 1e3, Unit: "ns/kflop", Stats: s, Baselines: base,
 			Note: fmt.Sprintf("%.1f GFLOP/s (median)", flops/s.Median.Seconds()/1e9)}
+	}
+	maxW := slices.Max(cfg.Workers)
+	// One dense matrix for every NB: only the tiles are cut again.
+	dense := make([]float64, n*n)
+	if err := blas.FillSPD(n, dense, n, 1); err != nil {
+		return rows, err
 	}
 	checked := false
 	for _, w := range cfg.Workers {
 		runtime.GOMAXPROCS(w)
 		scheds := []string{"lfq"}
-		if withAP {
+		if spec.openblas && w == maxW {
 			scheds = append(scheds, "ap")
 		}
 		ctxs := map[string]*rt.Context{}
@@ -99,52 +131,80 @@ func potrfWorkloads(cfg *Config, name string, n int, impl *blas.Impl, withAP boo
 		}
 		var base Stats
 		var baseErr error
-		for i, nb := range potrfNBs {
-			p, err := cholesky.NewProblem(n, nb, 1)
+		nbs := spec.nbs
+		if w == maxW {
+			nbs = append(slices.Clip(nbs), spec.extraNBs...)
+		}
+		for i, nb := range nbs {
+			rs, err := func() ([]Row, error) {
+				var rs []Row
+				a, err := rt.NewTiledMatrix(n, n, nb, nb, 1, 1, 0)
+				if err != nil {
+					return rs, err
+				}
+				p := &cholesky.Problem{N: n, NB: nb, Dense: dense, A: a}
+				if i == 0 {
+					a := make([]float64, len(p.Dense))
+					base, baseErr = cfg.Measure(func() (time.Duration, error) { return spec.baseline(p, w, a) })
+					if baseErr != nil {
+						slog.Error("potrf baseline failed", "baseline", spec.baseName, "err", baseErr)
+					}
+				}
+				type variant struct{ name, sched string }
+				vs := []variant{{"jdf2go", "lfq"}}
+				if ctxs["ap"] != nil {
+					vs = append(vs, variant{"jdf2go-ap", "ap"})
+				}
+				var bases []string
+				if baseErr == nil {
+					bases = append(bases, spec.baseName)
+				}
+				if spec.openblas && w == maxW {
+					for _, hot := range []bool{true, false} {
+						rate, note, err := potrfBound(spec.impl, n, nb, w, hot)
+						if err != nil {
+							return rs, err
+						}
+						d := time.Duration(flops / rate * 1e9)
+						name := map[bool]string{true: "kernels-hot", false: "kernels-cold"}[hot]
+						r := row(nb, w, name, Stats{Median: d, Min: d, Max: d})
+						r.Note = fmt.Sprintf("%.1f GFLOP/s ceiling; %s", rate/1e9, note)
+						rs = append(rs, r)
+					}
+					bases = append(bases, "kernels-hot")
+				}
+				for _, v := range vs {
+					s, err := cfg.Measure(func() (time.Duration, error) {
+						p.Reset()
+						t0 := time.Now()
+						if err := cholesky.Factor(context.Background(), ctxs[v.sched], p.A, spec.impl); err != nil {
+							return 0, err
+						}
+						return time.Since(t0), nil
+					})
+					if err != nil {
+						return rs, fmt.Errorf("%s NB=%d %s: %w", spec.name, nb, v.name, err)
+					}
+					if !checked {
+						res, err := p.Residual(checker)
+						if err != nil || !(res < 1e-12) {
+							return rs, fmt.Errorf("%s NB=%d: residual %g (%v)", spec.name, nb, res, err)
+						}
+						checked = true
+					}
+					r := row(nb, w, v.name, s, bases...)
+					rs = append(rs, r)
+					slog.Info("potrf", "workload", r.Workload, "workers", w, "variant", v.name, "rate", r.Note)
+				}
+				if baseErr == nil {
+					rs = append(rs, row(nb, w, spec.baseName, base))
+				}
+				return rs, nil
+			}()
+			rows = append(rows, rs...)
 			if err != nil {
 				closeAll()
 				return rows, err
-			}
-			if i == 0 {
-				base, baseErr = cfg.Measure(func() (time.Duration, error) { return baseline(p, w) })
-				if baseErr != nil {
-					slog.Error("potrf baseline failed", "baseline", baseName, "err", baseErr)
-				}
-			}
-			for _, sched := range scheds {
-				s, err := cfg.Measure(func() (time.Duration, error) {
-					p.Reset()
-					t0 := time.Now()
-					if err := cholesky.Factor(context.Background(), ctxs[sched], p.A, impl); err != nil {
-						return 0, err
-					}
-					return time.Since(t0), nil
-				})
-				if err != nil {
-					closeAll()
-					return rows, fmt.Errorf("%s NB=%d %s: %w", name, nb, sched, err)
-				}
-				if !checked {
-					res, err := p.Residual(checker)
-					if err != nil || !(res < 1e-12) {
-						closeAll()
-						return rows, fmt.Errorf("%s NB=%d: residual %g (%v)", name, nb, res, err)
-					}
-					checked = true
-				}
-				variant := "jdf2go"
-				if sched != "lfq" {
-					variant += "-" + sched
-				}
-				r := row(nb, w, variant, s)
-				if baseErr == nil {
-					r.Baselines = []string{baseName}
-				}
-				rows = append(rows, r)
-				slog.Info("potrf", "workload", r.Workload, "workers", w, "variant", variant, "rate", r.Note)
-			}
-			if baseErr == nil {
-				rows = append(rows, row(nb, w, baseName, base))
 			}
 		}
 		if err := closeAll(); err != nil {
@@ -154,15 +214,18 @@ func potrfWorkloads(cfg *Config, name string, n int, impl *blas.Impl, withAP boo
 	return rows, nil
 }
 
-// lapackPotrf times OpenBLAS's dpotrf on the whole dense matrix with w threads (then back
-// to one, as the tile kernels need).
-func lapackPotrf(ob *blas.Impl, p *cholesky.Problem, w int) (time.Duration, error) {
-	a := append([]float64(nil), p.Dense...)
+// lapackPotrf times OpenBLAS's dpotrf_ with w threads (then back to one, as the tile
+// kernels need) on the whole dense matrix, copied into a (len(p.Dense) elements).
+func lapackPotrf(ob *blas.Impl, p *cholesky.Problem, w int, a []float64) (time.Duration, error) {
+	copy(a, p.Dense)
 	prev, err := ob.SetThreads(w)
 	if err != nil {
 		return 0, err
 	}
 	defer ob.SetThreads(prev)
+	if got := ob.Threads(); got != w {
+		return 0, fmt.Errorf("OpenBLAS runs %d threads, not %d", got, w)
+	}
 	t0 := time.Now()
 	if err := ob.Dpotrf(blas.Lower, p.N, a, p.N); err != nil {
 		return 0, err
@@ -171,8 +234,8 @@ func lapackPotrf(ob *blas.Impl, p *cholesky.Problem, w int) (time.Duration, erro
 }
 
 // matCholesky times gonum's mat.Cholesky on the whole dense matrix (GOMAXPROCS is w).
-func matCholesky(p *cholesky.Problem, w int) (time.Duration, error) {
-	a := append([]float64(nil), p.Dense...)
+func matCholesky(p *cholesky.Problem, w int, a []float64) (time.Duration, error) {
+	copy(a, p.Dense)
 	t0 := time.Now()
 	if err := blas.MatCholesky(p.N, a, p.N); err != nil {
 		return 0, err

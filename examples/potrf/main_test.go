@@ -39,6 +39,31 @@ func TestPotrf(t *testing.T) {
 	}
 }
 
+// TestPotrfMemory: without CUDA the tiles live in the Go heap by default and in huge pages
+// (where the system has them) with -hugepages; the factorisation is correct in both.
+func TestPotrfMemory(t *testing.T) {
+	for _, c := range []struct {
+		flag string
+		want []string
+	}{
+		{"-hugepages=true", []string{"huge pages)", "no huge pages here)"}},
+		{"-hugepages=false", []string{"Go heap)"}},
+	} {
+		var out bytes.Buffer
+		args := []string{"-n", "96", "-nb", "32", "-workers", "2", "-blas", "gonum", "-trace", "", "-gpus", "none", c.flag}
+		if err := run(args, &out); err != nil {
+			t.Fatalf("%s: %v\n%s", c.flag, err, out.String())
+		}
+		found := false
+		for _, w := range c.want {
+			found = found || strings.Contains(out.String(), w)
+		}
+		if !found || !strings.Contains(out.String(), "‖A − L·Lᵀ‖/‖A‖") {
+			t.Errorf("%s: output names none of %q as the memory, or lacks the residual:\n%s", c.flag, c.want, out.String())
+		}
+	}
+}
+
 // TestNotPositiveDefinite: a matrix that is not SPD fails the taskpool with the failing
 // POTRF task named.
 func TestNotPositiveDefinite(t *testing.T) {
