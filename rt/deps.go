@@ -36,6 +36,7 @@ package rt
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 const depShards = 64 // per class; a power of two
@@ -277,7 +278,7 @@ func (w *Worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l 
 		w.initTask(t, tp, cs, l, key)
 		if c != nil {
 			t.flows[peerFlow] = c
-			t.held.Store(bit)
+			t.held = bit
 			c.Retain()
 		}
 		w.makeReady(t)
@@ -297,34 +298,32 @@ func (w *Worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l 
 		t = w.newTask()
 		w.initTask(t, tp, cs, l, key)
 		if mask {
-			t.pending.Store(0)
+			t.pending = 0
 		} else {
-			t.pending.Store(goal)
+			t.pending = goal
 		}
 		sh.put(key, h, t)
 	}
 	if c != nil {
-		h := t.held.Load()
-		if h&bit != 0 {
+		if t.held&bit != 0 {
 			sh.mu.Unlock()
 			return errTwice(peer, peerFlow, l, "data twice")
 		}
 		t.flows[peerFlow] = c
-		t.held.Store(h | bit)
+		t.held |= bit
 		c.Retain()
 	}
-	// Under the shard's lock the atomics need not be read-modify-writes.
 	var ready bool
-	if p := t.pending.Load(); mask {
-		if p&bit != 0 {
+	if mask {
+		if t.pending&bit != 0 {
 			sh.mu.Unlock()
 			return errTwice(peer, peerFlow, l, "two arrivals")
 		}
-		t.pending.Store(p | bit)
-		ready = p|bit == goal
+		t.pending |= bit
+		ready = t.pending == goal
 	} else {
-		t.pending.Store(p - 1)
-		ready = p == 1
+		t.pending--
+		ready = t.pending == 0
 	}
 	if ready {
 		sh.del(key, h)
@@ -340,51 +339,59 @@ func (w *Worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l 
 // late arrival is reported instead of creating the instance again.
 var readyRecord Task
 
-// arriveDense is the table step of arrive for a class with a dense table: the record is
-// published in the key's slot with a compare-and-swap (a creator that loses the race drops
-// its fresh task and uses the winner's), copies are attached before the arrival is counted,
-// and the arrival that meets the goal (an atomic decrement, or an atomic or of the flow's
-// bit) is the only one that sees it met. Sequentially consistent atomics order every
-// attachment before that arrival, which then makes the task ready.
+// arriveDense is the table step of arrive for a class with a dense table. The first arrival
+// builds the record with its own arrival already counted and its copy attached, then
+// publishes it in the key's slot with a compare-and-swap; a creator that loses the race
+// drops its record and arrives at the winner's. Later arrivals attach their copy, then count
+// themselves with an atomic decrement (or an atomic or of the flow's bit); the one that
+// meets the goal is the only one that sees it met, replaces the slot with a marker (a later
+// arrival is an error) and makes the task ready. Sequentially consistent atomics order
+// every attachment before that arrival.
 func (w *Worker) arriveDense(tp *Taskpool, cs *classState, c *Copy, peer *TaskClass, peerFlow int,
 	l *Locals, key uint64, goal uint32, mask bool) error {
 	slot := &cs.dense[key]
+	bit := uint32(1) << uint(peerFlow)
 	t := slot.Load()
 	if t == nil {
+		// The goal needs more than this arrival (arrive handled the others), so a fresh
+		// record is never complete.
 		nt := w.newTask()
 		w.initTask(nt, tp, cs, l, key)
 		if mask {
-			nt.pending.Store(0)
+			nt.pending = bit
 		} else {
-			nt.pending.Store(goal)
+			nt.pending = goal - 1
+		}
+		if c != nil {
+			nt.flows[peerFlow] = c
+			nt.held = bit
+			c.Retain()
 		}
 		if slot.CompareAndSwap(nil, nt) {
-			t = nt
-		} else {
-			w.freeTask(nt)
-			t = slot.Load()
+			return nil
 		}
+		w.freeTask(nt) // releases the copy it retained
+		t = slot.Load()
 	}
 	if t == &readyRecord {
 		return errTooMany(peer, peerFlow, l, goal)
 	}
-	bit := uint32(1) << uint(peerFlow)
 	if c != nil {
-		if t.held.Or(bit)&bit != 0 {
+		if atomic.OrUint32(&t.held, bit)&bit != 0 {
 			return errTwice(peer, peerFlow, l, "data twice")
 		}
 		t.flows[peerFlow] = c
 		c.Retain()
 	}
 	if mask {
-		old := t.pending.Or(bit)
+		old := atomic.OrUint32(&t.pending, bit)
 		if old&bit != 0 {
 			return errTwice(peer, peerFlow, l, "two arrivals")
 		}
 		if old|bit != goal {
 			return nil
 		}
-	} else if n := t.pending.Add(^uint32(0)); n != 0 {
+	} else if n := atomic.AddUint32(&t.pending, ^uint32(0)); n != 0 {
 		if n > goal { // wrapped below zero
 			return errTooMany(peer, peerFlow, l, goal)
 		}

@@ -76,13 +76,13 @@ func (w *Worker) newTask() *Task {
 
 // freeTask drops t's flow references and puts it back on the free stack.
 func (w *Worker) freeTask(t *Task) {
-	if h := t.held.Load(); h != 0 {
+	if h := t.held; h != 0 {
 		for ; h != 0; h &= h - 1 {
 			i := bits.TrailingZeros32(h)
 			t.flows[i].Release()
 			t.flows[i] = nil
 		}
-		t.held.Store(0)
+		t.held = 0
 	}
 	// pending is set when a dependency table creates a record.
 	t.cs, t.next = nil, nil

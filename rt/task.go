@@ -1,9 +1,6 @@
 package rt
 
-import (
-	"strconv"
-	"sync/atomic"
-)
+import "strconv"
 
 // taskKind separates real tasks from rt's own pseudo-tasks.
 type taskKind uint8
@@ -25,14 +22,16 @@ type Task struct {
 	key  uint64
 	prio int32
 	// pending is, with Counter readiness, the arrivals still expected; with Mask, the flows
-	// arrived so far. Atomic: in a dense dependency table (deps.go) arrivals update it
-	// without a lock; in a sharded one they hold the shard's lock.
-	pending atomic.Uint32
+	// arrived so far.
+	pending uint32
 	// held has bit i set exactly when flows[i] holds a copy, so that completion and
 	// recycling visit only those (a task with CTL flows only never touches flows) and a
-	// second copy on one flow is reported rather than lost. Atomic: arrivals at a record of
-	// a dense table set their bits concurrently. Zero in a free task.
-	held     atomic.Uint32
+	// second copy on one flow is reported rather than lost. Zero in a free task.
+	//
+	// While a record is published in a dense dependency table (deps.go), arrivals update
+	// pending and held with sync/atomic functions and no lock; in a sharded table they hold
+	// the shard's lock; otherwise one goroutine owns the task.
+	held     uint32
 	inc      int32 // next incarnation to try
 	kind     taskKind
 	prepared bool
@@ -77,9 +76,9 @@ func (t *Task) SetFlow(i int, c *Copy) {
 	}
 	t.flows[i] = c
 	if bit := uint32(1) << uint(i); c != nil {
-		t.held.Store(t.held.Load() | bit)
+		t.held |= bit
 	} else {
-		t.held.Store(t.held.Load() &^ bit)
+		t.held &^= bit
 	}
 }
 

@@ -333,7 +333,7 @@ func (w *Worker) complete(t *Task) {
 		w.discard(t)
 		return
 	}
-	for h := t.held.Load(); h != 0; h &= h - 1 {
+	for h := t.held; h != 0; h &= h - 1 {
 		if i := bits.TrailingZeros32(h); tc.Flows[i].Access.writes() {
 			t.flows[i].BumpVersion()
 		}
