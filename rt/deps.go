@@ -288,7 +288,7 @@ func (w *Worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l 
 		return fmt.Errorf("%w: %s flow %s receives an input it does not expect",
 			ErrDependency, taskName(peer, l), peer.Flows[peerFlow].Name)
 	}
-	if cs.dense != nil {
+	if cs.denseN > 0 {
 		return w.arriveDense(tp, cs, c, peer, peerFlow, l, key, goal, mask)
 	}
 	sh, h := cs.deps.shard(key)
@@ -335,6 +335,19 @@ func (w *Worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l 
 	return nil
 }
 
+// denseTable is the dense dependency table of a class: a slot per key.
+type denseTable struct{ slots []atomic.Pointer[Task] }
+
+// newDense allocates cs's dense table, or returns the one a concurrent arrival installed
+// first.
+func (cs *classState) newDense() *denseTable {
+	d := &denseTable{slots: make([]atomic.Pointer[Task], cs.denseN)}
+	if cs.dense.CompareAndSwap(nil, d) {
+		return d
+	}
+	return cs.dense.Load()
+}
+
 // readyRecord marks, in a dense table, the slot of an instance that became ready, so that a
 // late arrival is reported instead of creating the instance again.
 var readyRecord Task
@@ -349,7 +362,11 @@ var readyRecord Task
 // every attachment before that arrival.
 func (w *Worker) arriveDense(tp *Taskpool, cs *classState, c *Copy, peer *TaskClass, peerFlow int,
 	l *Locals, key uint64, goal uint32, mask bool) error {
-	slot := &cs.dense[key]
+	d := cs.dense.Load()
+	if d == nil {
+		d = cs.newDense()
+	}
+	slot := &d.slots[key]
 	bit := uint32(1) << uint(peerFlow)
 	t := slot.Load()
 	if t == nil {

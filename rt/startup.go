@@ -18,7 +18,6 @@ package rt
 import (
 	"fmt"
 	"runtime/debug"
-	"sync/atomic"
 )
 
 const (
@@ -137,7 +136,7 @@ func (cs *classState) count() (err error) {
 		stride *= r
 	}
 	if box, ok := denseSize(cs, all); ok {
-		cs.dense = make([]atomic.Pointer[Task], box)
+		cs.denseN = box
 	}
 	return nil
 }

@@ -172,9 +172,12 @@ type classState struct {
 	span    [MaxParams]uint64 // max - min
 	stride  [MaxParams]uint64
 	total   int64
-	// dense, when set, replaces deps: one slot per key of the parameters' bounding box
-	// (deps.go, arriveDense).
-	dense  []atomic.Pointer[Task]
+	// denseN > 0 means that a dense table of denseN slots, one per key of the parameters'
+	// bounding box, replaces deps (deps.go, arriveDense). It is allocated by the first
+	// arrival that needs a record, so classes whose goals never exceed one arrival (chains,
+	// broadcasts) allocate nothing.
+	denseN int
+	dense  atomic.Pointer[denseTable]
 	deps   depTable
 	trace  profile.Name // span name of the class
 	strace profile.Name // span name of its startup walk
