@@ -42,6 +42,10 @@ type Context struct {
 
 	depot depot
 
+	// Dense dependency tables of taskpools that finished, for later ones (deps.go).
+	denseMu   sync.Mutex
+	denseFree []*denseTable
+
 	mu     sync.Mutex
 	tps    map[*Taskpool]struct{}
 	nextTP int

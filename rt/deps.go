@@ -338,14 +338,54 @@ func (w *Worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l 
 // denseTable is the dense dependency table of a class: a slot per key.
 type denseTable struct{ slots []atomic.Pointer[Task] }
 
-// newDense allocates cs's dense table, or returns the one a concurrent arrival installed
-// first.
+// denseKeep bounds the tables a Context keeps for reuse.
+const denseKeep = 4
+
+// newDense installs a dense table for cs (one a finished taskpool left, cleared, or a new
+// one) and returns it, or the one a concurrent arrival installed first. Reuse keeps
+// repeated runs of a program from allocating (and the garbage collector from scanning) a
+// fresh table each time.
 func (cs *classState) newDense() *denseTable {
-	d := &denseTable{slots: make([]atomic.Pointer[Task], cs.denseN)}
+	c := cs.tp.ctx
+	var d *denseTable
+	c.denseMu.Lock()
+	for i, x := range c.denseFree {
+		if len(x.slots) == cs.denseN {
+			d = x
+			c.denseFree = append(c.denseFree[:i], c.denseFree[i+1:]...)
+			break
+		}
+	}
+	c.denseMu.Unlock()
+	if d != nil {
+		clear(d.slots)
+	} else {
+		d = &denseTable{slots: make([]atomic.Pointer[Task], cs.denseN)}
+	}
 	if cs.dense.CompareAndSwap(nil, d) {
 		return d
 	}
+	c.putDense(d)
 	return cs.dense.Load()
+}
+
+// putDense keeps d for a later taskpool, unless enough are kept.
+func (c *Context) putDense(d *denseTable) {
+	c.denseMu.Lock()
+	if len(c.denseFree) < denseKeep {
+		c.denseFree = append(c.denseFree, d)
+	}
+	c.denseMu.Unlock()
+}
+
+// recycleDense hands the dense tables of a taskpool whose tasks have all completed to its
+// Context: no arrival can reach them any more.
+func (tp *Taskpool) recycleDense() {
+	for i := range tp.cs {
+		if d := tp.cs[i].dense.Swap(nil); d != nil {
+			tp.ctx.putDense(d)
+		}
+	}
 }
 
 // readyRecord marks, in a dense table, the slot of an instance that became ready, so that a

@@ -156,6 +156,7 @@ func (tp *Taskpool) finish(err error) {
 // countDone records n completed tasks; the call that reaches zero finishes the taskpool.
 func (tp *Taskpool) countDone(n int64) {
 	if tp.pending.Add(-n) == 0 {
+		tp.recycleDense()
 		tp.finish(nil)
 	}
 }
