@@ -17,7 +17,8 @@ package rt
 //     box is not much larger than the class's instance count. No lock: the record is published
 //     with a compare-and-swap, the arrivals count down with atomic read-modify-writes, and the
 //     one that meets the goal replaces the slot with a marker, so that a late arrival is an
-//     error (arriveDense).
+//     error (arriveDense). The table is allocated by the first arrival that needs a record,
+//     and handed back to the Context for the next taskpool once every task has completed.
 //   - sharded (classes with their own Key, huge or sparse boxes): 64 shards per class, each a
 //     mutex and an open-addressed table (linear probing, backward-shift deletion, so a steady
 //     state allocates nothing; Go maps may rehash on delete-heavy workloads). Shards are
