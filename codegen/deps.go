@@ -174,7 +174,7 @@ func (c *classGen) goal() jen.Code {
 //		g := task.Taskpool().Globals().(*<Name>)
 //		l := task.Locals()
 //		if <guard> {
-//			if err := <prefix>Element(task, <flow>, g.<coll>, rt.Index{...}); err != nil {
+//			if err := task.BindElement(<flow>, g.<coll>, rt.Index{...}); err != nil {
 //				return fmt.Errorf("<file.jdf:L:C>: flow <F>: %w", err)
 //			}
 //		} else if task.Flow(<flow>) == nil {
@@ -203,7 +203,7 @@ func (c *classGen) prepare() jen.Code {
 						break
 					}
 				}
-				body = append(body, jen.If(jen.Err().Op(":=").Id(c.g.helper(helperNew)).Call(jen.Id("task"), fi, name),
+				body = append(body, jen.If(jen.Err().Op(":=").Id("task").Dot("BindNew").Call(fi, name),
 					jen.Err().Op("!=").Nil()).Block(fail(f.NamePos, f.Name, "", jen.Err())))
 			}
 			continue
@@ -231,15 +231,15 @@ func (c *classGen) prepare() jen.Code {
 			case parser.TargetNull:
 				return []jen.Code{jen.Id("task").Dot("SetFlow").Call(fi, jen.Nil())}
 			case parser.TargetNew:
-				return []jen.Code{jen.If(jen.Err().Op(":=").Id(c.g.helper(helperNew)).Call(jen.Id("task"), fi, c.arenaName(s, d.Attrs.Type)),
+				return []jen.Code{jen.If(jen.Err().Op(":=").Id("task").Dot("BindNew").Call(fi, c.arenaName(s, d.Attrs.Type)),
 					jen.Err().Op("!=").Nil()).Block(fail(t.Pos(), f.Name, "", jen.Err()))}
 			default:
 				if t.Collection == nil {
 					return nil
 				}
 				s.use.g = true
-				return []jen.Code{jen.If(jen.Err().Op(":=").Id(c.g.helper(helperElement)).Call(
-					jen.Id("task"), fi, s.global(t.Collection), s.index(t.Args)),
+				return []jen.Code{jen.If(jen.Err().Op(":=").Id("task").Dot("BindElement").Call(
+					fi, s.global(t.Collection), s.index(t.Args)),
 					jen.Err().Op("!=").Nil()).Block(fail(t.Pos(), f.Name, "", jen.Err()))}
 			}
 		}, none)...)

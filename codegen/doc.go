@@ -38,8 +38,9 @@
 //   - <p>Source, the .jdf positions of the classes, flows and dependencies (an rt.Source),
 //     and Verify, WriteDOT and Err<Name>Graph, which delegate to rt.Source.Verify and
 //     rt.Source.WriteDOT; Property when classes have exported properties;
-//   - the functions of inline code (<p><Class>Inline<N>), the helpers the file needs
-//     (<p>Flow, <p>Element, <p>New, <p>B2I), and the epilogue.
+//   - the functions of inline code (<p><Class>Inline<N>), the <p>B2I helper when a
+//     condition is used as a number, and the epilogue. Flow access and binding are rt's
+//     (rt.FlowValue, Task.BindElement, Task.BindNew), shared by every generated file.
 //
 // Every piece of user code (bodies, inline code, strings pasted as code, translated JDF
 // expressions, prologue, epilogue) sits between `//line file.jdf:LINE` and a directive back
@@ -87,10 +88,4 @@
 // drop (a single target outside its space: rt.Edges.Outside; a data flow whose input chain
 // has no true guard: rt.Edges.NoInput), and rt.Source.Verify walks the graph with them,
 // pointing each problem at the .jdf through the generated position tables (verify.go).
-//
-// # What the runtime could take over
-//
-// A generic flow accessor (rt.Value[T](*rt.Copy)) and Task methods that bind a collection
-// element or a NEW copy to a flow would remove the remaining per-file helpers (<p>Flow,
-// <p>Element, <p>New).
 package codegen

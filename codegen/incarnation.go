@@ -9,7 +9,7 @@ package codegen
 //	func <c>Hook(task *rt.Task) error {
 //		tp := task.Taskpool().Globals().(*<Name>)
 //		l := task.Locals()
-//		<F>, err := <prefix>Flow[<gotype>](task, <flow>)
+//		<F>, err := rt.FlowValue[<gotype>](task, <flow>)
 //		if err != nil {
 //			return err
 //		}
@@ -157,7 +157,7 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 	for _, f := range dataFlows(tc) {
 		v := hookVar(f.Name)
 		hook = append(hook,
-			jen.List(jen.Id(v), jen.Err()).Op(":=").Id(g.helper(helperFlow)).Types(jen.Op(f.GoType)).Call(jen.Id("task"), jen.Lit(f.Index)),
+			jen.List(jen.Id(v), jen.Err()).Op(":=").Qual(rtPath, "FlowValue").Types(jen.Op(f.GoType)).Call(jen.Id("task"), jen.Lit(f.Index)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
 		args = append(args, jen.Id(v))
 		params = append(params, jen.Id(userParam(f.Name)).Op(f.GoType))

@@ -134,10 +134,13 @@
 // Complete (derived locals, bounds), Goal (Counter: number of arrivals, a CTL gather counting
 // each gathered instance whose guard holds; Mask: bit per flow), Startup (optional
 // predicate), Key (optional make_key_fn), Priority, Affinity, Prepare (input chains of memory
-// inputs: Task.SetFlow with DataOf(...).Host(), tp.NewCopy(arena) or nil; ErrNoInput when no
-// guard holds), Successors and Predecessors (through Edges.Task and Edges.Data), Incarnations
-// and TimeEstimate. Flow values: a hook reads t.Flow(i).Value (a []float64 by default:
-// t.Flow(i).Float64s()) and the locals with t.Local(i). Generated files reference APIv1.
+// inputs: Task.BindElement for a collection element, Task.BindNew for a NEW arena copy,
+// Task.SetFlow(i, nil) for NULL; ErrNoInput when no guard holds), Successors and Predecessors
+// (through Edges.Task and Edges.Data), Incarnations and TimeEstimate. Flow values: a hook
+// reads FlowValue[T](t, i) (the zero T for NULL, an error for a value of another type; the
+// raw copy is t.Flow(i), a []float64 by default: t.Flow(i).Float64s()) and the locals with
+// t.Local(i). These accessors live in rt rather than in each generated file so that every
+// program shares one checked implementation. Generated files reference APIv1.
 //
 // # Checking a program
 //

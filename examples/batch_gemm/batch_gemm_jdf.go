@@ -124,13 +124,13 @@ func batchGemmGEMMPrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*BatchGemm)
 	l := task.Locals()
 	i := l[0]
-	if err := batchGemmElement(task, 0, g.A, rt.Index{N: 1, I: [rt.MaxIndex]int{i % g.D}}); err != nil {
+	if err := task.BindElement(0, g.A, rt.Index{N: 1, I: [rt.MaxIndex]int{i % g.D}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "batch_gemm.jdf:43:13", "X", err)
 	}
-	if err := batchGemmElement(task, 1, g.B, rt.Index{N: 1, I: [rt.MaxIndex]int{i % g.D}}); err != nil {
+	if err := task.BindElement(1, g.B, rt.Index{N: 1, I: [rt.MaxIndex]int{i % g.D}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "batch_gemm.jdf:44:13", "Y", err)
 	}
-	if err := batchGemmElement(task, 2, g.C, rt.Index{N: 1, I: [rt.MaxIndex]int{i}}); err != nil {
+	if err := task.BindElement(2, g.C, rt.Index{N: 1, I: [rt.MaxIndex]int{i}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "batch_gemm.jdf:45:13", "Z", err)
 	}
 	return nil
@@ -245,15 +245,15 @@ var batchGemmGEMMIncGPU = &gpu.Incarnation{
 func batchGemmGEMMHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*BatchGemm)
 	l := task.Locals()
-	X, err := batchGemmFlow[[]float64](task, 0)
+	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	Y, err := batchGemmFlow[[]float64](task, 1)
+	Y, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
-	Z, err := batchGemmFlow[[]float64](task, 2)
+	Z, err := rt.FlowValue[[]float64](task, 2)
 	if err != nil {
 		return err
 	}
@@ -301,28 +301,3 @@ func (tp *BatchGemm) WriteDOT(w io.Writer) error {
 
 // ErrBatchGemmGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrBatchGemmGraph = errors.New("BatchGemm: invalid task graph")
-
-// batchGemmFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func batchGemmFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// batchGemmElement binds flow i of task to the host copy of element ix of collection c.
-func batchGemmElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}

@@ -88,7 +88,7 @@ func broadcastRootComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 // other tasks arrived.
 func broadcastRootPrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*Broadcast)
-	if err := broadcastElement(task, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}); err != nil {
+	if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "broadcast.jdf:13:13", "X", err)
 	}
 	return nil
@@ -128,7 +128,7 @@ func broadcastRootAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 func broadcastRootHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Broadcast)
 	l := task.Locals()
-	X, err := broadcastFlow[[]float64](task, 0)
+	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func broadcastReaderPrepare(task *rt.Task) error {
 	if task.Flow(0) == nil {
 		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "broadcast.jdf:23:13", "X", "X Root(0)")
 	}
-	if err := broadcastElement(task, 1, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i + 1}}); err != nil {
+	if err := task.BindElement(1, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i + 1}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "broadcast.jdf:24:13", "Y", err)
 	}
 	return nil
@@ -277,11 +277,11 @@ func broadcastReaderAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.I
 func broadcastReaderHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Broadcast)
 	l := task.Locals()
-	X, err := broadcastFlow[[]float64](task, 0)
+	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	Y, err := broadcastFlow[[]float64](task, 1)
+	Y, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
@@ -437,28 +437,3 @@ func (tp *Broadcast) WriteDOT(w io.Writer) error {
 
 // ErrBroadcastGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrBroadcastGraph = errors.New("Broadcast: invalid task graph")
-
-// broadcastFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func broadcastFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// broadcastElement binds flow i of task to the host copy of element ix of collection c.
-func broadcastElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}

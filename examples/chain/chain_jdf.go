@@ -110,7 +110,7 @@ func chainTaskPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k := l[0]
 	if k == 0 {
-		if err := chainElement(task, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "chain.jdf:11:22", "A", err)
 		}
 	} else {
@@ -180,7 +180,7 @@ func chainTaskAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 func chainTaskHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Chain)
 	l := task.Locals()
-	A, err := chainFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -231,28 +231,3 @@ func (tp *Chain) WriteDOT(w io.Writer) error {
 
 // ErrChainGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrChainGraph = errors.New("Chain: invalid task graph")
-
-// chainFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func chainFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// chainElement binds flow i of task to the host copy of element ix of collection c.
-func chainElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}

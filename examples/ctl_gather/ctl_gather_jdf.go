@@ -93,7 +93,7 @@ func ctlGatherWorkPrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*CtlGather)
 	l := task.Locals()
 	k := l[0]
-	if err := ctlGatherElement(task, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+	if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "ctl_gather.jdf:13:12", "B", err)
 	}
 	return nil
@@ -139,7 +139,7 @@ func ctlGatherWorkAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 func ctlGatherWorkHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*CtlGather)
 	l := task.Locals()
-	B, err := ctlGatherFlow[[]float64](task, 0)
+	B, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -294,28 +294,3 @@ func (tp *CtlGather) WriteDOT(w io.Writer) error {
 
 // ErrCtlGatherGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrCtlGatherGraph = errors.New("CtlGather: invalid task graph")
-
-// ctlGatherFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func ctlGatherFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// ctlGatherElement binds flow i of task to the host copy of element ix of collection c.
-func ctlGatherElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}

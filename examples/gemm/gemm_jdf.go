@@ -142,14 +142,14 @@ func gemmGEMMPrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*Gemm)
 	l := task.Locals()
 	m, n_, k := l[0], l[1], l[2]
-	if err := gemmElement(task, 0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
+	if err := task.BindElement(0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "gemm.jdf:22:13", "A", err)
 	}
-	if err := gemmElement(task, 1, g.descB, rt.Index{N: 2, I: [rt.MaxIndex]int{k, n_}}); err != nil {
+	if err := task.BindElement(1, g.descB, rt.Index{N: 2, I: [rt.MaxIndex]int{k, n_}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "gemm.jdf:23:13", "B", err)
 	}
 	if k == 0 {
-		if err := gemmElement(task, 2, g.descC, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}); err != nil {
+		if err := task.BindElement(2, g.descC, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "gemm.jdf:24:24", "C", err)
 		}
 	} else {
@@ -225,15 +225,15 @@ func gemmGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func gemmGEMMHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Gemm)
 	l := task.Locals()
-	A, err := gemmFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	B, err := gemmFlow[[]float64](task, 1)
+	B, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
-	C, err := gemmFlow[[]float64](task, 2)
+	C, err := rt.FlowValue[[]float64](task, 2)
 	if err != nil {
 		return err
 	}
@@ -282,28 +282,3 @@ func (tp *Gemm) WriteDOT(w io.Writer) error {
 
 // ErrGemmGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrGemmGraph = errors.New("Gemm: invalid task graph")
-
-// gemmFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func gemmFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// gemmElement binds flow i of task to the host copy of element ix of collection c.
-func gemmElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}

@@ -132,7 +132,7 @@ func reduceReducePrepare(task *rt.Task) error {
 	l := task.Locals()
 	l_, i := l[0], l[1]
 	if l_ == 0 {
-		if err := reduceElement(task, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i}}); err != nil {
+		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "reduce.jdf:20:24", "A", err)
 		}
 	} else {
@@ -229,11 +229,11 @@ func reduceReduceAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Inde
 func reduceReduceHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Reduce)
 	l := task.Locals()
-	A, err := reduceFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	B, err := reduceFlow[[]float64](task, 1)
+	B, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
@@ -286,28 +286,3 @@ func (tp *Reduce) WriteDOT(w io.Writer) error {
 
 // ErrReduceGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrReduceGraph = errors.New("Reduce: invalid task graph")
-
-// reduceFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func reduceFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// reduceElement binds flow i of task to the host copy of element ix of collection c.
-func reduceElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}

@@ -145,7 +145,7 @@ func stencil1DStepPrepare(task *rt.Task) error {
 	l := task.Locals()
 	t, x := l[0], l[1]
 	if t == 0 {
-		if err := stencil1DElement(task, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{x}}); err != nil {
+		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{x}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "stencil1d.jdf:18:25", "C", err)
 		}
 	} else {
@@ -171,7 +171,7 @@ func stencil1DStepPrepare(task *rt.Task) error {
 			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:24:14", "R", "N Step(t - 1, x + 1)")
 		}
 	}
-	if err := stencil1DNew(task, 3, "DEFAULT"); err != nil {
+	if err := task.BindNew(3, "DEFAULT"); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "stencil1d.jdf:25:14", "N", err)
 	}
 	return nil
@@ -284,19 +284,19 @@ func stencil1DStepAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 func stencil1DStepHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Stencil1D)
 	l := task.Locals()
-	C, err := stencil1DFlow[[]float64](task, 0)
+	C, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	L, err := stencil1DFlow[[]float64](task, 1)
+	L, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
-	R, err := stencil1DFlow[[]float64](task, 2)
+	R, err := rt.FlowValue[[]float64](task, 2)
 	if err != nil {
 		return err
 	}
-	N, err := stencil1DFlow[[]float64](task, 3)
+	N, err := rt.FlowValue[[]float64](task, 3)
 	if err != nil {
 		return err
 	}
@@ -359,38 +359,3 @@ func (tp *Stencil1D) WriteDOT(w io.Writer) error {
 
 // ErrStencil1DGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrStencil1DGraph = errors.New("Stencil1D: invalid task graph")
-
-// stencil1DFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func stencil1DFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// stencil1DElement binds flow i of task to the host copy of element ix of collection c.
-func stencil1DElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
-// stencil1DNew binds flow i of task to a new copy from the arena registered as arena (NEW).
-func stencil1DNew(task *rt.Task, i int, arena string) error {
-	c, err := task.Taskpool().NewCopy(arena)
-	if err != nil {
-		return err
-	}
-	task.SetFlow(i, c)
-	return nil
-}

@@ -115,7 +115,7 @@ func potrfPOTRFPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k := l[0]
 	if k == 0 {
-		if err := potrfElement(task, 0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}); err != nil {
+		if err := task.BindElement(0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:38:22", "T", err)
 		}
 	} else {
@@ -225,7 +225,7 @@ var potrfPOTRFIncGPU = &gpu.Incarnation{
 func potrfPOTRFHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Potrf)
 	l := task.Locals()
-	T, err := potrfFlow[[]float64](task, 0)
+	T, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -331,7 +331,7 @@ func potrfTRSMPrepare(task *rt.Task) error {
 		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:62:13", "T", "T POTRF(k)")
 	}
 	if k == 0 {
-		if err := potrfElement(task, 1, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
+		if err := task.BindElement(1, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:63:24", "C", err)
 		}
 	} else {
@@ -466,11 +466,11 @@ var potrfTRSMIncGPU = &gpu.Incarnation{
 func potrfTRSMHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Potrf)
 	l := task.Locals()
-	T, err := potrfFlow[[]float64](task, 0)
+	T, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	C, err := potrfFlow[[]float64](task, 1)
+	C, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
@@ -574,7 +574,7 @@ func potrfSYRKPrepare(task *rt.Task) error {
 		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:89:13", "A", "C TRSM(m, k)")
 	}
 	if k == 0 {
-		if err := potrfElement(task, 1, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, m}}); err != nil {
+		if err := task.BindElement(1, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, m}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:90:24", "T", err)
 		}
 	} else {
@@ -704,11 +704,11 @@ var potrfSYRKIncGPU = &gpu.Incarnation{
 func potrfSYRKHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Potrf)
 	l := task.Locals()
-	A, err := potrfFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	T, err := potrfFlow[[]float64](task, 1)
+	T, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
@@ -827,7 +827,7 @@ func potrfGEMMPrepare(task *rt.Task) error {
 		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:115:13", "B", "C TRSM(n, k)")
 	}
 	if k == 0 {
-		if err := potrfElement(task, 2, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}); err != nil {
+		if err := task.BindElement(2, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:116:24", "C", err)
 		}
 	} else {
@@ -969,15 +969,15 @@ var potrfGEMMIncGPU = &gpu.Incarnation{
 func potrfGEMMHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Potrf)
 	l := task.Locals()
-	A, err := potrfFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	B, err := potrfFlow[[]float64](task, 1)
+	B, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
-	C, err := potrfFlow[[]float64](task, 2)
+	C, err := rt.FlowValue[[]float64](task, 2)
 	if err != nil {
 		return err
 	}
@@ -1032,28 +1032,3 @@ func (tp *Potrf) WriteDOT(w io.Writer) error {
 
 // ErrPotrfGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrPotrfGraph = errors.New("Potrf: invalid task graph")
-
-// potrfFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func potrfFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// potrfElement binds flow i of task to the host copy of element ix of collection c.
-func potrfElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}

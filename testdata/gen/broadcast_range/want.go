@@ -92,7 +92,7 @@ func bcastPanelPrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*Bcast)
 	l := task.Locals()
 	k := l[0]
-	if err := bcastElement(task, 0, g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}); err != nil {
+	if err := task.BindElement(0, g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:13", "P", err)
 	}
 	return nil
@@ -135,7 +135,7 @@ func bcastPanelAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index)
 func bcastPanelHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Bcast)
 	l := task.Locals()
-	P, err := bcastFlow[[]float64](task, 0)
+	P, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -228,7 +228,7 @@ func bcastUpdatePrepare(task *rt.Task) error {
 	if task.Flow(0) == nil {
 		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:22:13", "P", "P Panel(k)")
 	}
-	if err := bcastElement(task, 1, g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
+	if err := task.BindElement(1, g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:23:13", "C", err)
 	}
 	return nil
@@ -282,11 +282,11 @@ func bcastUpdateAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 func bcastUpdateHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Bcast)
 	l := task.Locals()
-	P, err := bcastFlow[[]float64](task, 0)
+	P, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	C, err := bcastFlow[[]float64](task, 1)
+	C, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
@@ -440,31 +440,6 @@ func (tp *Bcast) WriteDOT(w io.Writer) error {
 // ErrBcastGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrBcastGraph = errors.New("Bcast: invalid task graph")
 
-// bcastFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func bcastFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// bcastElement binds flow i of task to the host copy of element ix of collection c.
-func bcastElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 // Case runs the program on a 4x4 matrix of ones: every tile below the diagonal
 // receives its column's diagonal tile.
 //
@@ -498,4 +473,4 @@ func Case() error {
 		a.Tile(1, 0)[0], a.Tile(3, 0)[0], a.Tile(3, 2)[0], a.Tile(0, 1)[0], tp.Total())
 }
 
-//line want.go:502
+//line want.go:477

@@ -172,11 +172,11 @@ func exprsEPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k, cl := l[0], l[3]
 	if -k < 0 && !(k == g.N) || k == 0 {
-		if err := exprsElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{cl}}); err != nil {
+		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{cl}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:32:45", "X", err)
 		}
 	} else {
-		if err := exprsElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}); err != nil {
+		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:32:53", "X", err)
 		}
 	}
@@ -244,7 +244,7 @@ func exprsEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func exprsEHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Exprs)
 	l := task.Locals()
-	X, err := exprsFlow[[]float64](task, 0)
+	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -302,31 +302,6 @@ func exprsB2I(b bool) int {
 	return 0
 }
 
-// exprsFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func exprsFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// exprsElement binds flow i of task to the host copy of element ix of collection c.
-func exprsElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:50
 var (
 	mu  sync.Mutex
@@ -362,4 +337,4 @@ func Case() error {
 	return fmt.Errorf("%s", buf.String())
 }
 
-//line want.go:366
+//line want.go:341

@@ -123,11 +123,11 @@ func globalsTPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k := l[0]
 	if g.EVEN {
-		if err := globalsElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:22:22", "X", err)
 		}
 	} else {
-		if err := globalsElement(task, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:22:29", "X", err)
 		}
 	}
@@ -161,7 +161,7 @@ func globalsTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func globalsTHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Globals)
 	l := task.Locals()
-	X, err := globalsFlow[[]float64](task, 0)
+	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -211,31 +211,6 @@ func (tp *Globals) WriteDOT(w io.Writer) error {
 // ErrGlobalsGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrGlobalsGraph = errors.New("Globals: invalid task graph")
 
-// globalsFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func globalsFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// globalsElement binds flow i of task to the host copy of element ix of collection c.
-func globalsElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:32
 func Case() error {
 	v, _ := rt.NewVector(8, 1, 1, 0)
@@ -246,4 +221,4 @@ func Case() error {
 	return fmt.Errorf("N2=%d LAST=%d TOP=%d LABEL=%q EVEN=%v EXTRA=%d", tp.N2, tp.LAST, tp.TOP, tp.LABEL, tp.EVEN, tp.EXTRA)
 }
 
-//line want.go:250
+//line want.go:225

@@ -150,7 +150,7 @@ func gpuBodiesSCALEPrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*GpuBodies)
 	l := task.Locals()
 	k := l[0]
-	if err := gpuBodiesElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+	if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:57:11", "X", err)
 	}
 	return nil
@@ -269,7 +269,7 @@ var gpuBodiesSCALEIncGPU = &gpu.Incarnation{
 func gpuBodiesSCALEHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*GpuBodies)
 	l := task.Locals()
-	X, err := gpuBodiesFlow[[]float64](task, 0)
+	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func gpuBodiesOFFSETPrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*GpuBodies)
 	l := task.Locals()
 	k := l[0]
-	if err := gpuBodiesElement(task, 0, g.W, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+	if err := task.BindElement(0, g.W, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:81:11", "Y", err)
 	}
 	return nil
@@ -476,7 +476,7 @@ var gpuBodiesOFFSETIncGPU = &gpu.Incarnation{
 func gpuBodiesOFFSETHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*GpuBodies)
 	l := task.Locals()
-	Y, err := gpuBodiesFlow[[]float64](task, 0)
+	Y, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -546,31 +546,6 @@ func gpuBodiesOFFSETInline2(tp *GpuBodies, k int, task *rt.Task) bool {
 //line want.go:547
 }
 
-// gpuBodiesFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func gpuBodiesFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// gpuBodiesElement binds flow i of task to the host copy of element ix of collection c.
-func gpuBodiesElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:117
 func Case() error {
 	const n, nb = 16, 8
@@ -622,4 +597,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; the devices ran at least the %d SCALE tasks: %v", bad, n, ran >= n)
 }
 
-//line want.go:626
+//line want.go:601

@@ -128,7 +128,7 @@ func guardsGPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k := l[0]
 	if k == 0 {
-		if err := guardsElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:22", "A", err)
 		}
 	} else if k%2 == 0 {
@@ -236,7 +236,7 @@ func guardsGAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func guardsGHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Guards)
 	l := task.Locals()
-	A, err := guardsFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -286,31 +286,6 @@ func (tp *Guards) WriteDOT(w io.Writer) error {
 // ErrGuardsGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrGuardsGraph = errors.New("Guards: invalid task graph")
 
-// guardsFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func guardsFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// guardsElement binds flow i of task to the host copy of element ix of collection c.
-func guardsElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:31
 func Case() error {
 	ctx, err := rt.New(rt.Workers(2))
@@ -335,4 +310,4 @@ func Case() error {
 	return fmt.Errorf("V(5) = %v", v.Block(5)[0])
 }
 
-//line want.go:339
+//line want.go:314

@@ -134,7 +134,7 @@ func inlineInlPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k, m := l[0], l[1]
 	if inlineInlInline4(g, k, m) {
-		if err := inlineElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:19:33", "A", err)
 		}
 	} else {
@@ -204,7 +204,7 @@ func inlineInlAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 func inlineInlHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Inline)
 	l := task.Locals()
-	A, err := inlineFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -355,31 +355,6 @@ func inlineInlInline11(tp *Inline, k int, m int) float64 {
 //line want.go:356
 }
 
-// inlineFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func inlineFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// inlineElement binds flow i of task to the host copy of element ix of collection c.
-func inlineElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:34
 func Case() error {
 	ctx, err := rt.New(rt.Workers(2))
@@ -407,4 +382,4 @@ func Case() error {
 		v.Block(3)[0], flops, cost, none, inlineInl.TimeEstimate != nil)
 }
 
-//line want.go:411
+//line want.go:386

@@ -119,7 +119,7 @@ func masksAPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k := l[0]
 	if k == 0 {
-		if err := masksElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:23", "X", err)
 		}
 	} else {
@@ -190,7 +190,7 @@ func masksAAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func masksAHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Masks)
 	l := task.Locals()
-	X, err := masksFlow[[]float64](task, 0)
+	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -508,31 +508,6 @@ func (tp *Masks) WriteDOT(w io.Writer) error {
 // ErrMasksGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrMasksGraph = errors.New("Masks: invalid task graph")
 
-// masksFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func masksFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// masksElement binds flow i of task to the host copy of element ix of collection c.
-func masksElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:53
 func Case() error {
 	ctx, err := rt.New(rt.Workers(2))
@@ -557,4 +532,4 @@ func Case() error {
 	return fmt.Errorf("V(3) = %v, A uses %v, G uses %v", v.Block(3)[0], masksA.Readiness, masksG.Readiness)
 }
 
-//line want.go:561
+//line want.go:536

@@ -122,7 +122,7 @@ func buffersPPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k := l[0]
 	if k == 0 {
-		if err := buffersNew(task, 0, "SMALL"); err != nil {
+		if err := task.BindNew(0, "SMALL"); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:14:25", "A", err)
 		}
 	} else {
@@ -137,10 +137,10 @@ func buffersPPrepare(task *rt.Task) error {
 			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:16:36", "Z", "A Q(k - 1)")
 		}
 	}
-	if err := buffersNew(task, 2, "SMALL"); err != nil {
+	if err := task.BindNew(2, "SMALL"); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:17:9", "W", err)
 	}
-	if err := buffersElement(task, 3, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+	if err := task.BindElement(3, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:18:37", "D", err)
 	}
 	return nil
@@ -220,19 +220,19 @@ func buffersPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func buffersPHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Buffers)
 	l := task.Locals()
-	A, err := buffersFlow[[]float32](task, 0)
+	A, err := rt.FlowValue[[]float32](task, 0)
 	if err != nil {
 		return err
 	}
-	Z, err := buffersFlow[[]float32](task, 1)
+	Z, err := rt.FlowValue[[]float32](task, 1)
 	if err != nil {
 		return err
 	}
-	W, err := buffersFlow[[]float32](task, 2)
+	W, err := rt.FlowValue[[]float32](task, 2)
 	if err != nil {
 		return err
 	}
-	D, err := buffersFlow[[]float64](task, 3)
+	D, err := rt.FlowValue[[]float64](task, 3)
 	if err != nil {
 		return err
 	}
@@ -326,7 +326,7 @@ func buffersQPrepare(task *rt.Task) error {
 	if task.Flow(0) == nil {
 		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:40:13", "W", "W P(k)")
 	}
-	if err := buffersNew(task, 1, "DEFAULT"); err != nil {
+	if err := task.BindNew(1, "DEFAULT"); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:41:13", "A", err)
 	}
 	return nil
@@ -378,11 +378,11 @@ func buffersQAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func buffersQHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Buffers)
 	l := task.Locals()
-	W, err := buffersFlow[[]float32](task, 0)
+	W, err := rt.FlowValue[[]float32](task, 0)
 	if err != nil {
 		return err
 	}
-	A, err := buffersFlow[[]float32](task, 1)
+	A, err := rt.FlowValue[[]float32](task, 1)
 	if err != nil {
 		return err
 	}
@@ -434,41 +434,6 @@ func (tp *Buffers) WriteDOT(w io.Writer) error {
 // ErrBuffersGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrBuffersGraph = errors.New("Buffers: invalid task graph")
 
-// buffersFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func buffersFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// buffersElement binds flow i of task to the host copy of element ix of collection c.
-func buffersElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
-// buffersNew binds flow i of task to a new copy from the arena registered as arena (NEW).
-func buffersNew(task *rt.Task, i int, arena string) error {
-	c, err := task.Taskpool().NewCopy(arena)
-	if err != nil {
-		return err
-	}
-	task.SetFlow(i, c)
-	return nil
-}
-
 //line in.jdf:55
 func Case() error {
 	ctx, err := rt.New(rt.Workers(2))
@@ -496,4 +461,4 @@ func Case() error {
 	return fmt.Errorf("V = %v %v %v %v, out %v", v.Block(0)[0], v.Block(1)[0], v.Block(2)[0], v.Block(3)[0], out)
 }
 
-//line want.go:500
+//line want.go:465

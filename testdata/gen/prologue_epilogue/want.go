@@ -107,7 +107,7 @@ func prologTPrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*Prolog)
 	l := task.Locals()
 	k := l[0]
-	if err := prologElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+	if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:27:11", "X", err)
 	}
 	return nil
@@ -145,7 +145,7 @@ func prologTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func prologTHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Prolog)
 	l := task.Locals()
-	X, err := prologFlow[[]float64](task, 0)
+	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -197,31 +197,6 @@ func (tp *Prolog) WriteDOT(w io.Writer) error {
 // ErrPrologGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrPrologGraph = errors.New("Prolog: invalid task graph")
 
-// prologFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func prologFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// prologElement binds flow i of task to the host copy of element ix of collection c.
-func prologElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:43
 func describe(n note) string { return "note " + n.text }
 
@@ -246,4 +221,4 @@ func Case() error {
 	return errors.New(fmt.Sprint(v.Block(0)[0], v.Block(1)[0], v.Block(2)[0], v.Block(3)[0]))
 }
 
-//line want.go:250
+//line want.go:225

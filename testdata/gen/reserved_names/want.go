@@ -239,7 +239,7 @@ func clashGemm_Prepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*Clash)
 	l := task.Locals()
 	l_ := l[0]
-	if err := clashElement(task, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}}); err != nil {
+	if err := task.BindElement(1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:34:15", "err", err)
 	}
 	return nil
@@ -283,7 +283,7 @@ func clashGemm_Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index)
 func clashGemm_Hook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Clash)
 	l := task.Locals()
-	err_, err := clashFlow[[]float64](task, 1)
+	err_, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
@@ -402,31 +402,6 @@ func (tp *Clash) WriteDOT(w io.Writer) error {
 // ErrClashGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrClashGraph = errors.New("Clash: invalid task graph")
 
-// clashFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func clashFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// clashElement binds flow i of task to the host copy of element ix of collection c.
-func clashElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:55
 func Case() error {
 	ctx, err := rt.New(rt.Workers(2))
@@ -451,4 +426,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, Wait_=%d Name_=%d, taskpool %s", tp.Total(), tp.Wait_, tp.Name_, tp.Name())
 }
 
-//line want.go:455
+//line want.go:430

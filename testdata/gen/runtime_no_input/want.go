@@ -93,7 +93,7 @@ func noInputTPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k := l[0]
 	if k > 0 {
-		if err := noInputElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:12:22", "A", err)
 		}
 	} else {
@@ -138,7 +138,7 @@ func noInputTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func noInputTHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*NoInput)
 	l := task.Locals()
-	A, err := noInputFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -187,31 +187,6 @@ func (tp *NoInput) WriteDOT(w io.Writer) error {
 // ErrNoInputGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrNoInputGraph = errors.New("NoInput: invalid task graph")
 
-// noInputFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func noInputFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// noInputElement binds flow i of task to the host copy of element ix of collection c.
-func noInputElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:22
 func Case() error {
 	ctx, err := rt.New(rt.Workers(1))
@@ -230,4 +205,4 @@ func Case() error {
 	return tp.Wait(context.Background())
 }
 
-//line want.go:234
+//line want.go:209

@@ -95,7 +95,7 @@ func stepsEvenPrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*Steps)
 	l := task.Locals()
 	k := l[0]
-	if err := stepsElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+	if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:12:11", "X", err)
 	}
 	return nil
@@ -133,7 +133,7 @@ func stepsEvenAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 func stepsEvenHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Steps)
 	l := task.Locals()
-	X, err := stepsFlow[[]float64](task, 0)
+	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -271,7 +271,7 @@ func stepsSparsePrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*Steps)
 	l := task.Locals()
 	odd := l[0]
-	if err := stepsElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{odd}}); err != nil {
+	if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{odd}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:32:11", "A", err)
 	}
 	return nil
@@ -309,7 +309,7 @@ func stepsSparseAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 func stepsSparseHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Steps)
 	l := task.Locals()
-	A, err := stepsFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -363,31 +363,6 @@ func (tp *Steps) WriteDOT(w io.Writer) error {
 // ErrStepsGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrStepsGraph = errors.New("Steps: invalid task graph")
 
-// stepsFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func stepsFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// stepsElement binds flow i of task to the host copy of element ix of collection c.
-func stepsElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:46
 func Case() error {
 	ctx, err := rt.New(rt.Workers(2))
@@ -416,4 +391,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, V = %v", tp.Total(), out)
 }
 
-//line want.go:420
+//line want.go:395

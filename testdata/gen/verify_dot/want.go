@@ -111,7 +111,7 @@ func dotTPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k := l[0]
 	if k == 0 {
-		if err := dotElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:12:23", "A", err)
 		}
 	} else {
@@ -182,7 +182,7 @@ func dotTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func dotTHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Dot)
 	l := task.Locals()
-	A, err := dotFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -327,31 +327,6 @@ func (tp *Dot) WriteDOT(w io.Writer) error {
 // ErrDotGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrDotGraph = errors.New("Dot: invalid task graph")
 
-// dotFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func dotFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// dotElement binds flow i of task to the host copy of element ix of collection c.
-func dotElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:35
 func Case() error {
 	v, _ := rt.NewVector(2, 1, 1, 0)
@@ -369,4 +344,4 @@ func Case() error {
 	return errors.New(b.String())
 }
 
-//line want.go:373
+//line want.go:348

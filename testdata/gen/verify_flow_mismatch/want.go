@@ -91,7 +91,7 @@ func mismatchPPrepare(task *rt.Task) error {
 	g := task.Taskpool().Globals().(*Mismatch)
 	l := task.Locals()
 	k := l[0]
-	if err := mismatchElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+	if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:11", "A", err)
 	}
 	return nil
@@ -133,7 +133,7 @@ func mismatchPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 func mismatchPHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Mismatch)
 	l := task.Locals()
-	A, err := mismatchFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -218,7 +218,7 @@ func mismatchCPrepare(task *rt.Task) error {
 	if task.Flow(0) == nil {
 		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:21:11", "A", "A P(k)")
 	}
-	if err := mismatchElement(task, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+	if err := task.BindElement(1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:23:11", "B", err)
 	}
 	return nil
@@ -267,11 +267,11 @@ func mismatchCAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 func mismatchCHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*Mismatch)
 	l := task.Locals()
-	A, err := mismatchFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	B, err := mismatchFlow[[]float64](task, 1)
+	B, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
@@ -322,31 +322,6 @@ func (tp *Mismatch) WriteDOT(w io.Writer) error {
 // ErrMismatchGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrMismatchGraph = errors.New("Mismatch: invalid task graph")
 
-// mismatchFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func mismatchFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// mismatchElement binds flow i of task to the host copy of element ix of collection c.
-func mismatchElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:31
 func Case() error {
 	v, _ := rt.NewVector(2, 1, 1, 0)
@@ -357,4 +332,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:361
+//line want.go:336

@@ -159,7 +159,7 @@ func noGuardTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 func noGuardTHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*NoGuard)
 	l := task.Locals()
-	A, err := noGuardFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -208,21 +208,6 @@ func (tp *NoGuard) WriteDOT(w io.Writer) error {
 // ErrNoGuardGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrNoGuardGraph = errors.New("NoGuard: invalid task graph")
 
-// noGuardFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func noGuardFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
 //line in.jdf:19
 func Case() error {
 	v, _ := rt.NewVector(3, 1, 1, 0)
@@ -233,4 +218,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:237
+//line want.go:222

@@ -109,7 +109,7 @@ func offByOneTPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k := l[0]
 	if k == 0 {
-		if err := offByOneElement(task, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
+		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
 			return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:22", "A", err)
 		}
 	} else {
@@ -170,7 +170,7 @@ func offByOneTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 func offByOneTHook(task *rt.Task) error {
 	tp := task.Taskpool().Globals().(*OffByOne)
 	l := task.Locals()
-	A, err := offByOneFlow[[]float64](task, 0)
+	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
@@ -219,31 +219,6 @@ func (tp *OffByOne) WriteDOT(w io.Writer) error {
 // ErrOffByOneGraph is wrapped by the errors of Verify and WriteDOT.
 var ErrOffByOneGraph = errors.New("OffByOne: invalid task graph")
 
-// offByOneFlow returns the value of flow i of task as a T: the zero T when the flow holds no
-// data (NULL), and an error when it holds a value of another type.
-func offByOneFlow[T any](task *rt.Task, i int) (T, error) {
-	var v T
-	c := task.Flow(i)
-	if c == nil || c.Value == nil {
-		return v, nil
-	}
-	v, ok := c.Value.(T)
-	if !ok {
-		return v, fmt.Errorf("flow %s holds a %T, not a %T", task.Class().Flows[i].Name, c.Value, v)
-	}
-	return v, nil
-}
-
-// offByOneElement binds flow i of task to the host copy of element ix of collection c.
-func offByOneElement(task *rt.Task, i int, c rt.Collection, ix rt.Index) error {
-	d := c.DataOf(ix)
-	if d == nil {
-		return fmt.Errorf("element %v is not stored on this rank", ix)
-	}
-	task.SetFlow(i, d.Host())
-	return nil
-}
-
 //line in.jdf:19
 func Case() error {
 	v, _ := rt.NewVector(4, 1, 1, 0)
@@ -254,4 +229,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:258
+//line want.go:233
