@@ -33,6 +33,11 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 // errFailed is returned by a subcommand that printed its own diagnostics.
 var errFailed = &exitError{code: 1}
 
+// usageError is a usage mistake that cobra cannot see (a malformed argument): run exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
 // failure wraps an operational error (I/O) so that run exits 1, not 2.
 type failure struct{ err error }
 
