@@ -4,8 +4,9 @@
 GO       ?= go
 MPIRUN   ?= mpirun --allow-run-as-root --oversubscribe --bind-to none
 FUZZTIME ?= 60s
-# Packages whose tests also run under the race detector.
-RACE_PKGS = ./rt/...
+# Packages whose tests also run under the race detector (gpubench: the next_task
+# manager test that drives rt/gpu through its harness).
+RACE_PKGS = ./rt/... ./bench/internal/gpubench
 
 .PHONY: gpu-pack all build test test-unit test-race test-mpi lint fuzz bench demo generate check-generate clean
 
