@@ -10,7 +10,7 @@ import (
 
 // The gpu-nexttask suite (issue 8; gpu-manager.md §6): CPU successors of
 // GPU tasks picked up by other workers while a manager runs, on one
-// simulated device (rt/gpu/sim's NextTask, whose file comment gives the
+// simulated device (bench/internal/gpubench's NextTask, whose file comment gives the
 // graph and the method). NG = 2000 parent tasks (-quick: 300), each
 // releasing NS CPU successors that spin for 1µs; a parent on the device is
 // one operation of 5µs of virtual time; successors outrank parents. Workers:
