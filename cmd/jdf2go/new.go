@@ -49,7 +49,7 @@ func runNew(s *streams, dir, name string) error {
 	if !newName.MatchString(name) {
 		return usageError{fmt.Sprintf("new: %q is not a program name (a letter, then letters, digits or _)", name)}
 	}
-	data := struct{ Name, Type string }{name, exportedName(name)}
+	data := struct{ Name, Type, Generate string }{name, exportedName(name), generateLine(name)}
 	files := []struct {
 		path string
 		tmpl *template.Template
@@ -87,6 +87,12 @@ func runNew(s *streams, dir, name string) error {
 	}
 	fmt.Fprintln(s.out, "next: go generate && go run .")
 	return nil
+}
+
+// generateLine is main.go's go:generate directive. It is built here, not written in the
+// template, because go generate would run a directive that starts a line of this file.
+func generateLine(name string) string {
+	return "//go:" + "generate go tool jdf2go gen -o " + name + "_jdf.go " + name + ".jdf"
 }
 
 // exportedName turns a program name into the generated type's name: my_pipe -> MyPipe.
@@ -146,7 +152,7 @@ var newMain = template.Must(template.New("main").Parse(`// Command {{.Name}} run
 //	go generate && go run . -n 8
 package main
 
-//go:generate go tool jdf2go gen -o {{.Name}}_jdf.go {{.Name}}.jdf
+{{.Generate}}
 
 import (
 	"context"
