@@ -18,7 +18,9 @@ import (
 //     runtime does not depend on the programs and harnesses built on it;
 //   - no GPU backend under rt/gpu imports another backend, in its code or its
 //     tests. The direct sub-packages of rt/gpu are its backends, except
-//     test-support packages, whose names end in "test" (as rt/rttest's does).
+//     test-support packages, whose names end in "test" (as rt/rttest's does);
+//   - the runtime's code does not import those test-support packages (only tests
+//     and the benchmark driver do).
 
 const module = "github.com/jdf2go/jdf2go"
 
@@ -78,6 +80,21 @@ func TestRuntimeImportsNoExamplesOrBench(t *testing.T) {
 		for _, imp := range imps {
 			if under(imp, "examples") || under(imp, "bench") {
 				t.Errorf("%s imports %s", pkg, imp)
+			}
+		}
+	}
+}
+
+func TestRuntimeCodeImportsNoTestSupport(t *testing.T) {
+	isSupport := func(p string) bool { return under(p, "rt") && strings.HasSuffix(p, "test") }
+	for _, l := range goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./rt/...") {
+		f := strings.Fields(l)
+		if isSupport(f[0]) {
+			continue
+		}
+		for _, imp := range f[1:] {
+			if isSupport(imp) {
+				t.Errorf("runtime package %s imports the test-support package %s", f[0], imp)
 			}
 		}
 	}
