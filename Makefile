@@ -4,8 +4,9 @@
 GO       ?= go
 MPIRUN   ?= mpirun --allow-run-as-root --oversubscribe --bind-to none
 FUZZTIME ?= 60s
-# Packages whose tests also run under the race detector.
-RACE_PKGS = ./rt/...
+# Packages whose tests also run under the race detector (gpubench: the next_task
+# manager test that drives rt/gpu through its harness).
+RACE_PKGS = ./rt/... ./bench/internal/gpubench
 
 .PHONY: gpu-pack all build test test-unit test-race test-mpi lint fuzz bench demo generate check-generate clean
 
@@ -68,11 +69,11 @@ demo:
 	$(GO) generate ./examples/...
 	JDF2GO_GPUS=sim:1 $(GO) run ./examples/potrf -n 4096 -nb 256
 
-## gpu-pack: static binaries for the GPU machine (no Go there); see rt/gpu/cuda/cudabench/RESULTS.md.
+## gpu-pack: static binaries for the GPU machine (no Go there); see bench/internal/cudabench/RESULTS.md.
 gpu-pack:
 	mkdir -p .gpu
 	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_rt_gpu_cuda.test ./rt/gpu/cuda
-	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_rt_gpu_cuda_cudabench.test ./rt/gpu/cuda/cudabench
+	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_bench_internal_cudabench.test ./bench/internal/cudabench
 	CGO_ENABLED=0 $(GO) build -o .gpu/potrf ./examples/potrf
 	CGO_ENABLED=0 $(GO) build -o .gpu/batch_gemm ./examples/batch_gemm
 

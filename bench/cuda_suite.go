@@ -5,12 +5,12 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jdf2go/jdf2go/bench/internal/cudabench"
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
-	"github.com/jdf2go/jdf2go/rt/gpu/cuda/cudabench"
 )
 
 // The cuda suite (benchmarks.md §3) on CUDA device 0, with the workloads of
-// rt/gpu/cuda/cudabench; it is skipped where no CUDA device exists. Rows:
+// bench/internal/cudabench; it is skipped where no CUDA device exists. Rows:
 //
 //	empty-kernel: 100 k singleton tasks (-quick: 10 k) through the GPU manager, each launching
 //	    an empty kernel, queued before the timed part (the manager's throughput), against
@@ -23,7 +23,7 @@ import (
 //	    Goals: batch ≥ 10× no-batch in tasks/s (ratio ≤ 0.1), ≥ 1 M tasks/s at nb=32.
 //	gemm-nb8192: 8 GEMM tasks (-quick: nb 4096) through the manager against the same
 //	    number of cublasDgemm calls of that size. Goal: ratio ≤ 1/0.85.
-//	potrf-N-NB: the gputiles tiled Cholesky through rt (4 workers, tiles in pinned memory)
+//	potrf-N-NB: the gputest tiled Cholesky through rt (4 workers, tiles in pinned memory)
 //	    on resident data and from host memory, against cusolverDnDpotrf on resident data and
 //	    cuSOLVER plus the copies from and back to pinned memory, at N=32768 NB=2048 and
 //	    N=16384 NB=1024 (-quick: N=8192 NB=1024). Goals: resident ratio ≤ 1.25 to cusolver,

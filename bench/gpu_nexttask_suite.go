@@ -5,12 +5,12 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jdf2go/jdf2go/rt/gpu/sim"
+	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 )
 
 // The gpu-nexttask suite (issue 8; gpu-manager.md §6): CPU successors of
 // GPU tasks picked up by other workers while a manager runs, on one
-// simulated device (rt/gpu/sim's NextTask, whose file comment gives the
+// simulated device (bench/internal/gpubench's NextTask, whose file comment gives the
 // graph and the method). NG = 2000 parent tasks (-quick: 300), each
 // releasing NS CPU successors that spin for 1µs; a parent on the device is
 // one operation of 5µs of virtual time; successors outrank parents. Workers:
@@ -62,14 +62,14 @@ func runGPUNextTask(cfg *Config) ([]Row, error) {
 	}
 	var rows []Row
 	for _, w := range workers {
-		nt, err := sim.NewNextTask(sim.NextTaskConfig{Workers: w, Latency: 5 * time.Microsecond})
+		nt, err := gpubench.NewNextTask(gpubench.NextTaskConfig{Workers: w, Latency: 5 * time.Microsecond})
 		if err != nil {
 			return rows, err
 		}
 		for _, wl := range workloads {
 			for _, cpu := range []bool{false, true} {
-				g := sim.NextTaskGraph{GPUTasks: parents, Successors: wl.succ, Window: wl.window, Spin: time.Microsecond, CPUParent: cpu}
-				var runs []sim.NextTaskRun
+				g := gpubench.NextTaskGraph{GPUTasks: parents, Successors: wl.succ, Window: wl.window, Spin: time.Microsecond, CPUParent: cpu}
+				var runs []gpubench.NextTaskRun
 				s, err := cfg.Measure(func() (time.Duration, error) {
 					r, err := nt.Run(g)
 					runs = append(runs, r)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 // The gpu-sim suite (benchmarks.md §3, simulated device): tasks/s through
@@ -25,7 +25,7 @@ import (
 // carries its time ratio to the singleton row of its loop (below 1: batching
 // is faster; the tasks/s speed-up is its inverse), and each default row its
 // ratio to the drain=1 row. The tasks are queued on the device before the
-// timed part starts (sim.Throughput), so the figure is the manager's, not
+// timed part starts (gpubench.Throughput), so the figure is the manager's, not
 // the submitters'. Real-GPU figures come with the CUDA suite.
 
 func init() {
@@ -60,7 +60,7 @@ func runGPUSim(cfg *Config) ([]Row, error) {
 				}
 				var batch float64
 				s, err := cfg.Measure(func() (time.Duration, error) {
-					r, err := sim.Throughput(sim.ThroughputConfig{Tasks: tasks, BatchMax: bm, Workers: workers,
+					r, err := gpubench.Throughput(gpubench.ThroughputConfig{Tasks: tasks, BatchMax: bm, Workers: workers,
 						Latency: rg.latency, HostCost: rg.launch, PendingDrain: drain})
 					batch = r.MeanBatch()
 					return r.Elapsed, err

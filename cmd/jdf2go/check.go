@@ -12,7 +12,7 @@ func init() { register(newCheckCmd) }
 func newCheckCmd(s *streams) *cobra.Command {
 	var werror bool
 	cmd := &cobra.Command{
-		Use:   "check [-Werror] FILE...",
+		Use:   "check [flags] FILE...",
 		Short: "Parse and check JDF files",
 		Long: `check parses and checks each JDF file and prints its diagnostics on standard
 error, as file.jdf:LINE:COL: error: message (or warning:). Bodies and code
@@ -42,7 +42,7 @@ It exits 1 when any file has an error, or a warning under -Werror.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&werror, "Werror", false, "treat warnings as errors (also -Werror)")
+	cmd.Flags().BoolVar(&werror, "Werror", false, "treat warnings as errors")
 	return cmd
 }
 

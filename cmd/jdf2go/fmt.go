@@ -14,7 +14,7 @@ func init() { register(newFmtCmd) }
 func newFmtCmd(s *streams) *cobra.Command {
 	var write, list, diff bool
 	cmd := &cobra.Command{
-		Use:   "fmt [-w|-l|-d] FILE...",
+		Use:   "fmt [flags] FILE...",
 		Short: "Print JDF files in canonical layout",
 		Long: `fmt prints each JDF file in canonical layout on standard output. Comments are
 kept, code blocks and bodies are printed verbatim, and formatting twice gives

@@ -2,16 +2,18 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
-	"flag"
 	"fmt"
+	"go/ast"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/jdf2go/jdf2go/codegen"
 	jdf "github.com/jdf2go/jdf2go/parser"
@@ -20,64 +22,37 @@ import (
 
 func init() { register(newGenCmd) }
 
-const genUsage = `usage: jdf2go gen [-o FILE] [-pkg NAME] FILE.jdf
-
-gen checks a JDF file and generates Go from it: the taskpool type with its
-constructor New<Name>, Verify and WriteDOT, and one rt.TaskClass per task
-class. Diagnostics are printed as file.jdf:LINE:COL: error: message.
-
-  -o FILE     output file (default: <name>_jdf.go beside FILE.jdf; - for stdout)
-  -pkg NAME   package clause (default: the package of the Go files already in
-              the output directory, else the directory's name)
-
-Use it from go generate:
-
-  //go:generate go run github.com/jdf2go/jdf2go/cmd/jdf2go gen -o potrf_jdf.go ../potrf.jdf
-`
-
 func newGenCmd(s *streams) *cobra.Command {
-	return &cobra.Command{
-		Use:   "gen [-o FILE] [-pkg NAME] FILE.jdf",
+	var o genOptions
+	cmd := &cobra.Command{
+		Use:   "gen [flags] FILE.jdf",
 		Short: "Generate Go from a JDF file",
 		Long: `gen checks a JDF file and generates Go from it: the taskpool type with its
 constructor New<Name>, Verify and WriteDOT, and one rt.TaskClass per task class.
+Diagnostics are printed as file.jdf:LINE:COL: error: message.
 
-  -o FILE     output file (default: <name>_jdf.go beside FILE.jdf; - for stdout)
-  -pkg NAME   package clause (default: the package of the Go files already in the
-              output directory, else the directory's name)`,
+The generated file's package is the -pkg flag's when given, else the package of
+the Go files already in the output's folder (external test packages and files
+jdf2go generated are not counted), else main.`,
 		Example: "  jdf2go gen examples/chain.jdf\n" +
-			"  //go:generate go run github.com/jdf2go/jdf2go/cmd/jdf2go gen -o potrf_jdf.go ../potrf.jdf",
-		// The Go-style single-dash flags (-pkg) are parsed by the flag package, not by pflag.
-		DisableFlagParsing: true,
+			"  //go:generate go tool jdf2go gen -o potrf_jdf.go potrf.jdf",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGen(s, args)
+			return runGen(s, o, args[0])
 		},
 	}
+	f := cmd.Flags()
+	f.StringVarP(&o.out, "output", "o", "", "write to `FILE` (default <name>_jdf.go beside FILE.jdf; - for standard output)")
+	f.StringVar(&o.pkg, "pkg", "", "package `NAME` of the generated file")
+	f.StringVar(&o.pkg, "package", "", "same as -pkg")
+	f.MarkHidden("package")
+	return cmd
 }
 
-// usageError makes run exit 2.
-type usageError struct{ msg string }
+// genOptions are gen's flags.
+type genOptions struct{ out, pkg string }
 
-func (e usageError) Error() string { return e.msg }
-
-func runGen(s *streams, args []string) error {
-	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	fs.SetOutput(s.err)
-	fs.Usage = func() { fmt.Fprint(s.err, genUsage) }
-	out := fs.String("o", "", "output file")
-	pkg := fs.String("pkg", "", "package clause")
-	fs.StringVar(pkg, "package", "", "package clause (same as -pkg)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageError{"gen: " + err.Error()}
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return usageError{"gen: want exactly one FILE.jdf"}
-	}
-	in := fs.Arg(0)
+func runGen(s *streams, o genOptions, in string) error {
 	src, err := readFile(s, in)
 	if err != nil {
 		return err
@@ -89,25 +64,25 @@ func runGen(s *streams, args []string) error {
 	if diags.HasErrors() {
 		return errFailed
 	}
-	toStdout := *out == "-"
-	if *out == "" {
-		*out = strings.TrimSuffix(in, filepath.Ext(in)) + "_jdf.go"
+	toStdout := o.out == "-"
+	if o.out == "" {
+		o.out = strings.TrimSuffix(in, filepath.Ext(in)) + "_jdf.go"
 	}
-	outDir := filepath.Dir(*out)
+	outDir := filepath.Dir(o.out)
 	if toStdout {
 		outDir = "."
 	}
-	if *pkg == "" {
-		*pkg = packageOf(outDir, *out)
+	if o.pkg == "" {
+		o.pkg = packageOf(outDir, o.out)
 	}
 	rel, err := relPath(outDir, in)
 	if err != nil {
 		return failure{err}
 	}
 	files, err := codegen.Generate(prog, codegen.Options{
-		Package: *pkg,
+		Package: o.pkg,
 		Source:  rel,
-		Output:  filepath.Base(*out),
+		Output:  filepath.Base(o.out),
 		Version: headerVersion(jdf2goVersion()),
 		Warn:    func(d *jdf.Diagnostic) { fmt.Fprintln(s.err, d) },
 	})
@@ -172,31 +147,55 @@ func relPath(dir, file string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-// packageOf returns the package of the Go files in dir (test files and the output itself
-// excepted), or a name made from the directory's name.
+// packageOf returns the package of the Go files in dir, or main when there are none.
+// The output itself, files that jdf2go generated (their package came from this same
+// choice), files excluded from every build (//go:build ignore) and external test
+// packages (NAME_test) do not count; a test file of the package itself does, after the
+// non-test files.
 func packageOf(dir, output string) string {
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	isTest := func(p string) int {
+		if strings.HasSuffix(p, "_test.go") {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(paths, func(a, b string) int { return cmp.Compare(isTest(a), isTest(b)) })
 	for _, p := range paths {
-		if strings.HasSuffix(p, "_test.go") || filepath.Base(p) == filepath.Base(output) {
+		if filepath.Base(p) == filepath.Base(output) {
 			continue
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.PackageClauseOnly)
-		if err == nil {
-			return f.Name.Name
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil || strings.HasSuffix(f.Name.Name, "_test") || generatedByJDF2Go(f) || ignored(f) {
+			continue
+		}
+		return f.Name.Name
+	}
+	return "main"
+}
+
+// generatedByJDF2Go reports whether f starts with the header jdf2go writes.
+func generatedByJDF2Go(f *ast.File) bool {
+	return len(f.Comments) > 0 && strings.HasPrefix(f.Comments[0].Text(), "Code generated by jdf2go ")
+}
+
+// ignored reports whether f is built only with the tag "ignore" (//go:build ignore, the
+// usual mark of a generator script): its constraint fails with that tag off and every
+// other tag on, and holds with all of them on.
+func ignored(f *ast.File) bool {
+	for _, g := range f.Comments {
+		if g.Pos() > f.Package {
+			break
+		}
+		for _, c := range g.List {
+			expr, err := constraint.Parse(c.Text)
+			if err != nil {
+				continue
+			}
+			if !expr.Eval(func(tag string) bool { return tag != "ignore" }) && expr.Eval(func(string) bool { return true }) {
+				return true
+			}
 		}
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "main"
-	}
-	var b strings.Builder
-	for _, r := range strings.ToLower(filepath.Base(abs)) {
-		if unicode.IsLetter(r) || (b.Len() > 0 && unicode.IsDigit(r)) {
-			b.WriteRune(r)
-		}
-	}
-	if b.Len() == 0 {
-		return "main"
-	}
-	return b.String()
+	return false
 }

@@ -5,8 +5,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -204,5 +207,22 @@ func TestDiff(t *testing.T) {
 	}
 	if unifiedDiff("f", []byte(a), []byte(a)) != nil {
 		t.Error("diff of equal inputs is not nil")
+	}
+}
+
+// TestGoStyleLongFlags: a long flag of any command may be written with one dash; short
+// flags, clusters of them, values, "-" and everything after "--" are left alone.
+func TestGoStyleLongFlags(t *testing.T) {
+	root := &cobra.Command{Use: "x"}
+	sub := &cobra.Command{Use: "sub"}
+	sub.Flags().Bool("Werror", false, "")
+	sub.Flags().StringP("pkg", "p", "", "")
+	sub.Flags().BoolP("list", "l", false, "")
+	sub.Flags().BoolP("diff", "d", false, "")
+	root.AddCommand(sub)
+	in := []string{"sub", "-Werror", "-pkg=a", "-pkg", "b", "-p", "c", "-ld", "-list", "--pkg", "-", "-nope", "--", "-Werror"}
+	want := []string{"sub", "--Werror", "--pkg=a", "--pkg", "b", "-p", "c", "-ld", "--list", "--pkg", "-", "-nope", "--", "-Werror"}
+	if got := goStyleLongFlags(root, in); !slices.Equal(got, want) {
+		t.Errorf("goStyleLongFlags:\n got %q\nwant %q", got, want)
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // streams are the I/O of one run, passed to every subcommand constructor.
@@ -31,6 +33,11 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit status %d", e.code
 // errFailed is returned by a subcommand that printed its own diagnostics.
 var errFailed = &exitError{code: 1}
 
+// usageError is a usage mistake that cobra cannot see (a malformed argument): run exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
 // failure wraps an operational error (I/O) so that run exits 1, not 2.
 type failure struct{ err error }
 
@@ -45,7 +52,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		Use:   "jdf2go",
 		Short: "Compile JDF task-graph programs to Go",
 		Long: `jdf2go reads JDF (PaRSEC's Parameterized Task Graph language, with Go bodies),
-checks it, formats it, draws its task-class graph, and generates Go.`,
+checks it, formats it, draws its task-class graph, and generates Go.
+
+Long flags may be written with one dash or two, as in Go's tools: -pkg or --pkg.
+Exit status: 0 on success, 1 when diagnostics include an error (or a warning under
+-Werror) or a file cannot be read or written, 2 on a usage error.`,
 		Example:       "  jdf2go check examples/*.jdf\n  jdf2go fmt -d examples/potrf.jdf",
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -57,7 +68,7 @@ checks it, formats it, draws its task-class graph, and generates Go.`,
 	for _, newCmd := range commands {
 		root.AddCommand(newCmd(s))
 	}
-	root.SetArgs(fixSingleDashLong(args))
+	root.SetArgs(goStyleLongFlags(root, args))
 	err := root.Execute()
 	if err == nil {
 		return 0
@@ -74,12 +85,33 @@ checks it, formats it, draws its task-class graph, and generates Go.`,
 	return 2 // cobra's own errors: unknown command or flag, wrong arguments
 }
 
-// fixSingleDashLong accepts the compiler-style spelling -Werror for --Werror.
-func fixSingleDashLong(args []string) []string {
+// goStyleLongFlags lets every long flag of every command also be written with one
+// dash, as Go's own tools and compilers spell them (-pkg NAME, -Werror): pflag reads a
+// single dash as a cluster of one-letter flags, so an argument "-NAME" or "-NAME=VALUE"
+// whose NAME is a long flag of some command (two letters or more) becomes "--NAME...".
+// Arguments after "--" are left alone. This is the only place that knows about it.
+func goStyleLongFlags(root *cobra.Command, args []string) []string {
+	long := map[string]bool{}
+	var collect func(c *cobra.Command)
+	collect = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if len(f.Name) > 1 {
+				long[f.Name] = true
+			}
+		})
+		for _, sub := range c.Commands() {
+			collect(sub)
+		}
+	}
+	collect(root)
 	out := make([]string, len(args))
 	for i, a := range args {
-		if a == "-Werror" {
-			a = "--Werror"
+		if a == "--" {
+			copy(out[i:], args[i:])
+			break
+		}
+		if name, _, _ := strings.Cut(strings.TrimPrefix(a, "-"), "="); len(a) > 2 && a[0] == '-' && a[1] != '-' && long[name] {
+			a = "-" + a
 		}
 		out[i] = a
 	}

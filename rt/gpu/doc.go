@@ -85,5 +85,5 @@
 // operation by operation and, with WithBackoff, runs the manager in
 // lockstep) for the deterministic scenarios of gpu-manager.md §7, and in
 // free-running mode (a goroutine per stream) for stress tests and
-// benchmarks (sim.Throughput).
+// benchmarks (bench/internal/gpubench).
 package gpu

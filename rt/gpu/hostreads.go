@@ -66,8 +66,7 @@ func contextShares(c *rt.Context) bool { return c.SharesWork() }
 // hostReads caches, per context and task class, whether a task of the class
 // may read the host copy of its inputs when this device produced them.
 type hostReads struct {
-	shares func(*rt.Context) bool // contextShares; tests replace it
-	m      sync.Map               // hostReadKey -> bool
+	m sync.Map // hostReadKey -> bool
 }
 
 type hostReadKey struct {
@@ -91,10 +90,6 @@ func (h *hostReads) decide(r *RTDevice, ctx *rt.Context, tc *rt.TaskClass) bool 
 	if ctx == nil {
 		return true
 	}
-	shares := h.shares
-	if shares == nil {
-		shares = contextShares
-	}
 	for i := range tc.Incarnations {
 		inc := &tc.Incarnations[i]
 		if inc.Kind == rt.CPU {
@@ -116,7 +111,7 @@ func (h *hostReads) decide(r *RTDevice, ctx *rt.Context, tc *rt.TaskClass) bool 
 		if inc.Evaluate != nil {
 			continue // it may refuse the task: what follows may run it
 		}
-		return inc.Select == nil && shares(ctx) && cpuAfter(tc, i)
+		return inc.Select == nil && contextShares(ctx) && cpuAfter(tc, i)
 	}
 	return false // no incarnation runs it: rt fails the taskpool
 }

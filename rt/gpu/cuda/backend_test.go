@@ -17,7 +17,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/cuda/gputiles"
+	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 )
 
 // These tests run the backend over the CPU fake of the CUDA libraries
@@ -538,7 +538,7 @@ func rtRun(t *testing.T, devs []*gpu.RTDevice, tps ...*rt.Taskpool) {
 	must(t, c.Close())
 }
 
-// tiledPotrfCase factors a random SPD matrix on devs with the gputiles
+// tiledPotrfCase factors a random SPD matrix on devs with the gputest
 // graph and checks the factor against the CPU; pin moves the tiles to
 // pinned memory first.
 func tiledPotrfCase(t *testing.T, devs []*gpu.RTDevice, n, nb int, alloc rt.Alloc) {
@@ -549,8 +549,8 @@ func tiledPotrfCase(t *testing.T, devs []*gpu.RTDevice, n, nb int, alloc rt.Allo
 	a, err := rt.NewTiledMatrixAlloc(n, n, nb, nb, 1, 1, 0, alloc)
 	must(t, err)
 	a.FillFromDense(dense, n)
-	rtRun(t, devs, gputiles.NewPotrf(a, gputiles.WriteFinal))
-	if d := gputiles.FactorDiff(a, want, n); d > 1e-12 {
+	rtRun(t, devs, gputest.NewPotrf(a, gputest.WriteFinal))
+	if d := gputest.FactorDiff(a, want, n); d > 1e-12 {
 		t.Fatalf("tiled potrf n=%d nb=%d differs from the CPU by %.3g", n, nb, d)
 	}
 }
@@ -573,7 +573,7 @@ func tiledGemmCase(t *testing.T, devs []*gpu.RTDevice, m, n, k, nb int, batch bo
 	b, db := mat(k, n)
 	c, dc := mat(m, n)
 	must(t, blas.Gonum().Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, da, m, db, k, 1, dc, m))
-	rtRun(t, devs, gputiles.NewGemm(&gputiles.Gemm{A: a, B: b, C: c, Batch: batch, BatchMax: 16}))
+	rtRun(t, devs, gputest.NewGemm(&gputest.Gemm{A: a, B: b, C: c, Batch: batch, BatchMax: 16}))
 	got := make([]float64, m*n)
 	c.GatherToDense(got, m)
 	if d := maxRelDiff(got, dc); d > 1e-13 {

@@ -19,7 +19,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/cuda/gputiles"
+	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 )
 
 // The tests in this file drive the backend on a real GPU and skip without
@@ -547,7 +547,7 @@ func TestGPURTTiledPotrf(t *testing.T) {
 	a.FillFromDense(dense, n)
 	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
 	must(t, err)
-	tp := gputiles.NewPotrf(a, gputiles.WriteFinal)
+	tp := gputest.NewPotrf(a, gputest.WriteFinal)
 	must(t, c.Add(tp))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

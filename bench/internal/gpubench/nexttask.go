@@ -1,4 +1,4 @@
-package sim
+package gpubench
 
 // The next_task throughput benchmark (issue 8; gpu-manager.md §6 and the
 // "next_task throughput benchmark the PR left open" of §7 scenario 40): CPU
@@ -69,6 +69,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 	"github.com/jdf2go/jdf2go/rt/profile"
 )
 
@@ -86,7 +87,7 @@ type NextTaskConfig struct {
 	// Count is the number of simulated devices when Devices is nil (default 1).
 	Count int
 	// Latency is the virtual duration of each operation of the simulated
-	// devices (WithLatency): the "short kernel" of a GPU task.
+	// devices (sim.WithLatency): the "short kernel" of a GPU task.
 	Latency time.Duration
 	// Kernel is the registered kernel each GPU task launches (grid 1, block
 	// 32). Empty: a no-op operation on a simulated stream (it costs Latency),
@@ -208,11 +209,11 @@ func NewNextTask(cfg NextTaskConfig) (*NextTask, error) {
 			if cfg.Kernel != "" {
 				return st.Launch(cfg.Kernel, gpu.Dim3{X: 1}, gpu.Dim3{X: 32})
 			}
-			ss, ok := st.Backend().(*Stream)
+			ss, ok := st.Backend().(*sim.Stream)
 			if !ok {
 				return fmt.Errorf("%w: no kernel given for %s, which is not simulated", gpu.ErrBadArgument, st.Device().Name())
 			}
-			return ss.enqueue("nexttask", noop)
+			return ss.Enqueue("nexttask", noop)
 		}
 		b.body = func(_ *gpu.Device, t *gpu.Task, st *gpu.Stream, g int) gpu.Result {
 			if err := launch(st); err != nil {
@@ -245,7 +246,7 @@ func (b *NextTask) openSim() error {
 	}
 	inner := make([]*gpu.Device, 0, n)
 	for i := range n {
-		d, err := gpu.NewRTDevice(New(WithName(fmt.Sprintf("sim%d", i)), WithLatency(b.cfg.Latency)), gpu.WithIndex(i))
+		d, err := gpu.NewRTDevice(sim.New(sim.WithName(fmt.Sprintf("sim%d", i)), sim.WithLatency(b.cfg.Latency)), gpu.WithIndex(i))
 		if err != nil {
 			return errors.Join(err, b.closeDevices())
 		}

@@ -17,7 +17,7 @@ import (
 // and prints them as FIGURE lines with their goals. It skips without a GPU.
 // On the GPU machine (no Go there), with the binary built here:
 //
-//	CGO_ENABLED=0 go test -c -o .gpu/cudabench.test ./rt/gpu/cuda/cudabench
+//	CGO_ENABLED=0 go test -c -o .gpu/cudabench.test ./bench/internal/cudabench
 //	.gpu/cudabench.test -test.v -test.run GPUFigures
 //
 // JDF2GO_BENCH_RUNS sets the timed runs per variant (3), and

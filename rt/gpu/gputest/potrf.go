@@ -1,18 +1,4 @@
-// Package gputiles holds tiled dense linear algebra task graphs with GPU
-// incarnations, written by hand the way jdf2go generates task classes
-// (rt/rttest style): a tiled GEMM and a tiled Cholesky factorization whose
-// bodies call the device-neutral body API of rt/gpu, so the same graphs run
-// on the simulated device, on CUDA, and on the CPU (a CPU incarnation comes
-// second). The CUDA backend's tests and benchmarks run them; the JDF
-// examples will generate equivalent code.
-//
-// Written flows of GPU tasks are written back to the host by a custom
-// stage-out (the JDF stage_out property) according to the graph's
-// WriteBack mode: only the final value of each tile (WriteFinal), or none
-// (WriteNone: results stay on the device, as when the data lives there; a
-// device's Close writes them back). Intermediate values never cross the
-// bus.
-package gputiles
+package gputest
 
 import (
 	"log/slog"
@@ -87,7 +73,7 @@ func rtTask(t *gpu.Task) (*rt.Task, *Potrf) {
 // failed logs why a GPU body gives up (the manager reports ERROR with the
 // task's name) and returns gpu.Error.
 func failed(t *gpu.Task, err error) gpu.Result {
-	slog.Error("gputiles: GPU body failed", "task", t.EC(), "err", err)
+	slog.Error("gputest: GPU body failed", "task", t.EC(), "err", err)
 	return gpu.Error
 }
 

@@ -1,17 +1,17 @@
-package sim_test
+package gpubench_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 func TestThroughputRuns(t *testing.T) {
 	for _, bm := range []int{1, 8} {
-		r, err := sim.Throughput(sim.ThroughputConfig{Tasks: 2000, BatchMax: bm})
+		r, err := gpubench.Throughput(gpubench.ThroughputConfig{Tasks: 2000, BatchMax: bm})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,11 +44,11 @@ func BenchmarkManagerThroughput(b *testing.B) {
 	}
 	for _, rg := range regimes {
 		for _, drain := range []int{1, gpu.DefaultPendingDrain} {
-			cfg := func(bm int) sim.ThroughputConfig {
-				return sim.ThroughputConfig{Tasks: rg.tasks, BatchMax: bm, Latency: rg.latency, HostCost: rg.launch, PendingDrain: drain}
+			cfg := func(bm int) gpubench.ThroughputConfig {
+				return gpubench.ThroughputConfig{Tasks: rg.tasks, BatchMax: bm, Latency: rg.latency, HostCost: rg.launch, PendingDrain: drain}
 			}
 			single := func() float64 {
-				r, err := sim.Throughput(cfg(1))
+				r, err := gpubench.Throughput(cfg(1))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -62,7 +62,7 @@ func BenchmarkManagerThroughput(b *testing.B) {
 				b.Run(fmt.Sprintf("%s/drain=%d/%s", rg.name, drain, name), func(b *testing.B) {
 					var perSec, batch, base float64
 					for range b.N {
-						r, err := sim.Throughput(cfg(bm))
+						r, err := gpubench.Throughput(cfg(bm))
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -1,4 +1,4 @@
-package gputiles_test
+package gputest_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/cuda/gputiles"
+	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
@@ -75,9 +75,9 @@ func maxDiff(a, b []float64) float64 {
 func TestPotrfOnSimMatchesCPU(t *testing.T) {
 	const n, nb = 150, 32 // ragged last tile
 	for _, c := range []struct {
-		mode gputiles.WriteBack
+		mode gputest.WriteBack
 		devs int
-	}{{gputiles.WriteFinal, 1}, {gputiles.WriteNone, 1}, {gputiles.WriteFinal, 2}} {
+	}{{gputest.WriteFinal, 1}, {gputest.WriteNone, 1}, {gputest.WriteFinal, 2}} {
 		mode := c.mode
 		dense := rt.RandomSPD(n, 3)
 		want := slices.Clone(dense)
@@ -90,13 +90,13 @@ func TestPotrfOnSimMatchesCPU(t *testing.T) {
 		}
 		a.FillFromDense(dense, n)
 		devs := simDevices(t, c.devs)
-		run(t, devs, gputiles.NewPotrf(a, mode))
+		run(t, devs, gputest.NewPotrf(a, mode))
 		// WriteNone leaves the factor on the device until Close writes it
 		// back.
-		if got := closeAll(t, devs); got != uint64(gputiles.Tasks(a.MT)) {
-			t.Fatalf("mode %d: device ran %d tasks, want %d", mode, got, gputiles.Tasks(a.MT))
+		if got := closeAll(t, devs); got != uint64(gputest.Tasks(a.MT)) {
+			t.Fatalf("mode %d: device ran %d tasks, want %d", mode, got, gputest.Tasks(a.MT))
 		}
-		if d := gputiles.FactorDiff(a, want, n); d > 1e-12 {
+		if d := gputest.FactorDiff(a, want, n); d > 1e-12 {
 			t.Fatalf("mode %d: factor differs from the CPU by %g", mode, d)
 		}
 	}
@@ -124,8 +124,8 @@ func TestGemmOnSimMatchesCPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		devs := simDevices(t, 2)
-		g := &gputiles.Gemm{A: a, B: b, C: cm, Batch: batch, BatchMax: 4}
-		run(t, devs, gputiles.NewGemm(g))
+		g := &gputest.Gemm{A: a, B: b, C: cm, Batch: batch, BatchMax: 4}
+		run(t, devs, gputest.NewGemm(g))
 		if got := closeAll(t, devs); got != uint64(cm.MT*cm.NT*a.NT) {
 			t.Fatalf("devices ran %d tasks, want %d", got, cm.MT*cm.NT*a.NT)
 		}
@@ -146,9 +146,9 @@ func TestTouchThenResidentPotrf(t *testing.T) {
 	}
 	a.FillFromDense(dense, n)
 	devs := simDevices(t, 1)
-	run(t, devs, gputiles.NewTouch(a, true))
+	run(t, devs, gputest.NewTouch(a, true))
 	in := devs[0].Device().Stats().Reservations
-	run(t, devs, gputiles.NewPotrf(a, gputiles.WriteNone))
+	run(t, devs, gputest.NewPotrf(a, gputest.WriteNone))
 	st := devs[0].Device().Stats()
 	// The factorization found every tile resident: no tile was staged
 	// twice, so device memory holds exactly the lower triangle.
@@ -160,7 +160,7 @@ func TestTouchThenResidentPotrf(t *testing.T) {
 	if err := blas.Gonum().Dpotrf(blas.Lower, n, want, n); err != nil {
 		t.Fatal(err)
 	}
-	if d := gputiles.FactorDiff(a, want, n); d > 1e-12 {
+	if d := gputest.FactorDiff(a, want, n); d > 1e-12 {
 		t.Fatalf("factor differs from the CPU by %g", d)
 	}
 }
@@ -183,9 +183,9 @@ func TestPotrfOnTwoSimDevicesRepeatedly(t *testing.T) {
 		}
 		a.FillFromDense(dense, n)
 		devs := simDevices(t, 2)
-		run(t, devs, gputiles.NewPotrf(a, gputiles.WriteFinal))
+		run(t, devs, gputest.NewPotrf(a, gputest.WriteFinal))
 		closeAll(t, devs)
-		if d := gputiles.FactorDiff(a, want, n); d > 1e-12 {
+		if d := gputest.FactorDiff(a, want, n); d > 1e-12 {
 			t.Fatalf("run %d: factor differs from the CPU by %g", it, d)
 		}
 	}
@@ -207,7 +207,7 @@ func TestPotrfFailureOnSim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := gputiles.NewPotrf(a, gputiles.WriteFinal)
+	tp := gputest.NewPotrf(a, gputest.WriteFinal)
 	if err := c.Add(tp); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package gputiles
+package gputest
 
 import (
 	"github.com/jdf2go/jdf2go/rt"

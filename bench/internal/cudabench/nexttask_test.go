@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 // TestGPUNextTask measures the next_task benchmark (issue 8, gpu-manager.md
-// §6; the graph and the method are in rt/gpu/sim's nexttask.go) on every
+// §6; the graph and the method are in bench/internal/gpubench/nexttask.go) on every
 // CUDA device of the machine (one manager per device; rt spreads the parents
 // by load) with rt's default workers (GOMAXPROCS, or JDF2GO_WORKERS): NG
 // parents (10 000; JDF2GO_BENCH_PARENTS) that each launch the empty kernel,
@@ -59,7 +60,7 @@ func TestNextTaskFiguresOnSim(t *testing.T) {
 // and logs their FIGURE lines.
 func nextTaskFigures(t *testing.T, devs []*gpu.RTDevice, parents, runs int) {
 	t.Helper()
-	nt, err := sim.NewNextTask(sim.NextTaskConfig{Devices: devs, Kernel: EmptyKernel})
+	nt, err := gpubench.NewNextTask(gpubench.NextTaskConfig{Devices: devs, Kernel: EmptyKernel})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +74,9 @@ func nextTaskFigures(t *testing.T, devs []*gpu.RTDevice, parents, runs int) {
 			}
 		}
 	}()
-	median := func(g sim.NextTaskGraph) sim.NextTaskRun {
+	median := func(g gpubench.NextTaskGraph) gpubench.NextTaskRun {
 		t.Helper()
-		var rs []sim.NextTaskRun
+		var rs []gpubench.NextTaskRun
 		for i := range runs + 1 {
 			r, err := nt.Run(g)
 			if err != nil {
@@ -85,7 +86,7 @@ func nextTaskFigures(t *testing.T, devs []*gpu.RTDevice, parents, runs int) {
 				rs = append(rs, r)
 			}
 		}
-		slices.SortFunc(rs, func(a, b sim.NextTaskRun) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
+		slices.SortFunc(rs, func(a, b gpubench.NextTaskRun) int { return cmp.Compare(a.Elapsed, b.Elapsed) })
 		return rs[len(rs)/2]
 	}
 	for _, wl := range []struct {
@@ -96,7 +97,7 @@ func nextTaskFigures(t *testing.T, devs []*gpu.RTDevice, parents, runs int) {
 		{"window 8", 8, 8},
 		{"window 8, one successor", 8, 1},
 	} {
-		g := sim.NextTaskGraph{GPUTasks: parents, Successors: wl.succ, Window: wl.window, Spin: time.Microsecond}
+		g := gpubench.NextTaskGraph{GPUTasks: parents, Successors: wl.succ, Window: wl.window, Spin: time.Microsecond}
 		executed := make([]uint64, len(devs))
 		for i, d := range devs {
 			executed[i] = d.Device().Stats().Executed

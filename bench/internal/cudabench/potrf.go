@@ -14,11 +14,11 @@ import (
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
-	"github.com/jdf2go/jdf2go/rt/gpu/cuda/gputiles"
+	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 )
 
 // PotrfConfig is a tiled Cholesky benchmark on one CUDA device: the
-// gputiles graph through rt (GPU bodies for POTRF (cuSOLVER), TRSM, SYRK and
+// gputest graph through rt (GPU bodies for POTRF (cuSOLVER), TRSM, SYRK and
 // GEMM (cuBLAS), tiles in pinned host memory) at each tile size of NBs,
 // against cuSOLVER's dpotrf on the dense matrix, in the same process.
 type PotrfConfig struct {
@@ -137,7 +137,7 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 		return nil, err
 	}
 	fillLower(a, cfg.Seed)
-	res.Tasks = gputiles.Tasks(a.MT)
+	res.Tasks = gputest.Tasks(a.MT)
 	run := func(tp *rt.Taskpool) (time.Duration, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
@@ -154,7 +154,7 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 		fillLower(a, cfg.Seed)
 		bumpLower(a)
 		if resident {
-			if _, err := run(gputiles.NewTouch(a, true)); err != nil {
+			if _, err := run(gputest.NewTouch(a, true)); err != nil {
 				return nil, fmt.Errorf("staging the tiles: %w", err)
 			}
 		}
@@ -184,10 +184,10 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 	for r := range cfg.Runs + 1 {
 		fillLower(a, cfg.Seed)
 		bumpLower(a)
-		if _, err := run(gputiles.NewTouch(a, true)); err != nil {
+		if _, err := run(gputest.NewTouch(a, true)); err != nil {
 			return nil, fmt.Errorf("staging the tiles: %w", err)
 		}
-		d, err := run(gputiles.NewPotrf(a, gputiles.WriteNone))
+		d, err := run(gputest.NewPotrf(a, gputest.WriteNone))
 		if err != nil {
 			return nil, fmt.Errorf("resident run: %w", err)
 		}
@@ -201,7 +201,7 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 		}
 		bumpLower(a)
 		runtime.GC()
-		d, err := run(gputiles.NewPotrf(a, gputiles.WriteFinal))
+		d, err := run(gputest.NewPotrf(a, gputest.WriteFinal))
 		if err != nil {
 			return nil, fmt.Errorf("run from host memory: %w", err)
 		}
@@ -351,7 +351,7 @@ func solverPotrf(cfg PotrfConfig, res *PotrfResult, mats []*rt.TiledMatrix) (err
 		}
 	}
 	for i, a := range mats {
-		res.Tiled[i].MaxDiff = gputiles.FactorDiff(a, host.Float64s(), n)
+		res.Tiled[i].MaxDiff = gputest.FactorDiff(a, host.Float64s(), n)
 	}
 	return nil
 }

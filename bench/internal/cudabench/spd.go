@@ -2,7 +2,7 @@ package cudabench
 
 import (
 	"github.com/jdf2go/jdf2go/rt"
-	"github.com/jdf2go/jdf2go/rt/gpu/cuda/gputiles"
+	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 )
 
 // The Cholesky benchmarks factor the same symmetric positive definite
@@ -67,7 +67,7 @@ extern "C" __global__ void cudabench_empty_raw() { }
 // fillLower writes the benchmark matrix into the lower tiles of a (the
 // padding of ragged tiles gets zeros), on every core.
 func fillLower(a *rt.TiledMatrix, seed uint64) {
-	gputiles.ForLowerTiles(a, func(_, ti, tj int) {
+	gputest.ForLowerTiles(a, func(_, ti, tj int) {
 		t := a.Tile(ti, tj)
 		clear(t)
 		for c := range a.TileCols(tj) {
@@ -81,7 +81,7 @@ func fillLower(a *rt.TiledMatrix, seed uint64) {
 // bumpLower marks the host copies of the lower tiles as newer than any
 // device copy, so that the next graph stages them in again.
 func bumpLower(a *rt.TiledMatrix) {
-	gputiles.ForLowerTiles(a, func(_, i, j int) {
+	gputest.ForLowerTiles(a, func(_, i, j int) {
 		a.DataOf(rt.Index{N: 2, I: [rt.MaxIndex]int{i, j}}).Host().BumpVersion()
 	})
 }

@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 // EmptyKernel is the kernel of the singleton benchmark: it does nothing, so
@@ -38,7 +38,7 @@ func init() {
 // Result is one timed run of tasks through the manager: the simulated
 // device's throughput result (Tasks, Elapsed, Rings: hook calls that
 // launched work, so Tasks/Rings is the mean batch).
-type Result = sim.ThroughputResult
+type Result = gpubench.ThroughputResult
 
 // PerTask is the time per task of r.
 func PerTask(r Result) time.Duration { return r.Elapsed / time.Duration(max(r.Tasks, 1)) }

@@ -1,12 +1,14 @@
-package gpu_test
+package gpubench_test
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
@@ -30,7 +32,7 @@ import (
 func TestNextTaskSuccessorsRunWhileManaging(t *testing.T) {
 	const succ = 4
 	const patience = 20 * time.Second
-	rd, err := gpu.NewRTDevice(sim.New(), gpu.WithLogger(quiet))
+	rd, err := gpu.NewRTDevice(sim.New(), gpu.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +86,12 @@ func TestNextTaskSuccessorsRunWhileManaging(t *testing.T) {
 			close(s0Ran)
 		}
 	}
-	b, err := sim.NewNextTask(sim.NextTaskConfig{Workers: 2, Devices: []*gpu.RTDevice{rd},
+	b, err := gpubench.NewNextTask(gpubench.NextTaskConfig{Workers: 2, Devices: []*gpu.RTDevice{rd},
 		GPUBody: body, Probe: probe, Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := b.Run(sim.NextTaskGraph{GPUTasks: 2, Successors: succ})
+	r, err := b.Run(gpubench.NextTaskGraph{GPUTasks: 2, Successors: succ})
 	if cerr := b.Close(); cerr != nil {
 		t.Error(cerr)
 	}

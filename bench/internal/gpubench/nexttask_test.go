@@ -1,4 +1,4 @@
-package sim_test
+package gpubench_test
 
 import (
 	"errors"
@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 // TestNextTaskRuns runs small next_task graphs on 2 workers and one
 // simulated device and checks that the analysis accounts for every
 // successor (who ran it, when) consistently with the graph's shape.
 func TestNextTaskRuns(t *testing.T) {
-	b, err := sim.NewNextTask(sim.NextTaskConfig{Workers: 2, Latency: 2 * time.Microsecond})
+	b, err := gpubench.NewNextTask(gpubench.NextTaskConfig{Workers: 2, Latency: 2 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +23,7 @@ func TestNextTaskRuns(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	for _, g := range []sim.NextTaskGraph{
+	for _, g := range []gpubench.NextTaskGraph{
 		{GPUTasks: 200, Successors: 4},
 		{GPUTasks: 200, Successors: 4, CPUParent: true},
 		{GPUTasks: 200, Successors: 3, Window: 4, Spin: time.Microsecond},
@@ -56,28 +56,28 @@ func TestNextTaskRuns(t *testing.T) {
 }
 
 func TestNextTaskBadInput(t *testing.T) {
-	if _, err := sim.NewNextTask(sim.NextTaskConfig{Devices: []*gpu.RTDevice{}}); !errors.Is(err, gpu.ErrBadArgument) {
+	if _, err := gpubench.NewNextTask(gpubench.NextTaskConfig{Devices: []*gpu.RTDevice{}}); !errors.Is(err, gpu.ErrBadArgument) {
 		t.Fatalf("no devices: %v, want ErrBadArgument", err)
 	}
-	b, err := sim.NewNextTask(sim.NextTaskConfig{Workers: 1})
+	b, err := gpubench.NewNextTask(gpubench.NextTaskConfig{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	for _, g := range []sim.NextTaskGraph{{}, {GPUTasks: 1}, {GPUTasks: 1, Successors: 1, Window: -1}} {
+	for _, g := range []gpubench.NextTaskGraph{{}, {GPUTasks: 1}, {GPUTasks: 1, Successors: 1, Window: -1}} {
 		if _, err := b.Run(g); !errors.Is(err, gpu.ErrBadArgument) {
 			t.Errorf("%+v: %v, want ErrBadArgument", g, err)
 		}
 	}
 	// A GPU task whose body fails fails the run with its cause.
 	boom := errors.New("boom")
-	f, err := sim.NewNextTask(sim.NextTaskConfig{Workers: 1, GPUBody: func(_ *gpu.Device, t *gpu.Task, _ *gpu.Stream, _ int) gpu.Result {
+	f, err := gpubench.NewNextTask(gpubench.NextTaskConfig{Workers: 1, GPUBody: func(_ *gpu.Device, t *gpu.Task, _ *gpu.Stream, _ int) gpu.Result {
 		return t.Fail(boom)
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Run(sim.NextTaskGraph{GPUTasks: 2, Successors: 1}); !errors.Is(err, boom) {
+	if _, err := f.Run(gpubench.NextTaskGraph{GPUTasks: 2, Successors: 1}); !errors.Is(err, boom) {
 		t.Errorf("failing launch: %v, want %v", err, boom)
 	}
 	if err := f.Close(); err != nil {
@@ -88,7 +88,7 @@ func TestNextTaskBadInput(t *testing.T) {
 // BenchmarkNextTask reports successor throughput for GPU parents (one
 // simulated device, 5µs kernels) and its ratio to CPU parents, on 2 workers.
 func BenchmarkNextTask(b *testing.B) {
-	nt, err := sim.NewNextTask(sim.NextTaskConfig{Workers: 2, Latency: 5 * time.Microsecond})
+	nt, err := gpubench.NewNextTask(gpubench.NextTaskConfig{Workers: 2, Latency: 5 * time.Microsecond})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func BenchmarkNextTask(b *testing.B) {
 		b.Run(fmt.Sprintf("window=%d", window), func(b *testing.B) {
 			var gpuRate, cpuRate, others float64
 			for range b.N {
-				g := sim.NextTaskGraph{GPUTasks: 2000, Successors: 8, Window: window, Spin: time.Microsecond}
+				g := gpubench.NextTaskGraph{GPUTasks: 2000, Successors: 8, Window: window, Spin: time.Microsecond}
 				r, err := nt.Run(g)
 				if err != nil {
 					b.Fatal(err)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/cuda/gputiles"
+	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
@@ -83,7 +83,7 @@ func TestSPDMatrix(t *testing.T) {
 		}
 	}
 	l[69+0*70] += 1
-	if got := gputiles.FactorDiff(a, l, 70); got != 1.0/70 {
+	if got := gputest.FactorDiff(a, l, 70); got != 1.0/70 {
 		t.Fatalf("FactorDiff found %v, want 1/70", got)
 	}
 }

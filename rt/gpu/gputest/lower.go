@@ -1,4 +1,4 @@
-package gputiles
+package gputest
 
 import (
 	"math"

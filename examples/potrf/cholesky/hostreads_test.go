@@ -1,4 +1,4 @@
-package gpu_test
+package cholesky_test
 
 import (
 	"context"
@@ -20,7 +20,6 @@ func factorOnSim(t *testing.T, n, nb int, share bool) (float64, gpu.Stats) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gpu.SetSharesProbe(dev, func(*rt.Context) bool { return share })
 	ctx, err := rt.New(rt.Workers(2), rt.WithDevices(dev), rt.ShareWork(share))
 	if err != nil {
 		t.Fatal(err)

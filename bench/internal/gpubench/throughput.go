@@ -1,4 +1,4 @@
-package sim
+package gpubench
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 // ThroughputConfig describes a manager throughput run on one free-running
@@ -25,7 +26,7 @@ type ThroughputConfig struct {
 	BatchMax int
 	// Workers queueing the tasks (default 2).
 	Workers int
-	// Latency is the virtual duration of each kernel launch (WithLatency):
+	// Latency is the virtual duration of each kernel launch (sim.WithLatency):
 	// with 0 the streams rarely fill and tasks seldom wait long enough to be
 	// batched; a few microseconds is what a launch costs on a real GPU.
 	Latency time.Duration
@@ -84,7 +85,7 @@ func (h *benchHost) Complete(gpu.Worker, *gpu.Task) error {
 func (h *benchHost) Cleanout(*gpu.Task, error) { h.failed.Add(1) }
 
 func (h *benchHost) Reschedule(*gpu.Task) error {
-	return errors.New("sim: throughput tasks are never rescheduled")
+	return errors.New("gpubench: throughput tasks are never rescheduled")
 }
 
 type benchWorker struct{}
@@ -113,7 +114,7 @@ func Throughput(cfg ThroughputConfig) (ThroughputResult, error) {
 	if cfg.PendingDrain > 0 {
 		opts = append(opts, gpu.WithPendingDrain(cfg.PendingDrain))
 	}
-	d, err := gpu.NewDevice(New(WithLatency(cfg.Latency)), opts...)
+	d, err := gpu.NewDevice(sim.New(sim.WithLatency(cfg.Latency)), opts...)
 	if err != nil {
 		return ThroughputResult{}, err
 	}
@@ -127,7 +128,7 @@ func Throughput(cfg ThroughputConfig) (ThroughputResult, error) {
 			}
 		}
 		spin(cfg.HostCost)
-		if err := s.Backend().(*Stream).enqueue("kernel", noop); err != nil {
+		if err := s.Backend().(*sim.Stream).Enqueue("kernel", noop); err != nil {
 			return gpu.Error
 		}
 		return gpu.Done
