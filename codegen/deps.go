@@ -147,7 +147,7 @@ func (c *classGen) goal() jen.Code {
 		}
 		body = append(body, c.chain(s, f, func(d *parser.Dep, t *parser.Target) []jen.Code {
 			if t.Kind != parser.TargetTask {
-				return []jen.Code{jen.Comment(targetText(t) + ": from memory")}
+				return []jen.Code{jen.Comment(parser.TargetString(t) + ": from memory")}
 			}
 			return taskSel(s, t)
 		}, nil)...)
@@ -211,7 +211,7 @@ func (c *classGen) prepare() jen.Code {
 		noData := func(d *parser.Dep, t *parser.Target) jen.Code {
 			return jen.Return(jen.Qual("fmt", "Errorf").Call(
 				jen.Lit("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)"),
-				jen.Lit(c.g.where(t.Pos())), jen.Lit(f.Name), jen.Lit(targetText(t))))
+				jen.Lit(c.g.where(t.Pos())), jen.Lit(f.Name), jen.Lit(parser.TargetString(t))))
 		}
 		none := []jen.Code{fail(f.NamePos, f.Name, "", jen.Qual(rtPath, "ErrNoInput"))}
 		arrived := jen.Id("task").Dot("Flow").Call(fi).Op("==").Nil()
@@ -335,7 +335,7 @@ func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
 						return []jen.Code{jen.Id("e").Dot("Data").Call(fi, di, ts.global(t.Collection), indexLit(vals))}
 					})
 				}
-				return []jen.Code{jen.Comment(targetText(t))}
+				return []jen.Code{jen.Comment(parser.TargetString(t))}
 			}
 		}
 		var fb []jen.Code
