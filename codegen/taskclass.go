@@ -23,7 +23,6 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/jdf2go/jdf2go/parser"
-	"github.com/jdf2go/jdf2go/rt"
 )
 
 // classGen generates one task class.
@@ -51,12 +50,12 @@ func newClassGen(g *generator, tc *parser.TaskClass) *classGen {
 	}
 	c.v = g.pfx + c.id
 	switch {
-	case len(tc.Defs) > rt.MaxLocals:
-		g.errorf(tc.Pos(), "%s has %d definitions; rt allows %d", tc.Name, len(tc.Defs), rt.MaxLocals)
-	case len(tc.Params) > rt.MaxParams:
-		g.errorf(tc.Pos(), "%s has %d parameters; rt allows %d", tc.Name, len(tc.Params), rt.MaxParams)
-	case len(tc.Flows) > rt.MaxFlows:
-		g.errorf(tc.Pos(), "%s has %d flows; rt allows %d", tc.Name, len(tc.Flows), rt.MaxFlows)
+	case len(tc.Defs) > MaxLocals:
+		g.errorf(tc.Pos(), "%s has %d definitions; rt allows %d", tc.Name, len(tc.Defs), MaxLocals)
+	case len(tc.Params) > MaxParams:
+		g.errorf(tc.Pos(), "%s has %d parameters; rt allows %d", tc.Name, len(tc.Params), MaxParams)
+	case len(tc.Flows) > MaxFlows:
+		g.errorf(tc.Pos(), "%s has %d flows; rt allows %d", tc.Name, len(tc.Flows), MaxFlows)
 	}
 	for _, d := range tc.Defs {
 		if d.Param == nil {
