@@ -4,11 +4,13 @@ package codegen
 // preparation, and successor and predecessor iteration of a class.
 //
 // Inputs of a data flow form an if / else-if chain: the first dep whose guard holds supplies
-// the data. Inputs of a CTL flow are independent: every one whose guard holds is awaited, a
+// the data. Each chain is emitted once, as the Select function of an rt.InputChain; rt walks
+// it for the readiness goal, the binding of memory inputs and the predecessor iteration.
+// Inputs of a CTL flow are independent: every one whose guard holds is awaited, a
 // range (a gather) once per instance of the range that lies in its space. Outputs are
 // independent: every one whose guard holds fires. A target named outside its class's
 // execution space is skipped (the output may over-approximate, as in jdf2c); when the target
-// is a single instance (no range), the iteration reports it with rt.Edges.Outside, and the
+// is a single instance (no range), the iteration reports it with rt.Edges.Instance (Outside), and the
 // end of a data flow's input chain with rt.Edges.NoInput, for Verify.
 //
 // A data input whose chain has no true guard fails the task at run time with rt.ErrNoInput,
