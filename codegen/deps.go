@@ -126,13 +126,14 @@ func (c *classGen) chains() []*parser.Flow {
 //	// <c>Inputs are the input chains of the data flows of <Class>(<params>): <c>In<Flow> ...
 //	var <c>Inputs = []rt.InputChain{{Flow: <i>, Pos: "<file.jdf:L:C>", Select: <c>In<F>}, ...}
 //
-//	func <c>In<F>(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+//	func <c>In<F>(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 //		if <guard> {
-//			in.Data(<dep>, g.<coll>, rt.Ix(...), "<file.jdf:L:C>")
+//			return rt.DataInput(<dep>, g.<coll>, rt.Ix(...), "<file.jdf:L:C>")
 //		} else {
-//			in.L[<slot>] = <arg>
-//			in.Task(<dep>, &<T>, <peer flow>, "<file.jdf:L:C>", "<F T(args)>")
+//			pl := rt.Locals{<slot>: <arg>, ...}
+//			return rt.TaskInput(<dep>, &<T>, <peer flow>, <T>Complete(tp, &pl), &pl, "<file.jdf:L:C>", "<F T(args)>")
 //		}
+//		return rt.Input{} // when no guard may hold
 //	}
 func (c *classGen) inputs() []jen.Code {
 	flows := c.chains()
@@ -143,36 +144,49 @@ func (c *classGen) inputs() []jen.Code {
 	for _, f := range flows {
 		name := c.fn("In" + upperFirst(f.Name))
 		s := c.scope(jen.Id("g"))
-		in := jen.Id("in")
+		terminates := true
 		body := c.chain(s, f, func(d *parser.Dep, t *parser.Target) []jen.Code {
 			di, pos := jen.Lit(d.Index), jen.Lit(c.g.where(t.Pos()))
 			switch t.Kind {
 			case parser.TargetTask:
 				if t.Class == nil || t.FlowRef == nil {
+					terminates = false
 					return nil
 				}
-				cls := jen.Op("&").Id(c.g.classes[t.Class.Index].v)
+				if hasRange(t, d) {
+					terminates = false
+				}
+				tg := c.g.classes[t.Class.Index]
 				return s.forArgs(t.Args, func(as *scope, vals []jen.Code) []jen.Code {
-					var lhs []jen.Code
-					for _, p := range t.Class.Params {
-						lhs = append(lhs, jen.Add(in).Dot("L").Index(jen.Lit(p.Def.Index)))
+					var slots []jen.Code
+					for i, p := range t.Class.Params {
+						slots = append(slots, jen.Lit(p.Def.Index).Op(":").Add(vals[i]))
 					}
-					return []jen.Code{jen.List(lhs...).Op("=").List(vals...),
-						jen.Add(in).Dot("Task").Call(di, cls, jen.Lit(t.FlowRef.Index), pos, jen.Lit(parser.TargetString(t)))}
+					return []jen.Code{jen.Id("pl").Op(":=").Qual(rtPath, "Locals").Values(slots...),
+						jen.Return(jen.Qual(rtPath, "TaskInput").Call(di, jen.Op("&").Id(tg.v), jen.Lit(t.FlowRef.Index),
+							jen.Id(tg.fn("Complete")).Call(jen.Id("tp"), jen.Op("&").Id("pl")), jen.Op("&").Id("pl"),
+							pos, jen.Lit(parser.TargetString(t))))}
 				})
 			case parser.TargetNull:
-				return []jen.Code{jen.Add(in).Dot("Null").Call(di)}
+				return []jen.Code{jen.Return(jen.Qual(rtPath, "NullInput").Call(di))}
 			case parser.TargetNew:
-				return []jen.Code{jen.Add(in).Dot("New").Call(di, c.arenaName(s, d.Attrs.Type), pos)}
+				return []jen.Code{jen.Return(jen.Qual(rtPath, "NewInput").Call(di, c.arenaName(s, d.Attrs.Type), pos))}
 			}
 			if t.Collection == nil {
+				terminates = false
 				return nil
 			}
 			s.use.g = true
-			return []jen.Code{jen.Add(in).Dot("Data").Call(di, s.global(t.Collection), s.index(t.Args), pos)}
+			return []jen.Code{jen.Return(jen.Qual(rtPath, "DataInput").Call(di, s.global(t.Collection), s.index(t.Args), pos))}
 		}, nil)
+		if ins := f.In(); len(ins) == 0 || (ins[len(ins)-1].Guard != nil && ins[len(ins)-1].Else == nil) {
+			terminates = false // no guard may hold
+		}
+		if !terminates {
+			body = append(body, jen.Return(jen.Qual(rtPath, "Input").Values()))
+		}
 		body = append(c.bind(s, jen.Id("tp"), jen.Id("l")), body...)
-		out = append(out, jen.Func().Id(name).Params(append(tpLocals(), jen.Id("in").Op("*").Qual(rtPath, "Input"))...).Block(body...), jen.Line())
+		out = append(out, jen.Func().Id(name).Params(tpLocals()...).Qual(rtPath, "Input").Block(body...), jen.Line())
 		fields := []jen.Code{jen.Id("Flow").Op(":").Lit(f.Index), jen.Id("Pos").Op(":").Lit(c.g.where(f.NamePos))}
 		if task, memory := inputKinds(f); task && !memory {
 			fields = append(fields, jen.Id("TaskOnly").Op(":").True())

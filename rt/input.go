@@ -3,8 +3,8 @@ package rt
 import "fmt"
 
 // Input chains: generated code describes the input chain of each data flow once, as an
-// InputChain whose Select function evaluates the guards in order and records the endpoint
-// of the first one that holds in an Input. The readiness goal (InputGoal), the binding of
+// InputChain whose Select function evaluates the guards in order and returns the endpoint
+// of the first one that holds, an Input. The readiness goal (InputGoal), the binding of
 // memory inputs (Task.BindInputs) and the predecessor iteration (Edges.Inputs) all read
 // that one selection.
 
@@ -18,9 +18,10 @@ type InputChain struct {
 	// TaskOnly says that every endpoint of the chain is a task: a flow that already holds a
 	// copy needs no selection.
 	TaskOnly bool
-	// Select evaluates the chain for the instance whose locals are l and records the
-	// selected endpoint in in (nothing when no guard holds).
-	Select func(tp *Taskpool, l *Locals, in *Input)
+	// Select evaluates the chain for the instance whose locals are l and returns the
+	// selected endpoint (TaskInput, DataInput, NewInput, NullInput), or the zero Input when
+	// no guard holds. It returns a value so that nothing escapes to the heap.
+	Select func(tp *Taskpool, l *Locals) Input
 }
 
 type inputKind uint8
@@ -33,40 +34,41 @@ const (
 	inputNull
 )
 
-// Input is the endpoint an input chain selects. Generated Select functions fill it with
-// one of Task, Data, New or Null.
+// Input is the endpoint an input chain selects.
 type Input struct {
-	// L holds the locals of a task endpoint: Select sets its parameter slots before Task.
-	L     Locals
-	kind  inputKind
-	dep   int
-	peer  *TaskClass
-	flow  int
-	coll  Collection
-	ix    Index
-	arena string
-	pos   string
-	text  string
+	l       Locals // a task endpoint's locals
+	kind    inputKind
+	inSpace bool
+	dep     int
+	peer    *TaskClass
+	flow    int
+	coll    Collection
+	ix      Index
+	arena   string
+	pos     string
+	text    string
 }
 
-// Task selects flow peerFlow of the instance of peer whose parameters are in in.L: dep is
-// the dependency's index in its flow, pos and text the endpoint's position and JDF text.
-func (in *Input) Task(dep int, peer *TaskClass, peerFlow int, pos, text string) {
-	in.kind, in.dep, in.peer, in.flow, in.pos, in.text = inputTask, dep, peer, peerFlow, pos, text
+// TaskInput selects flow peerFlow of the instance of peer whose locals are *l: dep is the
+// dependency's index in its flow, inSpace the result of peer's Complete on l (called by
+// generated code, so that it is a direct call), pos and text the endpoint's position and
+// JDF text.
+func TaskInput(dep int, peer *TaskClass, peerFlow int, inSpace bool, l *Locals, pos, text string) Input {
+	return Input{l: *l, kind: inputTask, inSpace: inSpace, dep: dep, peer: peer, flow: peerFlow, pos: pos, text: text}
 }
 
-// Data selects element ix of collection c.
-func (in *Input) Data(dep int, c Collection, ix Index, pos string) {
-	in.kind, in.dep, in.coll, in.ix, in.pos = inputData, dep, c, ix, pos
+// DataInput selects element ix of collection c.
+func DataInput(dep int, c Collection, ix Index, pos string) Input {
+	return Input{kind: inputData, dep: dep, coll: c, ix: ix, pos: pos}
 }
 
-// New selects a fresh copy from the named arena.
-func (in *Input) New(dep int, arena, pos string) {
-	in.kind, in.dep, in.arena, in.pos = inputNew, dep, arena, pos
+// NewInput selects a fresh copy from the named arena.
+func NewInput(dep int, arena, pos string) Input {
+	return Input{kind: inputNew, dep: dep, arena: arena, pos: pos}
 }
 
-// Null selects no data.
-func (in *Input) Null(dep int) { in.kind, in.dep = inputNull, dep }
+// NullInput selects no data.
+func NullInput(dep int) Input { return Input{kind: inputNull, dep: dep} }
 
 // InputGoal returns the readiness goal contributed by the input chains: with Counter
 // readiness the number of chains that select a task inside its execution space, with Mask
@@ -75,9 +77,7 @@ func InputGoal(tp *Taskpool, l *Locals, chains []InputChain, r Readiness) uint32
 	var n uint32
 	for i := range chains {
 		ch := &chains[i]
-		var in Input
-		ch.Select(tp, l, &in)
-		if in.kind != inputTask || !in.peer.Complete(tp, &in.L) {
+		if in := ch.Select(tp, l); in.kind != inputTask || !in.inSpace {
 			continue
 		}
 		if r == Mask {
@@ -98,8 +98,7 @@ func (t *Task) BindInputs(chains []InputChain) error {
 		if ch.TaskOnly && t.flows[ch.Flow] != nil {
 			continue
 		}
-		var in Input
-		ch.Select(t.Taskpool(), &t.l, &in)
+		in := ch.Select(t.Taskpool(), &t.l)
 		name := t.Class().Flows[ch.Flow].Name
 		switch in.kind {
 		case inputNone:
@@ -133,18 +132,13 @@ func (e *Edges) Inputs(tp *Taskpool, l *Locals, flows FlowMask, chains []InputCh
 		if flows&(1<<ch.Flow) == 0 {
 			continue
 		}
-		var in Input
-		ch.Select(tp, l, &in)
+		in := ch.Select(tp, l)
 		switch in.kind {
 		case inputNone:
 			e.NoInput(ch.Flow)
 		case inputTask:
-			e.L = in.L
-			if in.peer.Complete(tp, &e.L) {
-				e.Task(ch.Flow, in.dep, in.peer, in.flow)
-			} else {
-				e.Outside(ch.Flow, in.dep, in.peer, in.flow)
-			}
+			e.L = in.l
+			e.Instance(in.inSpace, ch.Flow, in.dep, in.peer, in.flow)
 		case inputData:
 			e.Data(ch.Flow, in.dep, in.coll, in.ix)
 		}

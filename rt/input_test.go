@@ -33,22 +33,23 @@ func TestInputChains(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tc rt.TaskClass
-	selA := func(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+	complete := func(tp *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] <= 3 }
+	selA := func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 		switch k := l[0]; {
 		case k == 0:
-			in.Data(0, v, rt.Ix(0), "t.jdf:3:20")
+			return rt.DataInput(0, v, rt.Ix(0), "t.jdf:3:20")
 		case k < 3:
-			in.L[0] = k - 1
-			in.Task(0, &tc, 0, "t.jdf:3:30", "A T(k - 1)")
-		default:
-			in.L[0] = 9
-			in.Task(1, &tc, 0, "t.jdf:4:30", "A T(9)")
+			pl := rt.Locals{k - 1}
+			return rt.TaskInput(0, &tc, 0, complete(tp, &pl), &pl, "t.jdf:3:30", "A T(k - 1)")
 		}
+		pl := rt.Locals{9}
+		return rt.TaskInput(1, &tc, 0, complete(tp, &pl), &pl, "t.jdf:4:30", "A T(9)")
 	}
-	selB := func(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+	selB := func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 		if l[0] < 3 {
-			in.Null(0)
+			return rt.NullInput(0)
 		}
+		return rt.Input{}
 	}
 	chains := []rt.InputChain{
 		{Flow: 0, Pos: "t.jdf:3:8", Select: selA},
@@ -64,7 +65,7 @@ func TestInputChains(t *testing.T) {
 				}
 			}
 		},
-		Complete:     func(tp *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] <= 3 },
+		Complete:     complete,
 		Goal:         rt.InputGoalFunc(chains, rt.Counter),
 		Prepare:      rt.BindInputsFunc(chains),
 		Predecessors: rt.InputsFunc(chains),

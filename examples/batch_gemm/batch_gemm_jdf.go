@@ -100,19 +100,19 @@ var batchGemmGEMMInputs = []rt.InputChain{
 	{Flow: 2, Pos: "batch_gemm.jdf:45:8", Select: batchGemmGEMMInZ},
 }
 
-func batchGemmGEMMInX(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func batchGemmGEMMInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, i := tp.Globals().(*BatchGemm), l[0]
-	in.Data(0, g.A, rt.Ix(i%g.D), "batch_gemm.jdf:43:13")
+	return rt.DataInput(0, g.A, rt.Ix(i%g.D), "batch_gemm.jdf:43:13")
 }
 
-func batchGemmGEMMInY(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func batchGemmGEMMInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, i := tp.Globals().(*BatchGemm), l[0]
-	in.Data(0, g.B, rt.Ix(i%g.D), "batch_gemm.jdf:44:13")
+	return rt.DataInput(0, g.B, rt.Ix(i%g.D), "batch_gemm.jdf:44:13")
 }
 
-func batchGemmGEMMInZ(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func batchGemmGEMMInZ(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, i := tp.Globals().(*BatchGemm), l[0]
-	in.Data(0, g.C, rt.Ix(i), "batch_gemm.jdf:45:13")
+	return rt.DataInput(0, g.C, rt.Ix(i), "batch_gemm.jdf:45:13")
 }
 
 // batchGemmGEMMSpace enumerates the execution space of GEMM(i).

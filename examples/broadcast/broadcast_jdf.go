@@ -95,9 +95,9 @@ func init() {
 // broadcastRootInputs are the input chains of Root(r): broadcastRootIn<Flow> selects the input of flow <Flow>.
 var broadcastRootInputs = []rt.InputChain{{Flow: 0, Pos: "broadcast.jdf:13:8", Select: broadcastRootInX}}
 
-func broadcastRootInX(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func broadcastRootInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g := tp.Globals().(*Broadcast)
-	in.Data(0, g.data, rt.Ix(0), "broadcast.jdf:13:13")
+	return rt.DataInput(0, g.data, rt.Ix(0), "broadcast.jdf:13:13")
 }
 
 // broadcastRootSpace enumerates the execution space of Root(r).
@@ -160,14 +160,14 @@ var broadcastReaderInputs = []rt.InputChain{
 	{Flow: 1, Pos: "broadcast.jdf:24:8", Select: broadcastReaderInY},
 }
 
-func broadcastReaderInX(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
-	in.L[0] = 0
-	in.Task(0, &broadcastRoot, 0, "broadcast.jdf:23:13", "X Root(0)")
+func broadcastReaderInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	pl := rt.Locals{0: 0}
+	return rt.TaskInput(0, &broadcastRoot, 0, broadcastRootComplete(tp, &pl), &pl, "broadcast.jdf:23:13", "X Root(0)")
 }
 
-func broadcastReaderInY(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func broadcastReaderInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, i := tp.Globals().(*Broadcast), l[0]
-	in.Data(0, g.data, rt.Ix(i+1), "broadcast.jdf:24:13")
+	return rt.DataInput(0, g.data, rt.Ix(i+1), "broadcast.jdf:24:13")
 }
 
 // broadcastReaderSpace enumerates the execution space of Reader(i).

@@ -67,13 +67,13 @@ func init() {
 // chainTaskInputs are the input chains of Task(k): chainTaskIn<Flow> selects the input of flow <Flow>.
 var chainTaskInputs = []rt.InputChain{{Flow: 0, Pos: "chain.jdf:11:6", Select: chainTaskInA}}
 
-func chainTaskInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func chainTaskInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Chain), l[0]
 	if k == 0 {
-		in.Data(0, g.data, rt.Ix(k), "chain.jdf:11:22")
+		return rt.DataInput(0, g.data, rt.Ix(k), "chain.jdf:11:22")
 	} else {
-		in.L[0] = k - 1
-		in.Task(0, &chainTask, 0, "chain.jdf:11:32", "A Task(k - 1)")
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &chainTask, 0, chainTaskComplete(tp, &pl), &pl, "chain.jdf:11:32", "A Task(k - 1)")
 	}
 }
 

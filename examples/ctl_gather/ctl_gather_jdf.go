@@ -79,9 +79,9 @@ func init() {
 // ctlGatherWorkInputs are the input chains of Work(k): ctlGatherWorkIn<Flow> selects the input of flow <Flow>.
 var ctlGatherWorkInputs = []rt.InputChain{{Flow: 0, Pos: "ctl_gather.jdf:13:7", Select: ctlGatherWorkInB}}
 
-func ctlGatherWorkInB(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func ctlGatherWorkInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*CtlGather), l[0]
-	in.Data(0, g.data, rt.Ix(k), "ctl_gather.jdf:13:12")
+	return rt.DataInput(0, g.data, rt.Ix(k), "ctl_gather.jdf:13:12")
 }
 
 // ctlGatherWorkSpace enumerates the execution space of Work(k).

@@ -88,23 +88,23 @@ var gemmGEMMInputs = []rt.InputChain{
 	{Flow: 2, Pos: "gemm.jdf:24:8", Select: gemmGEMMInC},
 }
 
-func gemmGEMMInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func gemmGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, m, k := tp.Globals().(*Gemm), l[0], l[2]
-	in.Data(0, g.descA, rt.Ix(m, k), "gemm.jdf:22:13")
+	return rt.DataInput(0, g.descA, rt.Ix(m, k), "gemm.jdf:22:13")
 }
 
-func gemmGEMMInB(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func gemmGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, n_, k := tp.Globals().(*Gemm), l[1], l[2]
-	in.Data(0, g.descB, rt.Ix(k, n_), "gemm.jdf:23:13")
+	return rt.DataInput(0, g.descB, rt.Ix(k, n_), "gemm.jdf:23:13")
 }
 
-func gemmGEMMInC(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func gemmGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
 	if k == 0 {
-		in.Data(0, g.descC, rt.Ix(m, n_), "gemm.jdf:24:24")
+		return rt.DataInput(0, g.descC, rt.Ix(m, n_), "gemm.jdf:24:24")
 	} else {
-		in.L[0], in.L[1], in.L[2] = m, n_, k-1
-		in.Task(0, &gemmGEMM, 2, "gemm.jdf:24:38", "C GEMM(m, n, k - 1)")
+		pl := rt.Locals{0: m, 1: n_, 2: k - 1}
+		return rt.TaskInput(0, &gemmGEMM, 2, gemmGEMMComplete(tp, &pl), &pl, "gemm.jdf:24:38", "C GEMM(m, n, k - 1)")
 	}
 }
 

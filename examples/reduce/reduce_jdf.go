@@ -75,23 +75,23 @@ var reduceReduceInputs = []rt.InputChain{
 	{Flow: 1, Pos: "reduce.jdf:24:8", Select: reduceReduceInB},
 }
 
-func reduceReduceInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func reduceReduceInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
 	if l_ == 0 {
-		in.Data(0, g.data, rt.Ix(i), "reduce.jdf:20:24")
+		return rt.DataInput(0, g.data, rt.Ix(i), "reduce.jdf:20:24")
 	} else {
-		in.L[0], in.L[1] = l_-1, 2*i
-		in.Task(0, &reduceReduce, 0, "reduce.jdf:20:34", "A Reduce(l - 1, 2 * i)")
+		pl := rt.Locals{0: l_ - 1, 1: 2 * i}
+		return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:20:34", "A Reduce(l - 1, 2 * i)")
 	}
 }
 
-func reduceReduceInB(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func reduceReduceInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
 	if l_ > 0 && 2*i+1 <= (g.N-1)>>(l_-1) {
-		in.L[0], in.L[1] = l_-1, 2*i+1
-		in.Task(0, &reduceReduce, 0, "reduce.jdf:24:58", "A Reduce(l - 1, 2 * i + 1)")
+		pl := rt.Locals{0: l_ - 1, 1: 2*i + 1}
+		return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:24:58", "A Reduce(l - 1, 2 * i + 1)")
 	} else {
-		in.Null(0)
+		return rt.NullInput(0)
 	}
 }
 

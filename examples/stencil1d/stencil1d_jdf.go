@@ -81,42 +81,42 @@ var stencil1DStepInputs = []rt.InputChain{
 	{Flow: 3, Pos: "stencil1d.jdf:25:9", Select: stencil1DStepInN},
 }
 
-func stencil1DStepInC(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func stencil1DStepInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
 	if t == 0 {
-		in.Data(0, g.data, rt.Ix(x), "stencil1d.jdf:18:25")
+		return rt.DataInput(0, g.data, rt.Ix(x), "stencil1d.jdf:18:25")
 	} else {
-		in.L[0], in.L[1] = t-1, x
-		in.Task(0, &stencil1DStep, 3, "stencil1d.jdf:18:35", "N Step(t - 1, x)")
+		pl := rt.Locals{0: t - 1, 1: x}
+		return rt.TaskInput(0, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:18:35", "N Step(t - 1, x)")
 	}
 }
 
-func stencil1DStepInL(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func stencil1DStepInL(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	t, x := l[0], l[1]
 	if t == 0 {
-		in.Null(0)
+		return rt.NullInput(0)
 	} else if x == 0 {
-		in.Null(1)
+		return rt.NullInput(1)
 	} else {
-		in.L[0], in.L[1] = t-1, x-1
-		in.Task(2, &stencil1DStep, 3, "stencil1d.jdf:21:14", "N Step(t - 1, x - 1)")
+		pl := rt.Locals{0: t - 1, 1: x - 1}
+		return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:21:14", "N Step(t - 1, x - 1)")
 	}
 }
 
-func stencil1DStepInR(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func stencil1DStepInR(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
 	if t == 0 {
-		in.Null(0)
+		return rt.NullInput(0)
 	} else if x == g.NX-1 {
-		in.Null(1)
+		return rt.NullInput(1)
 	} else {
-		in.L[0], in.L[1] = t-1, x+1
-		in.Task(2, &stencil1DStep, 3, "stencil1d.jdf:24:14", "N Step(t - 1, x + 1)")
+		pl := rt.Locals{0: t - 1, 1: x + 1}
+		return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:24:14", "N Step(t - 1, x + 1)")
 	}
 }
 
-func stencil1DStepInN(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
-	in.New(0, "DEFAULT", "stencil1d.jdf:25:14")
+func stencil1DStepInN(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	return rt.NewInput(0, "DEFAULT", "stencil1d.jdf:25:14")
 }
 
 // stencil1DStepSpace enumerates the execution space of Step(t, x).

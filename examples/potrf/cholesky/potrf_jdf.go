@@ -123,13 +123,13 @@ func init() {
 // potrfPOTRFInputs are the input chains of POTRF(k): potrfPOTRFIn<Flow> selects the input of flow <Flow>.
 var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:38:6", Select: potrfPOTRFInT}}
 
-func potrfPOTRFInT(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func potrfPOTRFInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
 	if k == 0 {
-		in.Data(0, g.descA, rt.Ix(k, k), "potrf.jdf:38:22")
+		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:38:22")
 	} else {
-		in.L[0], in.L[1] = k-1, k
-		in.Task(0, &potrfSYRK, 1, "potrf.jdf:38:36", "T SYRK(k - 1, k)")
+		pl := rt.Locals{0: k - 1, 1: k}
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:38:36", "T SYRK(k - 1, k)")
 	}
 }
 
@@ -224,19 +224,19 @@ var potrfTRSMInputs = []rt.InputChain{
 	{Flow: 1, Pos: "potrf.jdf:63:8", Select: potrfTRSMInC},
 }
 
-func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
-	in.L[0] = k
-	in.Task(0, &potrfPOTRF, 0, "potrf.jdf:62:13", "T POTRF(k)")
+	pl := rt.Locals{0: k}
+	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:62:13", "T POTRF(k)")
 }
 
-func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		in.Data(0, g.descA, rt.Ix(m, k), "potrf.jdf:63:24")
+		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:63:24")
 	} else {
-		in.L[1], in.L[2], in.L[0] = m, k, k-1
-		in.Task(0, &potrfGEMM, 2, "potrf.jdf:63:38", "C GEMM(m, k, k - 1)")
+		pl := rt.Locals{1: m, 2: k, 0: k - 1}
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:63:38", "C GEMM(m, k, k - 1)")
 	}
 }
 
@@ -340,19 +340,19 @@ var potrfSYRKInputs = []rt.InputChain{
 	{Flow: 1, Pos: "potrf.jdf:90:8", Select: potrfSYRKInT},
 }
 
-func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
-	in.L[1], in.L[0] = m, k
-	in.Task(0, &potrfTRSM, 1, "potrf.jdf:89:13", "C TRSM(m, k)")
+	pl := rt.Locals{1: m, 0: k}
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:89:13", "C TRSM(m, k)")
 }
 
-func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		in.Data(0, g.descA, rt.Ix(m, m), "potrf.jdf:90:24")
+		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:90:24")
 	} else {
-		in.L[0], in.L[1] = k-1, m
-		in.Task(0, &potrfSYRK, 1, "potrf.jdf:90:38", "T SYRK(k - 1, m)")
+		pl := rt.Locals{0: k - 1, 1: m}
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:90:38", "T SYRK(k - 1, m)")
 	}
 }
 
@@ -453,25 +453,25 @@ var potrfGEMMInputs = []rt.InputChain{
 	{Flow: 2, Pos: "potrf.jdf:116:8", Select: potrfGEMMInC},
 }
 
-func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
-	in.L[1], in.L[0] = m, k
-	in.Task(0, &potrfTRSM, 1, "potrf.jdf:114:13", "C TRSM(m, k)")
+	pl := rt.Locals{1: m, 0: k}
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:114:13", "C TRSM(m, k)")
 }
 
-func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, n_ := l[0], l[2]
-	in.L[1], in.L[0] = n_, k
-	in.Task(0, &potrfTRSM, 1, "potrf.jdf:115:13", "C TRSM(n, k)")
+	pl := rt.Locals{1: n_, 0: k}
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:115:13", "C TRSM(n, k)")
 }
 
-func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
 	if k == 0 {
-		in.Data(0, g.descA, rt.Ix(m, n_), "potrf.jdf:116:24")
+		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:116:24")
 	} else {
-		in.L[1], in.L[2], in.L[0] = m, n_, k-1
-		in.Task(0, &potrfGEMM, 2, "potrf.jdf:116:38", "C GEMM(m, n, k - 1)")
+		pl := rt.Locals{1: m, 2: n_, 0: k - 1}
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:116:38", "C GEMM(m, n, k - 1)")
 	}
 }
 

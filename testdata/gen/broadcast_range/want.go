@@ -94,9 +94,9 @@ func init() {
 // bcastPanelInputs are the input chains of Panel(k): bcastPanelIn<Flow> selects the input of flow <Flow>.
 var bcastPanelInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:8", Select: bcastPanelInP}}
 
-func bcastPanelInP(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func bcastPanelInP(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Bcast), l[0]
-	in.Data(0, g.A, rt.Ix(k, k), "in.jdf:11:13")
+	return rt.DataInput(0, g.A, rt.Ix(k, k), "in.jdf:11:13")
 }
 
 // bcastPanelSpace enumerates the execution space of Panel(k).
@@ -160,15 +160,15 @@ var bcastUpdateInputs = []rt.InputChain{
 	{Flow: 1, Pos: "in.jdf:23:8", Select: bcastUpdateInC},
 }
 
-func bcastUpdateInP(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func bcastUpdateInP(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
-	in.L[0] = k
-	in.Task(0, &bcastPanel, 0, "in.jdf:22:13", "P Panel(k)")
+	pl := rt.Locals{0: k}
+	return rt.TaskInput(0, &bcastPanel, 0, bcastPanelComplete(tp, &pl), &pl, "in.jdf:22:13", "P Panel(k)")
 }
 
-func bcastUpdateInC(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func bcastUpdateInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Bcast), l[0], l[1]
-	in.Data(0, g.A, rt.Ix(m, k), "in.jdf:23:13")
+	return rt.DataInput(0, g.A, rt.Ix(m, k), "in.jdf:23:13")
 }
 
 // bcastUpdateSpace enumerates the execution space of Update(m, k).

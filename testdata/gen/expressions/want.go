@@ -82,12 +82,12 @@ func init() {
 // exprsEInputs are the input chains of E(k): exprsEIn<Flow> selects the input of flow <Flow>.
 var exprsEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:32:8", Select: exprsEInX}}
 
-func exprsEInX(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func exprsEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, cl := tp.Globals().(*Exprs), l[0], l[3]
 	if -k < 0 && !(k == g.N) || k == 0 {
-		in.Data(0, g.V, rt.Ix(cl), "in.jdf:32:45")
+		return rt.DataInput(0, g.V, rt.Ix(cl), "in.jdf:32:45")
 	} else {
-		in.Data(0, g.V, rt.Ix(0), "in.jdf:32:53")
+		return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:32:53")
 	}
 }
 

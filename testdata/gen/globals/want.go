@@ -96,12 +96,12 @@ func init() {
 // globalsTInputs are the input chains of T(k): globalsTIn<Flow> selects the input of flow <Flow>.
 var globalsTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:22:8", Select: globalsTInX}}
 
-func globalsTInX(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func globalsTInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Globals), l[0]
 	if g.EVEN {
-		in.Data(0, g.V, rt.Ix(k), "in.jdf:22:22")
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:22:22")
 	} else {
-		in.Data(0, g.data, rt.Ix(k), "in.jdf:22:29")
+		return rt.DataInput(0, g.data, rt.Ix(k), "in.jdf:22:29")
 	}
 }
 

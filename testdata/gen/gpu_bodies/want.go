@@ -144,9 +144,9 @@ func init() {
 // gpuBodiesSCALEInputs are the input chains of SCALE(k): gpuBodiesSCALEIn<Flow> selects the input of flow <Flow>.
 var gpuBodiesSCALEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:57:6", Select: gpuBodiesSCALEInX}}
 
-func gpuBodiesSCALEInX(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func gpuBodiesSCALEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*GpuBodies), l[0]
-	in.Data(0, g.V, rt.Ix(k), "in.jdf:57:11")
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:57:11")
 }
 
 // gpuBodiesSCALESpace enumerates the execution space of SCALE(k).
@@ -277,9 +277,9 @@ func gpuBodiesSCALEBody(tp *GpuBodies, task *rt.Task, N int, V *rt.Vector, W *rt
 // gpuBodiesOFFSETInputs are the input chains of OFFSET(k): gpuBodiesOFFSETIn<Flow> selects the input of flow <Flow>.
 var gpuBodiesOFFSETInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:81:6", Select: gpuBodiesOFFSETInY}}
 
-func gpuBodiesOFFSETInY(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func gpuBodiesOFFSETInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*GpuBodies), l[0]
-	in.Data(0, g.W, rt.Ix(k), "in.jdf:81:11")
+	return rt.DataInput(0, g.W, rt.Ix(k), "in.jdf:81:11")
 }
 
 // gpuBodiesOFFSETSpace enumerates the execution space of OFFSET(k).

@@ -67,16 +67,16 @@ func init() {
 // guardsGInputs are the input chains of G(k): guardsGIn<Flow> selects the input of flow <Flow>.
 var guardsGInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Select: guardsGInA}}
 
-func guardsGInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func guardsGInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Guards), l[0]
 	if k == 0 {
-		in.Data(0, g.V, rt.Ix(k), "in.jdf:11:22")
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:22")
 	} else if k%2 == 0 {
-		in.L[0] = k - 1
-		in.Task(1, &guardsG, 0, "in.jdf:12:26", "A G(k - 1)")
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(1, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:12:26", "A G(k - 1)")
 	} else {
-		in.L[0] = k - 1
-		in.Task(2, &guardsG, 0, "in.jdf:13:11", "A G(k - 1)")
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(2, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:13:11", "A G(k - 1)")
 	}
 }
 

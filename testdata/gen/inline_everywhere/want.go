@@ -87,13 +87,13 @@ func init() {
 // inlineInlInputs are the input chains of Inl(k): inlineInlIn<Flow> selects the input of flow <Flow>.
 var inlineInlInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:19:6", Select: inlineInlInA}}
 
-func inlineInlInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func inlineInlInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Inline), l[0], l[1]
 	if inlineInlInline1(g, k, m) {
-		in.Data(0, g.V, rt.Ix(k), "in.jdf:19:33")
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:19:33")
 	} else {
-		in.L[0] = inlineInlInline2(g, k, m)
-		in.Task(0, &inlineInl, 0, "in.jdf:19:40", "A Inl(%{ return k - 1 %})")
+		pl := rt.Locals{0: inlineInlInline2(g, k, m)}
+		return rt.TaskInput(0, &inlineInl, 0, inlineInlComplete(tp, &pl), &pl, "in.jdf:19:40", "A Inl(%{ return k - 1 %})")
 	}
 }
 

@@ -106,13 +106,13 @@ func init() {
 // masksAInputs are the input chains of A(k): masksAIn<Flow> selects the input of flow <Flow>.
 var masksAInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:7", Select: masksAInX}}
 
-func masksAInX(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func masksAInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Masks), l[0]
 	if k == 0 {
-		in.Data(0, g.V, rt.Ix(k), "in.jdf:11:23")
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:23")
 	} else {
-		in.L[0] = k - 1
-		in.Task(0, &masksA, 0, "in.jdf:11:30", "X A(k - 1)")
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &masksA, 0, masksAComplete(tp, &pl), &pl, "in.jdf:11:30", "X A(k - 1)")
 	}
 }
 

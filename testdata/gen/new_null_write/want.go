@@ -92,29 +92,29 @@ var buffersPInputs = []rt.InputChain{
 	{Flow: 3, Pos: "in.jdf:18:9", Select: buffersPInD},
 }
 
-func buffersPInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func buffersPInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	if k == 0 {
-		in.New(0, "SMALL", "in.jdf:14:25")
+		return rt.NewInput(0, "SMALL", "in.jdf:14:25")
 	} else {
-		in.L[0] = k - 1
-		in.Task(0, &buffersP, 0, "in.jdf:14:31", "A P(k - 1)")
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &buffersP, 0, buffersPComplete(tp, &pl), &pl, "in.jdf:14:31", "A P(k - 1)")
 	}
 }
 
-func buffersPInZ(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func buffersPInZ(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	if k%2 == 0 {
-		in.Null(0)
+		return rt.NullInput(0)
 	} else {
-		in.L[0] = k - 1
-		in.Task(0, &buffersQ, 1, "in.jdf:16:36", "A Q(k - 1)")
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &buffersQ, 1, buffersQComplete(tp, &pl), &pl, "in.jdf:16:36", "A Q(k - 1)")
 	}
 }
 
-func buffersPInD(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func buffersPInD(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Buffers), l[0]
-	in.Data(0, g.V, rt.Ix(k), "in.jdf:18:37")
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:18:37")
 }
 
 // buffersPSpace enumerates the execution space of P(k).
@@ -218,14 +218,14 @@ var buffersQInputs = []rt.InputChain{
 	{Flow: 1, Pos: "in.jdf:41:8", Select: buffersQInA},
 }
 
-func buffersQInW(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func buffersQInW(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
-	in.L[0] = k
-	in.Task(0, &buffersP, 2, "in.jdf:40:13", "W P(k)")
+	pl := rt.Locals{0: k}
+	return rt.TaskInput(0, &buffersP, 2, buffersPComplete(tp, &pl), &pl, "in.jdf:40:13", "W P(k)")
 }
 
-func buffersQInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
-	in.New(0, "DEFAULT", "in.jdf:41:13")
+func buffersQInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	return rt.NewInput(0, "DEFAULT", "in.jdf:41:13")
 }
 
 // buffersQSpace enumerates the execution space of Q(k).

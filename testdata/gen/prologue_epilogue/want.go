@@ -78,9 +78,9 @@ func init() {
 // prologTInputs are the input chains of T(k): prologTIn<Flow> selects the input of flow <Flow>.
 var prologTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:27:6", Select: prologTInX}}
 
-func prologTInX(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func prologTInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Prolog), l[0]
-	in.Data(0, g.V, rt.Ix(k), "in.jdf:27:11")
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:27:11")
 }
 
 // prologTSpace enumerates the execution space of T(k).

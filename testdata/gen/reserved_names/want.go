@@ -199,9 +199,9 @@ func clashGemmBody(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, l
 // clashGemm_Inputs are the input chains of Gemm(l, e): clashGemm_In<Flow> selects the input of flow <Flow>.
 var clashGemm_Inputs = []rt.InputChain{{Flow: 1, Pos: "in.jdf:34:8", Select: clashGemm_InErr}}
 
-func clashGemm_InErr(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func clashGemm_InErr(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, l_ := tp.Globals().(*Clash), l[0]
-	in.Data(0, g.V, rt.Ix(l_), "in.jdf:34:15")
+	return rt.DataInput(0, g.V, rt.Ix(l_), "in.jdf:34:15")
 }
 
 // clashGemm_Space enumerates the execution space of Gemm(l, e).

@@ -66,11 +66,12 @@ func init() {
 // noInputTInputs are the input chains of T(k): noInputTIn<Flow> selects the input of flow <Flow>.
 var noInputTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Select: noInputTInA}}
 
-func noInputTInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func noInputTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*NoInput), l[0]
 	if k > 0 {
-		in.Data(0, g.V, rt.Ix(k), "in.jdf:12:22")
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:22")
 	}
+	return rt.Input{}
 }
 
 // noInputTSpace enumerates the execution space of T(k).
@@ -103,7 +104,7 @@ func noInputTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*NoInput), l[0]
 //line in.jdf:11
 	return g.V, rt.Ix(k)
-//line want.go:107
+//line want.go:108
 }
 
 // noInputTHook runs the CPU body of T(k).
@@ -121,7 +122,7 @@ func noInputTBody(tp *NoInput, task *rt.Task, N int, V *rt.Vector, k int, A []fl
 //line in.jdf:15
 	{
 	}
-//line want.go:125
+//line want.go:126
 	return nil
 }
 
@@ -166,4 +167,4 @@ func Case() error {
 	return tp.Wait(context.Background())
 }
 
-//line want.go:170
+//line want.go:171

@@ -90,9 +90,9 @@ func init() {
 // stepsEvenInputs are the input chains of Even(k): stepsEvenIn<Flow> selects the input of flow <Flow>.
 var stepsEvenInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:6", Select: stepsEvenInX}}
 
-func stepsEvenInX(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func stepsEvenInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Steps), l[0]
-	in.Data(0, g.V, rt.Ix(k), "in.jdf:12:11")
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:11")
 }
 
 // stepsEvenSpace enumerates the execution space of Even(k).
@@ -203,9 +203,9 @@ func stepsOddBody(tp *Steps, task *rt.Task, N int, V *rt.Vector, k int) error {
 // stepsSparseInputs are the input chains of Sparse(odd): stepsSparseIn<Flow> selects the input of flow <Flow>.
 var stepsSparseInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:32:6", Select: stepsSparseInA}}
 
-func stepsSparseInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func stepsSparseInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, odd := tp.Globals().(*Steps), l[0]
-	in.Data(0, g.V, rt.Ix(odd), "in.jdf:32:11")
+	return rt.DataInput(0, g.V, rt.Ix(odd), "in.jdf:32:11")
 }
 
 // stepsSparseSpace enumerates the execution space of Sparse(odd).

@@ -80,13 +80,13 @@ func init() {
 // dotTInputs are the input chains of T(k): dotTIn<Flow> selects the input of flow <Flow>.
 var dotTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Select: dotTInA}}
 
-func dotTInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func dotTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Dot), l[0]
 	if k == 0 {
-		in.Data(0, g.V, rt.Ix(k), "in.jdf:12:23")
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:23")
 	} else {
-		in.L[0] = k - 1
-		in.Task(0, &dotT, 0, "in.jdf:12:30", "A T(k - 1)")
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &dotT, 0, dotTComplete(tp, &pl), &pl, "in.jdf:12:30", "A T(k - 1)")
 	}
 }
 

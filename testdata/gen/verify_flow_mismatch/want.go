@@ -80,9 +80,9 @@ func init() {
 // mismatchPInputs are the input chains of P(k): mismatchPIn<Flow> selects the input of flow <Flow>.
 var mismatchPInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Select: mismatchPInA}}
 
-func mismatchPInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func mismatchPInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Mismatch), l[0]
-	in.Data(0, g.V, rt.Ix(k), "in.jdf:11:11")
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:11")
 }
 
 // mismatchPSpace enumerates the execution space of P(k).
@@ -144,15 +144,15 @@ var mismatchCInputs = []rt.InputChain{
 	{Flow: 1, Pos: "in.jdf:23:6", Select: mismatchCInB},
 }
 
-func mismatchCInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func mismatchCInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
-	in.L[0] = k
-	in.Task(0, &mismatchP, 0, "in.jdf:21:11", "A P(k)")
+	pl := rt.Locals{0: k}
+	return rt.TaskInput(0, &mismatchP, 0, mismatchPComplete(tp, &pl), &pl, "in.jdf:21:11", "A P(k)")
 }
 
-func mismatchCInB(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func mismatchCInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Mismatch), l[0]
-	in.Data(0, g.V, rt.Ix(k), "in.jdf:23:11")
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:23:11")
 }
 
 // mismatchCSpace enumerates the execution space of C(k).

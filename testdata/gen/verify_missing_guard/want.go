@@ -66,12 +66,13 @@ func init() {
 // noGuardTInputs are the input chains of T(k): noGuardTIn<Flow> selects the input of flow <Flow>.
 var noGuardTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", TaskOnly: true, Select: noGuardTInA}}
 
-func noGuardTInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func noGuardTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	if k > 0 {
-		in.L[0] = k - 1
-		in.Task(0, &noGuardT, 0, "in.jdf:11:21", "A T(k - 1)")
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &noGuardT, 0, noGuardTComplete(tp, &pl), &pl, "in.jdf:11:21", "A T(k - 1)")
 	}
+	return rt.Input{}
 }
 
 // noGuardTSpace enumerates the execution space of T(k).
@@ -105,7 +106,7 @@ func noGuardTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*NoGuard), l[0]
 //line in.jdf:10
 	return g.V, rt.Ix(k)
-//line want.go:109
+//line want.go:110
 }
 
 // noGuardTHook runs the CPU body of T(k).
@@ -123,7 +124,7 @@ func noGuardTBody(tp *NoGuard, task *rt.Task, N int, V *rt.Vector, k int, A []fl
 //line in.jdf:14
 	{
 	}
-//line want.go:127
+//line want.go:128
 	return nil
 }
 
@@ -160,4 +161,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:164
+//line want.go:165

@@ -66,13 +66,13 @@ func init() {
 // offByOneTInputs are the input chains of T(k): offByOneTIn<Flow> selects the input of flow <Flow>.
 var offByOneTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Select: offByOneTInA}}
 
-func offByOneTInA(tp *rt.Taskpool, l *rt.Locals, in *rt.Input) {
+func offByOneTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*OffByOne), l[0]
 	if k == 0 {
-		in.Data(0, g.V, rt.Ix(k), "in.jdf:11:22")
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:22")
 	} else {
-		in.L[0] = k - 1
-		in.Task(0, &offByOneT, 0, "in.jdf:11:29", "A T(k - 1)")
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &offByOneT, 0, offByOneTComplete(tp, &pl), &pl, "in.jdf:11:29", "A T(k - 1)")
 	}
 }
 
