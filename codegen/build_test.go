@@ -301,7 +301,7 @@ func stripStrings(l string) string {
 // JDF text does not: the taskpool variable, conversions and the program's helpers.
 func generatedName(id, pfx string) bool {
 	return slices.Contains([]string{"g", "return", "var", "int32", "int", "uint64", "int64", "bool", "func", "if",
-		"tp", "task", "dev", "rt", "Index", "N", "I", "MaxIndex", "true", "false", "batchMax", "batchMatch"}, id) ||
+		"tp", "task", "dev", "rt", "Ix", "true", "false", "batchMax", "batchMatch"}, id) ||
 		strings.HasPrefix(id, pfx)
 }
 

@@ -4,11 +4,13 @@ package codegen
 // preparation, and successor and predecessor iteration of a class.
 //
 // Inputs of a data flow form an if / else-if chain: the first dep whose guard holds supplies
-// the data. Inputs of a CTL flow are independent: every one whose guard holds is awaited, a
+// the data. Each chain is emitted once, as the Select function of an rt.InputChain; rt walks
+// it for the readiness goal, the binding of memory inputs and the predecessor iteration.
+// Inputs of a CTL flow are independent: every one whose guard holds is awaited, a
 // range (a gather) once per instance of the range that lies in its space. Outputs are
 // independent: every one whose guard holds fires. A target named outside its class's
 // execution space is skipped (the output may over-approximate, as in jdf2c); when the target
-// is a single instance (no range), the iteration reports it with rt.Edges.Outside, and the
+// is a single instance (no range), the iteration reports it with rt.Edges.Instance (Outside), and the
 // end of a data flow's input chain with rt.Edges.NoInput, for Verify.
 //
 // A data input whose chain has no true guard fails the task at run time with rt.ErrNoInput,
@@ -107,19 +109,124 @@ func flowBit(f *parser.Flow) jen.Code {
 	return jen.Id("flows").Op("&").Lit(1 << f.Index).Op("!=").Lit(0)
 }
 
-// dropped returns `e.<method>(args)`: the report of a dependency that the successor or
-// predecessor iteration drops (rt.Edges.Outside, rt.Edges.NoInput), which only Verify hears.
-func dropped(method string, args ...jen.Code) jen.Code {
-	return jen.Id("e").Dot(method).Call(args...)
+// chains lists the data flows that have inputs: one input chain each.
+func (c *classGen) chains() []*parser.Flow {
+	var out []*parser.Flow
+	for _, f := range c.tc.Flows {
+		if f.Access != parser.AccessCTL && len(f.In()) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// inputs emits the input chain of each data flow: a Select function per flow and the
+// class's []rt.InputChain, which Goal, Prepare and Predecessors share.
+//
+//	// <c>Inputs are the input chains of the data flows of <Class>(<params>): <c>In<Flow> ...
+//	var <c>Inputs = []rt.InputChain{{Flow: <i>, Pos: "<file.jdf:L:C>", Select: <c>In<F>}, ...}
+//
+//	func <c>In<F>(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+//		if <guard> {
+//			return rt.DataInput(<dep>, g.<coll>, rt.Ix(...), "<file.jdf:L:C>")
+//		} else {
+//			pl := rt.Locals{<slot>: <arg>, ...}
+//			return rt.TaskInput(<dep>, &<T>, <peer flow>, <T>Complete(tp, &pl), &pl, "<file.jdf:L:C>", "<F T(args)>")
+//		}
+//		return rt.Input{} // when no guard may hold
+//	}
+func (c *classGen) inputs() []jen.Code {
+	flows := c.chains()
+	if len(flows) == 0 {
+		return nil
+	}
+	var out, list []jen.Code
+	for _, f := range flows {
+		name := c.fn("In" + upperFirst(f.Name))
+		s := c.scope(jen.Id("g"))
+		terminates := true
+		body := c.chain(s, f, func(d *parser.Dep, t *parser.Target) []jen.Code {
+			di, pos := jen.Lit(d.Index), jen.Lit(c.g.where(t.Pos()))
+			switch t.Kind {
+			case parser.TargetTask:
+				if t.Class == nil || t.FlowRef == nil {
+					terminates = false
+					return nil
+				}
+				if hasRange(t, d) {
+					terminates = false
+				}
+				tg := c.g.classes[t.Class.Index]
+				return s.forArgs(t.Args, func(as *scope, vals []jen.Code) []jen.Code {
+					var slots []jen.Code
+					for i, p := range t.Class.Params {
+						slots = append(slots, jen.Lit(p.Def.Index).Op(":").Add(vals[i]))
+					}
+					return []jen.Code{jen.Id("pl").Op(":=").Qual(rtPath, "Locals").Values(slots...),
+						jen.Return(jen.Qual(rtPath, "TaskInput").Call(di, jen.Op("&").Id(tg.v), jen.Lit(t.FlowRef.Index),
+							jen.Id(tg.fn("Complete")).Call(jen.Id("tp"), jen.Op("&").Id("pl")), jen.Op("&").Id("pl"),
+							pos, jen.Lit(parser.TargetString(t))))}
+				})
+			case parser.TargetNull:
+				return []jen.Code{jen.Return(jen.Qual(rtPath, "NullInput").Call(di))}
+			case parser.TargetNew:
+				return []jen.Code{jen.Return(jen.Qual(rtPath, "NewInput").Call(di, c.arenaName(s, d.Attrs.Type), pos))}
+			}
+			if t.Collection == nil {
+				terminates = false
+				return nil
+			}
+			s.use.g = true
+			return []jen.Code{jen.Return(jen.Qual(rtPath, "DataInput").Call(di, s.global(t.Collection), s.index(t.Args), pos))}
+		}, nil)
+		if ins := f.In(); len(ins) == 0 || (ins[len(ins)-1].Guard != nil && ins[len(ins)-1].Else == nil) {
+			terminates = false // no guard may hold
+		}
+		if !terminates {
+			body = append(body, jen.Return(jen.Qual(rtPath, "Input").Values()))
+		}
+		body = append(c.bind(s, jen.Id("tp"), jen.Id("l")), body...)
+		out = append(out, jen.Func().Id(name).Params(tpLocals()...).Qual(rtPath, "Input").Block(body...), jen.Line())
+		fields := []jen.Code{jen.Id("Flow").Op(":").Lit(f.Index), jen.Id("Pos").Op(":").Lit(c.g.where(f.NamePos))}
+		if task, memory := inputKinds(f); task && !memory {
+			fields = append(fields, jen.Id("TaskOnly").Op(":").True())
+		}
+		list = append(list, jen.Values(append(fields, jen.Id("Select").Op(":").Id(name))...))
+	}
+	if len(list) > 1 {
+		for i := range list {
+			list[i] = jen.Line().Add(list[i])
+		}
+		list = append(list, jen.Line())
+	}
+	decl := doc(c.fn("Inputs"), jen.Var().Id(c.fn("Inputs")).Op("=").Index().Qual(rtPath, "InputChain").Values(list...),
+		"are the input chains of %s: %s<Flow> selects the input of flow <Flow>.", c.sig(), c.fn("In"))
+	return append([]jen.Code{decl, jen.Line()}, out...)
+}
+
+// chainsOnly reports whether the class's inputs are all data flows with input chains (no
+// CTL input, no WRITE flow without inputs): its Goal, Prepare and Predecessors are then
+// rt's own over the chains (rt.InputGoalFunc, rt.BindInputsFunc, rt.InputsFunc).
+func (c *classGen) chainsOnly() bool {
+	for _, f := range c.tc.Flows {
+		switch {
+		case f.Access == parser.AccessCTL && len(f.In()) > 0:
+			return false
+		case f.Access == parser.AccessWrite && len(f.In()) == 0:
+			return false
+		}
+	}
+	return len(c.chains()) > 0
 }
 
 // goal emits the readiness goal (rt.TaskClass.Goal): the number of expected arrivals, or
-// the bit set of flows expecting one with mask_deps.
+// the bit set of flows expecting one with mask_deps. Data flows count through their input
+// chains (rt.InputGoal); every CTL input whose guard holds counts once per instance in space.
 //
 //	func <c>Goal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-//		var n uint32
+//		n := rt.InputGoal(tp, l, <c>Inputs, rt.Counter)
 //		var pl rt.Locals // the predecessor's locals
-//		<per flow: the selected input, or every CTL input, counted when in space>
+//		<per CTL flow: every input, counted when in space>
 //		return n
 //	}
 func (c *classGen) goal() jen.Code {
@@ -127,6 +234,9 @@ func (c *classGen) goal() jen.Code {
 	pl := jen.Id("pl")
 	var body []jen.Code
 	for _, f := range c.tc.Flows {
+		if f.Access != parser.AccessCTL {
+			continue
+		}
 		count := jen.Id("n").Op("++")
 		if c.readiness == "Mask" {
 			count = jen.Id("n").Op("|=").Lit(1 << f.Index)
@@ -136,28 +246,35 @@ func (c *classGen) goal() jen.Code {
 				return c.peerCall(t, vals, pl, []jen.Code{count}, nil)
 			})
 		}
-		if f.Access == parser.AccessCTL {
-			for _, d := range f.In() {
-				body = append(body, c.eachTarget(s, d, taskSel)...)
-			}
-			continue
+		for _, d := range f.In() {
+			body = append(body, c.eachTarget(s, d, taskSel)...)
 		}
-		if task, _ := inputKinds(f); !task {
-			continue
-		}
-		body = append(body, c.chain(s, f, func(d *parser.Dep, t *parser.Target) []jen.Code {
-			if t.Kind != parser.TargetTask {
-				return []jen.Code{jen.Comment(targetText(t) + ": from memory")}
-			}
-			return taskSel(s, t)
-		}, nil)...)
 	}
-	if len(body) == 0 {
+	hasTask := false
+	for _, f := range c.chains() {
+		if task, _ := inputKinds(f); task {
+			hasTask = true
+		}
+	}
+	var n jen.Code
+	if hasTask {
+		n = jen.Qual(rtPath, "InputGoal").Call(jen.Id("tp"), jen.Id("l"), jen.Id(c.fn("Inputs")), jen.Qual(rtPath, c.readiness))
+	}
+	switch {
+	case len(body) == 0 && n == nil:
 		return nil
+	case len(body) == 0:
+		body = []jen.Code{jen.Return(n)}
+	default:
+		pre := c.bind(s, jen.Id("tp"), jen.Id("l"))
+		if n != nil {
+			pre = append(pre, jen.Id("n").Op(":=").Add(n))
+		} else {
+			pre = append(pre, jen.Var().Id("n").Uint32())
+		}
+		pre = append(pre, jen.Var().Id("pl").Qual(rtPath, "Locals"))
+		body = append(pre, append(body, jen.Return(jen.Id("n")))...)
 	}
-	pre := append(c.globalsVar(s, jen.Id("tp")), c.bindLocals(s, jen.Id("l"))...)
-	pre = append(pre, jen.Var().Id("n").Uint32(), jen.Var().Id("pl").Qual(rtPath, "Locals"))
-	body = append(pre, append(body, jen.Return(jen.Id("n")))...)
 	what := "the number of inputs"
 	if c.readiness == "Mask" {
 		what = "the set of flows"
@@ -166,86 +283,33 @@ func (c *classGen) goal() jen.Code {
 		"returns %s that %s waits for from other tasks.", what, c.sig())
 }
 
-// prepare emits the input preparation (rt.TaskClass.Prepare): memory inputs are bound
-// (collection elements, NEW copies from arenas, NULL), and inputs from tasks are checked to
-// have arrived.
-//
-//	func <c>Prepare(task *rt.Task) error {
-//		g := task.Taskpool().Globals().(*<Name>)
-//		l := task.Locals()
-//		if <guard> {
-//			if err := task.BindElement(<flow>, g.<coll>, rt.Index{...}); err != nil {
-//				return fmt.Errorf("<file.jdf:L:C>: flow <F>: %w", err)
-//			}
-//		} else if task.Flow(<flow>) == nil {
-//			return ... // nothing arrived from the predecessor
-//		}
-//		return nil
-//	}
+// prepare emits the input preparation (rt.TaskClass.Prepare): a WRITE flow without inputs
+// gets a NEW copy from its arena, and the input chains bind the memory inputs and check
+// that the inputs from tasks arrived (rt.Task.BindInputs).
 func (c *classGen) prepare() jen.Code {
 	s := c.scope(jen.Id("g"))
 	var body []jen.Code
-	fail := func(pos posT, flow string, msg string, err jen.Code) jen.Code {
-		return jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("%s: flow %s: "+msg+"%w"),
-			jen.Lit(c.g.where(pos)), jen.Lit(flow), err))
-	}
 	for _, f := range c.tc.Flows {
-		if f.Access == parser.AccessCTL {
+		if f.Access != parser.AccessWrite || len(f.In()) > 0 {
 			continue
 		}
-		fi := jen.Lit(f.Index)
-		if len(f.In()) == 0 {
-			if f.Access == parser.AccessWrite {
-				var name jen.Code = jen.Lit("DEFAULT")
-				for _, d := range f.Out() {
-					if d.Attrs.Type != nil {
-						name = c.arenaName(s, d.Attrs.Type)
-						break
-					}
-				}
-				body = append(body, jen.If(jen.Err().Op(":=").Id("task").Dot("BindNew").Call(fi, name),
-					jen.Err().Op("!=").Nil()).Block(fail(f.NamePos, f.Name, "", jen.Err())))
+		var name jen.Code = jen.Lit("DEFAULT")
+		for _, d := range f.Out() {
+			if d.Attrs.Type != nil {
+				name = c.arenaName(s, d.Attrs.Type)
+				break
 			}
-			continue
 		}
-		noData := func(d *parser.Dep, t *parser.Target) jen.Code {
-			return jen.Return(jen.Qual("fmt", "Errorf").Call(
-				jen.Lit("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)"),
-				jen.Lit(c.g.where(t.Pos())), jen.Lit(f.Name), jen.Lit(targetText(t))))
-		}
-		none := []jen.Code{fail(f.NamePos, f.Name, "", jen.Qual(rtPath, "ErrNoInput"))}
-		arrived := jen.Id("task").Dot("Flow").Call(fi).Op("==").Nil()
-		task, memory := inputKinds(f)
-		if task && !memory {
-			// Every input is a task: evaluate the chain only to explain a missing arrival.
-			chain := c.chain(s, f, func(d *parser.Dep, t *parser.Target) []jen.Code {
-				return []jen.Code{noData(d, t)}
-			}, none)
-			body = append(body, jen.If(arrived).Block(chain...))
-			continue
-		}
-		body = append(body, c.chain(s, f, func(d *parser.Dep, t *parser.Target) []jen.Code {
-			switch t.Kind {
-			case parser.TargetTask:
-				return []jen.Code{jen.If(arrived.Clone()).Block(noData(d, t))}
-			case parser.TargetNull:
-				return []jen.Code{jen.Id("task").Dot("SetFlow").Call(fi, jen.Nil())}
-			case parser.TargetNew:
-				return []jen.Code{jen.If(jen.Err().Op(":=").Id("task").Dot("BindNew").Call(fi, c.arenaName(s, d.Attrs.Type)),
-					jen.Err().Op("!=").Nil()).Block(fail(t.Pos(), f.Name, "", jen.Err()))}
-			default:
-				if t.Collection == nil {
-					return nil
-				}
-				s.use.g = true
-				return []jen.Code{jen.If(jen.Err().Op(":=").Id("task").Dot("BindElement").Call(
-					fi, s.global(t.Collection), s.index(t.Args)),
-					jen.Err().Op("!=").Nil()).Block(fail(t.Pos(), f.Name, "", jen.Err()))}
-			}
-		}, none)...)
+		body = append(body, jen.If(jen.Err().Op(":=").Id("task").Dot("BindNew").Call(jen.Lit(f.Index), name),
+			jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("%s: flow %s: %w"),
+			jen.Lit(c.g.where(f.NamePos)), jen.Lit(f.Name), jen.Err()))))
 	}
-	if len(body) == 0 {
+	if len(c.chains()) > 0 {
+		body = append(body, jen.Return(jen.Id("task").Dot("BindInputs").Call(jen.Id(c.fn("Inputs")))))
+	} else if len(body) == 0 {
 		return nil
+	} else {
+		body = append(body, jen.Return(jen.Nil()))
 	}
 	var pre []jen.Code
 	if s.use.g {
@@ -255,9 +319,9 @@ func (c *classGen) prepare() jen.Code {
 		pre = append(pre, jen.Id("l").Op(":=").Id("task").Dot("Locals").Call())
 		pre = append(pre, c.bindLocals(s, jen.Id("l"))...)
 	}
-	body = append(pre, append(body, jen.Return(jen.Nil()))...)
+	body = append(pre, body...)
 	return doc(c.fn("Prepare"), jen.Func().Id(c.fn("Prepare")).Params(jen.Id("task").Op("*").Qual(rtPath, "Task")).Error().Block(body...),
-		"binds the memory inputs of %s and checks that its inputs from\n// other tasks arrived.", c.sig())
+		"binds the memory inputs of %s and checks that its inputs from other tasks arrived.", c.sig())
 }
 
 // arenaName returns the arena of a dependency's type property (§3.9): DEFAULT, a name, or
@@ -283,10 +347,10 @@ func (c *classGen) arenaName(s *scope, e parser.Expr) jen.Code {
 //		if flows&<bit> != 0 {
 //			if <guard> {
 //				e.L[<slot>] = <arg>
-//				if <T>Complete(tp, &e.L) {
-//					e.Task(<flow>, <dep>, &<T>, <peer flow>)
-//				} else {
-//					e.Outside(<flow>, <dep>, &<T>, <peer flow>) // a single instance outside its space
+//				e.Instance(<T>Complete(tp, &e.L), <flow>, <dep>, &<T>, <peer flow>) // a single instance
+//				for <a> := <from>; <a> <= <to>; <a>++ { // a range: instances outside are skipped
+//					e.L[<slot>] = <a>
+//					e.TaskIf(<T>Complete(tp, &e.L), <flow>, <dep>, &<T>, <peer flow>)
 //				}
 //			}
 //			e.Data(<flow>, <dep>, g.<coll>, rt.Index{...})
@@ -319,12 +383,17 @@ func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
 					ranged := hasRange(t, d)
 					cls := jen.Op("&").Id(c.g.classes[t.Class.Index].v)
 					return ts.forArgs(t.Args, func(as *scope, vals []jen.Code) []jen.Code {
-						var miss jen.Code
-						if !ranged {
-							miss = dropped("Outside", fi, di, cls, jen.Lit(t.FlowRef.Index))
+						// A single instance: rt.Edges.Instance reports it, inside its space or
+						// not; a member of a range: rt.Edges.TaskIf skips it outside.
+						method := "Instance"
+						if ranged {
+							method = "TaskIf"
 						}
-						return c.peerCall(t, vals, peer,
-							[]jen.Code{jen.Id("e").Dot("Task").Call(fi, di, cls, jen.Lit(t.FlowRef.Index))}, miss)
+						st := c.peerCall(t, vals, peer, nil, nil)
+						tg := c.g.classes[t.Class.Index]
+						return []jen.Code{st[0], jen.Id("e").Dot(method).Call(
+							jen.Id(tg.fn("Complete")).Call(jen.Id("tp"), jen.Op("&").Add(peer.Clone())),
+							fi, di, cls, jen.Lit(t.FlowRef.Index))}
 					})
 				case parser.TargetCollection:
 					if t.Collection == nil {
@@ -335,29 +404,29 @@ func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
 						return []jen.Code{jen.Id("e").Dot("Data").Call(fi, di, ts.global(t.Collection), indexLit(vals))}
 					})
 				}
-				return []jen.Code{jen.Comment(targetText(t))}
+				return []jen.Code{jen.Comment(parser.TargetString(t))}
 			}
 		}
-		var fb []jen.Code
 		if dir == parser.In && f.Access != parser.AccessCTL {
-			fb = c.chain(s, f, func(d *parser.Dep, t *parser.Target) []jen.Code {
-				return emit(d)(s, t)
-			}, []jen.Code{dropped("NoInput", fi)})
-		} else {
-			for _, d := range f.Deps {
-				if d.Dir == dir {
-					fb = append(fb, c.eachTarget(s, d, emit(d))...)
-				}
+			continue // through the input chains
+		}
+		var fb []jen.Code
+		for _, d := range f.Deps {
+			if d.Dir == dir {
+				fb = append(fb, c.eachTarget(s, d, emit(d))...)
 			}
 		}
 		if len(fb) > 0 {
 			body = append(body, jen.If(flowBit(f)).Block(fb...))
 		}
 	}
+	if dir == parser.In && len(c.chains()) > 0 {
+		body = append([]jen.Code{jen.Id("e").Dot("Inputs").Call(jen.Id("tp"), jen.Id("l"), jen.Id("flows"), jen.Id(c.fn("Inputs")))}, body...)
+	}
 	if len(body) == 0 {
 		return nil
 	}
-	body = append(append(c.globalsVar(s, jen.Id("tp")), c.bindLocals(s, jen.Id("l"))...), body...)
+	body = append(c.bind(s, jen.Id("tp"), jen.Id("l")), body...)
 	params := append(tpLocals(), jen.Id("flows").Qual(rtPath, "FlowMask"), jen.Id("e").Op("*").Qual(rtPath, "Edges"))
 	return doc(c.fn(role), jen.Func().Id(c.fn(role)).Params(params...).Block(body...), what, c.sig())
 }

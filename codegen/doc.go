@@ -25,22 +25,28 @@
 //     epilogue's, deduplicated, standard library first;
 //   - the prologue's declarations, then `const _ = rt.APIv1`, which makes a stale file fail
 //     to build against an incompatible rt;
-//   - type <Name>: the embedded *rt.Taskpool and one field per global; Err<Name>Argument;
-//     New<Name>(<non-hidden globals>) (*<Name>, error), which rejects a nil or malformed
-//     collection (rt.VerifyCollection: wrong dimensions, a process grid without its rank, a
-//     failing Validate method) and a negative size, and computes the hidden globals in
-//     declaration order;
-//   - per task class, in source order: var <p><Class> rt.TaskClass, assigned in init, and
-//     its functions <p><Class>Space, Complete, Goal, Prepare, Successors, Predecessors,
-//     Priority, Affinity, Key, and per BODY a Hook (unpacks the task) and a Body (the user
-//     code, with the globals, the locals and the typed flow values as parameters), or for
-//     a GPU body its member type, Submit hook, Batch policy, Body, Size and Inc descriptor;
+//   - type <Name>: the embedded *rt.Taskpool and one field per global; Err<Name>Argument and
+//     Err<Name>Graph; New<Name>(<non-hidden globals>) (*<Name>, error), which rejects a nil
+//     or malformed collection (rt.VerifyCollection: wrong dimensions, a process grid without
+//     its rank, a failing Validate method) and a negative size, and computes the hidden
+//     globals in declaration order;
+//   - the descriptors: var <p><Class> rt.TaskClass for every class, assigned in one init;
+//   - per task class, in source order: <p><Class>Inputs, the input chain of each data flow
+//     (an []rt.InputChain whose <p><Class>In<Flow> functions select the input), shared by
+//     Goal, Prepare and Predecessors (rt.InputGoalFunc, rt.BindInputsFunc, rt.InputsFunc
+//     when the class has no other inputs); then <p><Class>Space, Complete, Goal, Prepare,
+//     Successors, Predecessors, Priority, Affinity, Key when needed, and per BODY a Hook
+//     (unpacks the task) and a Body (the user code, with the globals, the locals and the
+//     typed flow values as parameters), or for a GPU body its Submit hook, Batch policy and
+//     member type (batched bodies), Body and Size; its *gpu.Incarnation sits in the
+//     descriptor;
 //   - <p>Source, the .jdf positions of the classes, flows and dependencies (an rt.Source),
-//     and Verify, WriteDOT and Err<Name>Graph, which delegate to rt.Source.Verify and
-//     rt.Source.WriteDOT; Property when classes have exported properties;
+//     and Verify and WriteDOT, which delegate to rt.Source.Verify and rt.Source.WriteDOT;
+//     Property when classes have exported properties;
 //   - the functions of inline code (<p><Class>Inline<N>), the <p>B2I helper when a
-//     condition is used as a number, and the epilogue. Flow access and binding are rt's
-//     (rt.FlowValue, Task.BindElement, Task.BindNew), shared by every generated file.
+//     condition is used as a number, and the epilogue. Flow access, binding and the walks
+//     of input chains are rt's (rt.TaskGlobals, rt.FlowValue, rt.FlowAs, rt.Ix,
+//     Task.BindInputs, Edges.Instance, Edges.TaskIf), shared by every generated file.
 //
 // Every piece of user code (bodies, inline code, strings pasted as code, translated JDF
 // expressions, prologue, epilogue) sits between `//line file.jdf:LINE` and a directive back

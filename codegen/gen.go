@@ -161,8 +161,13 @@ func (g *generator) generate() []byte {
 	f.Line()
 
 	g.taskpool(f)
+	var decls []jen.Code
 	for _, c := range g.classes {
-		c.emit(f)
+		decls = append(decls, c.emit()...)
+	}
+	g.emitDescriptors(f)
+	for _, d := range decls {
+		f.Add(d)
 	}
 	g.verifier(f)
 	g.classProperties(f)

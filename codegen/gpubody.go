@@ -4,8 +4,8 @@ package codegen
 // protocol). A BODY [type=GPU] (any GPU backend, the simulated one included) or [type=CUDA]
 // (the CUDA backend only) becomes a submit hook for rt/gpu's manager, a body function with
 // the user code, and a *gpu.Incarnation descriptor that the class's rt.Incarnation carries
-// in its Device field. Per class with GPU bodies, a member type gives the definitions and
-// buffers of any task of a ring:
+// in its Device field. Per class with batched GPU bodies, a member type gives the definitions
+// and buffers of any task of a ring:
 //
 //	// <c>GPU is one task of a ring in a GPU body of <Class>(<params>) ...
 //	type <c>GPU struct {
@@ -20,9 +20,8 @@ package codegen
 //		if _, err := stream.CollectBatch(task, <c>Batch<Dev>(task).Match, nil); err != nil {
 //			return task.Fail(err)             // batch = true only
 //		}
-//		tp := task.EC().(*rt.Task).Taskpool().Globals().(*<Name>)
-//		h := <c>MemberGPU(task)
-//		return <c>Body<Dev>(dev, task, stream, tp, tp.<global>, ..., h.<def>, ..., h.<Flow>, ...)
+//		g, l := rt.TaskGlobals[*<Name>](task.EC().(*rt.Task))
+//		return <c>Body<Dev>(dev, task, stream, g, g.<global>, ..., l[<i>], ..., task.Buffer(<flow>), ...)
 //	}
 //
 //	// <c>Batch<Dev> is the batch-match policy ... for a ring headed by head.
@@ -89,7 +88,7 @@ type gpuIncarnation struct {
 	gb     goBody
 	dev    string // "GPU" or "CUDA": the suffix of its functions
 	member bool   // this incarnation emits the class's member type
-	names  struct{ submit, body, batch, size, inc string }
+	names  struct{ submit, body, batch, size string }
 }
 
 func newGPUIncarnation(c *classGen, b *parser.Body) incarnation {
@@ -129,9 +128,10 @@ func newGPUIncarnation(c *classGen, b *parser.Body) incarnation {
 	inc.names.body = c.fn("Body" + suffix)
 	inc.names.batch = c.fn("Batch" + suffix)
 	inc.names.size = c.fn("Size" + suffix)
-	inc.names.inc = c.fn("Inc" + suffix)
-	inc.member = !c.gpuMember
-	c.gpuMember = true
+	if inc.batched() {
+		inc.member = !c.gpuMember
+		c.gpuMember = true
+	}
 	return inc
 }
 
@@ -165,28 +165,30 @@ func (inc *gpuIncarnation) decls() []jen.Code {
 			jen.Err().Op("!=").Nil(),
 		).Block(jen.Return(jen.Id("task").Dot("Fail").Call(jen.Err()))))
 	}
-	hook = append(hook,
-		jen.Id("tp").Op(":=").Id("task").Dot("EC").Call().Assert(jen.Op("*").Qual(rtPath, "Task")).
-			Dot("Taskpool").Call().Dot("Globals").Call().Assert(jen.Op("*").Id(g.name)),
-		jen.Id("h").Op(":=").Id(c.memberFn()).Call(jen.Id("task")))
-	args := []jen.Code{jen.Id("dev"), jen.Id("task"), jen.Id("stream"), jen.Id("tp")}
+	l := jen.Id("l")
+	if len(c.tc.Defs) == 0 {
+		l = jen.Id("_")
+	}
+	hook = append(hook, jen.List(jen.Id("g"), l).Op(":=").Qual(rtPath, "TaskGlobals").Types(jen.Op("*").Id(g.name)).Call(
+		jen.Id("task").Dot("EC").Call().Assert(jen.Op("*").Qual(rtPath, "Task"))))
+	args := []jen.Code{jen.Id("dev"), jen.Id("task"), jen.Id("stream"), jen.Id("g")}
 	params := append(hookParams(), jen.Id("tp").Op("*").Id(g.name))
 	for _, gl := range c.bodyGlobals() {
-		args = append(args, jen.Id("tp").Dot(fieldName(gl.Name)))
+		args = append(args, jen.Id("g").Dot(fieldName(gl.Name)))
 		params = append(params, jen.Id(userParam(gl.Name)).Add(goType(gl)))
 	}
 	for _, d := range c.tc.Defs {
-		args = append(args, jen.Id("h").Dot(userParam(d.Name)))
+		args = append(args, jen.Id("l").Index(jen.Lit(d.Index)))
 		params = append(params, jen.Id(userParam(d.Name)).Int())
 	}
 	for _, f := range dataFlows(c.tc) {
-		args = append(args, jen.Id("h").Dot(userParam(f.Name)))
+		args = append(args, jen.Id("task").Dot("Buffer").Call(jen.Lit(f.Index)))
 		params = append(params, jen.Id(userParam(f.Name)).Qual(gpuPath, "Buffer"))
 	}
 	hook = append(hook, jen.Return(jen.Id(inc.names.body).Call(args...)))
 	out = append(out,
 		doc(inc.names.submit, jen.Func().Id(inc.names.submit).Params(hookParams()...).Qual(gpuPath, "Result").Block(hook...),
-			"is the submit hook of the %s body of %s (rt/gpu runs it on a\n// device stream).", inc.dev, c.sig()),
+			"is the submit hook of the %s body of %s: rt/gpu runs it on a device stream.", inc.dev, c.sig()),
 		jen.Line())
 
 	// The batch policy.
@@ -222,39 +224,6 @@ func (inc *gpuIncarnation) decls() []jen.Code {
 		out = append(out, inc.sizes(), jen.Line())
 	}
 
-	// The descriptor.
-	typ := "TypeAny"
-	if inc.dev == "CUDA" {
-		typ = "TypeCUDA"
-	}
-	fields := []jen.Code{
-		jen.Id("Name").Op(":").Lit(c.tc.Name + "/" + inc.dev),
-		jen.Id("Type").Op(":").Qual(gpuPath, typ),
-		jen.Id("Submit").Op(":").Id(inc.names.submit),
-	}
-	if inc.batched() {
-		fields = append(fields, jen.Id("Batch").Op(":").True())
-	}
-	if inc.b.Attrs.ProfileOff {
-		fields = append(fields, jen.Id("NoProfile").Op(":").True())
-	}
-	if fn := inc.b.Attrs.StageIn; fn != nil {
-		fields = append(fields, jen.Id("StageIn").Op(":").Add(inc.stageFn(fn)))
-	}
-	if fn := inc.b.Attrs.StageOut; fn != nil {
-		fields = append(fields, jen.Id("StageOut").Op(":").Add(inc.stageFn(fn)))
-	}
-	if len(inc.b.Attrs.Sizes) > 0 {
-		fields = append(fields, jen.Id("Size").Op(":").Id(inc.names.size))
-	}
-	out = append(out,
-		doc(inc.names.inc, jen.Var().Id(inc.names.inc).Op("=").Op("&").Qual(gpuPath, "Incarnation").ValuesFunc(func(gr *jen.Group) {
-			for _, f := range fields {
-				gr.Line().Add(f)
-			}
-			gr.Line()
-		}), "is the rt/gpu descriptor of the %s body of %s.", inc.dev, c.tc.Name),
-		jen.Line())
 	return out
 }
 
@@ -295,7 +264,7 @@ func (c *classGen) memberDecls() []jen.Code {
 // *rt.Task, in scope): the bindings of the globals and definitions that ret uses, then
 // `return <ret>` between line directives for the JDF expression at pos.
 func (c *classGen) taskFunc(s *scope, pos posT, ret jen.Code) []jen.Code {
-	body := append(c.globalsVar(s, jen.Id("task").Dot("Taskpool").Call()), c.bindLocals(s, jen.Id("task").Dot("Locals").Call())...)
+	body := c.bind(s, jen.Id("task").Dot("Taskpool").Call(), jen.Id("task").Dot("Locals").Call())
 	return append(body, c.g.lineDirective(pos), jen.Return(ret), c.g.restoreDirective())
 }
 
@@ -383,6 +352,36 @@ func (inc *gpuIncarnation) stageFn(fn parser.Expr) jen.Code {
 	return c.scope(jen.Id("g")).tr(fn, parser.KindOpaque).code
 }
 
+// descriptor returns the rt/gpu descriptor of the body, a *gpu.Incarnation.
+func (inc *gpuIncarnation) descriptor() jen.Code {
+	c := inc.c
+	typ := "TypeAny"
+	if inc.dev == "CUDA" {
+		typ = "TypeCUDA"
+	}
+	fields := []jen.Code{
+		jen.Id("Name").Op(":").Lit(c.tc.Name + "/" + inc.dev),
+		jen.Id("Type").Op(":").Qual(gpuPath, typ),
+		jen.Id("Submit").Op(":").Id(inc.names.submit),
+	}
+	if inc.batched() {
+		fields = append(fields, jen.Id("Batch").Op(":").True())
+	}
+	if inc.b.Attrs.ProfileOff {
+		fields = append(fields, jen.Id("NoProfile").Op(":").True())
+	}
+	if fn := inc.b.Attrs.StageIn; fn != nil {
+		fields = append(fields, jen.Id("StageIn").Op(":").Add(inc.stageFn(fn)))
+	}
+	if fn := inc.b.Attrs.StageOut; fn != nil {
+		fields = append(fields, jen.Id("StageOut").Op(":").Add(inc.stageFn(fn)))
+	}
+	if len(inc.b.Attrs.Sizes) > 0 {
+		fields = append(fields, jen.Id("Size").Op(":").Id(inc.names.size))
+	}
+	return jen.Op("&").Qual(gpuPath, "Incarnation").Values(fields...)
+}
+
 func (inc *gpuIncarnation) value() []jen.Code {
 	c, a := inc.c, &inc.b.Attrs
 	kind := "GPU"
@@ -391,7 +390,7 @@ func (inc *gpuIncarnation) value() []jen.Code {
 	}
 	fields := []jen.Code{
 		jen.Id("Kind").Op(":").Qual(rtPath, kind),
-		jen.Id("Device").Op(":").Id(inc.names.inc),
+		jen.Id("Device").Op(":").Add(inc.descriptor()),
 	}
 	if ev := a.Evaluate; ev != nil && a.Device == nil {
 		fields = append(fields, jen.Id("Evaluate").Op(":").Add(c.evaluate(ev)))

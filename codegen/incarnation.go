@@ -7,13 +7,13 @@ package codegen
 //
 //	// <c>Hook runs the CPU body of <Class>(<params>).
 //	func <c>Hook(task *rt.Task) error {
-//		tp := task.Taskpool().Globals().(*<Name>)
-//		l := task.Locals()
-//		<F>, err := rt.FlowValue[<gotype>](task, <flow>)
+//		g, l := rt.TaskGlobals[*<Name>](task)
+//		var err error // one flow: <F>, err := rt.FlowValue[<gotype>](task, <flow>)
+//		<F>, ... := rt.FlowAs[<gotype>](task, <flow>, &err), ... // up to three a line
 //		if err != nil {
 //			return err
 //		}
-//		return <c>Body(tp, task, tp.<global>, ..., l[<i>], ..., <F>, ...)
+//		return <c>Body(g, task, g.<global>, ..., l[<i>], ..., <F>, ...)
 //	}
 //
 //	// <c>Body is the CPU body of <Class>(<params>) at <file.jdf:L:C>.
@@ -108,7 +108,7 @@ func (c *classGen) hasIncarnation(hook string) bool {
 // variables (the body function receives it under the flow's name).
 func hookVar(flow string) string {
 	switch flow {
-	case "l", "err", "tp", "task":
+	case "g", "l", "err", "tp", "task":
 		return flow + "_"
 	}
 	return userParam(flow)
@@ -140,27 +140,49 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 	c, g := inc.c, inc.c.g
 	tc := c.tc
 	// The hook.
-	hook := []jen.Code{
-		jen.Id("tp").Op(":=").Id("task").Dot("Taskpool").Call().Dot("Globals").Call().Assert(jen.Op("*").Id(g.name)),
-		jen.Id("l").Op(":=").Id("task").Dot("Locals").Call(),
+	l := jen.Id("l")
+	if len(tc.Defs) == 0 {
+		l = jen.Id("_")
 	}
-	args := []jen.Code{jen.Id("tp"), jen.Id("task")}
+	hook := []jen.Code{jen.List(jen.Id("g"), l).Op(":=").Qual(rtPath, "TaskGlobals").Types(jen.Op("*").Id(g.name)).Call(jen.Id("task"))}
+	args := []jen.Code{jen.Id("g"), jen.Id("task")}
 	params := []jen.Code{jen.Id("tp").Op("*").Id(g.name), jen.Id("task").Op("*").Qual(rtPath, "Task")}
 	for _, gl := range c.bodyGlobals() {
-		args = append(args, jen.Id("tp").Dot(fieldName(gl.Name)))
+		args = append(args, jen.Id("g").Dot(fieldName(gl.Name)))
 		params = append(params, jen.Id(userParam(gl.Name)).Add(goType(gl)))
 	}
 	for _, d := range tc.Defs {
 		args = append(args, jen.Id("l").Index(jen.Lit(d.Index)))
 		params = append(params, jen.Id(userParam(d.Name)).Int())
 	}
-	for _, f := range dataFlows(tc) {
-		v := hookVar(f.Name)
+	if flows := dataFlows(tc); len(flows) == 1 {
+		f, v := flows[0], hookVar(flows[0].Name)
 		hook = append(hook,
 			jen.List(jen.Id(v), jen.Err()).Op(":=").Qual(rtPath, "FlowValue").Types(jen.Op(f.GoType)).Call(jen.Id("task"), jen.Lit(f.Index)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
 		args = append(args, jen.Id(v))
 		params = append(params, jen.Id(userParam(f.Name)).Op(f.GoType))
+	} else if len(flows) > 1 {
+		hook = append(hook, jen.Var().Err().Error())
+		var names, vals []jen.Code
+		flush := func() {
+			if len(names) > 0 {
+				hook = append(hook, jen.List(names...).Op(":=").List(vals...))
+				names, vals = nil, nil
+			}
+		}
+		for i, f := range flows {
+			if i%3 == 0 {
+				flush() // at most three values a line
+			}
+			v := hookVar(f.Name)
+			names = append(names, jen.Id(v))
+			vals = append(vals, jen.Qual(rtPath, "FlowAs").Types(jen.Op(f.GoType)).Call(jen.Id("task"), jen.Lit(f.Index), jen.Op("&").Err()))
+			args = append(args, jen.Id(v))
+			params = append(params, jen.Id(userParam(f.Name)).Op(f.GoType))
+		}
+		flush()
+		hook = append(hook, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
 	}
 	hook = append(hook, jen.Return(jen.Id(inc.body).Call(args...)))
 

@@ -127,7 +127,7 @@ func (s *scope) taken(v string) bool {
 	return false
 }
 
-// index returns the rt.Index of a collection element: rt.Index{N: n, I: [rt.MaxIndex]int{...}}.
+// index returns the rt.Index of a collection element: rt.Ix(...).
 func (s *scope) index(args []parser.Expr) jen.Code {
 	vals := make([]jen.Code, len(args))
 	for i, a := range args {
@@ -137,7 +137,5 @@ func (s *scope) index(args []parser.Expr) jen.Code {
 }
 
 func indexLit(vals []jen.Code) jen.Code {
-	return jen.Qual(rtPath, "Index").Values(
-		jen.Id("N").Op(":").Lit(len(vals)),
-		jen.Id("I").Op(":").Index(jen.Qual(rtPath, "MaxIndex")).Int().Values(vals...))
+	return jen.Qual(rtPath, "Ix").Call(vals...)
 }

@@ -23,7 +23,6 @@ import (
 
 	"github.com/dave/jennifer/jen"
 	"github.com/jdf2go/jdf2go/parser"
-	"github.com/jdf2go/jdf2go/rt"
 )
 
 // classGen generates one task class.
@@ -33,10 +32,11 @@ type classGen struct {
 	id string // identifier part: "POTRF", "Gemm"
 	v  string // descriptor variable: "potrfPOTRF"
 
-	readiness string // "Counter" or "Mask"
-	incs      []incarnation
-	gpuMember bool               // a GPU incarnation emits the member type (gpubody.go)
-	exported  []*parser.Property // class properties kept for Property
+	readiness  string // "Counter" or "Mask"
+	incs       []incarnation
+	gpuMember  bool               // a GPU incarnation emits the member type (gpubody.go)
+	exported   []*parser.Property // class properties kept for Property
+	descriptor jen.Code           // `<c> = rt.TaskClass{...}`, built by emit
 }
 
 func newClassGen(g *generator, tc *parser.TaskClass) *classGen {
@@ -51,12 +51,12 @@ func newClassGen(g *generator, tc *parser.TaskClass) *classGen {
 	}
 	c.v = g.pfx + c.id
 	switch {
-	case len(tc.Defs) > rt.MaxLocals:
-		g.errorf(tc.Pos(), "%s has %d definitions; rt allows %d", tc.Name, len(tc.Defs), rt.MaxLocals)
-	case len(tc.Params) > rt.MaxParams:
-		g.errorf(tc.Pos(), "%s has %d parameters; rt allows %d", tc.Name, len(tc.Params), rt.MaxParams)
-	case len(tc.Flows) > rt.MaxFlows:
-		g.errorf(tc.Pos(), "%s has %d flows; rt allows %d", tc.Name, len(tc.Flows), rt.MaxFlows)
+	case len(tc.Defs) > MaxLocals:
+		g.errorf(tc.Pos(), "%s has %d definitions; rt allows %d", tc.Name, len(tc.Defs), MaxLocals)
+	case len(tc.Params) > MaxParams:
+		g.errorf(tc.Pos(), "%s has %d parameters; rt allows %d", tc.Name, len(tc.Params), MaxParams)
+	case len(tc.Flows) > MaxFlows:
+		g.errorf(tc.Pos(), "%s has %d flows; rt allows %d", tc.Name, len(tc.Flows), MaxFlows)
 	}
 	for _, d := range tc.Defs {
 		if d.Param == nil {
@@ -188,13 +188,41 @@ func (c *classGen) globalsVar(s *scope, tp jen.Code) []jen.Code {
 	return []jen.Code{jen.Id("g").Op(":=").Add(tp).Dot("Globals").Call().Assert(jen.Op("*").Id(c.g.name))}
 }
 
+// bind returns the bindings s used, in one statement: `g, a, b := tp.Globals().(*<Name>),
+// l[i], l[j]` (globalsVar and bindLocals together).
+func (c *classGen) bind(s *scope, tp, l jen.Code) []jen.Code {
+	var names, vals []jen.Code
+	if s.use.g {
+		names = append(names, jen.Id("g"))
+		vals = append(vals, jen.Add(tp).Dot("Globals").Call().Assert(jen.Op("*").Id(c.g.name)))
+	}
+	if ls := c.bindLocals(s, l); len(ls) > 0 {
+		if len(names) == 0 {
+			return ls
+		}
+		var used []*parser.Definition
+		for d := range s.use.defs {
+			used = append(used, d)
+		}
+		sort.Slice(used, func(i, j int) bool { return used[i].Index < used[j].Index })
+		for _, d := range used {
+			names = append(names, jen.Id(goVar(d.Name)))
+			vals = append(vals, jen.Add(l).Index(jen.Lit(d.Index)))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return []jen.Code{jen.List(names...).Op(":=").List(vals...)}
+}
+
 // tpLocals are the parameters of most rt.TaskClass functions.
 func tpLocals() []jen.Code {
 	return []jen.Code{jen.Id("tp").Op("*").Qual(rtPath, "Taskpool"), jen.Id("l").Op("*").Qual(rtPath, "Locals")}
 }
 
-// emit writes the descriptor and the functions of the class.
-func (c *classGen) emit(f *jen.File) {
+// emit builds the descriptor of the class (c.descriptor) and returns its functions.
+func (c *classGen) emit() []jen.Code {
 	tc := c.tc
 	var locals, params, flows []jen.Code
 	for _, d := range tc.Defs {
@@ -209,18 +237,24 @@ func (c *classGen) emit(f *jen.File) {
 		flows = append(flows, jen.Values(jen.Id("Name").Op(":").Lit(fl.Name),
 			jen.Id("Access").Op(":").Qual(rtPath, accessName(fl.Access))))
 	}
+	// Name, ID, Locals and Params on one line.
 	fields := []jen.Code{
-		jen.Id("Name").Op(":").Lit(tc.Name),
-		jen.Id("ID").Op(":").Lit(tc.Index),
-		jen.Id("Locals").Op(":").Index().String().Values(locals...),
-		jen.Id("Params").Op(":").Index().Int().Values(params...),
+		jen.Id("Name").Op(":").Lit(tc.Name).Op(",").Id("ID").Op(":").Lit(tc.Index).Op(",").
+			Id("Locals").Op(":").Index().String().Values(locals...).Op(",").
+			Id("Params").Op(":").Index().Int().Values(params...),
 	}
 	if len(flows) > 0 {
 		fields = append(fields, jen.Id("Flows").Op(":").Index().Qual(rtPath, "Flow").ValuesFunc(func(gr *jen.Group) {
 			for _, fl := range flows {
-				gr.Line().Add(fl)
+				if len(flows) > 3 {
+					gr.Line().Add(fl)
+				} else {
+					gr.Add(fl)
+				}
 			}
-			gr.Line()
+			if len(flows) > 3 {
+				gr.Line()
+			}
 		}))
 	}
 	if c.readiness == "Mask" {
@@ -233,7 +267,7 @@ func (c *classGen) emit(f *jen.File) {
 		fields = append(fields, jen.Id("NoTrace").Op(":").True())
 	}
 
-	var decls []jen.Code
+	decls := c.inputs()
 	role := func(field, name string, decl jen.Code) {
 		if decl == nil {
 			return
@@ -243,10 +277,21 @@ func (c *classGen) emit(f *jen.File) {
 	}
 	role("Space", c.fn("Space"), c.space())
 	role("Complete", c.fn("Complete"), c.complete())
-	role("Goal", c.fn("Goal"), c.goal())
-	role("Prepare", c.fn("Prepare"), c.prepare())
-	role("Successors", c.fn("Successors"), c.successors())
-	role("Predecessors", c.fn("Predecessors"), c.predecessors())
+	in := jen.Id(c.fn("Inputs"))
+	switch {
+	case c.chainsOnly():
+		if c.goal() != nil {
+			fields = append(fields, jen.Id("Goal").Op(":").Qual(rtPath, "InputGoalFunc").Call(in, jen.Qual(rtPath, c.readiness)))
+		}
+		fields = append(fields, jen.Id("Prepare").Op(":").Qual(rtPath, "BindInputsFunc").Call(in))
+		role("Successors", c.fn("Successors"), c.successors())
+		fields = append(fields, jen.Id("Predecessors").Op(":").Qual(rtPath, "InputsFunc").Call(in))
+	default:
+		role("Goal", c.fn("Goal"), c.goal())
+		role("Prepare", c.fn("Prepare"), c.prepare())
+		role("Successors", c.fn("Successors"), c.successors())
+		role("Predecessors", c.fn("Predecessors"), c.predecessors())
+	}
 	role("Priority", c.fn("Priority"), c.priority())
 	role("Affinity", c.fn("Affinity"), c.affinity())
 	role("Key", c.fn("Key"), c.key())
@@ -261,20 +306,31 @@ func (c *classGen) emit(f *jen.File) {
 	incs = append(incs, jen.Line())
 	fields = append(fields, jen.Id("Incarnations").Op(":").Index().Qual(rtPath, "Incarnation").Values(incs...))
 
-	f.Commentf("%s describes task class %s (%s).", c.v, tc.Name, c.g.where(tc.Pos()))
-	f.Var().Id(c.v).Qual(rtPath, "TaskClass")
+	c.descriptor = jen.Id(c.v).Op("=").Qual(rtPath, "TaskClass").ValuesFunc(func(gr *jen.Group) {
+		for _, fl := range fields {
+			gr.Line().Add(fl)
+		}
+		gr.Line()
+	})
+	return decls
+}
+
+// emitDescriptors writes the rt.TaskClass variables of the classes and the init function that
+// assigns them (emit has built them): in init, because their functions refer to one another.
+func (g *generator) emitDescriptors(f *jen.File) {
+	f.Commentf("The task classes of %s, assigned in init: their functions refer to one another.", g.file)
+	f.Var().DefsFunc(func(gr *jen.Group) {
+		for _, c := range g.classes {
+			gr.Id(c.v).Qual(rtPath, "TaskClass").Comment(c.tc.Name + " at " + g.where(c.tc.Pos()))
+		}
+	})
 	f.Line()
-	f.Func().Id("init").Params().Block(
-		jen.Id(c.v).Op("=").Qual(rtPath, "TaskClass").ValuesFunc(func(gr *jen.Group) {
-			for _, fl := range fields {
-				gr.Line().Add(fl)
-			}
-			gr.Line()
-		}))
+	f.Func().Id("init").Params().BlockFunc(func(gr *jen.Group) {
+		for _, c := range g.classes {
+			gr.Add(c.descriptor)
+		}
+	})
 	f.Line()
-	for _, d := range decls {
-		f.Add(d)
-	}
 }
 
 func accessName(a parser.Access) string {
@@ -350,7 +406,9 @@ func (c *classGen) complete() jen.Code {
 	type part struct {
 		value jen.Code // derived local value, or nil for a parameter
 		check jen.Code // out-of-space condition, or nil
+		in    jen.Code // its negation: the in-space condition
 	}
+	derived := false
 	parts := make([]part, len(defs))
 	for i, d := range defs {
 		ds := *s
@@ -364,25 +422,47 @@ func (c *classGen) complete() jen.Code {
 			from := paren(ds.conv(ds.tr(val.From, parser.KindInt), parser.KindInt), precCompare+1)
 			to := paren(ds.conv(ds.tr(val.To, parser.KindInt), parser.KindInt), precCompare+1)
 			cond := jen.Add(v).Op("<").Add(from.code).Op("||").Add(v).Op(">").Add(to.code)
+			in := jen.Add(v).Op(">=").Add(from.code).Op("&&").Add(v).Op("<=").Add(to.code)
 			if st := val.Step; st != nil {
 				if lit, ok := st.(*parser.IntLit); !ok || lit.Value != 1 {
-					cond = cond.Op("||").Parens(jen.Add(v).Op("-").Add(from.code)).Op("%").Add(
-						paren(ds.conv(ds.tr(st, parser.KindInt), parser.KindInt), precUnary).code).Op("!=").Lit(0)
+					step := paren(ds.conv(ds.tr(st, parser.KindInt), parser.KindInt), precUnary).code
+					cond = cond.Op("||").Parens(jen.Add(v).Op("-").Add(from.code)).Op("%").Add(step).Op("!=").Lit(0)
+					in = in.Op("&&").Parens(jen.Add(v).Op("-").Add(from.code)).Op("%").Add(step).Op("==").Lit(0)
 				}
 			}
-			parts[i].check = cond
+			parts[i].check, parts[i].in = cond, in
 			s.use.defs[d] = true
 		case *parser.LocalSetExpr:
 			// A set of values: trusted, as jdf2c does (jdf-language.md Part B §3.9).
 		default:
 			x := paren(ds.conv(ds.tr(val, parser.KindInt), parser.KindInt), precCompare+1)
 			if d.Param != nil {
-				parts[i].check = jen.Add(v).Op("!=").Add(x.code)
+				parts[i].check, parts[i].in = jen.Add(v).Op("!=").Add(x.code), jen.Add(v).Op("==").Add(x.code)
 				s.use.defs[d] = true
 			} else {
 				parts[i].value = ds.expr(val, parser.KindInt)
+				derived = true
 			}
 		}
+	}
+	if !derived {
+		// Parameters only: one conjunction of their bounds.
+		var conds []jen.Code
+		for _, p := range parts {
+			if p.in != nil {
+				conds = append(conds, p.in)
+			}
+		}
+		ret := jen.Return(jen.True())
+		if len(conds) > 0 {
+			ret = jen.Return(jen.Add(conds[0]))
+			for _, cnd := range conds[1:] {
+				ret = ret.Op("&&").Add(cnd)
+			}
+		}
+		body := append(c.bind(s, jen.Id("tp"), jen.Id("l")), ret)
+		return doc(c.fn("Complete"), jen.Func().Id(c.fn("Complete")).Params(tpLocals()...).Bool().Block(body...),
+			"reports whether the instance of %s whose parameters are in l lies in its execution space.", c.tc.Name)
 	}
 	var body []jen.Code
 	for i, d := range defs {
@@ -405,7 +485,7 @@ func (c *classGen) complete() jen.Code {
 	body = append(body, jen.Return(jen.True()))
 	body = append(c.globalsVar(s, jen.Id("tp")), body...)
 	return doc(c.fn("Complete"), jen.Func().Id(c.fn("Complete")).Params(tpLocals()...).Bool().Block(body...),
-		"reports whether the instance of %s whose parameters are in l lies\n// in its execution space, and computes its derived locals.", c.tc.Name)
+		"reports whether the instance of %s whose parameters are in l lies in its execution\n// space, and computes its derived locals.", c.tc.Name)
 }
 
 // priority emits the priority expression (§3.10).
@@ -415,7 +495,7 @@ func (c *classGen) priority() jen.Code {
 	}
 	s := c.scope(jen.Id("g"))
 	val := s.expr(c.tc.Priority, parser.KindInt)
-	body := append(append(c.globalsVar(s, jen.Id("tp")), c.bindLocals(s, jen.Id("l"))...),
+	body := append(c.bind(s, jen.Id("tp"), jen.Id("l")),
 		c.g.lineDirective(c.tc.Priority.Pos()),
 		jen.Return(jen.Int32().Call(val)),
 		c.g.restoreDirective())
@@ -433,7 +513,7 @@ func (c *classGen) affinity() jen.Code {
 	ix := s.index(a.Args)
 	coll := s.global(a.Global)
 	s.use.g = true
-	body := append(append(c.globalsVar(s, jen.Id("tp")), c.bindLocals(s, jen.Id("l"))...),
+	body := append(c.bind(s, jen.Id("tp"), jen.Id("l")),
 		c.g.lineDirective(a.Pos()),
 		jen.Return(coll, ix),
 		c.g.restoreDirective())
@@ -463,7 +543,7 @@ func (c *classGen) key() jen.Code {
 		}
 		call = jen.Uint64().Call(jen.Add(s.tr(fn, parser.KindOpaque).code).Call(args...))
 	}
-	body := append(append(c.globalsVar(s, jen.Id("tp")), c.bindLocals(s, jen.Id("l"))...),
+	body := append(c.bind(s, jen.Id("tp"), jen.Id("l")),
 		c.g.lineDirective(fn.Pos()), jen.Return(call), c.g.restoreDirective())
 	return doc(c.fn("Key"), jen.Func().Id(c.fn("Key")).Params(tpLocals()...).Uint64().Block(body...),
 		"returns the key of %s from make_key_fn.", c.sig())

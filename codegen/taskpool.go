@@ -9,7 +9,10 @@ package codegen
 //	}
 //
 //	// Err<Name>Argument is wrapped by the errors of New<Name>.
-//	var Err<Name>Argument = errors.New("<Name>: bad argument")
+//	var (
+//		Err<Name>Argument = errors.New("<name>: bad argument")
+//		Err<Name>Graph    = errors.New("<name>: invalid task graph")
+//	)
 //
 //	func New<Name>(<non-hidden globals>) (*<Name>, error) {
 //		<checks: collections not nil and well formed, sizes not negative>
@@ -22,6 +25,7 @@ package codegen
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/jdf2go/jdf2go/parser"
@@ -57,8 +61,10 @@ func (g *generator) taskpool(f *jen.File) {
 	f.Type().Id(g.name).Struct(fields...)
 	f.Line()
 
-	f.Commentf("%s is wrapped by the errors of New%s.", g.argErr(), g.name)
-	f.Var().Id(g.argErr()).Op("=").Qual("errors", "New").Call(jen.Lit(g.name + ": bad argument"))
+	f.Commentf("Errors wrapped by those of New%s (%s) and of Verify and WriteDOT (%s).", g.name, g.argErr(), g.graphErr())
+	f.Var().Defs(
+		jen.Id(g.argErr()).Op("=").Qual("errors", "New").Call(jen.Lit(strings.ToLower(g.name)+": bad argument")),
+		jen.Id(g.graphErr()).Op("=").Qual("errors", "New").Call(jen.Lit(strings.ToLower(g.name)+": invalid task graph")))
 	f.Line()
 
 	g.constructor(f)
@@ -138,7 +144,12 @@ func (g *generator) constructor(f *jen.File) {
 		}
 		var val jen.Code
 		switch e := gl.Default.(type) {
-		case *parser.StringLit, *parser.InlineCode:
+		case *parser.StringLit:
+			// One Go expression, the whole right-hand side: no parentheses needed.
+			text, pos, _ := codeText(e)
+			g.checkCode(text, pos, true)
+			val = jen.Op(text)
+		case *parser.InlineCode:
 			val = g.pastedCode(e, goType(gl))
 		default:
 			val = s.expr(e, globalKind(gl))
@@ -164,9 +175,8 @@ func (g *generator) constructor(f *jen.File) {
 		jen.Id("tp").Dot("Taskpool").Op("=").Qual(rtPath, "NewTaskpool").Call(classes...),
 		jen.Return(jen.Id("tp"), jen.Nil()))
 
-	f.Commentf("New%s returns the taskpool of %s for the given globals, in declaration order.", g.name, g.file)
-	f.Comment("It rejects a nil or malformed data collection and a negative size with an error")
-	f.Commentf("wrapping %s, and computes the hidden globals.", g.argErr())
+	f.Commentf("New%s returns the taskpool of %s for the given globals, in declaration order. It rejects a", g.name, g.file)
+	f.Commentf("nil or malformed data collection and a negative size (%s), and computes the hidden globals.", g.argErr())
 	f.Func().Id("New"+g.name).Params(params...).Params(jen.Op("*").Id(g.name), jen.Error()).Block(body...)
 	f.Line()
 }

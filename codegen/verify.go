@@ -18,7 +18,7 @@ package codegen
 //	func (tp *<Name>) Verify() error { return <p>Source.Verify(tp.Taskpool) }
 //	func (tp *<Name>) WriteDOT(w io.Writer) error { return <p>Source.WriteDOT(w, tp.Taskpool) }
 //
-//	var Err<Name>Graph = errors.New("<Name>: invalid task graph")
+//	(Err<Name>Graph is declared beside Err<Name>Argument, in taskpool.go.)
 
 import (
 	"github.com/dave/jennifer/jen"
@@ -58,8 +58,7 @@ func (g *generator) verifier(f *jen.File) {
 			gr.Line()
 		}
 	}
-	f.Commentf("%s locates the task classes, flows and dependencies of %s for Verify and", g.sourceVar(), g.file)
-	f.Comment("WriteDOT: Flows[class][flow], Deps[class][flow][dep].")
+	f.Commentf("%s locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of %s.", g.sourceVar(), g.file)
 	field := func(name string, val jen.Code) jen.Code { return jen.Line().Id(name).Op(":").Add(val) }
 	f.Var().Id(g.sourceVar()).Op("=").Qual(rtPath, "Source").Values(
 		field("Err", jen.Id(g.graphErr())),
@@ -69,24 +68,15 @@ func (g *generator) verifier(f *jen.File) {
 		jen.Line())
 	f.Line()
 
-	f.Comment("Verify enumerates the instance graph of tp for its actual globals with the generated")
-	f.Comment("functions and reports every output without a matching input on the other side (and the")
-	f.Comment("reverse), every input that nothing can satisfy, every readiness goal that disagrees with")
-	f.Comment("its arrivals, every cycle and every task outside its execution space, each with its")
-	f.Commentf("class, parameters, flow and .jdf position, in an error wrapping %s", g.graphErr())
-	f.Comment("(see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.")
+	f.Comment("Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it")
+	f.Commentf("returns an error wrapping %s. Call it before the taskpool runs.", g.graphErr())
 	f.Func().Params(jen.Id("tp").Op("*").Id(g.name)).Id("Verify").Params().Error().Block(
 		jen.Return(jen.Id(g.sourceVar()).Dot("Verify").Call(jen.Id("tp").Dot("Taskpool"))))
 	f.Line()
 
-	f.Comment("WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one")
-	f.Comment("edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must")
-	f.Comment("not run concurrently with the taskpool.")
+	f.Comment("WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.")
 	f.Func().Params(jen.Id("tp").Op("*").Id(g.name)).Id("WriteDOT").Params(jen.Id("w").Qual("io", "Writer")).Error().Block(
 		jen.Return(jen.Id(g.sourceVar()).Dot("WriteDOT").Call(jen.Id("w"), jen.Id("tp").Dot("Taskpool"))))
 	f.Line()
 
-	f.Commentf("%s is wrapped by the errors of Verify and WriteDOT.", g.graphErr())
-	f.Var().Id(g.graphErr()).Op("=").Qual("errors", "New").Call(jen.Lit(g.name + ": invalid task graph"))
-	f.Line()
 }

@@ -447,3 +447,19 @@ func (p *printer) expr(e Expr) {
 		p.expr(e.X)
 	}
 }
+
+// ExprString renders an expression in canonical JDF syntax, as Format prints it:
+// "k + 1 .. MT - 1", "(k == 0) ? a : b". Code generators use it in comments and messages.
+func ExprString(e Expr) string {
+	var p printer
+	p.expr(e)
+	return p.buf.String()
+}
+
+// TargetString renders a dependency endpoint as Format prints it: "A TRSM(m, k)",
+// "descA(k, k)", "NEW".
+func TargetString(t *Target) string {
+	var p printer
+	p.target(t)
+	return p.buf.String()
+}

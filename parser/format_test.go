@@ -122,3 +122,26 @@ func TestFormatGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestExprTargetString checks the one-expression and one-endpoint forms of the printer that
+// code generators use in comments and messages.
+func TestExprTargetString(t *testing.T) {
+	src := "N [type = \"int\"]\nT(k)\n  k = 0 .. N-1\n  : descA(k, k)\n  READ A <- (k==0) ? descA(k,k) : A T(k-1)\n         -> A T(k + 1 .. N - 1)\nBODY\n{\n}\nEND\n"
+	prog, diags := Parse("t.jdf", []byte(src))
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	tc := prog.Items[1].(*TaskClass)
+	in, out := tc.Flows[0].Deps[0], tc.Flows[0].Deps[1]
+	for _, c := range []struct{ got, want string }{
+		{ExprString(in.Guard), "(k == 0)"},
+		{TargetString(in.Then), "descA(k, k)"},
+		{TargetString(in.Else), "A T(k - 1)"},
+		{TargetString(out.Then), "A T(k + 1 .. N - 1)"},
+		{ExprString(tc.Defs[0].Value), "0 .. N - 1"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

@@ -23,6 +23,23 @@ func FlowValue[T any](t *Task, i int) (T, error) {
 	return v, nil
 }
 
+// TaskGlobals returns the globals of t's taskpool as a G (the generated taskpool type) and
+// t's locals: the first line of a generated hook.
+func TaskGlobals[G any](t *Task) (G, *Locals) {
+	return t.Taskpool().Globals().(G), &t.l
+}
+
+// FlowAs is FlowValue for hooks that unpack several flows: it returns the value of flow i
+// of t, and on a type mismatch the zero value, recording the error in *err unless *err
+// already holds one.
+func FlowAs[T any](t *Task, i int, err *error) T {
+	v, e := FlowValue[T](t, i)
+	if e != nil && *err == nil {
+		*err = e
+	}
+	return v
+}
+
 // BindElement binds flow i of t to the host copy of element ix of collection c (a memory
 // input such as `<- A(m, k)`). It fails when the element is not stored on this rank.
 func (t *Task) BindElement(i int, c Collection, ix Index) error {

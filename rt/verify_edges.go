@@ -45,3 +45,23 @@ func (e *Edges) NoInput(flow int) {
 		d.NoInput(flow)
 	}
 }
+
+// TaskIf reports a member of a range of instances of peer (its locals in e.L) with Task when
+// inSpace; members outside their space are skipped. Generated code passes the result of the
+// peer class's Complete.
+func (e *Edges) TaskIf(inSpace bool, flow, dep int, peer *TaskClass, peerFlow int) {
+	if inSpace {
+		e.Task(flow, dep, peer, peerFlow)
+	}
+}
+
+// Instance reports an output or input endpoint that names a single instance of peer (its
+// locals in e.L): Task when inSpace, Outside otherwise. Generated code passes the result of
+// the peer class's Complete.
+func (e *Edges) Instance(inSpace bool, flow, dep int, peer *TaskClass, peerFlow int) {
+	if inSpace {
+		e.Task(flow, dep, peer, peerFlow)
+	} else {
+		e.Outside(flow, dep, peer, peerFlow)
+	}
+}

@@ -37,12 +37,14 @@ type BatchGemm struct {
 	T     int // hidden: computed by NewBatchGemm
 }
 
-// ErrBatchGemmArgument is wrapped by the errors of NewBatchGemm.
-var ErrBatchGemmArgument = errors.New("BatchGemm: bad argument")
+// Errors wrapped by those of NewBatchGemm (ErrBatchGemmArgument) and of Verify and WriteDOT (ErrBatchGemmGraph).
+var (
+	ErrBatchGemmArgument = errors.New("batchgemm: bad argument")
+	ErrBatchGemmGraph    = errors.New("batchgemm: invalid task graph")
+)
 
-// NewBatchGemm returns the taskpool of batch_gemm.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrBatchGemmArgument, and computes the hidden globals.
+// NewBatchGemm returns the taskpool of batch_gemm.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrBatchGemmArgument), and computes the hidden globals.
 func NewBatchGemm(NB int, A *rt.Vector, B *rt.Vector, C *rt.Vector, BATCH int, impl *blas.Impl) (*BatchGemm, error) {
 	if err := rt.VerifyCollection(A, 1, ErrBatchGemmArgument); err != nil {
 		return nil, fmt.Errorf("NewBatchGemm: A: %w", err)
@@ -54,46 +56,63 @@ func NewBatchGemm(NB int, A *rt.Vector, B *rt.Vector, C *rt.Vector, BATCH int, i
 		return nil, fmt.Errorf("NewBatchGemm: C: %w", err)
 	}
 //line ../batch_gemm.jdf:37
-	var D int = (A.NT)
-//line batch_gemm_jdf.go:59
+	var D int = A.NT
+//line batch_gemm_jdf.go:61
 //line ../batch_gemm.jdf:38
-	var T int = (C.NT)
-//line batch_gemm_jdf.go:62
+	var T int = C.NT
+//line batch_gemm_jdf.go:64
 	tp := &BatchGemm{NB: NB, A: A, B: B, C: C, BATCH: BATCH, impl: impl, D: D, T: T}
 	tp.Taskpool = rt.NewTaskpool("BatchGemm", tp, &batchGemmGEMM)
 	return tp, nil
 }
 
-// batchGemmGEMM describes task class GEMM (batch_gemm.jdf:40:1).
-var batchGemmGEMM rt.TaskClass
+// The task classes of batch_gemm.jdf, assigned in init: their functions refer to one another.
+var (
+	batchGemmGEMM rt.TaskClass // GEMM at batch_gemm.jdf:40:1
+)
 
 func init() {
 	batchGemmGEMM = rt.TaskClass{
-		Name:   "GEMM",
-		ID:     0,
-		Locals: []string{"i"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.Read},
-			{Name: "Y", Access: rt.Read},
-			{Name: "Z", Access: rt.RW},
-		},
+		Name: "GEMM", ID: 0, Locals: []string{"i"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.Read}, {Name: "Z", Access: rt.RW}},
 		Space:        batchGemmGEMMSpace,
 		Complete:     batchGemmGEMMComplete,
-		Prepare:      batchGemmGEMMPrepare,
+		Prepare:      rt.BindInputsFunc(batchGemmGEMMInputs),
 		Successors:   batchGemmGEMMSuccessors,
-		Predecessors: batchGemmGEMMPredecessors,
+		Predecessors: rt.InputsFunc(batchGemmGEMMInputs),
 		Affinity:     batchGemmGEMMAffinity,
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.GPU, Device: batchGemmGEMMIncGPU, Select: func(task *rt.Task) int {
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "GEMM/GPU", Type: gpu.TypeAny, Submit: batchGemmGEMMSubmitGPU, Batch: true, StageOut: keepOnDevice}, Select: func(task *rt.Task) int {
 				i := task.Locals()[0]
 //line ../batch_gemm.jdf:47
 				return i
-//line batch_gemm_jdf.go:93
+//line batch_gemm_jdf.go:90
 			}},
 			{Kind: rt.CPU, Hook: batchGemmGEMMHook},
 		},
 	}
+}
+
+// batchGemmGEMMInputs are the input chains of GEMM(i): batchGemmGEMMIn<Flow> selects the input of flow <Flow>.
+var batchGemmGEMMInputs = []rt.InputChain{
+	{Flow: 0, Pos: "batch_gemm.jdf:43:8", Select: batchGemmGEMMInX},
+	{Flow: 1, Pos: "batch_gemm.jdf:44:8", Select: batchGemmGEMMInY},
+	{Flow: 2, Pos: "batch_gemm.jdf:45:8", Select: batchGemmGEMMInZ},
+}
+
+func batchGemmGEMMInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, i := tp.Globals().(*BatchGemm), l[0]
+	return rt.DataInput(0, g.A, rt.Ix(i%g.D), "batch_gemm.jdf:43:13")
+}
+
+func batchGemmGEMMInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, i := tp.Globals().(*BatchGemm), l[0]
+	return rt.DataInput(0, g.B, rt.Ix(i%g.D), "batch_gemm.jdf:44:13")
+}
+
+func batchGemmGEMMInZ(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, i := tp.Globals().(*BatchGemm), l[0]
+	return rt.DataInput(0, g.C, rt.Ix(i), "batch_gemm.jdf:45:13")
 }
 
 // batchGemmGEMMSpace enumerates the execution space of GEMM(i).
@@ -107,67 +126,26 @@ func batchGemmGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bo
 	}
 }
 
-// batchGemmGEMMComplete reports whether the instance of GEMM whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// batchGemmGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
 func batchGemmGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*BatchGemm)
-	i := l[0]
-	if i < 0 || i > g.T-1 {
-		return false
-	}
-	return true
-}
-
-// batchGemmGEMMPrepare binds the memory inputs of GEMM(i) and checks that its inputs from
-// other tasks arrived.
-func batchGemmGEMMPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*BatchGemm)
-	l := task.Locals()
-	i := l[0]
-	if err := task.BindElement(0, g.A, rt.Index{N: 1, I: [rt.MaxIndex]int{i % g.D}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "batch_gemm.jdf:43:13", "X", err)
-	}
-	if err := task.BindElement(1, g.B, rt.Index{N: 1, I: [rt.MaxIndex]int{i % g.D}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "batch_gemm.jdf:44:13", "Y", err)
-	}
-	if err := task.BindElement(2, g.C, rt.Index{N: 1, I: [rt.MaxIndex]int{i}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "batch_gemm.jdf:45:13", "Z", err)
-	}
-	return nil
+	g, i := tp.Globals().(*BatchGemm), l[0]
+	return i >= 0 && i <= g.T-1
 }
 
 // batchGemmGEMMSuccessors reports the output dependencies of GEMM(i) whose guards hold.
 func batchGemmGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*BatchGemm)
-	i := l[0]
+	g, i := tp.Globals().(*BatchGemm), l[0]
 	if flows&4 != 0 {
-		e.Data(2, 1, g.C, rt.Index{N: 1, I: [rt.MaxIndex]int{i}})
-	}
-}
-
-// batchGemmGEMMPredecessors reports the input dependencies of GEMM(i) whose guards hold (for a data
-// flow, the one its input chain selects).
-func batchGemmGEMMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*BatchGemm)
-	i := l[0]
-	if flows&1 != 0 {
-		e.Data(0, 0, g.A, rt.Index{N: 1, I: [rt.MaxIndex]int{i % g.D}})
-	}
-	if flows&2 != 0 {
-		e.Data(1, 0, g.B, rt.Index{N: 1, I: [rt.MaxIndex]int{i % g.D}})
-	}
-	if flows&4 != 0 {
-		e.Data(2, 0, g.C, rt.Index{N: 1, I: [rt.MaxIndex]int{i}})
+		e.Data(2, 1, g.C, rt.Ix(i))
 	}
 }
 
 // batchGemmGEMMAffinity returns the data collection element that owns GEMM(i).
 func batchGemmGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*BatchGemm)
-	i := l[0]
+	g, i := tp.Globals().(*BatchGemm), l[0]
 //line ../batch_gemm.jdf:42
-	return g.C, rt.Index{N: 1, I: [rt.MaxIndex]int{i}}
-//line batch_gemm_jdf.go:171
+	return g.C, rt.Ix(i)
+//line batch_gemm_jdf.go:149
 }
 
 // batchGemmGEMMGPU is one task of a ring in a GPU body of GEMM(i): its definitions and the
@@ -190,15 +168,13 @@ func batchGemmGEMMMemberGPU(t *gpu.Task) batchGemmGEMMGPU {
 	}
 }
 
-// batchGemmGEMMSubmitGPU is the submit hook of the GPU body of GEMM(i) (rt/gpu runs it on a
-// device stream).
+// batchGemmGEMMSubmitGPU is the submit hook of the GPU body of GEMM(i): rt/gpu runs it on a device stream.
 func batchGemmGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	if _, err := stream.CollectBatch(task, batchGemmGEMMBatchGPU(task).Match, nil); err != nil {
 		return task.Fail(err)
 	}
-	tp := task.EC().(*rt.Task).Taskpool().Globals().(*BatchGemm)
-	h := batchGemmGEMMMemberGPU(task)
-	return batchGemmGEMMBodyGPU(dev, task, stream, tp, tp.NB, tp.A, tp.B, tp.C, tp.BATCH, tp.impl, tp.D, tp.T, h.i, h.X, h.Y, h.Z)
+	g, l := rt.TaskGlobals[*BatchGemm](task.EC().(*rt.Task))
+	return batchGemmGEMMBodyGPU(dev, task, stream, g, g.NB, g.A, g.B, g.C, g.BATCH, g.impl, g.D, g.T, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
 // batchGemmGEMMBatchGPU is the batch-match policy of the GPU body of GEMM for a ring headed
@@ -208,7 +184,7 @@ func batchGemmGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	g := task.Taskpool().Globals().(*BatchGemm)
 //line ../batch_gemm.jdf:47
 	batchMax := g.BATCH
-//line batch_gemm_jdf.go:212
+//line batch_gemm_jdf.go:188
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
@@ -228,36 +204,19 @@ func batchGemmGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, t
 			return task.Fail(err)
 		}
 	}
-//line batch_gemm_jdf.go:232
+//line batch_gemm_jdf.go:208
 	return gpu.Done
-}
-
-// batchGemmGEMMIncGPU is the rt/gpu descriptor of the GPU body of GEMM.
-var batchGemmGEMMIncGPU = &gpu.Incarnation{
-	Name:     "GEMM/GPU",
-	Type:     gpu.TypeAny,
-	Submit:   batchGemmGEMMSubmitGPU,
-	Batch:    true,
-	StageOut: keepOnDevice,
 }
 
 // batchGemmGEMMHook runs the CPU body of GEMM(i).
 func batchGemmGEMMHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*BatchGemm)
-	l := task.Locals()
-	X, err := rt.FlowValue[[]float64](task, 0)
+	g, l := rt.TaskGlobals[*BatchGemm](task)
+	var err error
+	X, Y, Z := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	Y, err := rt.FlowValue[[]float64](task, 1)
-	if err != nil {
-		return err
-	}
-	Z, err := rt.FlowValue[[]float64](task, 2)
-	if err != nil {
-		return err
-	}
-	return batchGemmGEMMBody(tp, task, tp.NB, tp.A, tp.B, tp.C, tp.BATCH, tp.impl, tp.D, tp.T, l[0], X, Y, Z)
+	return batchGemmGEMMBody(g, task, g.NB, g.A, g.B, g.C, g.BATCH, g.impl, g.D, g.T, l[0], X, Y, Z)
 }
 
 // batchGemmGEMMBody is the CPU body of GEMM(i) at batch_gemm.jdf:60:1.
@@ -266,11 +225,10 @@ func batchGemmGEMMBody(tp *BatchGemm, task *rt.Task, NB int, A *rt.Vector, B *rt
 	{
 		return impl.Dgemm(blas.NoTrans, blas.NoTrans, NB, NB, NB, 1, X, NB, Y, NB, 1, Z, NB)
 	}
-//line batch_gemm_jdf.go:270
+//line batch_gemm_jdf.go:229
 }
 
-// batchGemmSource locates the task classes, flows and dependencies of batch_gemm.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// batchGemmSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of batch_gemm.jdf.
 var batchGemmSource = rt.Source{
 	Err:     ErrBatchGemmGraph,
 	Classes: []string{"batch_gemm.jdf:40:1"},
@@ -282,22 +240,13 @@ var batchGemmSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrBatchGemmGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrBatchGemmGraph. Call it before the taskpool runs.
 func (tp *BatchGemm) Verify() error {
 	return batchGemmSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *BatchGemm) WriteDOT(w io.Writer) error {
 	return batchGemmSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrBatchGemmGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrBatchGemmGraph = errors.New("BatchGemm: invalid task graph")

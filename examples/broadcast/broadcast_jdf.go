@@ -22,12 +22,14 @@ type Broadcast struct {
 	sum  []float64
 }
 
-// ErrBroadcastArgument is wrapped by the errors of NewBroadcast.
-var ErrBroadcastArgument = errors.New("Broadcast: bad argument")
+// Errors wrapped by those of NewBroadcast (ErrBroadcastArgument) and of Verify and WriteDOT (ErrBroadcastGraph).
+var (
+	ErrBroadcastArgument = errors.New("broadcast: bad argument")
+	ErrBroadcastGraph    = errors.New("broadcast: invalid task graph")
+)
 
-// NewBroadcast returns the taskpool of broadcast.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrBroadcastArgument, and computes the hidden globals.
+// NewBroadcast returns the taskpool of broadcast.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrBroadcastArgument), and computes the hidden globals.
 func NewBroadcast(N int, data *rt.Vector, sum []float64) (*Broadcast, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewBroadcast: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "broadcast.jdf:21:12", ErrBroadcastArgument)
@@ -40,28 +42,62 @@ func NewBroadcast(N int, data *rt.Vector, sum []float64) (*Broadcast, error) {
 	return tp, nil
 }
 
-// broadcastRoot describes task class Root (broadcast.jdf:10:1).
-var broadcastRoot rt.TaskClass
+// The task classes of broadcast.jdf, assigned in init: their functions refer to one another.
+var (
+	broadcastRoot   rt.TaskClass // Root at broadcast.jdf:10:1
+	broadcastReader rt.TaskClass // Reader at broadcast.jdf:20:1
+	broadcastSum    rt.TaskClass // Sum at broadcast.jdf:36:1
+)
 
 func init() {
 	broadcastRoot = rt.TaskClass{
-		Name:   "Root",
-		ID:     0,
-		Locals: []string{"r"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.Read},
-		},
+		Name: "Root", ID: 0, Locals: []string{"r"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}},
 		Space:        broadcastRootSpace,
 		Complete:     broadcastRootComplete,
-		Prepare:      broadcastRootPrepare,
+		Prepare:      rt.BindInputsFunc(broadcastRootInputs),
 		Successors:   broadcastRootSuccessors,
-		Predecessors: broadcastRootPredecessors,
+		Predecessors: rt.InputsFunc(broadcastRootInputs),
 		Affinity:     broadcastRootAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: broadcastRootHook},
 		},
 	}
+	broadcastReader = rt.TaskClass{
+		Name: "Reader", ID: 1, Locals: []string{"i"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
+		Space:        broadcastReaderSpace,
+		Complete:     broadcastReaderComplete,
+		Goal:         rt.InputGoalFunc(broadcastReaderInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(broadcastReaderInputs),
+		Successors:   broadcastReaderSuccessors,
+		Predecessors: rt.InputsFunc(broadcastReaderInputs),
+		Priority:     broadcastReaderPriority,
+		Affinity:     broadcastReaderAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: broadcastReaderHook},
+		},
+	}
+	broadcastSum = rt.TaskClass{
+		Name: "Sum", ID: 2, Locals: []string{"z"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "Done", Access: rt.CTL}},
+		Space:        broadcastSumSpace,
+		Complete:     broadcastSumComplete,
+		Goal:         broadcastSumGoal,
+		Predecessors: broadcastSumPredecessors,
+		Affinity:     broadcastSumAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: broadcastSumHook},
+		},
+	}
+}
+
+// broadcastRootInputs are the input chains of Root(r): broadcastRootIn<Flow> selects the input of flow <Flow>.
+var broadcastRootInputs = []rt.InputChain{{Flow: 0, Pos: "broadcast.jdf:13:8", Select: broadcastRootInX}}
+
+func broadcastRootInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g := tp.Globals().(*Broadcast)
+	return rt.DataInput(0, g.data, rt.Ix(0), "broadcast.jdf:13:13")
 }
 
 // broadcastRootSpace enumerates the execution space of Root(r).
@@ -74,24 +110,10 @@ func broadcastRootSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bo
 	}
 }
 
-// broadcastRootComplete reports whether the instance of Root whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// broadcastRootComplete reports whether the instance of Root whose parameters are in l lies in its execution space.
 func broadcastRootComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	r := l[0]
-	if r < 0 || r > 0 {
-		return false
-	}
-	return true
-}
-
-// broadcastRootPrepare binds the memory inputs of Root(r) and checks that its inputs from
-// other tasks arrived.
-func broadcastRootPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Broadcast)
-	if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "broadcast.jdf:13:13", "X", err)
-	}
-	return nil
+	return r >= 0 && r <= 0
 }
 
 // broadcastRootSuccessors reports the output dependencies of Root(r) whose guards hold.
@@ -100,19 +122,8 @@ func broadcastRootSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e
 	if flows&1 != 0 {
 		for a0 := 0; a0 <= g.N-1; a0++ {
 			e.L[0] = a0
-			if broadcastReaderComplete(tp, &e.L) {
-				e.Task(0, 1, &broadcastReader, 0)
-			}
+			e.TaskIf(broadcastReaderComplete(tp, &e.L), 0, 1, &broadcastReader, 0)
 		}
-	}
-}
-
-// broadcastRootPredecessors reports the input dependencies of Root(r) whose guards hold (for a data
-// flow, the one its input chain selects).
-func broadcastRootPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Broadcast)
-	if flows&1 != 0 {
-		e.Data(0, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{0}})
 	}
 }
 
@@ -120,19 +131,18 @@ func broadcastRootPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask,
 func broadcastRootAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*Broadcast)
 //line ../broadcast.jdf:12
-	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}
-//line broadcast_jdf.go:125
+	return g.data, rt.Ix(0)
+//line broadcast_jdf.go:136
 }
 
 // broadcastRootHook runs the CPU body of Root(r).
 func broadcastRootHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Broadcast)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Broadcast](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return broadcastRootBody(tp, task, tp.N, tp.data, tp.sum, l[0], X)
+	return broadcastRootBody(g, task, g.N, g.data, g.sum, l[0], X)
 }
 
 // broadcastRootBody is the CPU body of Root(r) at broadcast.jdf:15:1.
@@ -140,36 +150,24 @@ func broadcastRootBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, sum
 //line ../broadcast.jdf:16
 	{
 	}
-//line broadcast_jdf.go:144
+//line broadcast_jdf.go:154
 	return nil
 }
 
-// broadcastReader describes task class Reader (broadcast.jdf:20:1).
-var broadcastReader rt.TaskClass
+// broadcastReaderInputs are the input chains of Reader(i): broadcastReaderIn<Flow> selects the input of flow <Flow>.
+var broadcastReaderInputs = []rt.InputChain{
+	{Flow: 0, Pos: "broadcast.jdf:23:8", TaskOnly: true, Select: broadcastReaderInX},
+	{Flow: 1, Pos: "broadcast.jdf:24:8", Select: broadcastReaderInY},
+}
 
-func init() {
-	broadcastReader = rt.TaskClass{
-		Name:   "Reader",
-		ID:     1,
-		Locals: []string{"i"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.Read},
-			{Name: "Y", Access: rt.RW},
-			{Name: "Done", Access: rt.CTL},
-		},
-		Space:        broadcastReaderSpace,
-		Complete:     broadcastReaderComplete,
-		Goal:         broadcastReaderGoal,
-		Prepare:      broadcastReaderPrepare,
-		Successors:   broadcastReaderSuccessors,
-		Predecessors: broadcastReaderPredecessors,
-		Priority:     broadcastReaderPriority,
-		Affinity:     broadcastReaderAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: broadcastReaderHook},
-		},
-	}
+func broadcastReaderInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	pl := rt.Locals{0: 0}
+	return rt.TaskInput(0, &broadcastRoot, 0, broadcastRootComplete(tp, &pl), &pl, "broadcast.jdf:23:13", "X Root(0)")
+}
+
+func broadcastReaderInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, i := tp.Globals().(*Broadcast), l[0]
+	return rt.DataInput(0, g.data, rt.Ix(i+1), "broadcast.jdf:24:13")
 }
 
 // broadcastReaderSpace enumerates the execution space of Reader(i).
@@ -183,109 +181,49 @@ func broadcastReaderSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) 
 	}
 }
 
-// broadcastReaderComplete reports whether the instance of Reader whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// broadcastReaderComplete reports whether the instance of Reader whose parameters are in l lies in its execution space.
 func broadcastReaderComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Broadcast)
-	i := l[0]
-	if i < 0 || i > g.N-1 {
-		return false
-	}
-	return true
-}
-
-// broadcastReaderGoal returns the number of inputs that Reader(i) waits for from other tasks.
-func broadcastReaderGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	var n uint32
-	var pl rt.Locals
-	pl[0] = 0
-	if broadcastRootComplete(tp, &pl) {
-		n++
-	}
-	return n
-}
-
-// broadcastReaderPrepare binds the memory inputs of Reader(i) and checks that its inputs from
-// other tasks arrived.
-func broadcastReaderPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Broadcast)
-	l := task.Locals()
-	i := l[0]
-	if task.Flow(0) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "broadcast.jdf:23:13", "X", "X Root(0)")
-	}
-	if err := task.BindElement(1, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i + 1}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "broadcast.jdf:24:13", "Y", err)
-	}
-	return nil
+	g, i := tp.Globals().(*Broadcast), l[0]
+	return i >= 0 && i <= g.N-1
 }
 
 // broadcastReaderSuccessors reports the output dependencies of Reader(i) whose guards hold.
 func broadcastReaderSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Broadcast)
-	i := l[0]
+	g, i := tp.Globals().(*Broadcast), l[0]
 	if flows&2 != 0 {
-		e.Data(1, 1, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i + 1}})
+		e.Data(1, 1, g.data, rt.Ix(i+1))
 	}
 	if flows&4 != 0 {
 		e.L[0] = 0
-		if broadcastSumComplete(tp, &e.L) {
-			e.Task(2, 0, &broadcastSum, 0)
-		} else {
-			e.Outside(2, 0, &broadcastSum, 0)
-		}
-	}
-}
-
-// broadcastReaderPredecessors reports the input dependencies of Reader(i) whose guards hold (for a data
-// flow, the one its input chain selects).
-func broadcastReaderPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Broadcast)
-	i := l[0]
-	if flows&1 != 0 {
-		e.L[0] = 0
-		if broadcastRootComplete(tp, &e.L) {
-			e.Task(0, 0, &broadcastRoot, 0)
-		} else {
-			e.Outside(0, 0, &broadcastRoot, 0)
-		}
-	}
-	if flows&2 != 0 {
-		e.Data(1, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i + 1}})
+		e.Instance(broadcastSumComplete(tp, &e.L), 2, 0, &broadcastSum, 0)
 	}
 }
 
 // broadcastReaderPriority returns the priority of Reader(i) (higher runs first).
 func broadcastReaderPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g := tp.Globals().(*Broadcast)
-	i := l[0]
+	g, i := tp.Globals().(*Broadcast), l[0]
 //line ../broadcast.jdf:27
 	return int32(g.N - i)
-//line broadcast_jdf.go:265
+//line broadcast_jdf.go:208
 }
 
 // broadcastReaderAffinity returns the data collection element that owns Reader(i).
 func broadcastReaderAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Broadcast)
-	i := l[0]
+	g, i := tp.Globals().(*Broadcast), l[0]
 //line ../broadcast.jdf:22
-	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i + 1}}
-//line broadcast_jdf.go:274
+	return g.data, rt.Ix(i + 1)
+//line broadcast_jdf.go:216
 }
 
 // broadcastReaderHook runs the CPU body of Reader(i).
 func broadcastReaderHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Broadcast)
-	l := task.Locals()
-	X, err := rt.FlowValue[[]float64](task, 0)
+	g, l := rt.TaskGlobals[*Broadcast](task)
+	var err error
+	X, Y := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	Y, err := rt.FlowValue[[]float64](task, 1)
-	if err != nil {
-		return err
-	}
-	return broadcastReaderBody(tp, task, tp.N, tp.data, tp.sum, l[0], X, Y)
+	return broadcastReaderBody(g, task, g.N, g.data, g.sum, l[0], X, Y)
 }
 
 // broadcastReaderBody is the CPU body of Reader(i) at broadcast.jdf:28:1.
@@ -296,31 +234,8 @@ func broadcastReaderBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, s
 			Y[j] += X[j]
 		}
 	}
-//line broadcast_jdf.go:300
+//line broadcast_jdf.go:238
 	return nil
-}
-
-// broadcastSum describes task class Sum (broadcast.jdf:36:1).
-var broadcastSum rt.TaskClass
-
-func init() {
-	broadcastSum = rt.TaskClass{
-		Name:   "Sum",
-		ID:     2,
-		Locals: []string{"z"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "Done", Access: rt.CTL},
-		},
-		Space:        broadcastSumSpace,
-		Complete:     broadcastSumComplete,
-		Goal:         broadcastSumGoal,
-		Predecessors: broadcastSumPredecessors,
-		Affinity:     broadcastSumAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: broadcastSumHook},
-		},
-	}
 }
 
 // broadcastSumSpace enumerates the execution space of Sum(z).
@@ -333,14 +248,10 @@ func broadcastSumSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) boo
 	}
 }
 
-// broadcastSumComplete reports whether the instance of Sum whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// broadcastSumComplete reports whether the instance of Sum whose parameters are in l lies in its execution space.
 func broadcastSumComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	z := l[0]
-	if z < 0 || z > 0 {
-		return false
-	}
-	return true
+	return z >= 0 && z <= 0
 }
 
 // broadcastSumGoal returns the number of inputs that Sum(z) waits for from other tasks.
@@ -364,9 +275,7 @@ func broadcastSumPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, 
 	if flows&1 != 0 {
 		for a0 := 0; a0 <= g.N-1; a0++ {
 			e.L[0] = a0
-			if broadcastReaderComplete(tp, &e.L) {
-				e.Task(0, 0, &broadcastReader, 2)
-			}
+			e.TaskIf(broadcastReaderComplete(tp, &e.L), 0, 0, &broadcastReader, 2)
 		}
 	}
 }
@@ -375,15 +284,14 @@ func broadcastSumPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, 
 func broadcastSumAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*Broadcast)
 //line ../broadcast.jdf:38
-	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}
-//line broadcast_jdf.go:380
+	return g.data, rt.Ix(0)
+//line broadcast_jdf.go:289
 }
 
 // broadcastSumHook runs the CPU body of Sum(z).
 func broadcastSumHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Broadcast)
-	l := task.Locals()
-	return broadcastSumBody(tp, task, tp.N, tp.data, tp.sum, l[0])
+	g, l := rt.TaskGlobals[*Broadcast](task)
+	return broadcastSumBody(g, task, g.N, g.data, g.sum, l[0])
 }
 
 // broadcastSumBody is the CPU body of Sum(z) at broadcast.jdf:40:1.
@@ -397,12 +305,11 @@ func broadcastSumBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, sum 
 			}
 		}
 	}
-//line broadcast_jdf.go:401
+//line broadcast_jdf.go:309
 	return nil
 }
 
-// broadcastSource locates the task classes, flows and dependencies of broadcast.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// broadcastSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of broadcast.jdf.
 var broadcastSource = rt.Source{
 	Err:     ErrBroadcastGraph,
 	Classes: []string{"broadcast.jdf:10:1", "broadcast.jdf:20:1", "broadcast.jdf:36:1"},
@@ -418,22 +325,13 @@ var broadcastSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrBroadcastGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrBroadcastGraph. Call it before the taskpool runs.
 func (tp *Broadcast) Verify() error {
 	return broadcastSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Broadcast) WriteDOT(w io.Writer) error {
 	return broadcastSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrBroadcastGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrBroadcastGraph = errors.New("Broadcast: invalid task graph")

@@ -22,12 +22,14 @@ type CtlGather struct {
 	total *float64
 }
 
-// ErrCtlGatherArgument is wrapped by the errors of NewCtlGather.
-var ErrCtlGatherArgument = errors.New("CtlGather: bad argument")
+// Errors wrapped by those of NewCtlGather (ErrCtlGatherArgument) and of Verify and WriteDOT (ErrCtlGatherGraph).
+var (
+	ErrCtlGatherArgument = errors.New("ctlgather: bad argument")
+	ErrCtlGatherGraph    = errors.New("ctlgather: invalid task graph")
+)
 
-// NewCtlGather returns the taskpool of ctl_gather.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrCtlGatherArgument, and computes the hidden globals.
+// NewCtlGather returns the taskpool of ctl_gather.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrCtlGatherArgument), and computes the hidden globals.
 func NewCtlGather(N int, data *rt.Vector, total *float64) (*CtlGather, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewCtlGather: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "ctl_gather.jdf:11:12", ErrCtlGatherArgument)
@@ -40,29 +42,46 @@ func NewCtlGather(N int, data *rt.Vector, total *float64) (*CtlGather, error) {
 	return tp, nil
 }
 
-// ctlGatherWork describes task class Work (ctl_gather.jdf:10:1).
-var ctlGatherWork rt.TaskClass
+// The task classes of ctl_gather.jdf, assigned in init: their functions refer to one another.
+var (
+	ctlGatherWork rt.TaskClass // Work at ctl_gather.jdf:10:1
+	ctlGatherJoin rt.TaskClass // Join at ctl_gather.jdf:24:1
+)
 
 func init() {
 	ctlGatherWork = rt.TaskClass{
-		Name:   "Work",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "B", Access: rt.RW},
-			{Name: "Done", Access: rt.CTL},
-		},
+		Name: "Work", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "B", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
 		Space:        ctlGatherWorkSpace,
 		Complete:     ctlGatherWorkComplete,
-		Prepare:      ctlGatherWorkPrepare,
+		Prepare:      rt.BindInputsFunc(ctlGatherWorkInputs),
 		Successors:   ctlGatherWorkSuccessors,
-		Predecessors: ctlGatherWorkPredecessors,
+		Predecessors: rt.InputsFunc(ctlGatherWorkInputs),
 		Affinity:     ctlGatherWorkAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: ctlGatherWorkHook},
 		},
 	}
+	ctlGatherJoin = rt.TaskClass{
+		Name: "Join", ID: 1, Locals: []string{"z"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "Done", Access: rt.CTL}},
+		Space:        ctlGatherJoinSpace,
+		Complete:     ctlGatherJoinComplete,
+		Goal:         ctlGatherJoinGoal,
+		Predecessors: ctlGatherJoinPredecessors,
+		Affinity:     ctlGatherJoinAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: ctlGatherJoinHook},
+		},
+	}
+}
+
+// ctlGatherWorkInputs are the input chains of Work(k): ctlGatherWorkIn<Flow> selects the input of flow <Flow>.
+var ctlGatherWorkInputs = []rt.InputChain{{Flow: 0, Pos: "ctl_gather.jdf:13:7", Select: ctlGatherWorkInB}}
+
+func ctlGatherWorkInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*CtlGather), l[0]
+	return rt.DataInput(0, g.data, rt.Ix(k), "ctl_gather.jdf:13:12")
 }
 
 // ctlGatherWorkSpace enumerates the execution space of Work(k).
@@ -76,74 +95,40 @@ func ctlGatherWorkSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bo
 	}
 }
 
-// ctlGatherWorkComplete reports whether the instance of Work whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// ctlGatherWorkComplete reports whether the instance of Work whose parameters are in l lies in its execution space.
 func ctlGatherWorkComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*CtlGather)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
-}
-
-// ctlGatherWorkPrepare binds the memory inputs of Work(k) and checks that its inputs from
-// other tasks arrived.
-func ctlGatherWorkPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*CtlGather)
-	l := task.Locals()
-	k := l[0]
-	if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "ctl_gather.jdf:13:12", "B", err)
-	}
-	return nil
+	g, k := tp.Globals().(*CtlGather), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // ctlGatherWorkSuccessors reports the output dependencies of Work(k) whose guards hold.
 func ctlGatherWorkSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*CtlGather)
-	k := l[0]
+	g, k := tp.Globals().(*CtlGather), l[0]
 	if flows&1 != 0 {
-		e.Data(0, 1, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+		e.Data(0, 1, g.data, rt.Ix(k))
 	}
 	if flows&2 != 0 {
 		e.L[0] = 0
-		if ctlGatherJoinComplete(tp, &e.L) {
-			e.Task(1, 0, &ctlGatherJoin, 0)
-		} else {
-			e.Outside(1, 0, &ctlGatherJoin, 0)
-		}
-	}
-}
-
-// ctlGatherWorkPredecessors reports the input dependencies of Work(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func ctlGatherWorkPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*CtlGather)
-	k := l[0]
-	if flows&1 != 0 {
-		e.Data(0, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+		e.Instance(ctlGatherJoinComplete(tp, &e.L), 1, 0, &ctlGatherJoin, 0)
 	}
 }
 
 // ctlGatherWorkAffinity returns the data collection element that owns Work(k).
 func ctlGatherWorkAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*CtlGather)
-	k := l[0]
+	g, k := tp.Globals().(*CtlGather), l[0]
 //line ../ctl_gather.jdf:12
-	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line ctl_gather_jdf.go:136
+	return g.data, rt.Ix(k)
+//line ctl_gather_jdf.go:122
 }
 
 // ctlGatherWorkHook runs the CPU body of Work(k).
 func ctlGatherWorkHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*CtlGather)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*CtlGather](task)
 	B, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return ctlGatherWorkBody(tp, task, tp.N, tp.data, tp.total, l[0], B)
+	return ctlGatherWorkBody(g, task, g.N, g.data, g.total, l[0], B)
 }
 
 // ctlGatherWorkBody is the CPU body of Work(k) at ctl_gather.jdf:16:1.
@@ -154,31 +139,8 @@ func ctlGatherWorkBody(tp *CtlGather, task *rt.Task, N int, data *rt.Vector, tot
 			B[j] = float64(k*len(B) + j)
 		}
 	}
-//line ctl_gather_jdf.go:158
+//line ctl_gather_jdf.go:143
 	return nil
-}
-
-// ctlGatherJoin describes task class Join (ctl_gather.jdf:24:1).
-var ctlGatherJoin rt.TaskClass
-
-func init() {
-	ctlGatherJoin = rt.TaskClass{
-		Name:   "Join",
-		ID:     1,
-		Locals: []string{"z"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "Done", Access: rt.CTL},
-		},
-		Space:        ctlGatherJoinSpace,
-		Complete:     ctlGatherJoinComplete,
-		Goal:         ctlGatherJoinGoal,
-		Predecessors: ctlGatherJoinPredecessors,
-		Affinity:     ctlGatherJoinAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: ctlGatherJoinHook},
-		},
-	}
 }
 
 // ctlGatherJoinSpace enumerates the execution space of Join(z).
@@ -191,14 +153,10 @@ func ctlGatherJoinSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bo
 	}
 }
 
-// ctlGatherJoinComplete reports whether the instance of Join whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// ctlGatherJoinComplete reports whether the instance of Join whose parameters are in l lies in its execution space.
 func ctlGatherJoinComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	z := l[0]
-	if z < 0 || z > 0 {
-		return false
-	}
-	return true
+	return z >= 0 && z <= 0
 }
 
 // ctlGatherJoinGoal returns the number of inputs that Join(z) waits for from other tasks.
@@ -222,9 +180,7 @@ func ctlGatherJoinPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask,
 	if flows&1 != 0 {
 		for a0 := 0; a0 <= g.N; a0++ {
 			e.L[0] = a0
-			if ctlGatherWorkComplete(tp, &e.L) {
-				e.Task(0, 0, &ctlGatherWork, 1)
-			}
+			e.TaskIf(ctlGatherWorkComplete(tp, &e.L), 0, 0, &ctlGatherWork, 1)
 		}
 	}
 }
@@ -233,15 +189,14 @@ func ctlGatherJoinPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask,
 func ctlGatherJoinAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*CtlGather)
 //line ../ctl_gather.jdf:26
-	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}
-//line ctl_gather_jdf.go:238
+	return g.data, rt.Ix(0)
+//line ctl_gather_jdf.go:194
 }
 
 // ctlGatherJoinHook runs the CPU body of Join(z).
 func ctlGatherJoinHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*CtlGather)
-	l := task.Locals()
-	return ctlGatherJoinBody(tp, task, tp.N, tp.data, tp.total, l[0])
+	g, l := rt.TaskGlobals[*CtlGather](task)
+	return ctlGatherJoinBody(g, task, g.N, g.data, g.total, l[0])
 }
 
 // ctlGatherJoinBody is the CPU body of Join(z) at ctl_gather.jdf:28:1.
@@ -256,12 +211,11 @@ func ctlGatherJoinBody(tp *CtlGather, task *rt.Task, N int, data *rt.Vector, tot
 		}
 		*total = s
 	}
-//line ctl_gather_jdf.go:260
+//line ctl_gather_jdf.go:215
 	return nil
 }
 
-// ctlGatherSource locates the task classes, flows and dependencies of ctl_gather.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// ctlGatherSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of ctl_gather.jdf.
 var ctlGatherSource = rt.Source{
 	Err:     ErrCtlGatherGraph,
 	Classes: []string{"ctl_gather.jdf:10:1", "ctl_gather.jdf:24:1"},
@@ -275,22 +229,13 @@ var ctlGatherSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrCtlGatherGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrCtlGatherGraph. Call it before the taskpool runs.
 func (tp *CtlGather) Verify() error {
 	return ctlGatherSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *CtlGather) WriteDOT(w io.Writer) error {
 	return ctlGatherSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrCtlGatherGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrCtlGatherGraph = errors.New("CtlGather: invalid task graph")

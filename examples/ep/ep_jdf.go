@@ -24,12 +24,14 @@ type EP struct {
 	count *atomic.Int64
 }
 
-// ErrEPArgument is wrapped by the errors of NewEP.
-var ErrEPArgument = errors.New("EP: bad argument")
+// Errors wrapped by those of NewEP (ErrEPArgument) and of Verify and WriteDOT (ErrEPGraph).
+var (
+	ErrEPArgument = errors.New("ep: bad argument")
+	ErrEPGraph    = errors.New("ep: invalid task graph")
+)
 
-// NewEP returns the taskpool of ep.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrEPArgument, and computes the hidden globals.
+// NewEP returns the taskpool of ep.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrEPArgument), and computes the hidden globals.
 func NewEP(NT int, DEPTH int, dist *rt.Vector, count *atomic.Int64) (*EP, error) {
 	if NT < 0 {
 		return nil, fmt.Errorf("NewEP: %s is %d, want at least 0 (it bounds a range at %s): %w", "NT", NT, "ep.jdf:15:12", ErrEPArgument)
@@ -45,18 +47,15 @@ func NewEP(NT int, DEPTH int, dist *rt.Vector, count *atomic.Int64) (*EP, error)
 	return tp, nil
 }
 
-// epT describes task class T (ep.jdf:14:1).
-var epT rt.TaskClass
+// The task classes of ep.jdf, assigned in init: their functions refer to one another.
+var (
+	epT rt.TaskClass // T at ep.jdf:14:1
+)
 
 func init() {
 	epT = rt.TaskClass{
-		Name:   "T",
-		ID:     0,
-		Locals: []string{"c", "d"},
-		Params: []int{0, 1},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.CTL},
-		},
+		Name: "T", ID: 0, Locals: []string{"c", "d"}, Params: []int{0, 1},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.CTL}},
 		Space:        epTSpace,
 		Complete:     epTComplete,
 		Goal:         epTGoal,
@@ -83,19 +82,10 @@ func epTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// epTComplete reports whether the instance of T whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// epTComplete reports whether the instance of T whose parameters are in l lies in its execution space.
 func epTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*EP)
-	c_ := l[0]
-	if c_ < 0 || c_ > g.NT-1 {
-		return false
-	}
-	d := l[1]
-	if d < 0 || d > g.DEPTH-1 {
-		return false
-	}
-	return true
+	g, c_, d := tp.Globals().(*EP), l[0], l[1]
+	return c_ >= 0 && c_ <= g.NT-1 && d >= 0 && d <= g.DEPTH-1
 }
 
 // epTGoal returns the number of inputs that T(c, d) waits for from other tasks.
@@ -114,16 +104,11 @@ func epTGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 
 // epTSuccessors reports the output dependencies of T(c, d) whose guards hold.
 func epTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*EP)
-	c_, d := l[0], l[1]
+	g, c_, d := tp.Globals().(*EP), l[0], l[1]
 	if flows&1 != 0 {
 		if d < g.DEPTH-1 {
 			e.L[0], e.L[1] = c_, d+1
-			if epTComplete(tp, &e.L) {
-				e.Task(0, 1, &epT, 0)
-			} else {
-				e.Outside(0, 1, &epT, 0)
-			}
+			e.Instance(epTComplete(tp, &e.L), 0, 1, &epT, 0)
 		}
 	}
 }
@@ -135,29 +120,23 @@ func epTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edg
 	if flows&1 != 0 {
 		if d > 0 {
 			e.L[0], e.L[1] = c_, d-1
-			if epTComplete(tp, &e.L) {
-				e.Task(0, 0, &epT, 0)
-			} else {
-				e.Outside(0, 0, &epT, 0)
-			}
+			e.Instance(epTComplete(tp, &e.L), 0, 0, &epT, 0)
 		}
 	}
 }
 
 // epTAffinity returns the data collection element that owns T(c, d).
 func epTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*EP)
-	c_ := l[0]
+	g, c_ := tp.Globals().(*EP), l[0]
 //line ../ep.jdf:17
-	return g.dist, rt.Index{N: 1, I: [rt.MaxIndex]int{c_}}
-//line ep_jdf.go:154
+	return g.dist, rt.Ix(c_)
+//line ep_jdf.go:134
 }
 
 // epTHook runs the CPU body of T(c, d).
 func epTHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*EP)
-	l := task.Locals()
-	return epTBody(tp, task, tp.NT, tp.DEPTH, tp.dist, tp.count, l[0], l[1])
+	g, l := rt.TaskGlobals[*EP](task)
+	return epTBody(g, task, g.NT, g.DEPTH, g.dist, g.count, l[0], l[1])
 }
 
 // epTBody is the CPU body of T(c, d) at ep.jdf:20:1.
@@ -166,12 +145,11 @@ func epTBody(tp *EP, task *rt.Task, NT int, DEPTH int, dist *rt.Vector, count *a
 	{
 		count.Add(1)
 	}
-//line ep_jdf.go:170
+//line ep_jdf.go:149
 	return nil
 }
 
-// epSource locates the task classes, flows and dependencies of ep.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// epSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of ep.jdf.
 var epSource = rt.Source{
 	Err:     ErrEPGraph,
 	Classes: []string{"ep.jdf:14:1"},
@@ -183,22 +161,13 @@ var epSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrEPGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrEPGraph. Call it before the taskpool runs.
 func (tp *EP) Verify() error {
 	return epSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *EP) WriteDOT(w io.Writer) error {
 	return epSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrEPGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrEPGraph = errors.New("EP: invalid task graph")

@@ -26,12 +26,14 @@ type Gemm struct {
 	KT    int // hidden: computed by NewGemm
 }
 
-// ErrGemmArgument is wrapped by the errors of NewGemm.
-var ErrGemmArgument = errors.New("Gemm: bad argument")
+// Errors wrapped by those of NewGemm (ErrGemmArgument) and of Verify and WriteDOT (ErrGemmGraph).
+var (
+	ErrGemmArgument = errors.New("gemm: bad argument")
+	ErrGemmGraph    = errors.New("gemm: invalid task graph")
+)
 
-// NewGemm returns the taskpool of gemm.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrGemmArgument, and computes the hidden globals.
+// NewGemm returns the taskpool of gemm.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrGemmArgument), and computes the hidden globals.
 func NewGemm(descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix) (*Gemm, error) {
 	if err := rt.VerifyCollection(descA, 2, ErrGemmArgument); err != nil {
 		return nil, fmt.Errorf("NewGemm: descA: %w", err)
@@ -43,44 +45,66 @@ func NewGemm(descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix
 		return nil, fmt.Errorf("NewGemm: descC: %w", err)
 	}
 //line ../gemm.jdf:13
-	var MT int = (descC.MT)
-//line gemm_jdf.go:48
+	var MT int = descC.MT
+//line gemm_jdf.go:50
 //line ../gemm.jdf:14
-	var NT int = (descC.NT)
-//line gemm_jdf.go:51
+	var NT int = descC.NT
+//line gemm_jdf.go:53
 //line ../gemm.jdf:15
-	var KT int = (descA.NT)
-//line gemm_jdf.go:54
+	var KT int = descA.NT
+//line gemm_jdf.go:56
 	tp := &Gemm{descA: descA, descB: descB, descC: descC, MT: MT, NT: NT, KT: KT}
 	tp.Taskpool = rt.NewTaskpool("Gemm", tp, &gemmGEMM)
 	return tp, nil
 }
 
-// gemmGEMM describes task class GEMM (gemm.jdf:17:1).
-var gemmGEMM rt.TaskClass
+// The task classes of gemm.jdf, assigned in init: their functions refer to one another.
+var (
+	gemmGEMM rt.TaskClass // GEMM at gemm.jdf:17:1
+)
 
 func init() {
 	gemmGEMM = rt.TaskClass{
-		Name:   "GEMM",
-		ID:     0,
-		Locals: []string{"m", "n", "k"},
-		Params: []int{0, 1, 2},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.Read},
-			{Name: "B", Access: rt.Read},
-			{Name: "C", Access: rt.RW},
-		},
+		Name: "GEMM", ID: 0, Locals: []string{"m", "n", "k"}, Params: []int{0, 1, 2},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
 		Space:        gemmGEMMSpace,
 		Complete:     gemmGEMMComplete,
-		Goal:         gemmGEMMGoal,
-		Prepare:      gemmGEMMPrepare,
+		Goal:         rt.InputGoalFunc(gemmGEMMInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(gemmGEMMInputs),
 		Successors:   gemmGEMMSuccessors,
-		Predecessors: gemmGEMMPredecessors,
+		Predecessors: rt.InputsFunc(gemmGEMMInputs),
 		Priority:     gemmGEMMPriority,
 		Affinity:     gemmGEMMAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: gemmGEMMHook},
 		},
+	}
+}
+
+// gemmGEMMInputs are the input chains of GEMM(m, n, k): gemmGEMMIn<Flow> selects the input of flow <Flow>.
+var gemmGEMMInputs = []rt.InputChain{
+	{Flow: 0, Pos: "gemm.jdf:22:8", Select: gemmGEMMInA},
+	{Flow: 1, Pos: "gemm.jdf:23:8", Select: gemmGEMMInB},
+	{Flow: 2, Pos: "gemm.jdf:24:8", Select: gemmGEMMInC},
+}
+
+func gemmGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, m, k := tp.Globals().(*Gemm), l[0], l[2]
+	return rt.DataInput(0, g.descA, rt.Ix(m, k), "gemm.jdf:22:13")
+}
+
+func gemmGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, n_, k := tp.Globals().(*Gemm), l[1], l[2]
+	return rt.DataInput(0, g.descB, rt.Ix(k, n_), "gemm.jdf:23:13")
+}
+
+func gemmGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
+	if k == 0 {
+		return rt.DataInput(0, g.descC, rt.Ix(m, n_), "gemm.jdf:24:24")
+	} else {
+		pl := rt.Locals{0: m, 1: n_, 2: k - 1}
+		return rt.TaskInput(0, &gemmGEMM, 2, gemmGEMMComplete(tp, &pl), &pl, "gemm.jdf:24:38", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -101,143 +125,50 @@ func gemmGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// gemmGEMMComplete reports whether the instance of GEMM whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// gemmGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
 func gemmGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Gemm)
-	m := l[0]
-	if m < 0 || m > g.MT-1 {
-		return false
-	}
-	n_ := l[1]
-	if n_ < 0 || n_ > g.NT-1 {
-		return false
-	}
-	k := l[2]
-	if k < 0 || k > g.KT-1 {
-		return false
-	}
-	return true
-}
-
-// gemmGEMMGoal returns the number of inputs that GEMM(m, n, k) waits for from other tasks.
-func gemmGEMMGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	m, n_, k := l[0], l[1], l[2]
-	var n uint32
-	var pl rt.Locals
-	if k == 0 {
-		// descC(m, n): from memory
-	} else {
-		pl[0], pl[1], pl[2] = m, n_, k-1
-		if gemmGEMMComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// gemmGEMMPrepare binds the memory inputs of GEMM(m, n, k) and checks that its inputs from
-// other tasks arrived.
-func gemmGEMMPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Gemm)
-	l := task.Locals()
-	m, n_, k := l[0], l[1], l[2]
-	if err := task.BindElement(0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "gemm.jdf:22:13", "A", err)
-	}
-	if err := task.BindElement(1, g.descB, rt.Index{N: 2, I: [rt.MaxIndex]int{k, n_}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "gemm.jdf:23:13", "B", err)
-	}
-	if k == 0 {
-		if err := task.BindElement(2, g.descC, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "gemm.jdf:24:24", "C", err)
-		}
-	} else {
-		if task.Flow(2) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "gemm.jdf:24:38", "C", "C GEMM(m, n, k - 1)")
-		}
-	}
-	return nil
+	g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
+	return m >= 0 && m <= g.MT-1 && n_ >= 0 && n_ <= g.NT-1 && k >= 0 && k <= g.KT-1
 }
 
 // gemmGEMMSuccessors reports the output dependencies of GEMM(m, n, k) whose guards hold.
 func gemmGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Gemm)
-	m, n_, k := l[0], l[1], l[2]
+	g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
 	if flows&4 != 0 {
 		if k < g.KT-1 {
 			e.L[0], e.L[1], e.L[2] = m, n_, k+1
-			if gemmGEMMComplete(tp, &e.L) {
-				e.Task(2, 1, &gemmGEMM, 2)
-			} else {
-				e.Outside(2, 1, &gemmGEMM, 2)
-			}
+			e.Instance(gemmGEMMComplete(tp, &e.L), 2, 1, &gemmGEMM, 2)
 		} else {
-			e.Data(2, 1, g.descC, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}})
-		}
-	}
-}
-
-// gemmGEMMPredecessors reports the input dependencies of GEMM(m, n, k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func gemmGEMMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Gemm)
-	m, n_, k := l[0], l[1], l[2]
-	if flows&1 != 0 {
-		e.Data(0, 0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}})
-	}
-	if flows&2 != 0 {
-		e.Data(1, 0, g.descB, rt.Index{N: 2, I: [rt.MaxIndex]int{k, n_}})
-	}
-	if flows&4 != 0 {
-		if k == 0 {
-			e.Data(2, 0, g.descC, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}})
-		} else {
-			e.L[0], e.L[1], e.L[2] = m, n_, k-1
-			if gemmGEMMComplete(tp, &e.L) {
-				e.Task(2, 0, &gemmGEMM, 2)
-			} else {
-				e.Outside(2, 0, &gemmGEMM, 2)
-			}
+			e.Data(2, 1, g.descC, rt.Ix(m, n_))
 		}
 	}
 }
 
 // gemmGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
 func gemmGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g := tp.Globals().(*Gemm)
-	k := l[2]
+	g, k := tp.Globals().(*Gemm), l[2]
 //line ../gemm.jdf:26
 	return int32(g.KT - k)
-//line gemm_jdf.go:213
+//line gemm_jdf.go:153
 }
 
 // gemmGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
 func gemmGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Gemm)
-	m, n_ := l[0], l[1]
+	g, m, n_ := tp.Globals().(*Gemm), l[0], l[1]
 //line ../gemm.jdf:21
-	return g.descC, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}
-//line gemm_jdf.go:222
+	return g.descC, rt.Ix(m, n_)
+//line gemm_jdf.go:161
 }
 
 // gemmGEMMHook runs the CPU body of GEMM(m, n, k).
 func gemmGEMMHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Gemm)
-	l := task.Locals()
-	A, err := rt.FlowValue[[]float64](task, 0)
+	g, l := rt.TaskGlobals[*Gemm](task)
+	var err error
+	A, B, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	B, err := rt.FlowValue[[]float64](task, 1)
-	if err != nil {
-		return err
-	}
-	C, err := rt.FlowValue[[]float64](task, 2)
-	if err != nil {
-		return err
-	}
-	return gemmGEMMBody(tp, task, tp.descA, tp.descB, tp.descC, tp.MT, tp.NT, tp.KT, l[0], l[1], l[2], A, B, C)
+	return gemmGEMMBody(g, task, g.descA, g.descB, g.descC, g.MT, g.NT, g.KT, l[0], l[1], l[2], A, B, C)
 }
 
 // gemmGEMMBody is the CPU body of GEMM(m, n, k) at gemm.jdf:27:1.
@@ -247,11 +178,10 @@ func gemmGEMMBody(tp *Gemm, task *rt.Task, descA *rt.TiledMatrix, descB *rt.Tile
 		return blas.Dgemm(blas.NoTrans, blas.NoTrans, descC.TileRows(m), descC.TileCols(n), descA.TileCols(k),
 			1, A, descA.MB, B, descB.MB, 1, C, descC.MB)
 	}
-//line gemm_jdf.go:251
+//line gemm_jdf.go:182
 }
 
-// gemmSource locates the task classes, flows and dependencies of gemm.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// gemmSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of gemm.jdf.
 var gemmSource = rt.Source{
 	Err:     ErrGemmGraph,
 	Classes: []string{"gemm.jdf:17:1"},
@@ -263,22 +193,13 @@ var gemmSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrGemmGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrGemmGraph. Call it before the taskpool runs.
 func (tp *Gemm) Verify() error {
 	return gemmSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Gemm) WriteDOT(w io.Writer) error {
 	return gemmSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrGemmGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrGemmGraph = errors.New("Gemm: invalid task graph")

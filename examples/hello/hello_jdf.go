@@ -22,12 +22,14 @@ type Hello struct {
 	out  io.Writer
 }
 
-// ErrHelloArgument is wrapped by the errors of NewHello.
-var ErrHelloArgument = errors.New("Hello: bad argument")
+// Errors wrapped by those of NewHello (ErrHelloArgument) and of Verify and WriteDOT (ErrHelloGraph).
+var (
+	ErrHelloArgument = errors.New("hello: bad argument")
+	ErrHelloGraph    = errors.New("hello: invalid task graph")
+)
 
-// NewHello returns the taskpool of hello.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrHelloArgument, and computes the hidden globals.
+// NewHello returns the taskpool of hello.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrHelloArgument), and computes the hidden globals.
 func NewHello(N int, data *rt.Vector, out io.Writer) (*Hello, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewHello: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "hello.jdf:17:12", ErrHelloArgument)
@@ -40,15 +42,14 @@ func NewHello(N int, data *rt.Vector, out io.Writer) (*Hello, error) {
 	return tp, nil
 }
 
-// helloHello describes task class Hello (hello.jdf:16:1).
-var helloHello rt.TaskClass
+// The task classes of hello.jdf, assigned in init: their functions refer to one another.
+var (
+	helloHello rt.TaskClass // Hello at hello.jdf:16:1
+)
 
 func init() {
 	helloHello = rt.TaskClass{
-		Name:     "Hello",
-		ID:       0,
-		Locals:   []string{"k"},
-		Params:   []int{0},
+		Name: "Hello", ID: 0, Locals: []string{"k"}, Params: []int{0},
 		Space:    helloHelloSpace,
 		Complete: helloHelloComplete,
 		Affinity: helloHelloAffinity,
@@ -69,31 +70,24 @@ func helloHelloSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool)
 	}
 }
 
-// helloHelloComplete reports whether the instance of Hello whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// helloHelloComplete reports whether the instance of Hello whose parameters are in l lies in its execution space.
 func helloHelloComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Hello)
-	k := l[0]
-	if k < 0 || k > g.N-1 {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Hello), l[0]
+	return k >= 0 && k <= g.N-1
 }
 
 // helloHelloAffinity returns the data collection element that owns Hello(k).
 func helloHelloAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Hello)
-	k := l[0]
+	g, k := tp.Globals().(*Hello), l[0]
 //line ../hello.jdf:18
-	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line hello_jdf.go:90
+	return g.data, rt.Ix(k)
+//line hello_jdf.go:85
 }
 
 // helloHelloHook runs the CPU body of Hello(k).
 func helloHelloHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Hello)
-	l := task.Locals()
-	return helloHelloBody(tp, task, tp.N, tp.data, tp.out, l[0])
+	g, l := rt.TaskGlobals[*Hello](task)
+	return helloHelloBody(g, task, g.N, g.data, g.out, l[0])
 }
 
 // helloHelloBody is the CPU body of Hello(k) at hello.jdf:19:1.
@@ -102,12 +96,11 @@ func helloHelloBody(tp *Hello, task *rt.Task, N int, data *rt.Vector, out io.Wri
 	{
 		fmt.Fprintf(out, "hello from task %d of %d\n", k, N)
 	}
-//line hello_jdf.go:106
+//line hello_jdf.go:100
 	return nil
 }
 
-// helloSource locates the task classes, flows and dependencies of hello.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// helloSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of hello.jdf.
 var helloSource = rt.Source{
 	Err:     ErrHelloGraph,
 	Classes: []string{"hello.jdf:16:1"},
@@ -119,22 +112,13 @@ var helloSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrHelloGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrHelloGraph. Call it before the taskpool runs.
 func (tp *Hello) Verify() error {
 	return helloSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Hello) WriteDOT(w io.Writer) error {
 	return helloSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrHelloGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrHelloGraph = errors.New("Hello: invalid task graph")

@@ -23,12 +23,14 @@ type Reduce struct {
 	LEVELS int // hidden: computed by NewReduce
 }
 
-// ErrReduceArgument is wrapped by the errors of NewReduce.
-var ErrReduceArgument = errors.New("Reduce: bad argument")
+// Errors wrapped by those of NewReduce (ErrReduceArgument) and of Verify and WriteDOT (ErrReduceGraph).
+var (
+	ErrReduceArgument = errors.New("reduce: bad argument")
+	ErrReduceGraph    = errors.New("reduce: invalid task graph")
+)
 
-// NewReduce returns the taskpool of reduce.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrReduceArgument, and computes the hidden globals.
+// NewReduce returns the taskpool of reduce.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrReduceArgument), and computes the hidden globals.
 func NewReduce(N int, data *rt.Vector) (*Reduce, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewReduce: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "reduce.jdf:18:13", ErrReduceArgument)
@@ -37,37 +39,59 @@ func NewReduce(N int, data *rt.Vector) (*Reduce, error) {
 		return nil, fmt.Errorf("NewReduce: data: %w", err)
 	}
 //line ../reduce.jdf:14
-	var LEVELS int = (bits.Len(uint(N - 1)))
-//line reduce_jdf.go:42
+	var LEVELS int = bits.Len(uint(N - 1))
+//line reduce_jdf.go:44
 	tp := &Reduce{N: N, data: data, LEVELS: LEVELS}
 	tp.Taskpool = rt.NewTaskpool("Reduce", tp, &reduceReduce)
 	return tp, nil
 }
 
-// reduceReduce describes task class Reduce (reduce.jdf:16:1).
-var reduceReduce rt.TaskClass
+// The task classes of reduce.jdf, assigned in init: their functions refer to one another.
+var (
+	reduceReduce rt.TaskClass // Reduce at reduce.jdf:16:1
+)
 
 func init() {
 	reduceReduce = rt.TaskClass{
-		Name:   "Reduce",
-		ID:     0,
-		Locals: []string{"l", "i"},
-		Params: []int{0, 1},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-			{Name: "B", Access: rt.Read},
-		},
+		Name: "Reduce", ID: 0, Locals: []string{"l", "i"}, Params: []int{0, 1},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.Read}},
 		Space:        reduceReduceSpace,
 		Complete:     reduceReduceComplete,
-		Goal:         reduceReduceGoal,
-		Prepare:      reduceReducePrepare,
+		Goal:         rt.InputGoalFunc(reduceReduceInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(reduceReduceInputs),
 		Successors:   reduceReduceSuccessors,
-		Predecessors: reduceReducePredecessors,
+		Predecessors: rt.InputsFunc(reduceReduceInputs),
 		Priority:     reduceReducePriority,
 		Affinity:     reduceReduceAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: reduceReduceHook},
 		},
+	}
+}
+
+// reduceReduceInputs are the input chains of Reduce(l, i): reduceReduceIn<Flow> selects the input of flow <Flow>.
+var reduceReduceInputs = []rt.InputChain{
+	{Flow: 0, Pos: "reduce.jdf:20:8", Select: reduceReduceInA},
+	{Flow: 1, Pos: "reduce.jdf:24:8", Select: reduceReduceInB},
+}
+
+func reduceReduceInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
+	if l_ == 0 {
+		return rt.DataInput(0, g.data, rt.Ix(i), "reduce.jdf:20:24")
+	} else {
+		pl := rt.Locals{0: l_ - 1, 1: 2 * i}
+		return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:20:34", "A Reduce(l - 1, 2 * i)")
+	}
+}
+
+func reduceReduceInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
+	if l_ > 0 && 2*i+1 <= (g.N-1)>>(l_-1) {
+		pl := rt.Locals{0: l_ - 1, 1: 2*i + 1}
+		return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:24:58", "A Reduce(l - 1, 2 * i + 1)")
+	} else {
+		return rt.NullInput(0)
 	}
 }
 
@@ -85,125 +109,26 @@ func reduceReduceSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) boo
 	}
 }
 
-// reduceReduceComplete reports whether the instance of Reduce whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// reduceReduceComplete reports whether the instance of Reduce whose parameters are in l lies in its execution space.
 func reduceReduceComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Reduce)
-	l_ := l[0]
-	if l_ < 0 || l_ > g.LEVELS {
-		return false
-	}
-	i := l[1]
-	if i < 0 || i > (g.N-1)>>l_ {
-		return false
-	}
-	return true
-}
-
-// reduceReduceGoal returns the number of inputs that Reduce(l, i) waits for from other tasks.
-func reduceReduceGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	g := tp.Globals().(*Reduce)
-	l_, i := l[0], l[1]
-	var n uint32
-	var pl rt.Locals
-	if l_ == 0 {
-		// data(i): from memory
-	} else {
-		pl[0], pl[1] = l_-1, 2*i
-		if reduceReduceComplete(tp, &pl) {
-			n++
-		}
-	}
-	if l_ > 0 && 2*i+1 <= (g.N-1)>>(l_-1) {
-		pl[0], pl[1] = l_-1, 2*i+1
-		if reduceReduceComplete(tp, &pl) {
-			n++
-		}
-	} else {
-		// NULL: from memory
-	}
-	return n
-}
-
-// reduceReducePrepare binds the memory inputs of Reduce(l, i) and checks that its inputs from
-// other tasks arrived.
-func reduceReducePrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Reduce)
-	l := task.Locals()
-	l_, i := l[0], l[1]
-	if l_ == 0 {
-		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "reduce.jdf:20:24", "A", err)
-		}
-	} else {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "reduce.jdf:20:34", "A", "A Reduce(l - 1, 2 * i)")
-		}
-	}
-	if l_ > 0 && 2*i+1 <= (g.N-1)>>(l_-1) {
-		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "reduce.jdf:24:58", "B", "A Reduce(l - 1, 2 * i + 1)")
-		}
-	} else {
-		task.SetFlow(1, nil)
-	}
-	return nil
+	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
+	return l_ >= 0 && l_ <= g.LEVELS && i >= 0 && i <= (g.N-1)>>l_
 }
 
 // reduceReduceSuccessors reports the output dependencies of Reduce(l, i) whose guards hold.
 func reduceReduceSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Reduce)
-	l_, i := l[0], l[1]
+	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
 	if flows&1 != 0 {
 		if l_ < g.LEVELS && i%2 == 0 {
 			e.L[0], e.L[1] = l_+1, i/2
-			if reduceReduceComplete(tp, &e.L) {
-				e.Task(0, 1, &reduceReduce, 0)
-			} else {
-				e.Outside(0, 1, &reduceReduce, 0)
-			}
+			e.Instance(reduceReduceComplete(tp, &e.L), 0, 1, &reduceReduce, 0)
 		}
 		if l_ < g.LEVELS && i%2 == 1 {
 			e.L[0], e.L[1] = l_+1, i/2
-			if reduceReduceComplete(tp, &e.L) {
-				e.Task(0, 2, &reduceReduce, 1)
-			} else {
-				e.Outside(0, 2, &reduceReduce, 1)
-			}
+			e.Instance(reduceReduceComplete(tp, &e.L), 0, 2, &reduceReduce, 1)
 		}
 		if l_ == g.LEVELS {
-			e.Data(0, 3, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{0}})
-		}
-	}
-}
-
-// reduceReducePredecessors reports the input dependencies of Reduce(l, i) whose guards hold (for a data
-// flow, the one its input chain selects).
-func reduceReducePredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Reduce)
-	l_, i := l[0], l[1]
-	if flows&1 != 0 {
-		if l_ == 0 {
-			e.Data(0, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i}})
-		} else {
-			e.L[0], e.L[1] = l_-1, 2*i
-			if reduceReduceComplete(tp, &e.L) {
-				e.Task(0, 0, &reduceReduce, 0)
-			} else {
-				e.Outside(0, 0, &reduceReduce, 0)
-			}
-		}
-	}
-	if flows&2 != 0 {
-		if l_ > 0 && 2*i+1 <= (g.N-1)>>(l_-1) {
-			e.L[0], e.L[1] = l_-1, 2*i+1
-			if reduceReduceComplete(tp, &e.L) {
-				e.Task(1, 0, &reduceReduce, 0)
-			} else {
-				e.Outside(1, 0, &reduceReduce, 0)
-			}
-		} else {
-			// NULL
+			e.Data(0, 3, g.data, rt.Ix(0))
 		}
 	}
 }
@@ -213,31 +138,26 @@ func reduceReducePriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	l_ := l[0]
 //line ../reduce.jdf:25
 	return int32(l_)
-//line reduce_jdf.go:217
+//line reduce_jdf.go:142
 }
 
 // reduceReduceAffinity returns the data collection element that owns Reduce(l, i).
 func reduceReduceAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Reduce)
-	l_, i := l[0], l[1]
+	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
 //line ../reduce.jdf:19
-	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i << l_}}
-//line reduce_jdf.go:226
+	return g.data, rt.Ix(i << l_)
+//line reduce_jdf.go:150
 }
 
 // reduceReduceHook runs the CPU body of Reduce(l, i).
 func reduceReduceHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Reduce)
-	l := task.Locals()
-	A, err := rt.FlowValue[[]float64](task, 0)
+	g, l := rt.TaskGlobals[*Reduce](task)
+	var err error
+	A, B := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	B, err := rt.FlowValue[[]float64](task, 1)
-	if err != nil {
-		return err
-	}
-	return reduceReduceBody(tp, task, tp.N, tp.data, tp.LEVELS, l[0], l[1], A, B)
+	return reduceReduceBody(g, task, g.N, g.data, g.LEVELS, l[0], l[1], A, B)
 }
 
 // reduceReduceBody is the CPU body of Reduce(l, i) at reduce.jdf:26:1.
@@ -250,12 +170,11 @@ func reduceReduceBody(tp *Reduce, task *rt.Task, N int, data *rt.Vector, LEVELS 
 			}
 		}
 	}
-//line reduce_jdf.go:254
+//line reduce_jdf.go:174
 	return nil
 }
 
-// reduceSource locates the task classes, flows and dependencies of reduce.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// reduceSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of reduce.jdf.
 var reduceSource = rt.Source{
 	Err:     ErrReduceGraph,
 	Classes: []string{"reduce.jdf:16:1"},
@@ -267,22 +186,13 @@ var reduceSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrReduceGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrReduceGraph. Call it before the taskpool runs.
 func (tp *Reduce) Verify() error {
 	return reduceSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Reduce) WriteDOT(w io.Writer) error {
 	return reduceSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrReduceGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrReduceGraph = errors.New("Reduce: invalid task graph")

@@ -22,12 +22,14 @@ type Stencil1D struct {
 	NX   int // hidden: computed by NewStencil1D
 }
 
-// ErrStencil1DArgument is wrapped by the errors of NewStencil1D.
-var ErrStencil1DArgument = errors.New("Stencil1D: bad argument")
+// Errors wrapped by those of NewStencil1D (ErrStencil1DArgument) and of Verify and WriteDOT (ErrStencil1DGraph).
+var (
+	ErrStencil1DArgument = errors.New("stencil1d: bad argument")
+	ErrStencil1DGraph    = errors.New("stencil1d: invalid task graph")
+)
 
-// NewStencil1D returns the taskpool of stencil1d.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrStencil1DArgument, and computes the hidden globals.
+// NewStencil1D returns the taskpool of stencil1d.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrStencil1DArgument), and computes the hidden globals.
 func NewStencil1D(T int, data *rt.Vector) (*Stencil1D, error) {
 	if T < 0 {
 		return nil, fmt.Errorf("NewStencil1D: %s is %d, want at least 0 (it bounds a range at %s): %w", "T", T, "stencil1d.jdf:15:12", ErrStencil1DArgument)
@@ -36,22 +38,21 @@ func NewStencil1D(T int, data *rt.Vector) (*Stencil1D, error) {
 		return nil, fmt.Errorf("NewStencil1D: data: %w", err)
 	}
 //line ../stencil1d.jdf:12
-	var NX int = (data.NT)
-//line stencil1d_jdf.go:41
+	var NX int = data.NT
+//line stencil1d_jdf.go:43
 	tp := &Stencil1D{T: T, data: data, NX: NX}
 	tp.Taskpool = rt.NewTaskpool("Stencil1D", tp, &stencil1DStep)
 	return tp, nil
 }
 
-// stencil1DStep describes task class Step (stencil1d.jdf:14:1).
-var stencil1DStep rt.TaskClass
+// The task classes of stencil1d.jdf, assigned in init: their functions refer to one another.
+var (
+	stencil1DStep rt.TaskClass // Step at stencil1d.jdf:14:1
+)
 
 func init() {
 	stencil1DStep = rt.TaskClass{
-		Name:   "Step",
-		ID:     0,
-		Locals: []string{"t", "x"},
-		Params: []int{0, 1},
+		Name: "Step", ID: 0, Locals: []string{"t", "x"}, Params: []int{0, 1},
 		Flows: []rt.Flow{
 			{Name: "C", Access: rt.Read},
 			{Name: "L", Access: rt.Read},
@@ -60,16 +61,62 @@ func init() {
 		},
 		Space:        stencil1DStepSpace,
 		Complete:     stencil1DStepComplete,
-		Goal:         stencil1DStepGoal,
-		Prepare:      stencil1DStepPrepare,
+		Goal:         rt.InputGoalFunc(stencil1DStepInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(stencil1DStepInputs),
 		Successors:   stencil1DStepSuccessors,
-		Predecessors: stencil1DStepPredecessors,
+		Predecessors: rt.InputsFunc(stencil1DStepInputs),
 		Priority:     stencil1DStepPriority,
 		Affinity:     stencil1DStepAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stencil1DStepHook},
 		},
 	}
+}
+
+// stencil1DStepInputs are the input chains of Step(t, x): stencil1DStepIn<Flow> selects the input of flow <Flow>.
+var stencil1DStepInputs = []rt.InputChain{
+	{Flow: 0, Pos: "stencil1d.jdf:18:9", Select: stencil1DStepInC},
+	{Flow: 1, Pos: "stencil1d.jdf:19:9", Select: stencil1DStepInL},
+	{Flow: 2, Pos: "stencil1d.jdf:22:9", Select: stencil1DStepInR},
+	{Flow: 3, Pos: "stencil1d.jdf:25:9", Select: stencil1DStepInN},
+}
+
+func stencil1DStepInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
+	if t == 0 {
+		return rt.DataInput(0, g.data, rt.Ix(x), "stencil1d.jdf:18:25")
+	} else {
+		pl := rt.Locals{0: t - 1, 1: x}
+		return rt.TaskInput(0, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:18:35", "N Step(t - 1, x)")
+	}
+}
+
+func stencil1DStepInL(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	t, x := l[0], l[1]
+	if t == 0 {
+		return rt.NullInput(0)
+	} else if x == 0 {
+		return rt.NullInput(1)
+	} else {
+		pl := rt.Locals{0: t - 1, 1: x - 1}
+		return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:21:14", "N Step(t - 1, x - 1)")
+	}
+}
+
+func stencil1DStepInR(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
+	if t == 0 {
+		return rt.NullInput(0)
+	} else if x == g.NX-1 {
+		return rt.NullInput(1)
+	} else {
+		pl := rt.Locals{0: t - 1, 1: x + 1}
+		return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:24:14", "N Step(t - 1, x + 1)")
+	}
+}
+
+func stencil1DStepInN(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	return rt.NewInput(0, "DEFAULT", "stencil1d.jdf:25:14")
 }
 
 // stencil1DStepSpace enumerates the execution space of Step(t, x).
@@ -86,221 +133,60 @@ func stencil1DStepSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bo
 	}
 }
 
-// stencil1DStepComplete reports whether the instance of Step whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// stencil1DStepComplete reports whether the instance of Step whose parameters are in l lies in its execution space.
 func stencil1DStepComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Stencil1D)
-	t := l[0]
-	if t < 0 || t > g.T {
-		return false
-	}
-	x := l[1]
-	if x < 0 || x > g.NX-1 {
-		return false
-	}
-	return true
-}
-
-// stencil1DStepGoal returns the number of inputs that Step(t, x) waits for from other tasks.
-func stencil1DStepGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	g := tp.Globals().(*Stencil1D)
-	t, x := l[0], l[1]
-	var n uint32
-	var pl rt.Locals
-	if t == 0 {
-		// data(x): from memory
-	} else {
-		pl[0], pl[1] = t-1, x
-		if stencil1DStepComplete(tp, &pl) {
-			n++
-		}
-	}
-	if t == 0 {
-		// NULL: from memory
-	} else if x == 0 {
-		// NULL: from memory
-	} else {
-		pl[0], pl[1] = t-1, x-1
-		if stencil1DStepComplete(tp, &pl) {
-			n++
-		}
-	}
-	if t == 0 {
-		// NULL: from memory
-	} else if x == g.NX-1 {
-		// NULL: from memory
-	} else {
-		pl[0], pl[1] = t-1, x+1
-		if stencil1DStepComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// stencil1DStepPrepare binds the memory inputs of Step(t, x) and checks that its inputs from
-// other tasks arrived.
-func stencil1DStepPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Stencil1D)
-	l := task.Locals()
-	t, x := l[0], l[1]
-	if t == 0 {
-		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{x}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "stencil1d.jdf:18:25", "C", err)
-		}
-	} else {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:18:35", "C", "N Step(t - 1, x)")
-		}
-	}
-	if t == 0 {
-		task.SetFlow(1, nil)
-	} else if x == 0 {
-		task.SetFlow(1, nil)
-	} else {
-		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:21:14", "L", "N Step(t - 1, x - 1)")
-		}
-	}
-	if t == 0 {
-		task.SetFlow(2, nil)
-	} else if x == g.NX-1 {
-		task.SetFlow(2, nil)
-	} else {
-		if task.Flow(2) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:24:14", "R", "N Step(t - 1, x + 1)")
-		}
-	}
-	if err := task.BindNew(3, "DEFAULT"); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "stencil1d.jdf:25:14", "N", err)
-	}
-	return nil
+	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
+	return t >= 0 && t <= g.T && x >= 0 && x <= g.NX-1
 }
 
 // stencil1DStepSuccessors reports the output dependencies of Step(t, x) whose guards hold.
 func stencil1DStepSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Stencil1D)
-	t, x := l[0], l[1]
+	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
 	if flows&8 != 0 {
 		if t < g.T {
 			e.L[0], e.L[1] = t+1, x
-			if stencil1DStepComplete(tp, &e.L) {
-				e.Task(3, 1, &stencil1DStep, 0)
-			} else {
-				e.Outside(3, 1, &stencil1DStep, 0)
-			}
+			e.Instance(stencil1DStepComplete(tp, &e.L), 3, 1, &stencil1DStep, 0)
 		}
 		if t < g.T && x < g.NX-1 {
 			e.L[0], e.L[1] = t+1, x+1
-			if stencil1DStepComplete(tp, &e.L) {
-				e.Task(3, 2, &stencil1DStep, 1)
-			} else {
-				e.Outside(3, 2, &stencil1DStep, 1)
-			}
+			e.Instance(stencil1DStepComplete(tp, &e.L), 3, 2, &stencil1DStep, 1)
 		}
 		if t < g.T && x > 0 {
 			e.L[0], e.L[1] = t+1, x-1
-			if stencil1DStepComplete(tp, &e.L) {
-				e.Task(3, 3, &stencil1DStep, 2)
-			} else {
-				e.Outside(3, 3, &stencil1DStep, 2)
-			}
+			e.Instance(stencil1DStepComplete(tp, &e.L), 3, 3, &stencil1DStep, 2)
 		}
 		if t == g.T {
-			e.Data(3, 4, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{x}})
+			e.Data(3, 4, g.data, rt.Ix(x))
 		}
-	}
-}
-
-// stencil1DStepPredecessors reports the input dependencies of Step(t, x) whose guards hold (for a data
-// flow, the one its input chain selects).
-func stencil1DStepPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Stencil1D)
-	t, x := l[0], l[1]
-	if flows&1 != 0 {
-		if t == 0 {
-			e.Data(0, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{x}})
-		} else {
-			e.L[0], e.L[1] = t-1, x
-			if stencil1DStepComplete(tp, &e.L) {
-				e.Task(0, 0, &stencil1DStep, 3)
-			} else {
-				e.Outside(0, 0, &stencil1DStep, 3)
-			}
-		}
-	}
-	if flows&2 != 0 {
-		if t == 0 {
-			// NULL
-		} else if x == 0 {
-			// NULL
-		} else {
-			e.L[0], e.L[1] = t-1, x-1
-			if stencil1DStepComplete(tp, &e.L) {
-				e.Task(1, 2, &stencil1DStep, 3)
-			} else {
-				e.Outside(1, 2, &stencil1DStep, 3)
-			}
-		}
-	}
-	if flows&4 != 0 {
-		if t == 0 {
-			// NULL
-		} else if x == g.NX-1 {
-			// NULL
-		} else {
-			e.L[0], e.L[1] = t-1, x+1
-			if stencil1DStepComplete(tp, &e.L) {
-				e.Task(2, 2, &stencil1DStep, 3)
-			} else {
-				e.Outside(2, 2, &stencil1DStep, 3)
-			}
-		}
-	}
-	if flows&8 != 0 {
-		// NEW
 	}
 }
 
 // stencil1DStepPriority returns the priority of Step(t, x) (higher runs first).
 func stencil1DStepPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g := tp.Globals().(*Stencil1D)
-	t := l[0]
+	g, t := tp.Globals().(*Stencil1D), l[0]
 //line ../stencil1d.jdf:30
 	return int32(g.T - t)
-//line stencil1d_jdf.go:272
+//line stencil1d_jdf.go:170
 }
 
 // stencil1DStepAffinity returns the data collection element that owns Step(t, x).
 func stencil1DStepAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Stencil1D)
-	x := l[1]
+	g, x := tp.Globals().(*Stencil1D), l[1]
 //line ../stencil1d.jdf:17
-	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{x}}
-//line stencil1d_jdf.go:281
+	return g.data, rt.Ix(x)
+//line stencil1d_jdf.go:178
 }
 
 // stencil1DStepHook runs the CPU body of Step(t, x).
 func stencil1DStepHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Stencil1D)
-	l := task.Locals()
-	C, err := rt.FlowValue[[]float64](task, 0)
+	g, l := rt.TaskGlobals[*Stencil1D](task)
+	var err error
+	C, L, R := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
+	N := rt.FlowAs[[]float64](task, 3, &err)
 	if err != nil {
 		return err
 	}
-	L, err := rt.FlowValue[[]float64](task, 1)
-	if err != nil {
-		return err
-	}
-	R, err := rt.FlowValue[[]float64](task, 2)
-	if err != nil {
-		return err
-	}
-	N, err := rt.FlowValue[[]float64](task, 3)
-	if err != nil {
-		return err
-	}
-	return stencil1DStepBody(tp, task, tp.T, tp.data, tp.NX, l[0], l[1], C, L, R, N)
+	return stencil1DStepBody(g, task, g.T, g.data, g.NX, l[0], l[1], C, L, R, N)
 }
 
 // stencil1DStepBody is the CPU body of Step(t, x) at stencil1d.jdf:31:1.
@@ -323,12 +209,11 @@ func stencil1DStepBody(tp *Stencil1D, task *rt.Task, T int, data *rt.Vector, NX 
 			N[j] = (left + C[j] + right) / 3
 		}
 	}
-//line stencil1d_jdf.go:327
+//line stencil1d_jdf.go:213
 	return nil
 }
 
-// stencil1DSource locates the task classes, flows and dependencies of stencil1d.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// stencil1DSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of stencil1d.jdf.
 var stencil1DSource = rt.Source{
 	Err:     ErrStencil1DGraph,
 	Classes: []string{"stencil1d.jdf:14:1"},
@@ -340,22 +225,13 @@ var stencil1DSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrStencil1DGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrStencil1DGraph. Call it before the taskpool runs.
 func (tp *Stencil1D) Verify() error {
 	return stencil1DSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Stencil1D) WriteDOT(w io.Writer) error {
 	return stencil1DSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrStencil1DGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrStencil1DGraph = errors.New("Stencil1D: invalid task graph")

@@ -24,49 +24,112 @@ type Potrf struct {
 	MT    int // hidden: computed by NewPotrf
 }
 
-// ErrPotrfArgument is wrapped by the errors of NewPotrf.
-var ErrPotrfArgument = errors.New("Potrf: bad argument")
+// Errors wrapped by those of NewPotrf (ErrPotrfArgument) and of Verify and WriteDOT (ErrPotrfGraph).
+var (
+	ErrPotrfArgument = errors.New("potrf: bad argument")
+	ErrPotrfGraph    = errors.New("potrf: invalid task graph")
+)
 
-// NewPotrf returns the taskpool of potrf.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrPotrfArgument, and computes the hidden globals.
+// NewPotrf returns the taskpool of potrf.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrPotrfArgument), and computes the hidden globals.
 func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 	if err := rt.VerifyCollection(descA, 2, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: descA: %w", err)
 	}
 //line ../../potrf.jdf:32
-	var MT int = (descA.MT)
-//line potrf_jdf.go:40
+	var MT int = descA.MT
+//line potrf_jdf.go:42
 	tp := &Potrf{descA: descA, impl: impl, MT: MT}
 	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfTRSM, &potrfSYRK, &potrfGEMM)
 	return tp, nil
 }
 
-// potrfPOTRF describes task class POTRF (potrf.jdf:35:1).
-var potrfPOTRF rt.TaskClass
+// The task classes of potrf.jdf, assigned in init: their functions refer to one another.
+var (
+	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:35:1
+	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:58:1
+	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:85:1
+	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:109:1
+)
 
 func init() {
 	potrfPOTRF = rt.TaskClass{
-		Name:   "POTRF",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "T", Access: rt.RW},
-		},
+		Name: "POTRF", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "T", Access: rt.RW}},
 		HighPriority: true,
 		Space:        potrfPOTRFSpace,
 		Complete:     potrfPOTRFComplete,
-		Goal:         potrfPOTRFGoal,
-		Prepare:      potrfPOTRFPrepare,
+		Goal:         rt.InputGoalFunc(potrfPOTRFInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(potrfPOTRFInputs),
 		Successors:   potrfPOTRFSuccessors,
-		Predecessors: potrfPOTRFPredecessors,
+		Predecessors: rt.InputsFunc(potrfPOTRFInputs),
 		Priority:     potrfPOTRFPriority,
 		Affinity:     potrfPOTRFAffinity,
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.GPU, Device: potrfPOTRFIncGPU},
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "POTRF/GPU", Type: gpu.TypeAny, Submit: potrfPOTRFSubmitGPU}},
 			{Kind: rt.CPU, Hook: potrfPOTRFHook},
 		},
+	}
+	potrfTRSM = rt.TaskClass{
+		Name: "TRSM", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
+		Flows:        []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Space:        potrfTRSMSpace,
+		Complete:     potrfTRSMComplete,
+		Goal:         rt.InputGoalFunc(potrfTRSMInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(potrfTRSMInputs),
+		Successors:   potrfTRSMSuccessors,
+		Predecessors: rt.InputsFunc(potrfTRSMInputs),
+		Priority:     potrfTRSMPriority,
+		Affinity:     potrfTRSMAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "TRSM/GPU", Type: gpu.TypeAny, Submit: potrfTRSMSubmitGPU}},
+			{Kind: rt.CPU, Hook: potrfTRSMHook},
+		},
+	}
+	potrfSYRK = rt.TaskClass{
+		Name: "SYRK", ID: 2, Locals: []string{"k", "m"}, Params: []int{0, 1},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "T", Access: rt.RW}},
+		Space:        potrfSYRKSpace,
+		Complete:     potrfSYRKComplete,
+		Goal:         rt.InputGoalFunc(potrfSYRKInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(potrfSYRKInputs),
+		Successors:   potrfSYRKSuccessors,
+		Predecessors: rt.InputsFunc(potrfSYRKInputs),
+		Priority:     potrfSYRKPriority,
+		Affinity:     potrfSYRKAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "SYRK/GPU", Type: gpu.TypeAny, Submit: potrfSYRKSubmitGPU}},
+			{Kind: rt.CPU, Hook: potrfSYRKHook},
+		},
+	}
+	potrfGEMM = rt.TaskClass{
+		Name: "GEMM", ID: 3, Locals: []string{"k", "m", "n"}, Params: []int{1, 2, 0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Space:        potrfGEMMSpace,
+		Complete:     potrfGEMMComplete,
+		Goal:         rt.InputGoalFunc(potrfGEMMInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(potrfGEMMInputs),
+		Successors:   potrfGEMMSuccessors,
+		Predecessors: rt.InputsFunc(potrfGEMMInputs),
+		Priority:     potrfGEMMPriority,
+		Affinity:     potrfGEMMAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "GEMM/GPU", Type: gpu.TypeAny, Submit: potrfGEMMSubmitGPU}},
+			{Kind: rt.CPU, Hook: potrfGEMMHook},
+		},
+	}
+}
+
+// potrfPOTRFInputs are the input chains of POTRF(k): potrfPOTRFIn<Flow> selects the input of flow <Flow>.
+var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:38:6", Select: potrfPOTRFInT}}
+
+func potrfPOTRFInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Potrf), l[0]
+	if k == 0 {
+		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:38:22")
+	} else {
+		pl := rt.Locals{0: k - 1, 1: k}
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:38:36", "T SYRK(k - 1, k)")
 	}
 }
 
@@ -81,125 +144,44 @@ func potrfPOTRFSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool)
 	}
 }
 
-// potrfPOTRFComplete reports whether the instance of POTRF whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// potrfPOTRFComplete reports whether the instance of POTRF whose parameters are in l lies in its execution space.
 func potrfPOTRFComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Potrf)
-	k := l[0]
-	if k < 0 || k > g.MT-1 {
-		return false
-	}
-	return true
-}
-
-// potrfPOTRFGoal returns the number of inputs that POTRF(k) waits for from other tasks.
-func potrfPOTRFGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k := l[0]
-	var n uint32
-	var pl rt.Locals
-	if k == 0 {
-		// descA(k, k): from memory
-	} else {
-		pl[0], pl[1] = k-1, k
-		if potrfSYRKComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// potrfPOTRFPrepare binds the memory inputs of POTRF(k) and checks that its inputs from
-// other tasks arrived.
-func potrfPOTRFPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Potrf)
-	l := task.Locals()
-	k := l[0]
-	if k == 0 {
-		if err := task.BindElement(0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:38:22", "T", err)
-		}
-	} else {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:38:36", "T", "T SYRK(k - 1, k)")
-		}
-	}
-	return nil
+	g, k := tp.Globals().(*Potrf), l[0]
+	return k >= 0 && k <= g.MT-1
 }
 
 // potrfPOTRFSuccessors reports the output dependencies of POTRF(k) whose guards hold.
 func potrfPOTRFSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Potrf)
-	k := l[0]
+	g, k := tp.Globals().(*Potrf), l[0]
 	if flows&1 != 0 {
 		for a0 := k + 1; a0 <= g.MT-1; a0++ {
 			e.L[1], e.L[0] = a0, k
-			if potrfTRSMComplete(tp, &e.L) {
-				e.Task(0, 1, &potrfTRSM, 0)
-			}
+			e.TaskIf(potrfTRSMComplete(tp, &e.L), 0, 1, &potrfTRSM, 0)
 		}
-		e.Data(0, 2, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}})
-	}
-}
-
-// potrfPOTRFPredecessors reports the input dependencies of POTRF(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func potrfPOTRFPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Potrf)
-	k := l[0]
-	if flows&1 != 0 {
-		if k == 0 {
-			e.Data(0, 0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}})
-		} else {
-			e.L[0], e.L[1] = k-1, k
-			if potrfSYRKComplete(tp, &e.L) {
-				e.Task(0, 0, &potrfSYRK, 1)
-			} else {
-				e.Outside(0, 0, &potrfSYRK, 1)
-			}
-		}
+		e.Data(0, 2, g.descA, rt.Ix(k, k))
 	}
 }
 
 // potrfPOTRFPriority returns the priority of POTRF(k) (higher runs first).
 func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g := tp.Globals().(*Potrf)
-	k := l[0]
+	g, k := tp.Globals().(*Potrf), l[0]
 //line ../../potrf.jdf:41
 	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:170
+//line potrf_jdf.go:171
 }
 
 // potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
 func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Potrf)
-	k := l[0]
+	g, k := tp.Globals().(*Potrf), l[0]
 //line ../../potrf.jdf:37
-	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}
+	return g.descA, rt.Ix(k, k)
 //line potrf_jdf.go:179
 }
 
-// potrfPOTRFGPU is one task of a ring in a GPU body of POTRF(k): its definitions and the
-// device buffers of its data flows (a batched body gets them with member(t)).
-type potrfPOTRFGPU struct {
-	k int
-	T gpu.Buffer
-}
-
-// potrfPOTRFMemberGPU returns the definitions and buffers of the POTRF task of wrapper t.
-func potrfPOTRFMemberGPU(t *gpu.Task) potrfPOTRFGPU {
-	l := t.EC().(*rt.Task).Locals()
-	return potrfPOTRFGPU{
-		k: l[0],
-		T: t.Buffer(0),
-	}
-}
-
-// potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k) (rt/gpu runs it on a
-// device stream).
+// potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k): rt/gpu runs it on a device stream.
 func potrfPOTRFSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	tp := task.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
-	h := potrfPOTRFMemberGPU(task)
-	return potrfPOTRFBodyGPU(dev, task, stream, tp, tp.descA, tp.impl, tp.MT, h.k, h.T)
+	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
+	return potrfPOTRFBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, l[0], task.Buffer(0))
 }
 
 // potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:42:1.
@@ -210,26 +192,18 @@ func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *
 			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
 		}
 	}
-//line potrf_jdf.go:214
+//line potrf_jdf.go:196
 	return gpu.Done
-}
-
-// potrfPOTRFIncGPU is the rt/gpu descriptor of the GPU body of POTRF.
-var potrfPOTRFIncGPU = &gpu.Incarnation{
-	Name:   "POTRF/GPU",
-	Type:   gpu.TypeAny,
-	Submit: potrfPOTRFSubmitGPU,
 }
 
 // potrfPOTRFHook runs the CPU body of POTRF(k).
 func potrfPOTRFHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Potrf)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Potrf](task)
 	T, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return potrfPOTRFBody(tp, task, tp.descA, tp.impl, tp.MT, l[0], T)
+	return potrfPOTRFBody(g, task, g.descA, g.impl, g.MT, l[0], T)
 }
 
 // potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:49:1.
@@ -240,35 +214,29 @@ func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.
 			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
 		}
 	}
-//line potrf_jdf.go:244
+//line potrf_jdf.go:218
 	return nil
 }
 
-// potrfTRSM describes task class TRSM (potrf.jdf:58:1).
-var potrfTRSM rt.TaskClass
+// potrfTRSMInputs are the input chains of TRSM(m, k): potrfTRSMIn<Flow> selects the input of flow <Flow>.
+var potrfTRSMInputs = []rt.InputChain{
+	{Flow: 0, Pos: "potrf.jdf:62:8", TaskOnly: true, Select: potrfTRSMInT},
+	{Flow: 1, Pos: "potrf.jdf:63:8", Select: potrfTRSMInC},
+}
 
-func init() {
-	potrfTRSM = rt.TaskClass{
-		Name:   "TRSM",
-		ID:     1,
-		Locals: []string{"k", "m"},
-		Params: []int{1, 0},
-		Flows: []rt.Flow{
-			{Name: "T", Access: rt.Read},
-			{Name: "C", Access: rt.RW},
-		},
-		Space:        potrfTRSMSpace,
-		Complete:     potrfTRSMComplete,
-		Goal:         potrfTRSMGoal,
-		Prepare:      potrfTRSMPrepare,
-		Successors:   potrfTRSMSuccessors,
-		Predecessors: potrfTRSMPredecessors,
-		Priority:     potrfTRSMPriority,
-		Affinity:     potrfTRSMAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.GPU, Device: potrfTRSMIncGPU},
-			{Kind: rt.CPU, Hook: potrfTRSMHook},
-		},
+func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k := l[0]
+	pl := rt.Locals{0: k}
+	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:62:13", "T POTRF(k)")
+}
+
+func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+	if k == 0 {
+		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:63:24")
+	} else {
+		pl := rt.Locals{1: m, 2: k, 0: k - 1}
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:63:38", "C GEMM(m, k, k - 1)")
 	}
 }
 
@@ -286,160 +254,50 @@ func potrfTRSMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// potrfTRSMComplete reports whether the instance of TRSM whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// potrfTRSMComplete reports whether the instance of TRSM whose parameters are in l lies in its execution space.
 func potrfTRSMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Potrf)
-	k := l[0]
-	if k < 0 || k > g.MT-2 {
-		return false
-	}
-	m := l[1]
-	if m < k+1 || m > g.MT-1 {
-		return false
-	}
-	return true
-}
-
-// potrfTRSMGoal returns the number of inputs that TRSM(m, k) waits for from other tasks.
-func potrfTRSMGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k, m := l[0], l[1]
-	var n uint32
-	var pl rt.Locals
-	pl[0] = k
-	if potrfPOTRFComplete(tp, &pl) {
-		n++
-	}
-	if k == 0 {
-		// descA(m, k): from memory
-	} else {
-		pl[1], pl[2], pl[0] = m, k, k-1
-		if potrfGEMMComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// potrfTRSMPrepare binds the memory inputs of TRSM(m, k) and checks that its inputs from
-// other tasks arrived.
-func potrfTRSMPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Potrf)
-	l := task.Locals()
-	k, m := l[0], l[1]
-	if task.Flow(0) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:62:13", "T", "T POTRF(k)")
-	}
-	if k == 0 {
-		if err := task.BindElement(1, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:63:24", "C", err)
-		}
-	} else {
-		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:63:38", "C", "C GEMM(m, k, k - 1)")
-		}
-	}
-	return nil
+	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+	return k >= 0 && k <= g.MT-2 && m >= k+1 && m <= g.MT-1
 }
 
 // potrfTRSMSuccessors reports the output dependencies of TRSM(m, k) whose guards hold.
 func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Potrf)
-	k, m := l[0], l[1]
+	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if flows&2 != 0 {
 		e.L[0], e.L[1] = k, m
-		if potrfSYRKComplete(tp, &e.L) {
-			e.Task(1, 1, &potrfSYRK, 0)
-		} else {
-			e.Outside(1, 1, &potrfSYRK, 0)
-		}
+		e.Instance(potrfSYRKComplete(tp, &e.L), 1, 1, &potrfSYRK, 0)
 		for a1 := k + 1; a1 <= m-1; a1++ {
 			e.L[1], e.L[2], e.L[0] = m, a1, k
-			if potrfGEMMComplete(tp, &e.L) {
-				e.Task(1, 2, &potrfGEMM, 0)
-			}
+			e.TaskIf(potrfGEMMComplete(tp, &e.L), 1, 2, &potrfGEMM, 0)
 		}
 		for a0 := m + 1; a0 <= g.MT-1; a0++ {
 			e.L[1], e.L[2], e.L[0] = a0, m, k
-			if potrfGEMMComplete(tp, &e.L) {
-				e.Task(1, 3, &potrfGEMM, 1)
-			}
+			e.TaskIf(potrfGEMMComplete(tp, &e.L), 1, 3, &potrfGEMM, 1)
 		}
-		e.Data(1, 4, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}})
-	}
-}
-
-// potrfTRSMPredecessors reports the input dependencies of TRSM(m, k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func potrfTRSMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Potrf)
-	k, m := l[0], l[1]
-	if flows&1 != 0 {
-		e.L[0] = k
-		if potrfPOTRFComplete(tp, &e.L) {
-			e.Task(0, 0, &potrfPOTRF, 0)
-		} else {
-			e.Outside(0, 0, &potrfPOTRF, 0)
-		}
-	}
-	if flows&2 != 0 {
-		if k == 0 {
-			e.Data(1, 0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}})
-		} else {
-			e.L[1], e.L[2], e.L[0] = m, k, k-1
-			if potrfGEMMComplete(tp, &e.L) {
-				e.Task(1, 0, &potrfGEMM, 2)
-			} else {
-				e.Outside(1, 0, &potrfGEMM, 2)
-			}
-		}
+		e.Data(1, 4, g.descA, rt.Ix(m, k))
 	}
 }
 
 // potrfTRSMPriority returns the priority of TRSM(m, k) (higher runs first).
 func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g := tp.Globals().(*Potrf)
-	k := l[0]
+	g, k := tp.Globals().(*Potrf), l[0]
 //line ../../potrf.jdf:68
 	return int32(4*(g.MT-k) + 2)
-//line potrf_jdf.go:406
+//line potrf_jdf.go:287
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
 func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Potrf)
-	k, m := l[0], l[1]
+	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 //line ../../potrf.jdf:61
-	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}
-//line potrf_jdf.go:415
+	return g.descA, rt.Ix(m, k)
+//line potrf_jdf.go:295
 }
 
-// potrfTRSMGPU is one task of a ring in a GPU body of TRSM(m, k): its definitions and the
-// device buffers of its data flows (a batched body gets them with member(t)).
-type potrfTRSMGPU struct {
-	k int
-	m int
-	T gpu.Buffer
-	C gpu.Buffer
-}
-
-// potrfTRSMMemberGPU returns the definitions and buffers of the TRSM task of wrapper t.
-func potrfTRSMMemberGPU(t *gpu.Task) potrfTRSMGPU {
-	l := t.EC().(*rt.Task).Locals()
-	return potrfTRSMGPU{
-		k: l[0],
-		m: l[1],
-		T: t.Buffer(0),
-		C: t.Buffer(1),
-	}
-}
-
-// potrfTRSMSubmitGPU is the submit hook of the GPU body of TRSM(m, k) (rt/gpu runs it on a
-// device stream).
+// potrfTRSMSubmitGPU is the submit hook of the GPU body of TRSM(m, k): rt/gpu runs it on a device stream.
 func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	tp := task.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
-	h := potrfTRSMMemberGPU(task)
-	return potrfTRSMBodyGPU(dev, task, stream, tp, tp.descA, tp.impl, tp.MT, h.k, h.m, h.T, h.C)
+	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
+	return potrfTRSMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
 // potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:69:1.
@@ -451,30 +309,19 @@ func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:455
+//line potrf_jdf.go:313
 	return gpu.Done
-}
-
-// potrfTRSMIncGPU is the rt/gpu descriptor of the GPU body of TRSM.
-var potrfTRSMIncGPU = &gpu.Incarnation{
-	Name:   "TRSM/GPU",
-	Type:   gpu.TypeAny,
-	Submit: potrfTRSMSubmitGPU,
 }
 
 // potrfTRSMHook runs the CPU body of TRSM(m, k).
 func potrfTRSMHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Potrf)
-	l := task.Locals()
-	T, err := rt.FlowValue[[]float64](task, 0)
+	g, l := rt.TaskGlobals[*Potrf](task)
+	var err error
+	T, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	C, err := rt.FlowValue[[]float64](task, 1)
-	if err != nil {
-		return err
-	}
-	return potrfTRSMBody(tp, task, tp.descA, tp.impl, tp.MT, l[0], l[1], T, C)
+	return potrfTRSMBody(g, task, g.descA, g.impl, g.MT, l[0], l[1], T, C)
 }
 
 // potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:77:1.
@@ -484,34 +331,28 @@ func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.I
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:488
+//line potrf_jdf.go:335
 }
 
-// potrfSYRK describes task class SYRK (potrf.jdf:85:1).
-var potrfSYRK rt.TaskClass
+// potrfSYRKInputs are the input chains of SYRK(k, m): potrfSYRKIn<Flow> selects the input of flow <Flow>.
+var potrfSYRKInputs = []rt.InputChain{
+	{Flow: 0, Pos: "potrf.jdf:89:8", TaskOnly: true, Select: potrfSYRKInA},
+	{Flow: 1, Pos: "potrf.jdf:90:8", Select: potrfSYRKInT},
+}
 
-func init() {
-	potrfSYRK = rt.TaskClass{
-		Name:   "SYRK",
-		ID:     2,
-		Locals: []string{"k", "m"},
-		Params: []int{0, 1},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.Read},
-			{Name: "T", Access: rt.RW},
-		},
-		Space:        potrfSYRKSpace,
-		Complete:     potrfSYRKComplete,
-		Goal:         potrfSYRKGoal,
-		Prepare:      potrfSYRKPrepare,
-		Successors:   potrfSYRKSuccessors,
-		Predecessors: potrfSYRKPredecessors,
-		Priority:     potrfSYRKPriority,
-		Affinity:     potrfSYRKAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.GPU, Device: potrfSYRKIncGPU},
-			{Kind: rt.CPU, Hook: potrfSYRKHook},
-		},
+func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k, m := l[0], l[1]
+	pl := rt.Locals{1: m, 0: k}
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:89:13", "C TRSM(m, k)")
+}
+
+func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+	if k == 0 {
+		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:90:24")
+	} else {
+		pl := rt.Locals{0: k - 1, 1: m}
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:90:38", "T SYRK(k - 1, m)")
 	}
 }
 
@@ -529,60 +370,10 @@ func potrfSYRKSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// potrfSYRKComplete reports whether the instance of SYRK whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// potrfSYRKComplete reports whether the instance of SYRK whose parameters are in l lies in its execution space.
 func potrfSYRKComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Potrf)
-	k := l[0]
-	if k < 0 || k > g.MT-2 {
-		return false
-	}
-	m := l[1]
-	if m < k+1 || m > g.MT-1 {
-		return false
-	}
-	return true
-}
-
-// potrfSYRKGoal returns the number of inputs that SYRK(k, m) waits for from other tasks.
-func potrfSYRKGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k, m := l[0], l[1]
-	var n uint32
-	var pl rt.Locals
-	pl[1], pl[0] = m, k
-	if potrfTRSMComplete(tp, &pl) {
-		n++
-	}
-	if k == 0 {
-		// descA(m, m): from memory
-	} else {
-		pl[0], pl[1] = k-1, m
-		if potrfSYRKComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// potrfSYRKPrepare binds the memory inputs of SYRK(k, m) and checks that its inputs from
-// other tasks arrived.
-func potrfSYRKPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Potrf)
-	l := task.Locals()
-	k, m := l[0], l[1]
-	if task.Flow(0) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:89:13", "A", "C TRSM(m, k)")
-	}
-	if k == 0 {
-		if err := task.BindElement(1, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, m}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:90:24", "T", err)
-		}
-	} else {
-		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:90:38", "T", "T SYRK(k - 1, m)")
-		}
-	}
-	return nil
+	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+	return k >= 0 && k <= g.MT-2 && m >= k+1 && m <= g.MT-1
 }
 
 // potrfSYRKSuccessors reports the output dependencies of SYRK(k, m) whose guards hold.
@@ -591,93 +382,34 @@ func potrfSYRKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 	if flows&2 != 0 {
 		if m == k+1 {
 			e.L[0] = m
-			if potrfPOTRFComplete(tp, &e.L) {
-				e.Task(1, 1, &potrfPOTRF, 0)
-			} else {
-				e.Outside(1, 1, &potrfPOTRF, 0)
-			}
+			e.Instance(potrfPOTRFComplete(tp, &e.L), 1, 1, &potrfPOTRF, 0)
 		} else {
 			e.L[0], e.L[1] = k+1, m
-			if potrfSYRKComplete(tp, &e.L) {
-				e.Task(1, 1, &potrfSYRK, 1)
-			} else {
-				e.Outside(1, 1, &potrfSYRK, 1)
-			}
-		}
-	}
-}
-
-// potrfSYRKPredecessors reports the input dependencies of SYRK(k, m) whose guards hold (for a data
-// flow, the one its input chain selects).
-func potrfSYRKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Potrf)
-	k, m := l[0], l[1]
-	if flows&1 != 0 {
-		e.L[1], e.L[0] = m, k
-		if potrfTRSMComplete(tp, &e.L) {
-			e.Task(0, 0, &potrfTRSM, 1)
-		} else {
-			e.Outside(0, 0, &potrfTRSM, 1)
-		}
-	}
-	if flows&2 != 0 {
-		if k == 0 {
-			e.Data(1, 0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, m}})
-		} else {
-			e.L[0], e.L[1] = k-1, m
-			if potrfSYRKComplete(tp, &e.L) {
-				e.Task(1, 0, &potrfSYRK, 1)
-			} else {
-				e.Outside(1, 0, &potrfSYRK, 1)
-			}
+			e.Instance(potrfSYRKComplete(tp, &e.L), 1, 1, &potrfSYRK, 1)
 		}
 	}
 }
 
 // potrfSYRKPriority returns the priority of SYRK(k, m) (higher runs first).
 func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g := tp.Globals().(*Potrf)
-	m := l[1]
+	g, m := tp.Globals().(*Potrf), l[1]
 //line ../../potrf.jdf:92
 	return int32(4*(g.MT-m) + 1)
-//line potrf_jdf.go:644
+//line potrf_jdf.go:399
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
 func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Potrf)
-	m := l[1]
+	g, m := tp.Globals().(*Potrf), l[1]
 //line ../../potrf.jdf:88
-	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, m}}
-//line potrf_jdf.go:653
+	return g.descA, rt.Ix(m, m)
+//line potrf_jdf.go:407
 }
 
-// potrfSYRKGPU is one task of a ring in a GPU body of SYRK(k, m): its definitions and the
-// device buffers of its data flows (a batched body gets them with member(t)).
-type potrfSYRKGPU struct {
-	k int
-	m int
-	A gpu.Buffer
-	T gpu.Buffer
-}
-
-// potrfSYRKMemberGPU returns the definitions and buffers of the SYRK task of wrapper t.
-func potrfSYRKMemberGPU(t *gpu.Task) potrfSYRKGPU {
-	l := t.EC().(*rt.Task).Locals()
-	return potrfSYRKGPU{
-		k: l[0],
-		m: l[1],
-		A: t.Buffer(0),
-		T: t.Buffer(1),
-	}
-}
-
-// potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m) (rt/gpu runs it on a
-// device stream).
+// potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m): rt/gpu runs it on a device stream.
 func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	tp := task.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
-	h := potrfSYRKMemberGPU(task)
-	return potrfSYRKBodyGPU(dev, task, stream, tp, tp.descA, tp.impl, tp.MT, h.k, h.m, h.A, h.T)
+	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
+	return potrfSYRKBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
 // potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:93:1.
@@ -689,30 +421,19 @@ func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:693
+//line potrf_jdf.go:425
 	return gpu.Done
-}
-
-// potrfSYRKIncGPU is the rt/gpu descriptor of the GPU body of SYRK.
-var potrfSYRKIncGPU = &gpu.Incarnation{
-	Name:   "SYRK/GPU",
-	Type:   gpu.TypeAny,
-	Submit: potrfSYRKSubmitGPU,
 }
 
 // potrfSYRKHook runs the CPU body of SYRK(k, m).
 func potrfSYRKHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Potrf)
-	l := task.Locals()
-	A, err := rt.FlowValue[[]float64](task, 0)
+	g, l := rt.TaskGlobals[*Potrf](task)
+	var err error
+	A, T := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	T, err := rt.FlowValue[[]float64](task, 1)
-	if err != nil {
-		return err
-	}
-	return potrfSYRKBody(tp, task, tp.descA, tp.impl, tp.MT, l[0], l[1], A, T)
+	return potrfSYRKBody(g, task, g.descA, g.impl, g.MT, l[0], l[1], A, T)
 }
 
 // potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:101:1.
@@ -722,35 +443,35 @@ func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.I
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:726
+//line potrf_jdf.go:447
 }
 
-// potrfGEMM describes task class GEMM (potrf.jdf:109:1).
-var potrfGEMM rt.TaskClass
+// potrfGEMMInputs are the input chains of GEMM(m, n, k): potrfGEMMIn<Flow> selects the input of flow <Flow>.
+var potrfGEMMInputs = []rt.InputChain{
+	{Flow: 0, Pos: "potrf.jdf:114:8", TaskOnly: true, Select: potrfGEMMInA},
+	{Flow: 1, Pos: "potrf.jdf:115:8", TaskOnly: true, Select: potrfGEMMInB},
+	{Flow: 2, Pos: "potrf.jdf:116:8", Select: potrfGEMMInC},
+}
 
-func init() {
-	potrfGEMM = rt.TaskClass{
-		Name:   "GEMM",
-		ID:     3,
-		Locals: []string{"k", "m", "n"},
-		Params: []int{1, 2, 0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.Read},
-			{Name: "B", Access: rt.Read},
-			{Name: "C", Access: rt.RW},
-		},
-		Space:        potrfGEMMSpace,
-		Complete:     potrfGEMMComplete,
-		Goal:         potrfGEMMGoal,
-		Prepare:      potrfGEMMPrepare,
-		Successors:   potrfGEMMSuccessors,
-		Predecessors: potrfGEMMPredecessors,
-		Priority:     potrfGEMMPriority,
-		Affinity:     potrfGEMMAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.GPU, Device: potrfGEMMIncGPU},
-			{Kind: rt.CPU, Hook: potrfGEMMHook},
-		},
+func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k, m := l[0], l[1]
+	pl := rt.Locals{1: m, 0: k}
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:114:13", "C TRSM(m, k)")
+}
+
+func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k, n_ := l[0], l[2]
+	pl := rt.Locals{1: n_, 0: k}
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:115:13", "C TRSM(n, k)")
+}
+
+func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
+	if k == 0 {
+		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:116:24")
+	} else {
+		pl := rt.Locals{1: m, 2: n_, 0: k - 1}
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:116:38", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -771,71 +492,10 @@ func potrfGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// potrfGEMMComplete reports whether the instance of GEMM whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// potrfGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
 func potrfGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Potrf)
-	k := l[0]
-	if k < 0 || k > g.MT-3 {
-		return false
-	}
-	m := l[1]
-	if m < k+2 || m > g.MT-1 {
-		return false
-	}
-	n_ := l[2]
-	if n_ < k+1 || n_ > m-1 {
-		return false
-	}
-	return true
-}
-
-// potrfGEMMGoal returns the number of inputs that GEMM(m, n, k) waits for from other tasks.
-func potrfGEMMGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k, m, n_ := l[0], l[1], l[2]
-	var n uint32
-	var pl rt.Locals
-	pl[1], pl[0] = m, k
-	if potrfTRSMComplete(tp, &pl) {
-		n++
-	}
-	pl[1], pl[0] = n_, k
-	if potrfTRSMComplete(tp, &pl) {
-		n++
-	}
-	if k == 0 {
-		// descA(m, n): from memory
-	} else {
-		pl[1], pl[2], pl[0] = m, n_, k-1
-		if potrfGEMMComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// potrfGEMMPrepare binds the memory inputs of GEMM(m, n, k) and checks that its inputs from
-// other tasks arrived.
-func potrfGEMMPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Potrf)
-	l := task.Locals()
-	k, m, n_ := l[0], l[1], l[2]
-	if task.Flow(0) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:114:13", "A", "C TRSM(m, k)")
-	}
-	if task.Flow(1) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:115:13", "B", "C TRSM(n, k)")
-	}
-	if k == 0 {
-		if err := task.BindElement(2, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:116:24", "C", err)
-		}
-	} else {
-		if task.Flow(2) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:116:38", "C", "C GEMM(m, n, k - 1)")
-		}
-	}
-	return nil
+	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
+	return k >= 0 && k <= g.MT-3 && m >= k+2 && m <= g.MT-1 && n_ >= k+1 && n_ <= m-1
 }
 
 // potrfGEMMSuccessors reports the output dependencies of GEMM(m, n, k) whose guards hold.
@@ -844,105 +504,34 @@ func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 	if flows&4 != 0 {
 		if n_ == k+1 {
 			e.L[1], e.L[0] = m, n_
-			if potrfTRSMComplete(tp, &e.L) {
-				e.Task(2, 1, &potrfTRSM, 1)
-			} else {
-				e.Outside(2, 1, &potrfTRSM, 1)
-			}
+			e.Instance(potrfTRSMComplete(tp, &e.L), 2, 1, &potrfTRSM, 1)
 		} else {
 			e.L[1], e.L[2], e.L[0] = m, n_, k+1
-			if potrfGEMMComplete(tp, &e.L) {
-				e.Task(2, 1, &potrfGEMM, 2)
-			} else {
-				e.Outside(2, 1, &potrfGEMM, 2)
-			}
-		}
-	}
-}
-
-// potrfGEMMPredecessors reports the input dependencies of GEMM(m, n, k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func potrfGEMMPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Potrf)
-	k, m, n_ := l[0], l[1], l[2]
-	if flows&1 != 0 {
-		e.L[1], e.L[0] = m, k
-		if potrfTRSMComplete(tp, &e.L) {
-			e.Task(0, 0, &potrfTRSM, 1)
-		} else {
-			e.Outside(0, 0, &potrfTRSM, 1)
-		}
-	}
-	if flows&2 != 0 {
-		e.L[1], e.L[0] = n_, k
-		if potrfTRSMComplete(tp, &e.L) {
-			e.Task(1, 0, &potrfTRSM, 1)
-		} else {
-			e.Outside(1, 0, &potrfTRSM, 1)
-		}
-	}
-	if flows&4 != 0 {
-		if k == 0 {
-			e.Data(2, 0, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}})
-		} else {
-			e.L[1], e.L[2], e.L[0] = m, n_, k-1
-			if potrfGEMMComplete(tp, &e.L) {
-				e.Task(2, 0, &potrfGEMM, 2)
-			} else {
-				e.Outside(2, 0, &potrfGEMM, 2)
-			}
+			e.Instance(potrfGEMMComplete(tp, &e.L), 2, 1, &potrfGEMM, 2)
 		}
 	}
 }
 
 // potrfGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
 func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g := tp.Globals().(*Potrf)
-	n_ := l[2]
+	g, n_ := tp.Globals().(*Potrf), l[2]
 //line ../../potrf.jdf:118
 	return int32(4 * (g.MT - n_))
-//line potrf_jdf.go:905
+//line potrf_jdf.go:521
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
 func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Potrf)
-	m, n_ := l[1], l[2]
+	g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
 //line ../../potrf.jdf:113
-	return g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}
-//line potrf_jdf.go:914
+	return g.descA, rt.Ix(m, n_)
+//line potrf_jdf.go:529
 }
 
-// potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
-// device buffers of its data flows (a batched body gets them with member(t)).
-type potrfGEMMGPU struct {
-	k int
-	m int
-	n int
-	A gpu.Buffer
-	B gpu.Buffer
-	C gpu.Buffer
-}
-
-// potrfGEMMMemberGPU returns the definitions and buffers of the GEMM task of wrapper t.
-func potrfGEMMMemberGPU(t *gpu.Task) potrfGEMMGPU {
-	l := t.EC().(*rt.Task).Locals()
-	return potrfGEMMGPU{
-		k: l[0],
-		m: l[1],
-		n: l[2],
-		A: t.Buffer(0),
-		B: t.Buffer(1),
-		C: t.Buffer(2),
-	}
-}
-
-// potrfGEMMSubmitGPU is the submit hook of the GPU body of GEMM(m, n, k) (rt/gpu runs it on a
-// device stream).
+// potrfGEMMSubmitGPU is the submit hook of the GPU body of GEMM(m, n, k): rt/gpu runs it on a device stream.
 func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	tp := task.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
-	h := potrfGEMMMemberGPU(task)
-	return potrfGEMMBodyGPU(dev, task, stream, tp, tp.descA, tp.impl, tp.MT, h.k, h.m, h.n, h.A, h.B, h.C)
+	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
+	return potrfGEMMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, l[0], l[1], l[2], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
 // potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:119:1.
@@ -954,34 +543,19 @@ func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:958
+//line potrf_jdf.go:547
 	return gpu.Done
-}
-
-// potrfGEMMIncGPU is the rt/gpu descriptor of the GPU body of GEMM.
-var potrfGEMMIncGPU = &gpu.Incarnation{
-	Name:   "GEMM/GPU",
-	Type:   gpu.TypeAny,
-	Submit: potrfGEMMSubmitGPU,
 }
 
 // potrfGEMMHook runs the CPU body of GEMM(m, n, k).
 func potrfGEMMHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Potrf)
-	l := task.Locals()
-	A, err := rt.FlowValue[[]float64](task, 0)
+	g, l := rt.TaskGlobals[*Potrf](task)
+	var err error
+	A, B, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	B, err := rt.FlowValue[[]float64](task, 1)
-	if err != nil {
-		return err
-	}
-	C, err := rt.FlowValue[[]float64](task, 2)
-	if err != nil {
-		return err
-	}
-	return potrfGEMMBody(tp, task, tp.descA, tp.impl, tp.MT, l[0], l[1], l[2], A, B, C)
+	return potrfGEMMBody(g, task, g.descA, g.impl, g.MT, l[0], l[1], l[2], A, B, C)
 }
 
 // potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:127:1.
@@ -991,11 +565,10 @@ func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.I
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:995
+//line potrf_jdf.go:569
 }
 
-// potrfSource locates the task classes, flows and dependencies of potrf.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// potrfSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of potrf.jdf.
 var potrfSource = rt.Source{
 	Err:     ErrPotrfGraph,
 	Classes: []string{"potrf.jdf:35:1", "potrf.jdf:58:1", "potrf.jdf:85:1", "potrf.jdf:109:1"},
@@ -1013,22 +586,13 @@ var potrfSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrPotrfGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrPotrfGraph. Call it before the taskpool runs.
 func (tp *Potrf) Verify() error {
 	return potrfSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Potrf) WriteDOT(w io.Writer) error {
 	return potrfSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrPotrfGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrPotrfGraph = errors.New("Potrf: invalid task graph")

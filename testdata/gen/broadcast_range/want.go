@@ -22,12 +22,14 @@ type Bcast struct {
 	A *rt.TiledMatrix
 }
 
-// ErrBcastArgument is wrapped by the errors of NewBcast.
-var ErrBcastArgument = errors.New("Bcast: bad argument")
+// Errors wrapped by those of NewBcast (ErrBcastArgument) and of Verify and WriteDOT (ErrBcastGraph).
+var (
+	ErrBcastArgument = errors.New("bcast: bad argument")
+	ErrBcastGraph    = errors.New("bcast: invalid task graph")
+)
 
-// NewBcast returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrBcastArgument, and computes the hidden globals.
+// NewBcast returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrBcastArgument), and computes the hidden globals.
 func NewBcast(N int, A *rt.TiledMatrix) (*Bcast, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewBcast: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:9:12", ErrBcastArgument)
@@ -40,28 +42,61 @@ func NewBcast(N int, A *rt.TiledMatrix) (*Bcast, error) {
 	return tp, nil
 }
 
-// bcastPanel describes task class Panel (in.jdf:8:1).
-var bcastPanel rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	bcastPanel  rt.TaskClass // Panel at in.jdf:8:1
+	bcastUpdate rt.TaskClass // Update at in.jdf:18:1
+	bcastDone   rt.TaskClass // Done at in.jdf:32:1
+)
 
 func init() {
 	bcastPanel = rt.TaskClass{
-		Name:   "Panel",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "P", Access: rt.Read},
-		},
+		Name: "Panel", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "P", Access: rt.Read}},
 		Space:        bcastPanelSpace,
 		Complete:     bcastPanelComplete,
-		Prepare:      bcastPanelPrepare,
+		Prepare:      rt.BindInputsFunc(bcastPanelInputs),
 		Successors:   bcastPanelSuccessors,
-		Predecessors: bcastPanelPredecessors,
+		Predecessors: rt.InputsFunc(bcastPanelInputs),
 		Affinity:     bcastPanelAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: bcastPanelHook},
 		},
 	}
+	bcastUpdate = rt.TaskClass{
+		Name: "Update", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
+		Flows:        []rt.Flow{{Name: "P", Access: rt.Read}, {Name: "C", Access: rt.RW}, {Name: "G", Access: rt.CTL}},
+		Space:        bcastUpdateSpace,
+		Complete:     bcastUpdateComplete,
+		Goal:         rt.InputGoalFunc(bcastUpdateInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(bcastUpdateInputs),
+		Successors:   bcastUpdateSuccessors,
+		Predecessors: rt.InputsFunc(bcastUpdateInputs),
+		Affinity:     bcastUpdateAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: bcastUpdateHook},
+		},
+	}
+	bcastDone = rt.TaskClass{
+		Name: "Done", ID: 2, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "G", Access: rt.CTL}},
+		Space:        bcastDoneSpace,
+		Complete:     bcastDoneComplete,
+		Goal:         bcastDoneGoal,
+		Predecessors: bcastDonePredecessors,
+		Affinity:     bcastDoneAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: bcastDoneHook},
+		},
+	}
+}
+
+// bcastPanelInputs are the input chains of Panel(k): bcastPanelIn<Flow> selects the input of flow <Flow>.
+var bcastPanelInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:8", Select: bcastPanelInP}}
+
+func bcastPanelInP(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Bcast), l[0]
+	return rt.DataInput(0, g.A, rt.Ix(k, k), "in.jdf:11:13")
 }
 
 // bcastPanelSpace enumerates the execution space of Panel(k).
@@ -75,71 +110,39 @@ func bcastPanelSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool)
 	}
 }
 
-// bcastPanelComplete reports whether the instance of Panel whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// bcastPanelComplete reports whether the instance of Panel whose parameters are in l lies in its execution space.
 func bcastPanelComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Bcast)
-	k := l[0]
-	if k < 0 || k > g.N-1 {
-		return false
-	}
-	return true
-}
-
-// bcastPanelPrepare binds the memory inputs of Panel(k) and checks that its inputs from
-// other tasks arrived.
-func bcastPanelPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Bcast)
-	l := task.Locals()
-	k := l[0]
-	if err := task.BindElement(0, g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:13", "P", err)
-	}
-	return nil
+	g, k := tp.Globals().(*Bcast), l[0]
+	return k >= 0 && k <= g.N-1
 }
 
 // bcastPanelSuccessors reports the output dependencies of Panel(k) whose guards hold.
 func bcastPanelSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Bcast)
-	k := l[0]
+	g, k := tp.Globals().(*Bcast), l[0]
 	if flows&1 != 0 {
 		for a0 := k + 1; a0 <= g.N-1; a0++ {
 			e.L[1], e.L[0] = a0, k
-			if bcastUpdateComplete(tp, &e.L) {
-				e.Task(0, 1, &bcastUpdate, 0)
-			}
+			e.TaskIf(bcastUpdateComplete(tp, &e.L), 0, 1, &bcastUpdate, 0)
 		}
-	}
-}
-
-// bcastPanelPredecessors reports the input dependencies of Panel(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func bcastPanelPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Bcast)
-	k := l[0]
-	if flows&1 != 0 {
-		e.Data(0, 0, g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}})
 	}
 }
 
 // bcastPanelAffinity returns the data collection element that owns Panel(k).
 func bcastPanelAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Bcast)
-	k := l[0]
+	g, k := tp.Globals().(*Bcast), l[0]
 //line in.jdf:10
-	return g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}
-//line want.go:132
+	return g.A, rt.Ix(k, k)
+//line want.go:136
 }
 
 // bcastPanelHook runs the CPU body of Panel(k).
 func bcastPanelHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Bcast)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Bcast](task)
 	P, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return bcastPanelBody(tp, task, tp.N, tp.A, l[0], P)
+	return bcastPanelBody(g, task, g.N, g.A, l[0], P)
 }
 
 // bcastPanelBody is the CPU body of Panel(k) at in.jdf:13:1.
@@ -147,35 +150,25 @@ func bcastPanelBody(tp *Bcast, task *rt.Task, N int, A *rt.TiledMatrix, k int, P
 //line in.jdf:14
 	{
 	}
-//line want.go:151
+//line want.go:154
 	return nil
 }
 
-// bcastUpdate describes task class Update (in.jdf:18:1).
-var bcastUpdate rt.TaskClass
+// bcastUpdateInputs are the input chains of Update(m, k): bcastUpdateIn<Flow> selects the input of flow <Flow>.
+var bcastUpdateInputs = []rt.InputChain{
+	{Flow: 0, Pos: "in.jdf:22:8", TaskOnly: true, Select: bcastUpdateInP},
+	{Flow: 1, Pos: "in.jdf:23:8", Select: bcastUpdateInC},
+}
 
-func init() {
-	bcastUpdate = rt.TaskClass{
-		Name:   "Update",
-		ID:     1,
-		Locals: []string{"k", "m"},
-		Params: []int{1, 0},
-		Flows: []rt.Flow{
-			{Name: "P", Access: rt.Read},
-			{Name: "C", Access: rt.RW},
-			{Name: "G", Access: rt.CTL},
-		},
-		Space:        bcastUpdateSpace,
-		Complete:     bcastUpdateComplete,
-		Goal:         bcastUpdateGoal,
-		Prepare:      bcastUpdatePrepare,
-		Successors:   bcastUpdateSuccessors,
-		Predecessors: bcastUpdatePredecessors,
-		Affinity:     bcastUpdateAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: bcastUpdateHook},
-		},
-	}
+func bcastUpdateInP(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k := l[0]
+	pl := rt.Locals{0: k}
+	return rt.TaskInput(0, &bcastPanel, 0, bcastPanelComplete(tp, &pl), &pl, "in.jdf:22:13", "P Panel(k)")
+}
+
+func bcastUpdateInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k, m := tp.Globals().(*Bcast), l[0], l[1]
+	return rt.DataInput(0, g.A, rt.Ix(m, k), "in.jdf:23:13")
 }
 
 // bcastUpdateSpace enumerates the execution space of Update(m, k).
@@ -192,105 +185,41 @@ func bcastUpdateSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool
 	}
 }
 
-// bcastUpdateComplete reports whether the instance of Update whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// bcastUpdateComplete reports whether the instance of Update whose parameters are in l lies in its execution space.
 func bcastUpdateComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Bcast)
-	k := l[0]
-	if k < 0 || k > g.N-1 {
-		return false
-	}
-	m := l[1]
-	if m < k+1 || m > g.N-1 {
-		return false
-	}
-	return true
-}
-
-// bcastUpdateGoal returns the number of inputs that Update(m, k) waits for from other tasks.
-func bcastUpdateGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k := l[0]
-	var n uint32
-	var pl rt.Locals
-	pl[0] = k
-	if bcastPanelComplete(tp, &pl) {
-		n++
-	}
-	return n
-}
-
-// bcastUpdatePrepare binds the memory inputs of Update(m, k) and checks that its inputs from
-// other tasks arrived.
-func bcastUpdatePrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Bcast)
-	l := task.Locals()
-	k, m := l[0], l[1]
-	if task.Flow(0) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:22:13", "P", "P Panel(k)")
-	}
-	if err := task.BindElement(1, g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:23:13", "C", err)
-	}
-	return nil
+	g, k, m := tp.Globals().(*Bcast), l[0], l[1]
+	return k >= 0 && k <= g.N-1 && m >= k+1 && m <= g.N-1
 }
 
 // bcastUpdateSuccessors reports the output dependencies of Update(m, k) whose guards hold.
 func bcastUpdateSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Bcast)
-	k, m := l[0], l[1]
+	g, k, m := tp.Globals().(*Bcast), l[0], l[1]
 	if flows&2 != 0 {
-		e.Data(1, 1, g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}})
+		e.Data(1, 1, g.A, rt.Ix(m, k))
 	}
 	if flows&4 != 0 {
 		e.L[0] = k
-		if bcastDoneComplete(tp, &e.L) {
-			e.Task(2, 0, &bcastDone, 0)
-		} else {
-			e.Outside(2, 0, &bcastDone, 0)
-		}
-	}
-}
-
-// bcastUpdatePredecessors reports the input dependencies of Update(m, k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func bcastUpdatePredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Bcast)
-	k, m := l[0], l[1]
-	if flows&1 != 0 {
-		e.L[0] = k
-		if bcastPanelComplete(tp, &e.L) {
-			e.Task(0, 0, &bcastPanel, 0)
-		} else {
-			e.Outside(0, 0, &bcastPanel, 0)
-		}
-	}
-	if flows&2 != 0 {
-		e.Data(1, 0, g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}})
+		e.Instance(bcastDoneComplete(tp, &e.L), 2, 0, &bcastDone, 0)
 	}
 }
 
 // bcastUpdateAffinity returns the data collection element that owns Update(m, k).
 func bcastUpdateAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Bcast)
-	k, m := l[0], l[1]
+	g, k, m := tp.Globals().(*Bcast), l[0], l[1]
 //line in.jdf:21
-	return g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}
-//line want.go:279
+	return g.A, rt.Ix(m, k)
+//line want.go:212
 }
 
 // bcastUpdateHook runs the CPU body of Update(m, k).
 func bcastUpdateHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Bcast)
-	l := task.Locals()
-	P, err := rt.FlowValue[[]float64](task, 0)
+	g, l := rt.TaskGlobals[*Bcast](task)
+	var err error
+	P, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	C, err := rt.FlowValue[[]float64](task, 1)
-	if err != nil {
-		return err
-	}
-	return bcastUpdateBody(tp, task, tp.N, tp.A, l[0], l[1], P, C)
+	return bcastUpdateBody(g, task, g.N, g.A, l[0], l[1], P, C)
 }
 
 // bcastUpdateBody is the CPU body of Update(m, k) at in.jdf:26:1.
@@ -299,31 +228,8 @@ func bcastUpdateBody(tp *Bcast, task *rt.Task, N int, A *rt.TiledMatrix, k int, 
 	{
 		C[0] += P[0]
 	}
-//line want.go:303
+//line want.go:232
 	return nil
-}
-
-// bcastDone describes task class Done (in.jdf:32:1).
-var bcastDone rt.TaskClass
-
-func init() {
-	bcastDone = rt.TaskClass{
-		Name:   "Done",
-		ID:     2,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "G", Access: rt.CTL},
-		},
-		Space:        bcastDoneSpace,
-		Complete:     bcastDoneComplete,
-		Goal:         bcastDoneGoal,
-		Predecessors: bcastDonePredecessors,
-		Affinity:     bcastDoneAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: bcastDoneHook},
-		},
-	}
 }
 
 // bcastDoneSpace enumerates the execution space of Done(k).
@@ -337,21 +243,15 @@ func bcastDoneSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// bcastDoneComplete reports whether the instance of Done whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// bcastDoneComplete reports whether the instance of Done whose parameters are in l lies in its execution space.
 func bcastDoneComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Bcast)
-	k := l[0]
-	if k < 0 || k > g.N-1 {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Bcast), l[0]
+	return k >= 0 && k <= g.N-1
 }
 
 // bcastDoneGoal returns the number of inputs that Done(k) waits for from other tasks.
 func bcastDoneGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	g := tp.Globals().(*Bcast)
-	k := l[0]
+	g, k := tp.Globals().(*Bcast), l[0]
 	var n uint32
 	var pl rt.Locals
 	for a0 := k + 1; a0 <= g.N-1; a0++ {
@@ -366,32 +266,27 @@ func bcastDoneGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 // bcastDonePredecessors reports the input dependencies of Done(k) whose guards hold (for a data
 // flow, the one its input chain selects).
 func bcastDonePredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Bcast)
-	k := l[0]
+	g, k := tp.Globals().(*Bcast), l[0]
 	if flows&1 != 0 {
 		for a0 := k + 1; a0 <= g.N-1; a0++ {
 			e.L[1], e.L[0] = a0, k
-			if bcastUpdateComplete(tp, &e.L) {
-				e.Task(0, 0, &bcastUpdate, 2)
-			}
+			e.TaskIf(bcastUpdateComplete(tp, &e.L), 0, 0, &bcastUpdate, 2)
 		}
 	}
 }
 
 // bcastDoneAffinity returns the data collection element that owns Done(k).
 func bcastDoneAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Bcast)
-	k := l[0]
+	g, k := tp.Globals().(*Bcast), l[0]
 //line in.jdf:34
-	return g.A, rt.Index{N: 2, I: [rt.MaxIndex]int{k, k}}
-//line want.go:388
+	return g.A, rt.Ix(k, k)
+//line want.go:284
 }
 
 // bcastDoneHook runs the CPU body of Done(k).
 func bcastDoneHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Bcast)
-	l := task.Locals()
-	return bcastDoneBody(tp, task, tp.N, tp.A, l[0])
+	g, l := rt.TaskGlobals[*Bcast](task)
+	return bcastDoneBody(g, task, g.N, g.A, l[0])
 }
 
 // bcastDoneBody is the CPU body of Done(k) at in.jdf:36:1.
@@ -399,12 +294,11 @@ func bcastDoneBody(tp *Bcast, task *rt.Task, N int, A *rt.TiledMatrix, k int) er
 //line in.jdf:37
 	{
 	}
-//line want.go:403
+//line want.go:298
 	return nil
 }
 
-// bcastSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// bcastSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var bcastSource = rt.Source{
 	Err:     ErrBcastGraph,
 	Classes: []string{"in.jdf:8:1", "in.jdf:18:1", "in.jdf:32:1"},
@@ -420,25 +314,16 @@ var bcastSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrBcastGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrBcastGraph. Call it before the taskpool runs.
 func (tp *Bcast) Verify() error {
 	return bcastSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Bcast) WriteDOT(w io.Writer) error {
 	return bcastSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrBcastGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrBcastGraph = errors.New("Bcast: invalid task graph")
 
 // Case runs the program on a 4x4 matrix of ones: every tile below the diagonal
 // receives its column's diagonal tile.
@@ -473,4 +358,4 @@ func Case() error {
 		a.Tile(1, 0)[0], a.Tile(3, 0)[0], a.Tile(3, 2)[0], a.Tile(0, 1)[0], tp.Total())
 }
 
-//line want.go:477
+//line want.go:362

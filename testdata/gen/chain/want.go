@@ -22,12 +22,14 @@ type Chain struct {
 	data *rt.Vector
 }
 
-// ErrChainArgument is wrapped by the errors of NewChain.
-var ErrChainArgument = errors.New("Chain: bad argument")
+// Errors wrapped by those of NewChain (ErrChainArgument) and of Verify and WriteDOT (ErrChainGraph).
+var (
+	ErrChainArgument = errors.New("chain: bad argument")
+	ErrChainGraph    = errors.New("chain: invalid task graph")
+)
 
-// NewChain returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrChainArgument, and computes the hidden globals.
+// NewChain returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrChainArgument), and computes the hidden globals.
 func NewChain(NB int, data *rt.Vector) (*Chain, error) {
 	if NB < 0 {
 		return nil, fmt.Errorf("NewChain: %s is %d, want at least 0 (it bounds a range at %s): %w", "NB", NB, "in.jdf:8:12", ErrChainArgument)
@@ -40,29 +42,39 @@ func NewChain(NB int, data *rt.Vector) (*Chain, error) {
 	return tp, nil
 }
 
-// chainTask describes task class Task (in.jdf:7:1).
-var chainTask rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	chainTask rt.TaskClass // Task at in.jdf:7:1
+)
 
 func init() {
 	chainTask = rt.TaskClass{
-		Name:   "Task",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-		},
+		Name: "Task", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
 		Space:        chainTaskSpace,
 		Complete:     chainTaskComplete,
-		Goal:         chainTaskGoal,
-		Prepare:      chainTaskPrepare,
+		Goal:         rt.InputGoalFunc(chainTaskInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(chainTaskInputs),
 		Successors:   chainTaskSuccessors,
-		Predecessors: chainTaskPredecessors,
+		Predecessors: rt.InputsFunc(chainTaskInputs),
 		Priority:     chainTaskPriority,
 		Affinity:     chainTaskAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: chainTaskHook},
 		},
+	}
+}
+
+// chainTaskInputs are the input chains of Task(k): chainTaskIn<Flow> selects the input of flow <Flow>.
+var chainTaskInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:10:6", Select: chainTaskInA}}
+
+func chainTaskInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Chain), l[0]
+	if k == 0 {
+		return rt.DataInput(0, g.data, rt.Ix(k), "in.jdf:10:22")
+	} else {
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &chainTask, 0, chainTaskComplete(tp, &pl), &pl, "in.jdf:10:32", "A Task(k - 1)")
 	}
 }
 
@@ -77,115 +89,49 @@ func chainTaskSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// chainTaskComplete reports whether the instance of Task whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// chainTaskComplete reports whether the instance of Task whose parameters are in l lies in its execution space.
 func chainTaskComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Chain)
-	k := l[0]
-	if k < 0 || k > g.NB {
-		return false
-	}
-	return true
-}
-
-// chainTaskGoal returns the number of inputs that Task(k) waits for from other tasks.
-func chainTaskGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k := l[0]
-	var n uint32
-	var pl rt.Locals
-	if k == 0 {
-		// data(k): from memory
-	} else {
-		pl[0] = k - 1
-		if chainTaskComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// chainTaskPrepare binds the memory inputs of Task(k) and checks that its inputs from
-// other tasks arrived.
-func chainTaskPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Chain)
-	l := task.Locals()
-	k := l[0]
-	if k == 0 {
-		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:10:22", "A", err)
-		}
-	} else {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:10:32", "A", "A Task(k - 1)")
-		}
-	}
-	return nil
+	g, k := tp.Globals().(*Chain), l[0]
+	return k >= 0 && k <= g.NB
 }
 
 // chainTaskSuccessors reports the output dependencies of Task(k) whose guards hold.
 func chainTaskSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Chain)
-	k := l[0]
+	g, k := tp.Globals().(*Chain), l[0]
 	if flows&1 != 0 {
 		if k < g.NB {
 			e.L[0] = k + 1
-			if chainTaskComplete(tp, &e.L) {
-				e.Task(0, 1, &chainTask, 0)
-			} else {
-				e.Outside(0, 1, &chainTask, 0)
-			}
+			e.Instance(chainTaskComplete(tp, &e.L), 0, 1, &chainTask, 0)
 		} else {
-			e.Data(0, 1, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		}
-	}
-}
-
-// chainTaskPredecessors reports the input dependencies of Task(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func chainTaskPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Chain)
-	k := l[0]
-	if flows&1 != 0 {
-		if k == 0 {
-			e.Data(0, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		} else {
-			e.L[0] = k - 1
-			if chainTaskComplete(tp, &e.L) {
-				e.Task(0, 0, &chainTask, 0)
-			} else {
-				e.Outside(0, 0, &chainTask, 0)
-			}
+			e.Data(0, 1, g.data, rt.Ix(k))
 		}
 	}
 }
 
 // chainTaskPriority returns the priority of Task(k) (higher runs first).
 func chainTaskPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g := tp.Globals().(*Chain)
-	k := l[0]
+	g, k := tp.Globals().(*Chain), l[0]
 //line in.jdf:12
 	return int32(g.NB - k)
-//line want.go:169
+//line want.go:117
 }
 
 // chainTaskAffinity returns the data collection element that owns Task(k).
 func chainTaskAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Chain)
-	k := l[0]
+	g, k := tp.Globals().(*Chain), l[0]
 //line in.jdf:9
-	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:178
+	return g.data, rt.Ix(k)
+//line want.go:125
 }
 
 // chainTaskHook runs the CPU body of Task(k).
 func chainTaskHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Chain)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Chain](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return chainTaskBody(tp, task, tp.NB, tp.data, l[0], A)
+	return chainTaskBody(g, task, g.NB, g.data, l[0], A)
 }
 
 // chainTaskBody is the CPU body of Task(k) at in.jdf:13:1.
@@ -194,12 +140,11 @@ func chainTaskBody(tp *Chain, task *rt.Task, NB int, data *rt.Vector, k int, A [
 	{
 		A[0] += 1
 	}
-//line want.go:198
+//line want.go:144
 	return nil
 }
 
-// chainSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// chainSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var chainSource = rt.Source{
 	Err:     ErrChainGraph,
 	Classes: []string{"in.jdf:7:1"},
@@ -211,25 +156,16 @@ var chainSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrChainGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrChainGraph. Call it before the taskpool runs.
 func (tp *Chain) Verify() error {
 	return chainSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Chain) WriteDOT(w io.Writer) error {
 	return chainSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrChainGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrChainGraph = errors.New("Chain: invalid task graph")
 
 // Case runs the chain over 5 tasks and returns the final value.
 //
@@ -257,4 +193,4 @@ func Case() error {
 	return fmt.Errorf("block 4 holds %v", data.Block(4))
 }
 
-//line want.go:261
+//line want.go:197

@@ -36,12 +36,14 @@ type Exprs struct {
 	V    *rt.Vector
 }
 
-// ErrExprsArgument is wrapped by the errors of NewExprs.
-var ErrExprsArgument = errors.New("Exprs: bad argument")
+// Errors wrapped by those of NewExprs (ErrExprsArgument) and of Verify and WriteDOT (ErrExprsGraph).
+var (
+	ErrExprsArgument = errors.New("exprs: bad argument")
+	ErrExprsGraph    = errors.New("exprs: invalid task graph")
+)
 
-// NewExprs returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrExprsArgument, and computes the hidden globals.
+// NewExprs returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrExprsArgument), and computes the hidden globals.
 func NewExprs(N int, desc *rt.TiledMatrix, V *rt.Vector) (*Exprs, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewExprs: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:21:13", ErrExprsArgument)
@@ -54,19 +56,15 @@ func NewExprs(N int, desc *rt.TiledMatrix, V *rt.Vector) (*Exprs, error) {
 	return tp, nil
 }
 
-// exprsE describes task class E (in.jdf:20:1).
-var exprsE rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	exprsE rt.TaskClass // E at in.jdf:20:1
+)
 
 func init() {
 	exprsE = rt.TaskClass{
-		Name:   "E",
-		ID:     0,
-		Locals: []string{"k", "neg", "mix", "cl", "bl", "asInt", "sh", "xo", "tern", "mt"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.Read},
-			{Name: "C", Access: rt.CTL},
-		},
+		Name: "E", ID: 0, Locals: []string{"k", "neg", "mix", "cl", "bl", "asInt", "sh", "xo", "tern", "mt"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "C", Access: rt.CTL}},
 		Space:        exprsESpace,
 		Complete:     exprsEComplete,
 		Goal:         exprsEGoal,
@@ -78,6 +76,18 @@ func init() {
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: exprsEHook},
 		},
+	}
+}
+
+// exprsEInputs are the input chains of E(k): exprsEIn<Flow> selects the input of flow <Flow>.
+var exprsEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:32:8", Select: exprsEInX}}
+
+func exprsEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k, cl := tp.Globals().(*Exprs), l[0], l[3]
+	if -k < 0 && !(k == g.N) || k == 0 {
+		return rt.DataInput(0, g.V, rt.Ix(cl), "in.jdf:32:45")
+	} else {
+		return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:32:53")
 	}
 }
 
@@ -120,8 +130,8 @@ func exprsESpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// exprsEComplete reports whether the instance of E whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// exprsEComplete reports whether the instance of E whose parameters are in l lies in its execution
+// space, and computes its derived locals.
 func exprsEComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g := tp.Globals().(*Exprs)
 	k := l[0]
@@ -165,36 +175,18 @@ func exprsEGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// exprsEPrepare binds the memory inputs of E(k) and checks that its inputs from
-// other tasks arrived.
+// exprsEPrepare binds the memory inputs of E(k) and checks that its inputs from other tasks arrived.
 func exprsEPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Exprs)
-	l := task.Locals()
-	k, cl := l[0], l[3]
-	if -k < 0 && !(k == g.N) || k == 0 {
-		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{cl}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:32:45", "X", err)
-		}
-	} else {
-		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{0}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:32:53", "X", err)
-		}
-	}
-	return nil
+	return task.BindInputs(exprsEInputs)
 }
 
 // exprsESuccessors reports the output dependencies of E(k) whose guards hold.
 func exprsESuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Exprs)
-	k := l[0]
+	g, k := tp.Globals().(*Exprs), l[0]
 	if flows&2 != 0 {
 		if k < g.N {
 			e.L[0] = k + 1
-			if exprsEComplete(tp, &e.L) {
-				e.Task(1, 1, &exprsE, 1)
-			} else {
-				e.Outside(1, 1, &exprsE, 1)
-			}
+			e.Instance(exprsEComplete(tp, &e.L), 1, 1, &exprsE, 1)
 		}
 	}
 }
@@ -202,23 +194,12 @@ func exprsESuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Ed
 // exprsEPredecessors reports the input dependencies of E(k) whose guards hold (for a data
 // flow, the one its input chain selects).
 func exprsEPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Exprs)
-	k, cl := l[0], l[3]
-	if flows&1 != 0 {
-		if -k < 0 && !(k == g.N) || k == 0 {
-			e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{cl}})
-		} else {
-			e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{0}})
-		}
-	}
+	k := l[0]
+	e.Inputs(tp, l, flows, exprsEInputs)
 	if flows&2 != 0 {
 		if (k + 2) != 0 {
 			e.L[0] = k - 1
-			if exprsEComplete(tp, &e.L) {
-				e.Task(1, 0, &exprsE, 1)
-			} else {
-				e.Outside(1, 0, &exprsE, 1)
-			}
+			e.Instance(exprsEComplete(tp, &e.L), 1, 0, &exprsE, 1)
 		}
 	}
 }
@@ -228,27 +209,25 @@ func exprsEPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	k, bl := l[0], l[4]
 //line in.jdf:35
 	return int32(-k + bl)
-//line want.go:232
+//line want.go:213
 }
 
 // exprsEAffinity returns the data collection element that owns E(k).
 func exprsEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Exprs)
-	k := l[0]
+	g, k := tp.Globals().(*Exprs), l[0]
 //line in.jdf:31
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{clamp(k, 0, g.N)}}
-//line want.go:241
+	return g.V, rt.Ix(clamp(k, 0, g.N))
+//line want.go:221
 }
 
 // exprsEHook runs the CPU body of E(k).
 func exprsEHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Exprs)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Exprs](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return exprsEBody(tp, task, tp.N, tp.desc, tp.V, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9], X)
+	return exprsEBody(g, task, g.N, g.desc, g.V, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9], X)
 }
 
 // exprsEBody is the CPU body of E(k) at in.jdf:36:1.
@@ -257,12 +236,11 @@ func exprsEBody(tp *Exprs, task *rt.Task, N int, desc *rt.TiledMatrix, V *rt.Vec
 	{
 		fmt.Fprintln(out, k, neg, mix, cl, bl, asInt, sh, xo, tern, mt)
 	}
-//line want.go:261
+//line want.go:240
 	return nil
 }
 
-// exprsSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// exprsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var exprsSource = rt.Source{
 	Err:     ErrExprsGraph,
 	Classes: []string{"in.jdf:20:1"},
@@ -274,25 +252,16 @@ var exprsSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrExprsGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrExprsGraph. Call it before the taskpool runs.
 func (tp *Exprs) Verify() error {
 	return exprsSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Exprs) WriteDOT(w io.Writer) error {
 	return exprsSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrExprsGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrExprsGraph = errors.New("Exprs: invalid task graph")
 
 // exprsB2I converts a condition used as a number to 0 or 1, as JDF (like C) does.
 func exprsB2I(b bool) int {
@@ -337,4 +306,4 @@ func Case() error {
 	return fmt.Errorf("%s", buf.String())
 }
 
-//line want.go:341
+//line want.go:310

@@ -29,12 +29,14 @@ type Globals struct {
 	V     *rt.Vector
 }
 
-// ErrGlobalsArgument is wrapped by the errors of NewGlobals.
-var ErrGlobalsArgument = errors.New("Globals: bad argument")
+// Errors wrapped by those of NewGlobals (ErrGlobalsArgument) and of Verify and WriteDOT (ErrGlobalsGraph).
+var (
+	ErrGlobalsArgument = errors.New("globals: bad argument")
+	ErrGlobalsGraph    = errors.New("globals: invalid task graph")
+)
 
-// NewGlobals returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrGlobalsArgument, and computes the hidden globals.
+// NewGlobals returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrGlobalsArgument), and computes the hidden globals.
 func NewGlobals(data rt.Collection, N int, V *rt.Vector) (*Globals, error) {
 	if err := rt.VerifyCollection(data, 1, ErrGlobalsArgument); err != nil {
 		return nil, fmt.Errorf("NewGlobals: data: %w", err)
@@ -44,53 +46,62 @@ func NewGlobals(data rt.Collection, N int, V *rt.Vector) (*Globals, error) {
 	}
 //line in.jdf:11
 	var N2 int = N * 2
-//line want.go:48
+//line want.go:50
 //line in.jdf:12
-	var LAST int = (N2 - 1)
-//line want.go:51
+	var LAST int = N2 - 1
+//line want.go:53
 //line in.jdf:13
 	var TOP int = func() int {
 //line in.jdf:13
 		return LAST + 1
-//line want.go:56
-	}()
 //line want.go:58
+	}()
+//line want.go:60
 //line in.jdf:14
 	var LABEL string = func() string {
 //line in.jdf:14
 		return strings.Repeat("x", N)
-//line want.go:63
-	}()
 //line want.go:65
+	}()
+//line want.go:67
 //line in.jdf:15
-	var EVEN bool = (N%2 == 0)
-//line want.go:68
+	var EVEN bool = N%2 == 0
+//line want.go:70
 	var EXTRA int
 	tp := &Globals{data: data, N: N, N2: N2, LAST: LAST, TOP: TOP, LABEL: LABEL, EVEN: EVEN, EXTRA: EXTRA, V: V}
 	tp.Taskpool = rt.NewTaskpool("Globals", tp, &globalsT)
 	return tp, nil
 }
 
-// globalsT describes task class T (in.jdf:19:1).
-var globalsT rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	globalsT rt.TaskClass // T at in.jdf:19:1
+)
 
 func init() {
 	globalsT = rt.TaskClass{
-		Name:   "T",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.Read},
-		},
+		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}},
 		Space:        globalsTSpace,
 		Complete:     globalsTComplete,
-		Prepare:      globalsTPrepare,
-		Predecessors: globalsTPredecessors,
+		Prepare:      rt.BindInputsFunc(globalsTInputs),
+		Predecessors: rt.InputsFunc(globalsTInputs),
 		Affinity:     globalsTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: globalsTHook},
 		},
+	}
+}
+
+// globalsTInputs are the input chains of T(k): globalsTIn<Flow> selects the input of flow <Flow>.
+var globalsTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:22:8", Select: globalsTInX}}
+
+func globalsTInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Globals), l[0]
+	if g.EVEN {
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:22:22")
+	} else {
+		return rt.DataInput(0, g.data, rt.Ix(k), "in.jdf:22:29")
 	}
 }
 
@@ -105,67 +116,28 @@ func globalsTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// globalsTComplete reports whether the instance of T whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// globalsTComplete reports whether the instance of T whose parameters are in l lies in its execution space.
 func globalsTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Globals)
-	k := l[0]
-	if k < 0 || k > g.LAST {
-		return false
-	}
-	return true
-}
-
-// globalsTPrepare binds the memory inputs of T(k) and checks that its inputs from
-// other tasks arrived.
-func globalsTPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Globals)
-	l := task.Locals()
-	k := l[0]
-	if g.EVEN {
-		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:22:22", "X", err)
-		}
-	} else {
-		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:22:29", "X", err)
-		}
-	}
-	return nil
-}
-
-// globalsTPredecessors reports the input dependencies of T(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func globalsTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Globals)
-	k := l[0]
-	if flows&1 != 0 {
-		if g.EVEN {
-			e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		} else {
-			e.Data(0, 0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		}
-	}
+	g, k := tp.Globals().(*Globals), l[0]
+	return k >= 0 && k <= g.LAST
 }
 
 // globalsTAffinity returns the data collection element that owns T(k).
 func globalsTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Globals)
-	k := l[0]
+	g, k := tp.Globals().(*Globals), l[0]
 //line in.jdf:21
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:158
+	return g.V, rt.Ix(k)
+//line want.go:131
 }
 
 // globalsTHook runs the CPU body of T(k).
 func globalsTHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Globals)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Globals](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return globalsTBody(tp, task, tp.data, tp.N, tp.N2, tp.LAST, tp.TOP, tp.LABEL, tp.EVEN, tp.EXTRA, tp.V, l[0], X)
+	return globalsTBody(g, task, g.data, g.N, g.N2, g.LAST, g.TOP, g.LABEL, g.EVEN, g.EXTRA, g.V, l[0], X)
 }
 
 // globalsTBody is the CPU body of T(k) at in.jdf:23:1.
@@ -174,12 +146,11 @@ func globalsTBody(tp *Globals, task *rt.Task, data rt.Collection, N int, N2 int,
 	{
 		_ = LABEL + string(rune('0'+TOP%10)) + string(rune('0'+EXTRA))
 	}
-//line want.go:178
+//line want.go:150
 	return nil
 }
 
-// globalsSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// globalsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var globalsSource = rt.Source{
 	Err:     ErrGlobalsGraph,
 	Classes: []string{"in.jdf:19:1"},
@@ -191,25 +162,16 @@ var globalsSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrGlobalsGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrGlobalsGraph. Call it before the taskpool runs.
 func (tp *Globals) Verify() error {
 	return globalsSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Globals) WriteDOT(w io.Writer) error {
 	return globalsSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrGlobalsGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrGlobalsGraph = errors.New("Globals: invalid task graph")
 
 //line in.jdf:32
 func Case() error {
@@ -221,4 +183,4 @@ func Case() error {
 	return fmt.Errorf("N2=%d LAST=%d TOP=%d LABEL=%q EVEN=%v EXTRA=%d", tp.N2, tp.LAST, tp.TOP, tp.LABEL, tp.EVEN, tp.EXTRA)
 }
 
-//line want.go:225
+//line want.go:187

@@ -71,12 +71,14 @@ type GpuBodies struct {
 	BATCH int
 }
 
-// ErrGpuBodiesArgument is wrapped by the errors of NewGpuBodies.
-var ErrGpuBodiesArgument = errors.New("GpuBodies: bad argument")
+// Errors wrapped by those of NewGpuBodies (ErrGpuBodiesArgument) and of Verify and WriteDOT (ErrGpuBodiesGraph).
+var (
+	ErrGpuBodiesArgument = errors.New("gpubodies: bad argument")
+	ErrGpuBodiesGraph    = errors.New("gpubodies: invalid task graph")
+)
 
-// NewGpuBodies returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrGpuBodiesArgument, and computes the hidden globals.
+// NewGpuBodies returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrGpuBodiesArgument), and computes the hidden globals.
 func NewGpuBodies(N int, V *rt.Vector, W *rt.Vector, BATCH int) (*GpuBodies, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewGpuBodies: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:55:12", ErrGpuBodiesArgument)
@@ -92,26 +94,24 @@ func NewGpuBodies(N int, V *rt.Vector, W *rt.Vector, BATCH int) (*GpuBodies, err
 	return tp, nil
 }
 
-// gpuBodiesSCALE describes task class SCALE (in.jdf:54:1).
-var gpuBodiesSCALE rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	gpuBodiesSCALE  rt.TaskClass // SCALE at in.jdf:54:1
+	gpuBodiesOFFSET rt.TaskClass // OFFSET at in.jdf:78:1
+)
 
 func init() {
 	gpuBodiesSCALE = rt.TaskClass{
-		Name:   "SCALE",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.RW},
-		},
+		Name: "SCALE", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.RW}},
 		Space:        gpuBodiesSCALESpace,
 		Complete:     gpuBodiesSCALEComplete,
-		Prepare:      gpuBodiesSCALEPrepare,
+		Prepare:      rt.BindInputsFunc(gpuBodiesSCALEInputs),
 		Successors:   gpuBodiesSCALESuccessors,
-		Predecessors: gpuBodiesSCALEPredecessors,
+		Predecessors: rt.InputsFunc(gpuBodiesSCALEInputs),
 		Affinity:     gpuBodiesSCALEAffinity,
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.GPU, Device: gpuBodiesSCALEIncGPU, Select: func(task *rt.Task) int {
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "SCALE/GPU", Type: gpu.TypeAny, Submit: gpuBodiesSCALESubmitGPU, Batch: true, Size: gpuBodiesSCALESizeGPU}, Select: func(task *rt.Task) int {
 				k := task.Locals()[0]
 //line in.jdf:59
 				return k
@@ -120,6 +120,33 @@ func init() {
 			{Kind: rt.CPU, Hook: gpuBodiesSCALEHook},
 		},
 	}
+	gpuBodiesOFFSET = rt.TaskClass{
+		Name: "OFFSET", ID: 1, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "Y", Access: rt.RW}},
+		Space:        gpuBodiesOFFSETSpace,
+		Complete:     gpuBodiesOFFSETComplete,
+		Prepare:      rt.BindInputsFunc(gpuBodiesOFFSETInputs),
+		Successors:   gpuBodiesOFFSETSuccessors,
+		Predecessors: rt.InputsFunc(gpuBodiesOFFSETInputs),
+		Affinity:     gpuBodiesOFFSETAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CUDA, Device: &gpu.Incarnation{Name: "OFFSET/CUDA", Type: gpu.TypeCUDA, Submit: gpuBodiesOFFSETSubmitCUDA}},
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "OFFSET/GPU", Type: gpu.TypeAny, Submit: gpuBodiesOFFSETSubmitGPU, Batch: true, NoProfile: true, StageOut: writeBack}, Evaluate: func(task *rt.Task) bool {
+				g := task.Taskpool().Globals().(*GpuBodies)
+				k := task.Locals()[0]
+				return gpuBodiesOFFSETInline2(g, k, task)
+			}, NoTrace: true},
+			{Kind: rt.CPU, Hook: gpuBodiesOFFSETHook},
+		},
+	}
+}
+
+// gpuBodiesSCALEInputs are the input chains of SCALE(k): gpuBodiesSCALEIn<Flow> selects the input of flow <Flow>.
+var gpuBodiesSCALEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:57:6", Select: gpuBodiesSCALEInX}}
+
+func gpuBodiesSCALEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*GpuBodies), l[0]
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:57:11")
 }
 
 // gpuBodiesSCALESpace enumerates the execution space of SCALE(k).
@@ -133,55 +160,26 @@ func gpuBodiesSCALESpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) b
 	}
 }
 
-// gpuBodiesSCALEComplete reports whether the instance of SCALE whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// gpuBodiesSCALEComplete reports whether the instance of SCALE whose parameters are in l lies in its execution space.
 func gpuBodiesSCALEComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*GpuBodies)
-	k := l[0]
-	if k < 0 || k > g.N-1 {
-		return false
-	}
-	return true
-}
-
-// gpuBodiesSCALEPrepare binds the memory inputs of SCALE(k) and checks that its inputs from
-// other tasks arrived.
-func gpuBodiesSCALEPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*GpuBodies)
-	l := task.Locals()
-	k := l[0]
-	if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:57:11", "X", err)
-	}
-	return nil
+	g, k := tp.Globals().(*GpuBodies), l[0]
+	return k >= 0 && k <= g.N-1
 }
 
 // gpuBodiesSCALESuccessors reports the output dependencies of SCALE(k) whose guards hold.
 func gpuBodiesSCALESuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*GpuBodies)
-	k := l[0]
+	g, k := tp.Globals().(*GpuBodies), l[0]
 	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-	}
-}
-
-// gpuBodiesSCALEPredecessors reports the input dependencies of SCALE(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func gpuBodiesSCALEPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*GpuBodies)
-	k := l[0]
-	if flows&1 != 0 {
-		e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+		e.Data(0, 1, g.V, rt.Ix(k))
 	}
 }
 
 // gpuBodiesSCALEAffinity returns the data collection element that owns SCALE(k).
 func gpuBodiesSCALEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*GpuBodies)
-	k := l[0]
+	g, k := tp.Globals().(*GpuBodies), l[0]
 //line in.jdf:56
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:185
+	return g.V, rt.Ix(k)
+//line want.go:183
 }
 
 // gpuBodiesSCALEGPU is one task of a ring in a GPU body of SCALE(k): its definitions and the
@@ -200,15 +198,13 @@ func gpuBodiesSCALEMemberGPU(t *gpu.Task) gpuBodiesSCALEGPU {
 	}
 }
 
-// gpuBodiesSCALESubmitGPU is the submit hook of the GPU body of SCALE(k) (rt/gpu runs it on a
-// device stream).
+// gpuBodiesSCALESubmitGPU is the submit hook of the GPU body of SCALE(k): rt/gpu runs it on a device stream.
 func gpuBodiesSCALESubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	if _, err := stream.CollectBatch(task, gpuBodiesSCALEBatchGPU(task).Match, nil); err != nil {
 		return task.Fail(err)
 	}
-	tp := task.EC().(*rt.Task).Taskpool().Globals().(*GpuBodies)
-	h := gpuBodiesSCALEMemberGPU(task)
-	return gpuBodiesSCALEBodyGPU(dev, task, stream, tp, tp.N, tp.V, tp.W, tp.BATCH, h.k, h.X)
+	g, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
+	return gpuBodiesSCALEBodyGPU(dev, task, stream, g, g.N, g.V, g.W, g.BATCH, l[0], task.Buffer(0))
 }
 
 // gpuBodiesSCALEBatchGPU is the batch-match policy of the GPU body of SCALE for a ring headed
@@ -220,7 +216,7 @@ func gpuBodiesSCALEBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	batchMax := g.BATCH
 //line in.jdf:59
 	batchMatch := sameLen
-//line want.go:224
+//line want.go:220
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -237,7 +233,7 @@ func gpuBodiesSCALEBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, 
 			}
 		}
 	}
-//line want.go:241
+//line want.go:237
 	return gpu.Done
 }
 
@@ -251,29 +247,19 @@ func gpuBodiesSCALESizeGPU(ec gpu.EC, flow int) int64 {
 	case 0:
 //line in.jdf:59
 		return int64(gpuBodiesSCALEInline1(g, k))
-//line want.go:255
+//line want.go:251
 	}
 	return 0
 }
 
-// gpuBodiesSCALEIncGPU is the rt/gpu descriptor of the GPU body of SCALE.
-var gpuBodiesSCALEIncGPU = &gpu.Incarnation{
-	Name:   "SCALE/GPU",
-	Type:   gpu.TypeAny,
-	Submit: gpuBodiesSCALESubmitGPU,
-	Batch:  true,
-	Size:   gpuBodiesSCALESizeGPU,
-}
-
 // gpuBodiesSCALEHook runs the CPU body of SCALE(k).
 func gpuBodiesSCALEHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*GpuBodies)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*GpuBodies](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return gpuBodiesSCALEBody(tp, task, tp.N, tp.V, tp.W, tp.BATCH, l[0], X)
+	return gpuBodiesSCALEBody(g, task, g.N, g.V, g.W, g.BATCH, l[0], X)
 }
 
 // gpuBodiesSCALEBody is the CPU body of SCALE(k) at in.jdf:69:1.
@@ -284,38 +270,16 @@ func gpuBodiesSCALEBody(tp *GpuBodies, task *rt.Task, N int, V *rt.Vector, W *rt
 			X[i] = 2*X[i] + float64(k)
 		}
 	}
-//line want.go:288
+//line want.go:274
 	return nil
 }
 
-// gpuBodiesOFFSET describes task class OFFSET (in.jdf:78:1).
-var gpuBodiesOFFSET rt.TaskClass
+// gpuBodiesOFFSETInputs are the input chains of OFFSET(k): gpuBodiesOFFSETIn<Flow> selects the input of flow <Flow>.
+var gpuBodiesOFFSETInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:81:6", Select: gpuBodiesOFFSETInY}}
 
-func init() {
-	gpuBodiesOFFSET = rt.TaskClass{
-		Name:   "OFFSET",
-		ID:     1,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "Y", Access: rt.RW},
-		},
-		Space:        gpuBodiesOFFSETSpace,
-		Complete:     gpuBodiesOFFSETComplete,
-		Prepare:      gpuBodiesOFFSETPrepare,
-		Successors:   gpuBodiesOFFSETSuccessors,
-		Predecessors: gpuBodiesOFFSETPredecessors,
-		Affinity:     gpuBodiesOFFSETAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CUDA, Device: gpuBodiesOFFSETIncCUDA},
-			{Kind: rt.GPU, Device: gpuBodiesOFFSETIncGPU, Evaluate: func(task *rt.Task) bool {
-				g := task.Taskpool().Globals().(*GpuBodies)
-				k := task.Locals()[0]
-				return gpuBodiesOFFSETInline2(g, k, task)
-			}, NoTrace: true},
-			{Kind: rt.CPU, Hook: gpuBodiesOFFSETHook},
-		},
-	}
+func gpuBodiesOFFSETInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*GpuBodies), l[0]
+	return rt.DataInput(0, g.W, rt.Ix(k), "in.jdf:81:11")
 }
 
 // gpuBodiesOFFSETSpace enumerates the execution space of OFFSET(k).
@@ -329,55 +293,41 @@ func gpuBodiesOFFSETSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) 
 	}
 }
 
-// gpuBodiesOFFSETComplete reports whether the instance of OFFSET whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// gpuBodiesOFFSETComplete reports whether the instance of OFFSET whose parameters are in l lies in its execution space.
 func gpuBodiesOFFSETComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*GpuBodies)
-	k := l[0]
-	if k < 0 || k > g.N-1 {
-		return false
-	}
-	return true
-}
-
-// gpuBodiesOFFSETPrepare binds the memory inputs of OFFSET(k) and checks that its inputs from
-// other tasks arrived.
-func gpuBodiesOFFSETPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*GpuBodies)
-	l := task.Locals()
-	k := l[0]
-	if err := task.BindElement(0, g.W, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:81:11", "Y", err)
-	}
-	return nil
+	g, k := tp.Globals().(*GpuBodies), l[0]
+	return k >= 0 && k <= g.N-1
 }
 
 // gpuBodiesOFFSETSuccessors reports the output dependencies of OFFSET(k) whose guards hold.
 func gpuBodiesOFFSETSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*GpuBodies)
-	k := l[0]
+	g, k := tp.Globals().(*GpuBodies), l[0]
 	if flows&1 != 0 {
-		e.Data(0, 1, g.W, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-	}
-}
-
-// gpuBodiesOFFSETPredecessors reports the input dependencies of OFFSET(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func gpuBodiesOFFSETPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*GpuBodies)
-	k := l[0]
-	if flows&1 != 0 {
-		e.Data(0, 0, g.W, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+		e.Data(0, 1, g.W, rt.Ix(k))
 	}
 }
 
 // gpuBodiesOFFSETAffinity returns the data collection element that owns OFFSET(k).
 func gpuBodiesOFFSETAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*GpuBodies)
-	k := l[0]
+	g, k := tp.Globals().(*GpuBodies), l[0]
 //line in.jdf:80
-	return g.W, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:381
+	return g.W, rt.Ix(k)
+//line want.go:316
+}
+
+// gpuBodiesOFFSETSubmitCUDA is the submit hook of the CUDA body of OFFSET(k): rt/gpu runs it on a device stream.
+func gpuBodiesOFFSETSubmitCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+	g, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
+	return gpuBodiesOFFSETBodyCUDA(dev, task, stream, g, g.N, g.V, g.W, g.BATCH, l[0], task.Buffer(0))
+}
+
+// gpuBodiesOFFSETBodyCUDA is the CUDA body of OFFSET(k) at in.jdf:83:1.
+func gpuBodiesOFFSETBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *GpuBodies, N int, V *rt.Vector, W *rt.Vector, BATCH int, k int, Y gpu.Buffer) gpu.Result {
+//line in.jdf:84
+	{
+		return gpu.Error
+	}
+//line want.go:331
 }
 
 // gpuBodiesOFFSETGPU is one task of a ring in a GPU body of OFFSET(k): its definitions and the
@@ -396,36 +346,10 @@ func gpuBodiesOFFSETMemberGPU(t *gpu.Task) gpuBodiesOFFSETGPU {
 	}
 }
 
-// gpuBodiesOFFSETSubmitCUDA is the submit hook of the CUDA body of OFFSET(k) (rt/gpu runs it on a
-// device stream).
-func gpuBodiesOFFSETSubmitCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	tp := task.EC().(*rt.Task).Taskpool().Globals().(*GpuBodies)
-	h := gpuBodiesOFFSETMemberGPU(task)
-	return gpuBodiesOFFSETBodyCUDA(dev, task, stream, tp, tp.N, tp.V, tp.W, tp.BATCH, h.k, h.Y)
-}
-
-// gpuBodiesOFFSETBodyCUDA is the CUDA body of OFFSET(k) at in.jdf:83:1.
-func gpuBodiesOFFSETBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *GpuBodies, N int, V *rt.Vector, W *rt.Vector, BATCH int, k int, Y gpu.Buffer) gpu.Result {
-//line in.jdf:84
-	{
-		return gpu.Error
-	}
-//line want.go:414
-}
-
-// gpuBodiesOFFSETIncCUDA is the rt/gpu descriptor of the CUDA body of OFFSET.
-var gpuBodiesOFFSETIncCUDA = &gpu.Incarnation{
-	Name:   "OFFSET/CUDA",
-	Type:   gpu.TypeCUDA,
-	Submit: gpuBodiesOFFSETSubmitCUDA,
-}
-
-// gpuBodiesOFFSETSubmitGPU is the submit hook of the GPU body of OFFSET(k) (rt/gpu runs it on a
-// device stream).
+// gpuBodiesOFFSETSubmitGPU is the submit hook of the GPU body of OFFSET(k): rt/gpu runs it on a device stream.
 func gpuBodiesOFFSETSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	tp := task.EC().(*rt.Task).Taskpool().Globals().(*GpuBodies)
-	h := gpuBodiesOFFSETMemberGPU(task)
-	return gpuBodiesOFFSETBodyGPU(dev, task, stream, tp, tp.N, tp.V, tp.W, tp.BATCH, h.k, h.Y)
+	g, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
+	return gpuBodiesOFFSETBodyGPU(dev, task, stream, g, g.N, g.V, g.W, g.BATCH, l[0], task.Buffer(0))
 }
 
 // gpuBodiesOFFSETBatchGPU is the batch-match policy of the GPU body of OFFSET for a ring headed
@@ -433,11 +357,11 @@ func gpuBodiesOFFSETSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Strea
 func gpuBodiesOFFSETBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 //line in.jdf:88
 	batchMax := 3
-//line want.go:437
+//line want.go:361
 	batchMatch := func(cand, head *gpu.Task) gpu.Action {
 //line in.jdf:88
 		return gpu.Accept
-//line want.go:441
+//line want.go:365
 	}
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
@@ -458,29 +382,18 @@ func gpuBodiesOFFSETBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream,
 			}
 		}
 	}
-//line want.go:462
+//line want.go:386
 	return gpu.Done
-}
-
-// gpuBodiesOFFSETIncGPU is the rt/gpu descriptor of the GPU body of OFFSET.
-var gpuBodiesOFFSETIncGPU = &gpu.Incarnation{
-	Name:      "OFFSET/GPU",
-	Type:      gpu.TypeAny,
-	Submit:    gpuBodiesOFFSETSubmitGPU,
-	Batch:     true,
-	NoProfile: true,
-	StageOut:  writeBack,
 }
 
 // gpuBodiesOFFSETHook runs the CPU body of OFFSET(k).
 func gpuBodiesOFFSETHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*GpuBodies)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*GpuBodies](task)
 	Y, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return gpuBodiesOFFSETBody(tp, task, tp.N, tp.V, tp.W, tp.BATCH, l[0], Y)
+	return gpuBodiesOFFSETBody(g, task, g.N, g.V, g.W, g.BATCH, l[0], Y)
 }
 
 // gpuBodiesOFFSETBody is the CPU body of OFFSET(k) at in.jdf:101:1.
@@ -491,12 +404,11 @@ func gpuBodiesOFFSETBody(tp *GpuBodies, task *rt.Task, N int, V *rt.Vector, W *r
 			Y[i] += 10
 		}
 	}
-//line want.go:495
+//line want.go:408
 	return nil
 }
 
-// gpuBodiesSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// gpuBodiesSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var gpuBodiesSource = rt.Source{
 	Err:     ErrGpuBodiesGraph,
 	Classes: []string{"in.jdf:54:1", "in.jdf:78:1"},
@@ -510,25 +422,16 @@ var gpuBodiesSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrGpuBodiesGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrGpuBodiesGraph. Call it before the taskpool runs.
 func (tp *GpuBodies) Verify() error {
 	return gpuBodiesSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *GpuBodies) WriteDOT(w io.Writer) error {
 	return gpuBodiesSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrGpuBodiesGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrGpuBodiesGraph = errors.New("GpuBodies: invalid task graph")
 
 // gpuBodiesSCALEInline1 is the inline code at in.jdf:59:80.
 func gpuBodiesSCALEInline1(tp *GpuBodies, k int) int {
@@ -536,14 +439,14 @@ func gpuBodiesSCALEInline1(tp *GpuBodies, k int) int {
 	_ = V
 //line in.jdf:59
 	return 8 * V.NB
-//line want.go:540
+//line want.go:443
 }
 
 // gpuBodiesOFFSETInline2 is the inline code at in.jdf:89:18.
 func gpuBodiesOFFSETInline2(tp *GpuBodies, k int, task *rt.Task) bool {
 //line in.jdf:89
 	return k%2 == 0
-//line want.go:547
+//line want.go:450
 }
 
 //line in.jdf:117
@@ -597,4 +500,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; the devices ran at least the %d SCALE tasks: %v", bad, n, ran >= n)
 }
 
-//line want.go:601
+//line want.go:504

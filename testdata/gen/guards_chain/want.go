@@ -22,12 +22,14 @@ type Guards struct {
 	V *rt.Vector
 }
 
-// ErrGuardsArgument is wrapped by the errors of NewGuards.
-var ErrGuardsArgument = errors.New("Guards: bad argument")
+// Errors wrapped by those of NewGuards (ErrGuardsArgument) and of Verify and WriteDOT (ErrGuardsGraph).
+var (
+	ErrGuardsArgument = errors.New("guards: bad argument")
+	ErrGuardsGraph    = errors.New("guards: invalid task graph")
+)
 
-// NewGuards returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrGuardsArgument, and computes the hidden globals.
+// NewGuards returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrGuardsArgument), and computes the hidden globals.
 func NewGuards(N int, V *rt.Vector) (*Guards, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewGuards: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:9:12", ErrGuardsArgument)
@@ -40,19 +42,15 @@ func NewGuards(N int, V *rt.Vector) (*Guards, error) {
 	return tp, nil
 }
 
-// guardsG describes task class G (in.jdf:8:1).
-var guardsG rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	guardsG rt.TaskClass // G at in.jdf:8:1
+)
 
 func init() {
 	guardsG = rt.TaskClass{
-		Name:   "G",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-			{Name: "C", Access: rt.CTL},
-		},
+		Name: "G", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
 		Space:        guardsGSpace,
 		Complete:     guardsGComplete,
 		Goal:         guardsGGoal,
@@ -63,6 +61,22 @@ func init() {
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: guardsGHook},
 		},
+	}
+}
+
+// guardsGInputs are the input chains of G(k): guardsGIn<Flow> selects the input of flow <Flow>.
+var guardsGInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Select: guardsGInA}}
+
+func guardsGInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Guards), l[0]
+	if k == 0 {
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:22")
+	} else if k%2 == 0 {
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(1, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:12:26", "A G(k - 1)")
+	} else {
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(2, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:13:11", "A G(k - 1)")
 	}
 }
 
@@ -77,35 +91,17 @@ func guardsGSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// guardsGComplete reports whether the instance of G whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// guardsGComplete reports whether the instance of G whose parameters are in l lies in its execution space.
 func guardsGComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Guards)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Guards), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // guardsGGoal returns the number of inputs that G(k) waits for from other tasks.
 func guardsGGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	k := l[0]
-	var n uint32
+	n := rt.InputGoal(tp, l, guardsGInputs, rt.Counter)
 	var pl rt.Locals
-	if k == 0 {
-		// V(k): from memory
-	} else if k%2 == 0 {
-		pl[0] = k - 1
-		if guardsGComplete(tp, &pl) {
-			n++
-		}
-	} else {
-		pl[0] = k - 1
-		if guardsGComplete(tp, &pl) {
-			n++
-		}
-	}
 	if k > 1 {
 		pl[0] = k - 2
 		if guardsGComplete(tp, &pl) {
@@ -121,60 +117,30 @@ func guardsGGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// guardsGPrepare binds the memory inputs of G(k) and checks that its inputs from
-// other tasks arrived.
+// guardsGPrepare binds the memory inputs of G(k) and checks that its inputs from other tasks arrived.
 func guardsGPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Guards)
-	l := task.Locals()
-	k := l[0]
-	if k == 0 {
-		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:22", "A", err)
-		}
-	} else if k%2 == 0 {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:12:26", "A", "A G(k - 1)")
-		}
-	} else {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:13:11", "A", "A G(k - 1)")
-		}
-	}
-	return nil
+	return task.BindInputs(guardsGInputs)
 }
 
 // guardsGSuccessors reports the output dependencies of G(k) whose guards hold.
 func guardsGSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Guards)
-	k := l[0]
+	g, k := tp.Globals().(*Guards), l[0]
 	if flows&1 != 0 {
 		if k < g.N {
 			e.L[0] = k + 1
-			if guardsGComplete(tp, &e.L) {
-				e.Task(0, 3, &guardsG, 0)
-			} else {
-				e.Outside(0, 3, &guardsG, 0)
-			}
+			e.Instance(guardsGComplete(tp, &e.L), 0, 3, &guardsG, 0)
 		} else {
-			e.Data(0, 3, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+			e.Data(0, 3, g.V, rt.Ix(k))
 		}
 	}
 	if flows&2 != 0 {
 		if k < g.N-1 {
 			e.L[0] = k + 2
-			if guardsGComplete(tp, &e.L) {
-				e.Task(1, 2, &guardsG, 1)
-			} else {
-				e.Outside(1, 2, &guardsG, 1)
-			}
+			e.Instance(guardsGComplete(tp, &e.L), 1, 2, &guardsG, 1)
 		}
 		if k < g.N {
 			e.L[0] = k + 1
-			if guardsGComplete(tp, &e.L) {
-				e.Task(1, 3, &guardsG, 1)
-			} else {
-				e.Outside(1, 3, &guardsG, 1)
-			}
+			e.Instance(guardsGComplete(tp, &e.L), 1, 3, &guardsG, 1)
 		}
 	}
 }
@@ -182,65 +148,36 @@ func guardsGSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.E
 // guardsGPredecessors reports the input dependencies of G(k) whose guards hold (for a data
 // flow, the one its input chain selects).
 func guardsGPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Guards)
 	k := l[0]
-	if flows&1 != 0 {
-		if k == 0 {
-			e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		} else if k%2 == 0 {
-			e.L[0] = k - 1
-			if guardsGComplete(tp, &e.L) {
-				e.Task(0, 1, &guardsG, 0)
-			} else {
-				e.Outside(0, 1, &guardsG, 0)
-			}
-		} else {
-			e.L[0] = k - 1
-			if guardsGComplete(tp, &e.L) {
-				e.Task(0, 2, &guardsG, 0)
-			} else {
-				e.Outside(0, 2, &guardsG, 0)
-			}
-		}
-	}
+	e.Inputs(tp, l, flows, guardsGInputs)
 	if flows&2 != 0 {
 		if k > 1 {
 			e.L[0] = k - 2
-			if guardsGComplete(tp, &e.L) {
-				e.Task(1, 0, &guardsG, 1)
-			} else {
-				e.Outside(1, 0, &guardsG, 1)
-			}
+			e.Instance(guardsGComplete(tp, &e.L), 1, 0, &guardsG, 1)
 		}
 		if k > 0 {
 			e.L[0] = k - 1
-			if guardsGComplete(tp, &e.L) {
-				e.Task(1, 1, &guardsG, 1)
-			} else {
-				e.Outside(1, 1, &guardsG, 1)
-			}
+			e.Instance(guardsGComplete(tp, &e.L), 1, 1, &guardsG, 1)
 		}
 	}
 }
 
 // guardsGAffinity returns the data collection element that owns G(k).
 func guardsGAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Guards)
-	k := l[0]
+	g, k := tp.Globals().(*Guards), l[0]
 //line in.jdf:10
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:233
+	return g.V, rt.Ix(k)
+//line want.go:171
 }
 
 // guardsGHook runs the CPU body of G(k).
 func guardsGHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Guards)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Guards](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return guardsGBody(tp, task, tp.N, tp.V, l[0], A)
+	return guardsGBody(g, task, g.N, g.V, l[0], A)
 }
 
 // guardsGBody is the CPU body of G(k) at in.jdf:19:1.
@@ -249,12 +186,11 @@ func guardsGBody(tp *Guards, task *rt.Task, N int, V *rt.Vector, k int, A []floa
 	{
 		A[0] = A[0]*10 + float64(k)
 	}
-//line want.go:253
+//line want.go:190
 	return nil
 }
 
-// guardsSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// guardsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var guardsSource = rt.Source{
 	Err:     ErrGuardsGraph,
 	Classes: []string{"in.jdf:8:1"},
@@ -266,25 +202,16 @@ var guardsSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrGuardsGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrGuardsGraph. Call it before the taskpool runs.
 func (tp *Guards) Verify() error {
 	return guardsSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Guards) WriteDOT(w io.Writer) error {
 	return guardsSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrGuardsGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrGuardsGraph = errors.New("Guards: invalid task graph")
 
 //line in.jdf:31
 func Case() error {
@@ -310,4 +237,4 @@ func Case() error {
 	return fmt.Errorf("V(5) = %v", v.Block(5)[0])
 }
 
-//line want.go:314
+//line want.go:241

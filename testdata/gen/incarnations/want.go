@@ -31,12 +31,14 @@ type Incs struct {
 	RAN   *atomic.Int64
 }
 
-// ErrIncsArgument is wrapped by the errors of NewIncs.
-var ErrIncsArgument = errors.New("Incs: bad argument")
+// Errors wrapped by those of NewIncs (ErrIncsArgument) and of Verify and WriteDOT (ErrIncsGraph).
+var (
+	ErrIncsArgument = errors.New("incs: bad argument")
+	ErrIncsGraph    = errors.New("incs: invalid task graph")
+)
 
-// NewIncs returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrIncsArgument, and computes the hidden globals.
+// NewIncs returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrIncsArgument), and computes the hidden globals.
 func NewIncs(N int, V *rt.Vector, TRIED *atomic.Int64, RAN *atomic.Int64) (*Incs, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewIncs: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:19:12", ErrIncsArgument)
@@ -49,22 +51,21 @@ func NewIncs(N int, V *rt.Vector, TRIED *atomic.Int64, RAN *atomic.Int64) (*Incs
 	return tp, nil
 }
 
-// incsW describes task class W (in.jdf:18:1).
-var incsW rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	incsW rt.TaskClass // W at in.jdf:18:1
+)
 
 func init() {
 	incsW = rt.TaskClass{
-		Name:     "W",
-		ID:       0,
-		Locals:   []string{"k"},
-		Params:   []int{0},
+		Name: "W", ID: 0, Locals: []string{"k"}, Params: []int{0},
 		NoTrace:  true,
 		Space:    incsWSpace,
 		Complete: incsWComplete,
 		Affinity: incsWAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: incsWHookRECURSIVE, Evaluate: evenOnly},
-			{Kind: rt.CUDA, Device: incsWIncCUDA},
+			{Kind: rt.CUDA, Device: &gpu.Incarnation{Name: "W/CUDA", Type: gpu.TypeCUDA, Submit: incsWSubmitCUDA}},
 			{Kind: rt.CPU, Hook: incsWHook, NoTrace: true},
 		},
 	}
@@ -81,31 +82,24 @@ func incsWSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// incsWComplete reports whether the instance of W whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// incsWComplete reports whether the instance of W whose parameters are in l lies in its execution space.
 func incsWComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Incs)
-	k := l[0]
-	if k < 0 || k > g.N-1 {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Incs), l[0]
+	return k >= 0 && k <= g.N-1
 }
 
 // incsWAffinity returns the data collection element that owns W(k).
 func incsWAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Incs)
-	k := l[0]
+	g, k := tp.Globals().(*Incs), l[0]
 //line in.jdf:20
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:102
+	return g.V, rt.Ix(k)
+//line want.go:97
 }
 
 // incsWHookRECURSIVE runs the RECURSIVE body (a CPU hook) of W(k).
 func incsWHookRECURSIVE(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Incs)
-	l := task.Locals()
-	return incsWBodyRECURSIVE(tp, task, tp.N, tp.V, tp.TRIED, tp.RAN, l[0])
+	g, l := rt.TaskGlobals[*Incs](task)
+	return incsWBodyRECURSIVE(g, task, g.N, g.V, g.TRIED, g.RAN, l[0])
 }
 
 // incsWBodyRECURSIVE is the RECURSIVE body (a CPU hook) of W(k) at in.jdf:21:1.
@@ -115,29 +109,13 @@ func incsWBodyRECURSIVE(tp *Incs, task *rt.Task, N int, V *rt.Vector, TRIED *ato
 		TRIED.Add(1)
 		return rt.Next
 	}
-//line want.go:119
+//line want.go:113
 }
 
-// incsWGPU is one task of a ring in a GPU body of W(k): its definitions and the
-// device buffers of its data flows (a batched body gets them with member(t)).
-type incsWGPU struct {
-	k int
-}
-
-// incsWMemberGPU returns the definitions and buffers of the W task of wrapper t.
-func incsWMemberGPU(t *gpu.Task) incsWGPU {
-	l := t.EC().(*rt.Task).Locals()
-	return incsWGPU{
-		k: l[0],
-	}
-}
-
-// incsWSubmitCUDA is the submit hook of the CUDA body of W(k) (rt/gpu runs it on a
-// device stream).
+// incsWSubmitCUDA is the submit hook of the CUDA body of W(k): rt/gpu runs it on a device stream.
 func incsWSubmitCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	tp := task.EC().(*rt.Task).Taskpool().Globals().(*Incs)
-	h := incsWMemberGPU(task)
-	return incsWBodyCUDA(dev, task, stream, tp, tp.N, tp.V, tp.TRIED, tp.RAN, h.k)
+	g, l := rt.TaskGlobals[*Incs](task.EC().(*rt.Task))
+	return incsWBodyCUDA(dev, task, stream, g, g.N, g.V, g.TRIED, g.RAN, l[0])
 }
 
 // incsWBodyCUDA is the CUDA body of W(k) at in.jdf:27:1.
@@ -146,21 +124,13 @@ func incsWBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Incs
 	{
 		return gpu.Done
 	}
-//line want.go:150
-}
-
-// incsWIncCUDA is the rt/gpu descriptor of the CUDA body of W.
-var incsWIncCUDA = &gpu.Incarnation{
-	Name:   "W/CUDA",
-	Type:   gpu.TypeCUDA,
-	Submit: incsWSubmitCUDA,
+//line want.go:128
 }
 
 // incsWHook runs the CPU body of W(k).
 func incsWHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Incs)
-	l := task.Locals()
-	return incsWBody(tp, task, tp.N, tp.V, tp.TRIED, tp.RAN, l[0])
+	g, l := rt.TaskGlobals[*Incs](task)
+	return incsWBody(g, task, g.N, g.V, g.TRIED, g.RAN, l[0])
 }
 
 // incsWBody is the CPU body of W(k) at in.jdf:32:1.
@@ -169,12 +139,11 @@ func incsWBody(tp *Incs, task *rt.Task, N int, V *rt.Vector, TRIED *atomic.Int64
 	{
 		RAN.Add(1)
 	}
-//line want.go:173
+//line want.go:143
 	return nil
 }
 
-// incsSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// incsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var incsSource = rt.Source{
 	Err:     ErrIncsGraph,
 	Classes: []string{"in.jdf:18:1"},
@@ -186,25 +155,16 @@ var incsSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrIncsGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrIncsGraph. Call it before the taskpool runs.
 func (tp *Incs) Verify() error {
 	return incsSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Incs) WriteDOT(w io.Writer) error {
 	return incsSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrIncsGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrIncsGraph = errors.New("Incs: invalid task graph")
 
 //line in.jdf:44
 func Case() error {
@@ -228,4 +188,4 @@ func Case() error {
 	return fmt.Errorf("recursive tried %d, cpu ran %d", tried.Load(), ran.Load())
 }
 
-//line want.go:232
+//line want.go:192

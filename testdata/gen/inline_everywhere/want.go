@@ -28,12 +28,14 @@ type Inline struct {
 	TOP int // hidden: computed by NewInline
 }
 
-// ErrInlineArgument is wrapped by the errors of NewInline.
-var ErrInlineArgument = errors.New("Inline: bad argument")
+// Errors wrapped by those of NewInline (ErrInlineArgument) and of Verify and WriteDOT (ErrInlineGraph).
+var (
+	ErrInlineArgument = errors.New("inline: bad argument")
+	ErrInlineGraph    = errors.New("inline: invalid task graph")
+)
 
-// NewInline returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrInlineArgument, and computes the hidden globals.
+// NewInline returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrInlineArgument), and computes the hidden globals.
 func NewInline(N int, V *rt.Vector) (*Inline, error) {
 	if err := rt.VerifyCollection(V, 1, ErrInlineArgument); err != nil {
 		return nil, fmt.Errorf("NewInline: V: %w", err)
@@ -42,32 +44,29 @@ func NewInline(N int, V *rt.Vector) (*Inline, error) {
 	var TOP int = func() int {
 //line in.jdf:12
 		return N * 2
-//line want.go:46
-	}()
 //line want.go:48
+	}()
+//line want.go:50
 	tp := &Inline{N: N, V: V, TOP: TOP}
 	tp.Taskpool = rt.NewTaskpool("Inline", tp, &inlineInl)
 	return tp, nil
 }
 
-// inlineInl describes task class Inl (in.jdf:14:1).
-var inlineInl rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	inlineInl rt.TaskClass // Inl at in.jdf:14:1
+)
 
 func init() {
 	inlineInl = rt.TaskClass{
-		Name:   "Inl",
-		ID:     0,
-		Locals: []string{"k", "m"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-		},
+		Name: "Inl", ID: 0, Locals: []string{"k", "m"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
 		Space:        inlineInlSpace,
 		Complete:     inlineInlComplete,
-		Goal:         inlineInlGoal,
-		Prepare:      inlineInlPrepare,
+		Goal:         rt.InputGoalFunc(inlineInlInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(inlineInlInputs),
 		Successors:   inlineInlSuccessors,
-		Predecessors: inlineInlPredecessors,
+		Predecessors: rt.InputsFunc(inlineInlInputs),
 		Priority:     inlineInlPriority,
 		Affinity:     inlineInlAffinity,
 		TimeEstimate: func(task *rt.Task, dev rt.Device) int64 {
@@ -85,12 +84,25 @@ func init() {
 	}
 }
 
+// inlineInlInputs are the input chains of Inl(k): inlineInlIn<Flow> selects the input of flow <Flow>.
+var inlineInlInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:19:6", Select: inlineInlInA}}
+
+func inlineInlInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k, m := tp.Globals().(*Inline), l[0], l[1]
+	if inlineInlInline1(g, k, m) {
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:19:33")
+	} else {
+		pl := rt.Locals{0: inlineInlInline2(g, k, m)}
+		return rt.TaskInput(0, &inlineInl, 0, inlineInlComplete(tp, &pl), &pl, "in.jdf:19:40", "A Inl(%{ return k - 1 %})")
+	}
+}
+
 // inlineInlSpace enumerates the execution space of Inl(k).
 func inlineInlSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Inline)
-	for k, kEnd := inlineInlInline2(g), inlineInlInline3(g); k <= kEnd; k++ {
+	for k, kEnd := inlineInlInline4(g), inlineInlInline5(g); k <= kEnd; k++ {
 		l[0] = k
-		m := inlineInlInline1(g, k)
+		m := inlineInlInline3(g, k)
 		l[1] = m
 		if !yield(l) {
 			return
@@ -98,117 +110,55 @@ func inlineInlSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// inlineInlComplete reports whether the instance of Inl whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// inlineInlComplete reports whether the instance of Inl whose parameters are in l lies in its execution
+// space, and computes its derived locals.
 func inlineInlComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g := tp.Globals().(*Inline)
 	k := l[0]
-	if k < inlineInlInline2(g) || k > inlineInlInline3(g) {
+	if k < inlineInlInline4(g) || k > inlineInlInline5(g) {
 		return false
 	}
-	l[1] = inlineInlInline1(g, k)
+	l[1] = inlineInlInline3(g, k)
 	return true
-}
-
-// inlineInlGoal returns the number of inputs that Inl(k) waits for from other tasks.
-func inlineInlGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	g := tp.Globals().(*Inline)
-	k, m := l[0], l[1]
-	var n uint32
-	var pl rt.Locals
-	if inlineInlInline4(g, k, m) {
-		// V(k): from memory
-	} else {
-		pl[0] = inlineInlInline5(g, k, m)
-		if inlineInlComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// inlineInlPrepare binds the memory inputs of Inl(k) and checks that its inputs from
-// other tasks arrived.
-func inlineInlPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Inline)
-	l := task.Locals()
-	k, m := l[0], l[1]
-	if inlineInlInline4(g, k, m) {
-		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:19:33", "A", err)
-		}
-	} else {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:19:40", "A", "A Inl(%{ return k - 1 %})")
-		}
-	}
-	return nil
 }
 
 // inlineInlSuccessors reports the output dependencies of Inl(k) whose guards hold.
 func inlineInlSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Inline)
-	k, m := l[0], l[1]
+	g, k, m := tp.Globals().(*Inline), l[0], l[1]
 	if flows&1 != 0 {
 		if inlineInlInline6(g, k, m) {
 			e.L[0] = k + 1
-			if inlineInlComplete(tp, &e.L) {
-				e.Task(0, 1, &inlineInl, 0)
-			} else {
-				e.Outside(0, 1, &inlineInl, 0)
-			}
+			e.Instance(inlineInlComplete(tp, &e.L), 0, 1, &inlineInl, 0)
 		} else {
-			e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		}
-	}
-}
-
-// inlineInlPredecessors reports the input dependencies of Inl(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func inlineInlPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Inline)
-	k, m := l[0], l[1]
-	if flows&1 != 0 {
-		if inlineInlInline4(g, k, m) {
-			e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		} else {
-			e.L[0] = inlineInlInline5(g, k, m)
-			if inlineInlComplete(tp, &e.L) {
-				e.Task(0, 0, &inlineInl, 0)
-			} else {
-				e.Outside(0, 0, &inlineInl, 0)
-			}
+			e.Data(0, 1, g.V, rt.Ix(k))
 		}
 	}
 }
 
 // inlineInlPriority returns the priority of Inl(k) (higher runs first).
 func inlineInlPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g := tp.Globals().(*Inline)
-	k, m := l[0], l[1]
+	g, k, m := tp.Globals().(*Inline), l[0], l[1]
 //line in.jdf:21
 	return int32(inlineInlInline7(g, k, m))
-//line want.go:192
+//line want.go:144
 }
 
 // inlineInlAffinity returns the data collection element that owns Inl(k).
 func inlineInlAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Inline)
-	k, m := l[0], l[1]
+	g, k, m := tp.Globals().(*Inline), l[0], l[1]
 //line in.jdf:18
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{inlineInlInline8(g, k, m)}}
-//line want.go:201
+	return g.V, rt.Ix(inlineInlInline8(g, k, m))
+//line want.go:152
 }
 
 // inlineInlHook runs the CPU body of Inl(k).
 func inlineInlHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Inline)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Inline](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return inlineInlBody(tp, task, tp.N, tp.V, tp.TOP, l[0], l[1], A)
+	return inlineInlBody(g, task, g.N, g.V, g.TOP, l[0], l[1], A)
 }
 
 // inlineInlBody is the CPU body of Inl(k) at in.jdf:22:1.
@@ -217,12 +167,11 @@ func inlineInlBody(tp *Inline, task *rt.Task, N int, V *rt.Vector, TOP int, k in
 	{
 		A[0] += float64(m)
 	}
-//line want.go:221
+//line want.go:171
 	return nil
 }
 
-// inlineSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// inlineSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var inlineSource = rt.Source{
 	Err:     ErrInlineGraph,
 	Classes: []string{"in.jdf:14:1"},
@@ -234,25 +183,16 @@ var inlineSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrInlineGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrInlineGraph. Call it before the taskpool runs.
 func (tp *Inline) Verify() error {
 	return inlineSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Inline) WriteDOT(w io.Writer) error {
 	return inlineSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrInlineGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrInlineGraph = errors.New("Inline: invalid task graph")
 
 // Property evaluates the exported property name of a task class (a class property that
 // jdf2go does not interpret, such as flops) for the instance whose locals are in l.
@@ -272,41 +212,41 @@ func (tp *Inline) Property(class, name string, l *rt.Locals) (any, bool) {
 	return nil, false
 }
 
-// inlineInlInline1 is the inline code at in.jdf:16:7.
-func inlineInlInline1(tp *Inline, k int) int {
+// inlineInlInline1 is the inline code at in.jdf:19:11.
+func inlineInlInline1(tp *Inline, k int, m int) bool {
+//line in.jdf:19
+	return k == 0
+//line want.go:220
+}
+
+// inlineInlInline2 is the inline code at in.jdf:19:46.
+func inlineInlInline2(tp *Inline, k int, m int) int {
+//line in.jdf:19
+	return k - 1
+//line want.go:227
+}
+
+// inlineInlInline3 is the inline code at in.jdf:16:7.
+func inlineInlInline3(tp *Inline, k int) int {
 //line in.jdf:16
 	return k + 1
-//line want.go:280
+//line want.go:234
 }
 
-// inlineInlInline2 is the inline code at in.jdf:15:7.
-func inlineInlInline2(tp *Inline) int {
+// inlineInlInline4 is the inline code at in.jdf:15:7.
+func inlineInlInline4(tp *Inline) int {
 //line in.jdf:15
 	return 0
-//line want.go:287
+//line want.go:241
 }
 
-// inlineInlInline3 is the inline code at in.jdf:15:25.
-func inlineInlInline3(tp *Inline) int {
+// inlineInlInline5 is the inline code at in.jdf:15:25.
+func inlineInlInline5(tp *Inline) int {
 	N := tp.N
 	_ = N
 //line in.jdf:15
 	return last(N)
-//line want.go:296
-}
-
-// inlineInlInline4 is the inline code at in.jdf:19:11.
-func inlineInlInline4(tp *Inline, k int, m int) bool {
-//line in.jdf:19
-	return k == 0
-//line want.go:303
-}
-
-// inlineInlInline5 is the inline code at in.jdf:19:46.
-func inlineInlInline5(tp *Inline, k int, m int) int {
-//line in.jdf:19
-	return k - 1
-//line want.go:310
+//line want.go:250
 }
 
 // inlineInlInline6 is the inline code at in.jdf:20:11.
@@ -315,7 +255,7 @@ func inlineInlInline6(tp *Inline, k int, m int) bool {
 	_ = N
 //line in.jdf:20
 	return k < last(N)
-//line want.go:319
+//line want.go:259
 }
 
 // inlineInlInline7 is the inline code at in.jdf:21:5.
@@ -324,35 +264,35 @@ func inlineInlInline7(tp *Inline, k int, m int) int {
 	_ = TOP
 //line in.jdf:21
 	return TOP - k
-//line want.go:328
+//line want.go:268
 }
 
 // inlineInlInline8 is the inline code at in.jdf:18:7.
 func inlineInlInline8(tp *Inline, k int, m int) int {
 //line in.jdf:18
 	return k
-//line want.go:335
+//line want.go:275
 }
 
 // inlineInlInline9 is the inline code at in.jdf:14:25.
 func inlineInlInline9(tp *Inline, k int, m int, task *rt.Task, dev rt.Device) int64 {
 //line in.jdf:14
 	return int64(10 * (k + 1))
-//line want.go:342
+//line want.go:282
 }
 
 // inlineInlInline10 is the inline code at in.jdf:22:18.
 func inlineInlInline10(tp *Inline, k int, m int, task *rt.Task) bool {
 //line in.jdf:22
 	return m > 0
-//line want.go:349
+//line want.go:289
 }
 
 // inlineInlInline11 is the inline code at in.jdf:14:73.
 func inlineInlInline11(tp *Inline, k int, m int) float64 {
 //line in.jdf:14
 	return float64(k) * 1.5
-//line want.go:356
+//line want.go:296
 }
 
 //line in.jdf:34
@@ -382,4 +322,4 @@ func Case() error {
 		v.Block(3)[0], flops, cost, none, inlineInl.TimeEstimate != nil)
 }
 
-//line want.go:386
+//line want.go:326

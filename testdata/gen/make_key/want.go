@@ -29,12 +29,14 @@ type Keys struct {
 	M *rt.TiledMatrix
 }
 
-// ErrKeysArgument is wrapped by the errors of NewKeys.
-var ErrKeysArgument = errors.New("Keys: bad argument")
+// Errors wrapped by those of NewKeys (ErrKeysArgument) and of Verify and WriteDOT (ErrKeysGraph).
+var (
+	ErrKeysArgument = errors.New("keys: bad argument")
+	ErrKeysGraph    = errors.New("keys: invalid task graph")
+)
 
-// NewKeys returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrKeysArgument, and computes the hidden globals.
+// NewKeys returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrKeysArgument), and computes the hidden globals.
 func NewKeys(N int, M *rt.TiledMatrix) (*Keys, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewKeys: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:13:12", ErrKeysArgument)
@@ -47,18 +49,15 @@ func NewKeys(N int, M *rt.TiledMatrix) (*Keys, error) {
 	return tp, nil
 }
 
-// keysK describes task class K (in.jdf:12:1).
-var keysK rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	keysK rt.TaskClass // K at in.jdf:12:1
+)
 
 func init() {
 	keysK = rt.TaskClass{
-		Name:   "K",
-		ID:     0,
-		Locals: []string{"j", "i"},
-		Params: []int{1, 0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.CTL},
-		},
+		Name: "K", ID: 0, Locals: []string{"j", "i"}, Params: []int{1, 0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.CTL}},
 		Space:        keysKSpace,
 		Complete:     keysKComplete,
 		Goal:         keysKGoal,
@@ -86,19 +85,10 @@ func keysKSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// keysKComplete reports whether the instance of K whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// keysKComplete reports whether the instance of K whose parameters are in l lies in its execution space.
 func keysKComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Keys)
-	j := l[0]
-	if j < 0 || j > g.N-1 {
-		return false
-	}
-	i := l[1]
-	if i < 0 || i > g.N-1 {
-		return false
-	}
-	return true
+	g, j, i := tp.Globals().(*Keys), l[0], l[1]
+	return j >= 0 && j <= g.N-1 && i >= 0 && i <= g.N-1
 }
 
 // keysKGoal returns the number of inputs that K(i, j) waits for from other tasks.
@@ -117,16 +107,11 @@ func keysKGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 
 // keysKSuccessors reports the output dependencies of K(i, j) whose guards hold.
 func keysKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Keys)
-	j, i := l[0], l[1]
+	g, j, i := tp.Globals().(*Keys), l[0], l[1]
 	if flows&1 != 0 {
 		if i < g.N-1 {
 			e.L[1], e.L[0] = i+1, j
-			if keysKComplete(tp, &e.L) {
-				e.Task(0, 1, &keysK, 0)
-			} else {
-				e.Outside(0, 1, &keysK, 0)
-			}
+			e.Instance(keysKComplete(tp, &e.L), 0, 1, &keysK, 0)
 		}
 	}
 }
@@ -138,22 +123,17 @@ func keysKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.E
 	if flows&1 != 0 {
 		if i > 0 {
 			e.L[1], e.L[0] = i-1, j
-			if keysKComplete(tp, &e.L) {
-				e.Task(0, 0, &keysK, 0)
-			} else {
-				e.Outside(0, 0, &keysK, 0)
-			}
+			e.Instance(keysKComplete(tp, &e.L), 0, 0, &keysK, 0)
 		}
 	}
 }
 
 // keysKAffinity returns the data collection element that owns K(i, j).
 func keysKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Keys)
-	j, i := l[0], l[1]
+	g, j, i := tp.Globals().(*Keys), l[0], l[1]
 //line in.jdf:15
-	return g.M, rt.Index{N: 2, I: [rt.MaxIndex]int{i, j}}
-//line want.go:157
+	return g.M, rt.Ix(i, j)
+//line want.go:137
 }
 
 // keysKKey returns the key of K(i, j) from make_key_fn.
@@ -161,14 +141,13 @@ func keysKKey(tp *rt.Taskpool, l *rt.Locals) uint64 {
 	j, i := l[0], l[1]
 //line in.jdf:12
 	return uint64(key(i, j))
-//line want.go:165
+//line want.go:145
 }
 
 // keysKHook runs the CPU body of K(i, j).
 func keysKHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Keys)
-	l := task.Locals()
-	return keysKBody(tp, task, tp.N, tp.M, l[0], l[1])
+	g, l := rt.TaskGlobals[*Keys](task)
+	return keysKBody(g, task, g.N, g.M, l[0], l[1])
 }
 
 // keysKBody is the CPU body of K(i, j) at in.jdf:18:1.
@@ -176,12 +155,11 @@ func keysKBody(tp *Keys, task *rt.Task, N int, M *rt.TiledMatrix, j int, i int) 
 //line in.jdf:19
 	{
 	}
-//line want.go:180
+//line want.go:159
 	return nil
 }
 
-// keysSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// keysSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var keysSource = rt.Source{
 	Err:     ErrKeysGraph,
 	Classes: []string{"in.jdf:12:1"},
@@ -193,25 +171,16 @@ var keysSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrKeysGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrKeysGraph. Call it before the taskpool runs.
 func (tp *Keys) Verify() error {
 	return keysSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Keys) WriteDOT(w io.Writer) error {
 	return keysSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrKeysGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrKeysGraph = errors.New("Keys: invalid task graph")
 
 //line in.jdf:29
 func Case() error {
@@ -236,4 +205,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, key of K(1, 2) = %d", tp.Total(), keysK.Key(tp.Taskpool, &l))
 }
 
-//line want.go:240
+//line want.go:209

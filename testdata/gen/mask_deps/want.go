@@ -22,12 +22,14 @@ type Masks struct {
 	V *rt.Vector
 }
 
-// ErrMasksArgument is wrapped by the errors of NewMasks.
-var ErrMasksArgument = errors.New("Masks: bad argument")
+// Errors wrapped by those of NewMasks (ErrMasksArgument) and of Verify and WriteDOT (ErrMasksGraph).
+var (
+	ErrMasksArgument = errors.New("masks: bad argument")
+	ErrMasksGraph    = errors.New("masks: invalid task graph")
+)
 
-// NewMasks returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrMasksArgument, and computes the hidden globals.
+// NewMasks returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrMasksArgument), and computes the hidden globals.
 func NewMasks(N int, V *rt.Vector) (*Masks, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewMasks: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:9:12", ErrMasksArgument)
@@ -40,19 +42,18 @@ func NewMasks(N int, V *rt.Vector) (*Masks, error) {
 	return tp, nil
 }
 
-// masksA describes task class A (in.jdf:8:1).
-var masksA rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	masksA  rt.TaskClass // A at in.jdf:8:1
+	masksB  rt.TaskClass // B at in.jdf:20:1
+	masksG  rt.TaskClass // G at in.jdf:29:1
+	masksB2 rt.TaskClass // B2 at in.jdf:38:1
+)
 
 func init() {
 	masksA = rt.TaskClass{
-		Name:   "A",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.RW},
-			{Name: "C", Access: rt.CTL},
-		},
+		Name: "A", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
 		Readiness:    rt.Mask,
 		HighPriority: true,
 		Space:        masksASpace,
@@ -65,6 +66,53 @@ func init() {
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: masksAHook},
 		},
+	}
+	masksB = rt.TaskClass{
+		Name: "B", ID: 1, Locals: []string{"k"}, Params: []int{0},
+		Flows:      []rt.Flow{{Name: "C", Access: rt.CTL}},
+		Space:      masksBSpace,
+		Complete:   masksBComplete,
+		Successors: masksBSuccessors,
+		Affinity:   masksBAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: masksBHook},
+		},
+	}
+	masksG = rt.TaskClass{
+		Name: "G", ID: 2, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "D", Access: rt.CTL}},
+		Space:        masksGSpace,
+		Complete:     masksGComplete,
+		Goal:         masksGGoal,
+		Predecessors: masksGPredecessors,
+		Affinity:     masksGAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: masksGHook},
+		},
+	}
+	masksB2 = rt.TaskClass{
+		Name: "B2", ID: 3, Locals: []string{"k"}, Params: []int{0},
+		Flows:      []rt.Flow{{Name: "D", Access: rt.CTL}},
+		Space:      masksB2Space,
+		Complete:   masksB2Complete,
+		Successors: masksB2Successors,
+		Affinity:   masksB2Affinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: masksB2Hook},
+		},
+	}
+}
+
+// masksAInputs are the input chains of A(k): masksAIn<Flow> selects the input of flow <Flow>.
+var masksAInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:7", Select: masksAInX}}
+
+func masksAInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Masks), l[0]
+	if k == 0 {
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:23")
+	} else {
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &masksA, 0, masksAComplete(tp, &pl), &pl, "in.jdf:11:30", "X A(k - 1)")
 	}
 }
 
@@ -79,30 +127,17 @@ func masksASpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// masksAComplete reports whether the instance of A whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// masksAComplete reports whether the instance of A whose parameters are in l lies in its execution space.
 func masksAComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Masks)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Masks), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // masksAGoal returns the set of flows that A(k) waits for from other tasks.
 func masksAGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	k := l[0]
-	var n uint32
+	n := rt.InputGoal(tp, l, masksAInputs, rt.Mask)
 	var pl rt.Locals
-	if k == 0 {
-		// V(k): from memory
-	} else {
-		pl[0] = k - 1
-		if masksAComplete(tp, &pl) {
-			n |= 1
-		}
-	}
 	if k > 0 {
 		pl[0] = k - 1
 		if masksBComplete(tp, &pl) {
@@ -112,38 +147,20 @@ func masksAGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// masksAPrepare binds the memory inputs of A(k) and checks that its inputs from
-// other tasks arrived.
+// masksAPrepare binds the memory inputs of A(k) and checks that its inputs from other tasks arrived.
 func masksAPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Masks)
-	l := task.Locals()
-	k := l[0]
-	if k == 0 {
-		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:23", "X", err)
-		}
-	} else {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:11:30", "X", "X A(k - 1)")
-		}
-	}
-	return nil
+	return task.BindInputs(masksAInputs)
 }
 
 // masksASuccessors reports the output dependencies of A(k) whose guards hold.
 func masksASuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Masks)
-	k := l[0]
+	g, k := tp.Globals().(*Masks), l[0]
 	if flows&1 != 0 {
 		if k < g.N {
 			e.L[0] = k + 1
-			if masksAComplete(tp, &e.L) {
-				e.Task(0, 1, &masksA, 0)
-			} else {
-				e.Outside(0, 1, &masksA, 0)
-			}
+			e.Instance(masksAComplete(tp, &e.L), 0, 1, &masksA, 0)
 		} else {
-			e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+			e.Data(0, 1, g.V, rt.Ix(k))
 		}
 	}
 }
@@ -151,50 +168,32 @@ func masksASuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Ed
 // masksAPredecessors reports the input dependencies of A(k) whose guards hold (for a data
 // flow, the one its input chain selects).
 func masksAPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Masks)
 	k := l[0]
-	if flows&1 != 0 {
-		if k == 0 {
-			e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		} else {
-			e.L[0] = k - 1
-			if masksAComplete(tp, &e.L) {
-				e.Task(0, 0, &masksA, 0)
-			} else {
-				e.Outside(0, 0, &masksA, 0)
-			}
-		}
-	}
+	e.Inputs(tp, l, flows, masksAInputs)
 	if flows&2 != 0 {
 		if k > 0 {
 			e.L[0] = k - 1
-			if masksBComplete(tp, &e.L) {
-				e.Task(1, 0, &masksB, 0)
-			} else {
-				e.Outside(1, 0, &masksB, 0)
-			}
+			e.Instance(masksBComplete(tp, &e.L), 1, 0, &masksB, 0)
 		}
 	}
 }
 
 // masksAAffinity returns the data collection element that owns A(k).
 func masksAAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Masks)
-	k := l[0]
+	g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:10
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
+	return g.V, rt.Ix(k)
 //line want.go:187
 }
 
 // masksAHook runs the CPU body of A(k).
 func masksAHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Masks)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Masks](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return masksABody(tp, task, tp.N, tp.V, l[0], X)
+	return masksABody(g, task, g.N, g.V, l[0], X)
 }
 
 // masksABody is the CPU body of A(k) at in.jdf:14:1.
@@ -203,30 +202,8 @@ func masksABody(tp *Masks, task *rt.Task, N int, V *rt.Vector, k int, X []float6
 	{
 		X[0] += 1
 	}
-//line want.go:207
+//line want.go:206
 	return nil
-}
-
-// masksB describes task class B (in.jdf:20:1).
-var masksB rt.TaskClass
-
-func init() {
-	masksB = rt.TaskClass{
-		Name:   "B",
-		ID:     1,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "C", Access: rt.CTL},
-		},
-		Space:      masksBSpace,
-		Complete:   masksBComplete,
-		Successors: masksBSuccessors,
-		Affinity:   masksBAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: masksBHook},
-		},
-	}
 }
 
 // masksBSpace enumerates the execution space of B(k).
@@ -240,47 +217,35 @@ func masksBSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// masksBComplete reports whether the instance of B whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// masksBComplete reports whether the instance of B whose parameters are in l lies in its execution space.
 func masksBComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Masks)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Masks), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // masksBSuccessors reports the output dependencies of B(k) whose guards hold.
 func masksBSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Masks)
-	k := l[0]
+	g, k := tp.Globals().(*Masks), l[0]
 	if flows&1 != 0 {
 		if k < g.N {
 			e.L[0] = k + 1
-			if masksAComplete(tp, &e.L) {
-				e.Task(0, 0, &masksA, 1)
-			} else {
-				e.Outside(0, 0, &masksA, 1)
-			}
+			e.Instance(masksAComplete(tp, &e.L), 0, 0, &masksA, 1)
 		}
 	}
 }
 
 // masksBAffinity returns the data collection element that owns B(k).
 func masksBAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Masks)
-	k := l[0]
+	g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:22
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:277
+	return g.V, rt.Ix(k)
+//line want.go:243
 }
 
 // masksBHook runs the CPU body of B(k).
 func masksBHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Masks)
-	l := task.Locals()
-	return masksBBody(tp, task, tp.N, tp.V, l[0])
+	g, l := rt.TaskGlobals[*Masks](task)
+	return masksBBody(g, task, g.N, g.V, l[0])
 }
 
 // masksBBody is the CPU body of B(k) at in.jdf:24:1.
@@ -288,31 +253,8 @@ func masksBBody(tp *Masks, task *rt.Task, N int, V *rt.Vector, k int) error {
 //line in.jdf:25
 	{
 	}
-//line want.go:292
+//line want.go:257
 	return nil
-}
-
-// masksG describes task class G (in.jdf:29:1).
-var masksG rt.TaskClass
-
-func init() {
-	masksG = rt.TaskClass{
-		Name:   "G",
-		ID:     2,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "D", Access: rt.CTL},
-		},
-		Space:        masksGSpace,
-		Complete:     masksGComplete,
-		Goal:         masksGGoal,
-		Predecessors: masksGPredecessors,
-		Affinity:     masksGAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: masksGHook},
-		},
-	}
 }
 
 // masksGSpace enumerates the execution space of G(k).
@@ -325,14 +267,10 @@ func masksGSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// masksGComplete reports whether the instance of G whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// masksGComplete reports whether the instance of G whose parameters are in l lies in its execution space.
 func masksGComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	k := l[0]
-	if k < 0 || k > 0 {
-		return false
-	}
-	return true
+	return k >= 0 && k <= 0
 }
 
 // masksGGoal returns the number of inputs that G(k) waits for from other tasks.
@@ -356,27 +294,23 @@ func masksGPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 	if flows&1 != 0 {
 		for a0 := 0; a0 <= g.N; a0++ {
 			e.L[0] = a0
-			if masksB2Complete(tp, &e.L) {
-				e.Task(0, 0, &masksB2, 0)
-			}
+			e.TaskIf(masksB2Complete(tp, &e.L), 0, 0, &masksB2, 0)
 		}
 	}
 }
 
 // masksGAffinity returns the data collection element that owns G(k).
 func masksGAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Masks)
-	k := l[0]
+	g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:31
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:373
+	return g.V, rt.Ix(k)
+//line want.go:308
 }
 
 // masksGHook runs the CPU body of G(k).
 func masksGHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Masks)
-	l := task.Locals()
-	return masksGBody(tp, task, tp.N, tp.V, l[0])
+	g, l := rt.TaskGlobals[*Masks](task)
+	return masksGBody(g, task, g.N, g.V, l[0])
 }
 
 // masksGBody is the CPU body of G(k) at in.jdf:33:1.
@@ -384,30 +318,8 @@ func masksGBody(tp *Masks, task *rt.Task, N int, V *rt.Vector, k int) error {
 //line in.jdf:34
 	{
 	}
-//line want.go:388
+//line want.go:322
 	return nil
-}
-
-// masksB2 describes task class B2 (in.jdf:38:1).
-var masksB2 rt.TaskClass
-
-func init() {
-	masksB2 = rt.TaskClass{
-		Name:   "B2",
-		ID:     3,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "D", Access: rt.CTL},
-		},
-		Space:      masksB2Space,
-		Complete:   masksB2Complete,
-		Successors: masksB2Successors,
-		Affinity:   masksB2Affinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: masksB2Hook},
-		},
-	}
 }
 
 // masksB2Space enumerates the execution space of B2(k).
@@ -421,43 +333,32 @@ func masksB2Space(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// masksB2Complete reports whether the instance of B2 whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// masksB2Complete reports whether the instance of B2 whose parameters are in l lies in its execution space.
 func masksB2Complete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Masks)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Masks), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // masksB2Successors reports the output dependencies of B2(k) whose guards hold.
 func masksB2Successors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	if flows&1 != 0 {
 		e.L[0] = 0
-		if masksGComplete(tp, &e.L) {
-			e.Task(0, 0, &masksG, 0)
-		} else {
-			e.Outside(0, 0, &masksG, 0)
-		}
+		e.Instance(masksGComplete(tp, &e.L), 0, 0, &masksG, 0)
 	}
 }
 
 // masksB2Affinity returns the data collection element that owns B2(k).
 func masksB2Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Masks)
-	k := l[0]
+	g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:40
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:454
+	return g.V, rt.Ix(k)
+//line want.go:356
 }
 
 // masksB2Hook runs the CPU body of B2(k).
 func masksB2Hook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Masks)
-	l := task.Locals()
-	return masksB2Body(tp, task, tp.N, tp.V, l[0])
+	g, l := rt.TaskGlobals[*Masks](task)
+	return masksB2Body(g, task, g.N, g.V, l[0])
 }
 
 // masksB2Body is the CPU body of B2(k) at in.jdf:42:1.
@@ -465,12 +366,11 @@ func masksB2Body(tp *Masks, task *rt.Task, N int, V *rt.Vector, k int) error {
 //line in.jdf:43
 	{
 	}
-//line want.go:469
+//line want.go:370
 	return nil
 }
 
-// masksSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// masksSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var masksSource = rt.Source{
 	Err:     ErrMasksGraph,
 	Classes: []string{"in.jdf:8:1", "in.jdf:20:1", "in.jdf:29:1", "in.jdf:38:1"},
@@ -488,25 +388,16 @@ var masksSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrMasksGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrMasksGraph. Call it before the taskpool runs.
 func (tp *Masks) Verify() error {
 	return masksSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Masks) WriteDOT(w io.Writer) error {
 	return masksSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrMasksGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrMasksGraph = errors.New("Masks: invalid task graph")
 
 //line in.jdf:53
 func Case() error {
@@ -532,4 +423,4 @@ func Case() error {
 	return fmt.Errorf("V(3) = %v, A uses %v, G uses %v", v.Block(3)[0], masksA.Readiness, masksG.Readiness)
 }
 
-//line want.go:536
+//line want.go:427

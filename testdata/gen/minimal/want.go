@@ -21,12 +21,14 @@ type In struct {
 	V *rt.Vector
 }
 
-// ErrInArgument is wrapped by the errors of NewIn.
-var ErrInArgument = errors.New("In: bad argument")
+// Errors wrapped by those of NewIn (ErrInArgument) and of Verify and WriteDOT (ErrInGraph).
+var (
+	ErrInArgument = errors.New("in: bad argument")
+	ErrInGraph    = errors.New("in: invalid task graph")
+)
 
-// NewIn returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrInArgument, and computes the hidden globals.
+// NewIn returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrInArgument), and computes the hidden globals.
 func NewIn(N int, V *rt.Vector) (*In, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewIn: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:10:12", ErrInArgument)
@@ -39,15 +41,14 @@ func NewIn(N int, V *rt.Vector) (*In, error) {
 	return tp, nil
 }
 
-// inHello describes task class Hello (in.jdf:9:1).
-var inHello rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	inHello rt.TaskClass // Hello at in.jdf:9:1
+)
 
 func init() {
 	inHello = rt.TaskClass{
-		Name:     "Hello",
-		ID:       0,
-		Locals:   []string{"k"},
-		Params:   []int{0},
+		Name: "Hello", ID: 0, Locals: []string{"k"}, Params: []int{0},
 		Space:    inHelloSpace,
 		Complete: inHelloComplete,
 		Affinity: inHelloAffinity,
@@ -68,31 +69,24 @@ func inHelloSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// inHelloComplete reports whether the instance of Hello whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// inHelloComplete reports whether the instance of Hello whose parameters are in l lies in its execution space.
 func inHelloComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*In)
-	k := l[0]
-	if k < 0 || k > g.N-1 {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*In), l[0]
+	return k >= 0 && k <= g.N-1
 }
 
 // inHelloAffinity returns the data collection element that owns Hello(k).
 func inHelloAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*In)
-	k := l[0]
+	g, k := tp.Globals().(*In), l[0]
 //line in.jdf:11
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:89
+	return g.V, rt.Ix(k)
+//line want.go:84
 }
 
 // inHelloHook runs the CPU body of Hello(k).
 func inHelloHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*In)
-	l := task.Locals()
-	return inHelloBody(tp, task, tp.N, tp.V, l[0])
+	g, l := rt.TaskGlobals[*In](task)
+	return inHelloBody(g, task, g.N, g.V, l[0])
 }
 
 // inHelloBody is the CPU body of Hello(k) at in.jdf:12:1.
@@ -101,12 +95,11 @@ func inHelloBody(tp *In, task *rt.Task, N int, V *rt.Vector, k int) error {
 	{
 		fmt.Println("hello", k, "of", N)
 	}
-//line want.go:105
+//line want.go:99
 	return nil
 }
 
-// inSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// inSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var inSource = rt.Source{
 	Err:     ErrInGraph,
 	Classes: []string{"in.jdf:9:1"},
@@ -118,22 +111,13 @@ var inSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrInGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrInGraph. Call it before the taskpool runs.
 func (tp *In) Verify() error {
 	return inSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *In) WriteDOT(w io.Writer) error {
 	return inSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrInGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrInGraph = errors.New("In: invalid task graph")

@@ -22,12 +22,14 @@ type Named struct {
 	M *rt.TiledMatrix
 }
 
-// ErrNamedArgument is wrapped by the errors of NewNamed.
-var ErrNamedArgument = errors.New("Named: bad argument")
+// Errors wrapped by those of NewNamed (ErrNamedArgument) and of Verify and WriteDOT (ErrNamedGraph).
+var (
+	ErrNamedArgument = errors.New("named: bad argument")
+	ErrNamedGraph    = errors.New("named: invalid task graph")
+)
 
-// NewNamed returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrNamedArgument, and computes the hidden globals.
+// NewNamed returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrNamedArgument), and computes the hidden globals.
 func NewNamed(N int, M *rt.TiledMatrix) (*Named, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewNamed: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:9:12", ErrNamedArgument)
@@ -40,26 +42,47 @@ func NewNamed(N int, M *rt.TiledMatrix) (*Named, error) {
 	return tp, nil
 }
 
-// namedSrc describes task class Src (in.jdf:8:1).
-var namedSrc rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	namedSrc  rt.TaskClass // Src at in.jdf:8:1
+	namedDst  rt.TaskClass // Dst at in.jdf:19:1
+	namedSink rt.TaskClass // Sink at in.jdf:30:1
+)
 
 func init() {
 	namedSrc = rt.TaskClass{
-		Name:   "Src",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "Z", Access: rt.CTL},
-			{Name: "Y", Access: rt.CTL},
-			{Name: "W", Access: rt.CTL},
-		},
+		Name: "Src", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:      []rt.Flow{{Name: "Z", Access: rt.CTL}, {Name: "Y", Access: rt.CTL}, {Name: "W", Access: rt.CTL}},
 		Space:      namedSrcSpace,
 		Complete:   namedSrcComplete,
 		Successors: namedSrcSuccessors,
 		Affinity:   namedSrcAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: namedSrcHook},
+		},
+	}
+	namedDst = rt.TaskClass{
+		Name: "Dst", ID: 1, Locals: []string{"i", "j"}, Params: []int{0, 1},
+		Flows:        []rt.Flow{{Name: "Z", Access: rt.CTL}, {Name: "Y", Access: rt.CTL}},
+		Space:        namedDstSpace,
+		Complete:     namedDstComplete,
+		Goal:         namedDstGoal,
+		Predecessors: namedDstPredecessors,
+		Affinity:     namedDstAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: namedDstHook},
+		},
+	}
+	namedSink = rt.TaskClass{
+		Name: "Sink", ID: 2, Locals: []string{"s"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "W", Access: rt.CTL}},
+		Space:        namedSinkSpace,
+		Complete:     namedSinkComplete,
+		Goal:         namedSinkGoal,
+		Predecessors: namedSinkPredecessors,
+		Affinity:     namedSinkAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: namedSinkHook},
 		},
 	}
 }
@@ -75,29 +98,21 @@ func namedSrcSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// namedSrcComplete reports whether the instance of Src whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// namedSrcComplete reports whether the instance of Src whose parameters are in l lies in its execution space.
 func namedSrcComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Named)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Named), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // namedSrcSuccessors reports the output dependencies of Src(k) whose guards hold.
 func namedSrcSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Named)
-	k := l[0]
+	g, k := tp.Globals().(*Named), l[0]
 	if flows&1 != 0 {
 		if k < g.N {
 			for i := 0; i <= g.N; i++ {
 				for j := 0; j <= i; j++ {
 					e.L[0], e.L[1] = i, j
-					if namedDstComplete(tp, &e.L) {
-						e.Task(0, 0, &namedDst, 0)
-					}
+					e.TaskIf(namedDstComplete(tp, &e.L), 0, 0, &namedDst, 0)
 				}
 			}
 		}
@@ -106,9 +121,7 @@ func namedSrcSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 		for i := 0; i <= g.N; i++ {
 			if i != k {
 				e.L[0], e.L[1] = i, 0
-				if namedDstComplete(tp, &e.L) {
-					e.Task(1, 0, &namedDst, 1)
-				}
+				e.TaskIf(namedDstComplete(tp, &e.L), 1, 0, &namedDst, 1)
 			}
 		}
 	}
@@ -116,27 +129,23 @@ func namedSrcSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 		for s := 0; s <= 1; s++ {
 			a0 := 2 * s
 			e.L[0] = a0
-			if namedSinkComplete(tp, &e.L) {
-				e.Task(2, 0, &namedSink, 0)
-			}
+			e.TaskIf(namedSinkComplete(tp, &e.L), 2, 0, &namedSink, 0)
 		}
 	}
 }
 
 // namedSrcAffinity returns the data collection element that owns Src(k).
 func namedSrcAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Named)
-	k := l[0]
+	g, k := tp.Globals().(*Named), l[0]
 //line in.jdf:10
-	return g.M, rt.Index{N: 2, I: [rt.MaxIndex]int{k, 0}}
-//line want.go:133
+	return g.M, rt.Ix(k, 0)
+//line want.go:143
 }
 
 // namedSrcHook runs the CPU body of Src(k).
 func namedSrcHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Named)
-	l := task.Locals()
-	return namedSrcBody(tp, task, tp.N, tp.M, l[0])
+	g, l := rt.TaskGlobals[*Named](task)
+	return namedSrcBody(g, task, g.N, g.M, l[0])
 }
 
 // namedSrcBody is the CPU body of Src(k) at in.jdf:14:1.
@@ -144,32 +153,8 @@ func namedSrcBody(tp *Named, task *rt.Task, N int, M *rt.TiledMatrix, k int) err
 //line in.jdf:15
 	{
 	}
-//line want.go:148
+//line want.go:157
 	return nil
-}
-
-// namedDst describes task class Dst (in.jdf:19:1).
-var namedDst rt.TaskClass
-
-func init() {
-	namedDst = rt.TaskClass{
-		Name:   "Dst",
-		ID:     1,
-		Locals: []string{"i", "j"},
-		Params: []int{0, 1},
-		Flows: []rt.Flow{
-			{Name: "Z", Access: rt.CTL},
-			{Name: "Y", Access: rt.CTL},
-		},
-		Space:        namedDstSpace,
-		Complete:     namedDstComplete,
-		Goal:         namedDstGoal,
-		Predecessors: namedDstPredecessors,
-		Affinity:     namedDstAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: namedDstHook},
-		},
-	}
 }
 
 // namedDstSpace enumerates the execution space of Dst(i, j).
@@ -186,25 +171,15 @@ func namedDstSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// namedDstComplete reports whether the instance of Dst whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// namedDstComplete reports whether the instance of Dst whose parameters are in l lies in its execution space.
 func namedDstComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Named)
-	i := l[0]
-	if i < 0 || i > g.N {
-		return false
-	}
-	j := l[1]
-	if j < 0 || j > i {
-		return false
-	}
-	return true
+	g, i, j := tp.Globals().(*Named), l[0], l[1]
+	return i >= 0 && i <= g.N && j >= 0 && j <= i
 }
 
 // namedDstGoal returns the number of inputs that Dst(i, j) waits for from other tasks.
 func namedDstGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	g := tp.Globals().(*Named)
-	i, j := l[0], l[1]
+	g, i, j := tp.Globals().(*Named), l[0], l[1]
 	var n uint32
 	var pl rt.Locals
 	for a0 := 0; a0 <= g.N-1; a0++ {
@@ -227,23 +202,18 @@ func namedDstGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 // namedDstPredecessors reports the input dependencies of Dst(i, j) whose guards hold (for a data
 // flow, the one its input chain selects).
 func namedDstPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Named)
-	i, j := l[0], l[1]
+	g, i, j := tp.Globals().(*Named), l[0], l[1]
 	if flows&1 != 0 {
 		for a0 := 0; a0 <= g.N-1; a0++ {
 			e.L[0] = a0
-			if namedSrcComplete(tp, &e.L) {
-				e.Task(0, 0, &namedSrc, 0)
-			}
+			e.TaskIf(namedSrcComplete(tp, &e.L), 0, 0, &namedSrc, 0)
 		}
 	}
 	if flows&2 != 0 {
 		for k := 0; k <= g.N; k++ {
 			if k != i && j == 0 {
 				e.L[0] = k
-				if namedSrcComplete(tp, &e.L) {
-					e.Task(1, 0, &namedSrc, 1)
-				}
+				e.TaskIf(namedSrcComplete(tp, &e.L), 1, 0, &namedSrc, 1)
 			}
 		}
 	}
@@ -251,18 +221,16 @@ func namedDstPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 
 // namedDstAffinity returns the data collection element that owns Dst(i, j).
 func namedDstAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Named)
-	i, j := l[0], l[1]
+	g, i, j := tp.Globals().(*Named), l[0], l[1]
 //line in.jdf:22
-	return g.M, rt.Index{N: 2, I: [rt.MaxIndex]int{i, j}}
-//line want.go:259
+	return g.M, rt.Ix(i, j)
+//line want.go:228
 }
 
 // namedDstHook runs the CPU body of Dst(i, j).
 func namedDstHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Named)
-	l := task.Locals()
-	return namedDstBody(tp, task, tp.N, tp.M, l[0], l[1])
+	g, l := rt.TaskGlobals[*Named](task)
+	return namedDstBody(g, task, g.N, g.M, l[0], l[1])
 }
 
 // namedDstBody is the CPU body of Dst(i, j) at in.jdf:25:1.
@@ -270,31 +238,8 @@ func namedDstBody(tp *Named, task *rt.Task, N int, M *rt.TiledMatrix, i int, j i
 //line in.jdf:26
 	{
 	}
-//line want.go:274
+//line want.go:242
 	return nil
-}
-
-// namedSink describes task class Sink (in.jdf:30:1).
-var namedSink rt.TaskClass
-
-func init() {
-	namedSink = rt.TaskClass{
-		Name:   "Sink",
-		ID:     2,
-		Locals: []string{"s"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "W", Access: rt.CTL},
-		},
-		Space:        namedSinkSpace,
-		Complete:     namedSinkComplete,
-		Goal:         namedSinkGoal,
-		Predecessors: namedSinkPredecessors,
-		Affinity:     namedSinkAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: namedSinkHook},
-		},
-	}
 }
 
 // namedSinkSpace enumerates the execution space of Sink(s).
@@ -307,14 +252,10 @@ func namedSinkSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// namedSinkComplete reports whether the instance of Sink whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// namedSinkComplete reports whether the instance of Sink whose parameters are in l lies in its execution space.
 func namedSinkComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	s := l[0]
-	if s < 0 || s > 2 || (s-0)%2 != 0 {
-		return false
-	}
-	return true
+	return s >= 0 && s <= 2 && (s-0)%2 == 0
 }
 
 // namedSinkGoal returns the number of inputs that Sink(s) waits for from other tasks.
@@ -338,27 +279,23 @@ func namedSinkPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 	if flows&1 != 0 {
 		for a0 := 0; a0 <= g.N; a0++ {
 			e.L[0] = a0
-			if namedSrcComplete(tp, &e.L) {
-				e.Task(0, 0, &namedSrc, 2)
-			}
+			e.TaskIf(namedSrcComplete(tp, &e.L), 0, 0, &namedSrc, 2)
 		}
 	}
 }
 
 // namedSinkAffinity returns the data collection element that owns Sink(s).
 func namedSinkAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Named)
-	s := l[0]
+	g, s := tp.Globals().(*Named), l[0]
 //line in.jdf:32
-	return g.M, rt.Index{N: 2, I: [rt.MaxIndex]int{s, 0}}
-//line want.go:355
+	return g.M, rt.Ix(s, 0)
+//line want.go:293
 }
 
 // namedSinkHook runs the CPU body of Sink(s).
 func namedSinkHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Named)
-	l := task.Locals()
-	return namedSinkBody(tp, task, tp.N, tp.M, l[0])
+	g, l := rt.TaskGlobals[*Named](task)
+	return namedSinkBody(g, task, g.N, g.M, l[0])
 }
 
 // namedSinkBody is the CPU body of Sink(s) at in.jdf:34:1.
@@ -366,12 +303,11 @@ func namedSinkBody(tp *Named, task *rt.Task, N int, M *rt.TiledMatrix, s int) er
 //line in.jdf:35
 	{
 	}
-//line want.go:370
+//line want.go:307
 	return nil
 }
 
-// namedSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// namedSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var namedSource = rt.Source{
 	Err:     ErrNamedGraph,
 	Classes: []string{"in.jdf:8:1", "in.jdf:19:1", "in.jdf:30:1"},
@@ -387,25 +323,16 @@ var namedSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrNamedGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrNamedGraph. Call it before the taskpool runs.
 func (tp *Named) Verify() error {
 	return namedSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Named) WriteDOT(w io.Writer) error {
 	return namedSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrNamedGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrNamedGraph = errors.New("Named: invalid task graph")
 
 //line in.jdf:45
 func Case() error {
@@ -431,4 +358,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks", tp.Total())
 }
 
-//line want.go:435
+//line want.go:362

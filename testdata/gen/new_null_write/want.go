@@ -23,12 +23,14 @@ type Buffers struct {
 	OUT *[]float64
 }
 
-// ErrBuffersArgument is wrapped by the errors of NewBuffers.
-var ErrBuffersArgument = errors.New("Buffers: bad argument")
+// Errors wrapped by those of NewBuffers (ErrBuffersArgument) and of Verify and WriteDOT (ErrBuffersGraph).
+var (
+	ErrBuffersArgument = errors.New("buffers: bad argument")
+	ErrBuffersGraph    = errors.New("buffers: invalid task graph")
+)
 
-// NewBuffers returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrBuffersArgument, and computes the hidden globals.
+// NewBuffers returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrBuffersArgument), and computes the hidden globals.
 func NewBuffers(N int, V *rt.Vector, OUT *[]float64) (*Buffers, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewBuffers: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:12:12", ErrBuffersArgument)
@@ -41,15 +43,15 @@ func NewBuffers(N int, V *rt.Vector, OUT *[]float64) (*Buffers, error) {
 	return tp, nil
 }
 
-// buffersP describes task class P (in.jdf:11:1).
-var buffersP rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	buffersP rt.TaskClass // P at in.jdf:11:1
+	buffersQ rt.TaskClass // Q at in.jdf:37:1
+)
 
 func init() {
 	buffersP = rt.TaskClass{
-		Name:   "P",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
+		Name: "P", ID: 0, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{
 			{Name: "A", Access: rt.RW},
 			{Name: "Z", Access: rt.Read},
@@ -67,6 +69,52 @@ func init() {
 			{Kind: rt.CPU, Hook: buffersPHook},
 		},
 	}
+	buffersQ = rt.TaskClass{
+		Name: "Q", ID: 1, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.RW}},
+		Space:        buffersQSpace,
+		Complete:     buffersQComplete,
+		Goal:         rt.InputGoalFunc(buffersQInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(buffersQInputs),
+		Successors:   buffersQSuccessors,
+		Predecessors: rt.InputsFunc(buffersQInputs),
+		Affinity:     buffersQAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: buffersQHook},
+		},
+	}
+}
+
+// buffersPInputs are the input chains of P(k): buffersPIn<Flow> selects the input of flow <Flow>.
+var buffersPInputs = []rt.InputChain{
+	{Flow: 0, Pos: "in.jdf:14:9", Select: buffersPInA},
+	{Flow: 1, Pos: "in.jdf:16:9", Select: buffersPInZ},
+	{Flow: 3, Pos: "in.jdf:18:9", Select: buffersPInD},
+}
+
+func buffersPInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k := l[0]
+	if k == 0 {
+		return rt.NewInput(0, "SMALL", "in.jdf:14:25")
+	} else {
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &buffersP, 0, buffersPComplete(tp, &pl), &pl, "in.jdf:14:31", "A P(k - 1)")
+	}
+}
+
+func buffersPInZ(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k := l[0]
+	if k%2 == 0 {
+		return rt.NullInput(0)
+	} else {
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &buffersQ, 1, buffersQComplete(tp, &pl), &pl, "in.jdf:16:36", "A Q(k - 1)")
+	}
+}
+
+func buffersPInD(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Buffers), l[0]
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:18:37")
 }
 
 // buffersPSpace enumerates the execution space of P(k).
@@ -80,163 +128,67 @@ func buffersPSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// buffersPComplete reports whether the instance of P whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// buffersPComplete reports whether the instance of P whose parameters are in l lies in its execution space.
 func buffersPComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Buffers)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Buffers), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // buffersPGoal returns the number of inputs that P(k) waits for from other tasks.
 func buffersPGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k := l[0]
-	var n uint32
-	var pl rt.Locals
-	if k == 0 {
-		// NEW: from memory
-	} else {
-		pl[0] = k - 1
-		if buffersPComplete(tp, &pl) {
-			n++
-		}
-	}
-	if k%2 == 0 {
-		// NULL: from memory
-	} else {
-		pl[0] = k - 1
-		if buffersQComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
+	return rt.InputGoal(tp, l, buffersPInputs, rt.Counter)
 }
 
-// buffersPPrepare binds the memory inputs of P(k) and checks that its inputs from
-// other tasks arrived.
+// buffersPPrepare binds the memory inputs of P(k) and checks that its inputs from other tasks arrived.
 func buffersPPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Buffers)
-	l := task.Locals()
-	k := l[0]
-	if k == 0 {
-		if err := task.BindNew(0, "SMALL"); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:14:25", "A", err)
-		}
-	} else {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:14:31", "A", "A P(k - 1)")
-		}
-	}
-	if k%2 == 0 {
-		task.SetFlow(1, nil)
-	} else {
-		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:16:36", "Z", "A Q(k - 1)")
-		}
-	}
 	if err := task.BindNew(2, "SMALL"); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:17:9", "W", err)
 	}
-	if err := task.BindElement(3, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:18:37", "D", err)
-	}
-	return nil
+	return task.BindInputs(buffersPInputs)
 }
 
 // buffersPSuccessors reports the output dependencies of P(k) whose guards hold.
 func buffersPSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Buffers)
-	k := l[0]
+	g, k := tp.Globals().(*Buffers), l[0]
 	if flows&1 != 0 {
 		if k < g.N {
 			e.L[0] = k + 1
-			if buffersPComplete(tp, &e.L) {
-				e.Task(0, 1, &buffersP, 0)
-			} else {
-				e.Outside(0, 1, &buffersP, 0)
-			}
+			e.Instance(buffersPComplete(tp, &e.L), 0, 1, &buffersP, 0)
 		}
 	}
 	if flows&4 != 0 {
 		e.L[0] = k
-		if buffersQComplete(tp, &e.L) {
-			e.Task(2, 0, &buffersQ, 0)
-		} else {
-			e.Outside(2, 0, &buffersQ, 0)
-		}
+		e.Instance(buffersQComplete(tp, &e.L), 2, 0, &buffersQ, 0)
 	}
 	if flows&8 != 0 {
-		e.Data(3, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+		e.Data(3, 1, g.V, rt.Ix(k))
 	}
 }
 
 // buffersPPredecessors reports the input dependencies of P(k) whose guards hold (for a data
 // flow, the one its input chain selects).
 func buffersPPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Buffers)
-	k := l[0]
-	if flows&1 != 0 {
-		if k == 0 {
-			// NEW
-		} else {
-			e.L[0] = k - 1
-			if buffersPComplete(tp, &e.L) {
-				e.Task(0, 0, &buffersP, 0)
-			} else {
-				e.Outside(0, 0, &buffersP, 0)
-			}
-		}
-	}
-	if flows&2 != 0 {
-		if k%2 == 0 {
-			// NULL
-		} else {
-			e.L[0] = k - 1
-			if buffersQComplete(tp, &e.L) {
-				e.Task(1, 0, &buffersQ, 1)
-			} else {
-				e.Outside(1, 0, &buffersQ, 1)
-			}
-		}
-	}
-	if flows&8 != 0 {
-		e.Data(3, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-	}
+	e.Inputs(tp, l, flows, buffersPInputs)
 }
 
 // buffersPAffinity returns the data collection element that owns P(k).
 func buffersPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Buffers)
-	k := l[0]
+	g, k := tp.Globals().(*Buffers), l[0]
 //line in.jdf:13
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:217
+	return g.V, rt.Ix(k)
+//line want.go:180
 }
 
 // buffersPHook runs the CPU body of P(k).
 func buffersPHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Buffers)
-	l := task.Locals()
-	A, err := rt.FlowValue[[]float32](task, 0)
+	g, l := rt.TaskGlobals[*Buffers](task)
+	var err error
+	A, Z, W := rt.FlowAs[[]float32](task, 0, &err), rt.FlowAs[[]float32](task, 1, &err), rt.FlowAs[[]float32](task, 2, &err)
+	D := rt.FlowAs[[]float64](task, 3, &err)
 	if err != nil {
 		return err
 	}
-	Z, err := rt.FlowValue[[]float32](task, 1)
-	if err != nil {
-		return err
-	}
-	W, err := rt.FlowValue[[]float32](task, 2)
-	if err != nil {
-		return err
-	}
-	D, err := rt.FlowValue[[]float64](task, 3)
-	if err != nil {
-		return err
-	}
-	return buffersPBody(tp, task, tp.N, tp.V, tp.OUT, l[0], A, Z, W, D)
+	return buffersPBody(g, task, g.N, g.V, g.OUT, l[0], A, Z, W, D)
 }
 
 // buffersPBody is the CPU body of P(k) at in.jdf:20:1.
@@ -256,34 +208,24 @@ func buffersPBody(tp *Buffers, task *rt.Task, N int, V *rt.Vector, OUT *[]float6
 			*OUT = append(*OUT, D[0])
 		}
 	}
-//line want.go:260
+//line want.go:212
 	return nil
 }
 
-// buffersQ describes task class Q (in.jdf:37:1).
-var buffersQ rt.TaskClass
+// buffersQInputs are the input chains of Q(k): buffersQIn<Flow> selects the input of flow <Flow>.
+var buffersQInputs = []rt.InputChain{
+	{Flow: 0, Pos: "in.jdf:40:8", TaskOnly: true, Select: buffersQInW},
+	{Flow: 1, Pos: "in.jdf:41:8", Select: buffersQInA},
+}
 
-func init() {
-	buffersQ = rt.TaskClass{
-		Name:   "Q",
-		ID:     1,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "W", Access: rt.Read},
-			{Name: "A", Access: rt.RW},
-		},
-		Space:        buffersQSpace,
-		Complete:     buffersQComplete,
-		Goal:         buffersQGoal,
-		Prepare:      buffersQPrepare,
-		Successors:   buffersQSuccessors,
-		Predecessors: buffersQPredecessors,
-		Affinity:     buffersQAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: buffersQHook},
-		},
-	}
+func buffersQInW(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k := l[0]
+	pl := rt.Locals{0: k}
+	return rt.TaskInput(0, &buffersP, 2, buffersPComplete(tp, &pl), &pl, "in.jdf:40:13", "W P(k)")
+}
+
+func buffersQInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	return rt.NewInput(0, "DEFAULT", "in.jdf:41:13")
 }
 
 // buffersQSpace enumerates the execution space of Q(k).
@@ -297,96 +239,40 @@ func buffersQSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// buffersQComplete reports whether the instance of Q whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// buffersQComplete reports whether the instance of Q whose parameters are in l lies in its execution space.
 func buffersQComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Buffers)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
-}
-
-// buffersQGoal returns the number of inputs that Q(k) waits for from other tasks.
-func buffersQGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k := l[0]
-	var n uint32
-	var pl rt.Locals
-	pl[0] = k
-	if buffersPComplete(tp, &pl) {
-		n++
-	}
-	return n
-}
-
-// buffersQPrepare binds the memory inputs of Q(k) and checks that its inputs from
-// other tasks arrived.
-func buffersQPrepare(task *rt.Task) error {
-	if task.Flow(0) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:40:13", "W", "W P(k)")
-	}
-	if err := task.BindNew(1, "DEFAULT"); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:41:13", "A", err)
-	}
-	return nil
+	g, k := tp.Globals().(*Buffers), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // buffersQSuccessors reports the output dependencies of Q(k) whose guards hold.
 func buffersQSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Buffers)
-	k := l[0]
+	g, k := tp.Globals().(*Buffers), l[0]
 	if flows&2 != 0 {
 		if k < g.N && k%2 == 0 {
 			e.L[0] = k + 1
-			if buffersPComplete(tp, &e.L) {
-				e.Task(1, 1, &buffersP, 1)
-			} else {
-				e.Outside(1, 1, &buffersP, 1)
-			}
+			e.Instance(buffersPComplete(tp, &e.L), 1, 1, &buffersP, 1)
 		}
-	}
-}
-
-// buffersQPredecessors reports the input dependencies of Q(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func buffersQPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&1 != 0 {
-		e.L[0] = k
-		if buffersPComplete(tp, &e.L) {
-			e.Task(0, 0, &buffersP, 2)
-		} else {
-			e.Outside(0, 0, &buffersP, 2)
-		}
-	}
-	if flows&2 != 0 {
-		// NEW
 	}
 }
 
 // buffersQAffinity returns the data collection element that owns Q(k).
 func buffersQAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Buffers)
-	k := l[0]
+	g, k := tp.Globals().(*Buffers), l[0]
 //line in.jdf:39
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:375
+	return g.V, rt.Ix(k)
+//line want.go:265
 }
 
 // buffersQHook runs the CPU body of Q(k).
 func buffersQHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Buffers)
-	l := task.Locals()
-	W, err := rt.FlowValue[[]float32](task, 0)
+	g, l := rt.TaskGlobals[*Buffers](task)
+	var err error
+	W, A := rt.FlowAs[[]float32](task, 0, &err), rt.FlowAs[[]float32](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	A, err := rt.FlowValue[[]float32](task, 1)
-	if err != nil {
-		return err
-	}
-	return buffersQBody(tp, task, tp.N, tp.V, tp.OUT, l[0], W, A)
+	return buffersQBody(g, task, g.N, g.V, g.OUT, l[0], W, A)
 }
 
 // buffersQBody is the CPU body of Q(k) at in.jdf:43:1.
@@ -395,12 +281,11 @@ func buffersQBody(tp *Buffers, task *rt.Task, N int, V *rt.Vector, OUT *[]float6
 	{
 		A[0] = W[0]
 	}
-//line want.go:399
+//line want.go:285
 	return nil
 }
 
-// buffersSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// buffersSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var buffersSource = rt.Source{
 	Err:     ErrBuffersGraph,
 	Classes: []string{"in.jdf:11:1", "in.jdf:37:1"},
@@ -414,25 +299,16 @@ var buffersSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrBuffersGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrBuffersGraph. Call it before the taskpool runs.
 func (tp *Buffers) Verify() error {
 	return buffersSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Buffers) WriteDOT(w io.Writer) error {
 	return buffersSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrBuffersGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrBuffersGraph = errors.New("Buffers: invalid task graph")
 
 //line in.jdf:55
 func Case() error {
@@ -461,4 +337,4 @@ func Case() error {
 	return fmt.Errorf("V = %v %v %v %v, out %v", v.Block(0)[0], v.Block(1)[0], v.Block(2)[0], v.Block(3)[0], out)
 }
 
-//line want.go:465
+//line want.go:341

@@ -34,12 +34,14 @@ type Prolog struct {
 	V *rt.Vector
 }
 
-// ErrPrologArgument is wrapped by the errors of NewProlog.
-var ErrPrologArgument = errors.New("Prolog: bad argument")
+// Errors wrapped by those of NewProlog (ErrPrologArgument) and of Verify and WriteDOT (ErrPrologGraph).
+var (
+	ErrPrologArgument = errors.New("prolog: bad argument")
+	ErrPrologGraph    = errors.New("prolog: invalid task graph")
+)
 
-// NewProlog returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrPrologArgument, and computes the hidden globals.
+// NewProlog returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrPrologArgument), and computes the hidden globals.
 func NewProlog(N int, V *rt.Vector) (*Prolog, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewProlog: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:24:12", ErrPrologArgument)
@@ -52,28 +54,33 @@ func NewProlog(N int, V *rt.Vector) (*Prolog, error) {
 	return tp, nil
 }
 
-// prologT describes task class T (in.jdf:23:1).
-var prologT rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	prologT rt.TaskClass // T at in.jdf:23:1
+)
 
 func init() {
 	prologT = rt.TaskClass{
-		Name:   "T",
-		ID:     0,
-		Locals: []string{"k", "s"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.RW},
-		},
+		Name: "T", ID: 0, Locals: []string{"k", "s"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.RW}},
 		Space:        prologTSpace,
 		Complete:     prologTComplete,
-		Prepare:      prologTPrepare,
+		Prepare:      rt.BindInputsFunc(prologTInputs),
 		Successors:   prologTSuccessors,
-		Predecessors: prologTPredecessors,
+		Predecessors: rt.InputsFunc(prologTInputs),
 		Affinity:     prologTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: prologTHook},
 		},
 	}
+}
+
+// prologTInputs are the input chains of T(k): prologTIn<Flow> selects the input of flow <Flow>.
+var prologTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:27:6", Select: prologTInX}}
+
+func prologTInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Prolog), l[0]
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:27:11")
 }
 
 // prologTSpace enumerates the execution space of T(k).
@@ -89,8 +96,8 @@ func prologTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// prologTComplete reports whether the instance of T whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// prologTComplete reports whether the instance of T whose parameters are in l lies in its execution
+// space, and computes its derived locals.
 func prologTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g := tp.Globals().(*Prolog)
 	k := l[0]
@@ -101,55 +108,30 @@ func prologTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return true
 }
 
-// prologTPrepare binds the memory inputs of T(k) and checks that its inputs from
-// other tasks arrived.
-func prologTPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Prolog)
-	l := task.Locals()
-	k := l[0]
-	if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:27:11", "X", err)
-	}
-	return nil
-}
-
 // prologTSuccessors reports the output dependencies of T(k) whose guards hold.
 func prologTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Prolog)
-	k := l[0]
+	g, k := tp.Globals().(*Prolog), l[0]
 	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-	}
-}
-
-// prologTPredecessors reports the input dependencies of T(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func prologTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Prolog)
-	k := l[0]
-	if flows&1 != 0 {
-		e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+		e.Data(0, 1, g.V, rt.Ix(k))
 	}
 }
 
 // prologTAffinity returns the data collection element that owns T(k).
 func prologTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Prolog)
-	k := l[0]
+	g, k := tp.Globals().(*Prolog), l[0]
 //line in.jdf:26
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:142
+	return g.V, rt.Ix(k)
+//line want.go:125
 }
 
 // prologTHook runs the CPU body of T(k).
 func prologTHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Prolog)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Prolog](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return prologTBody(tp, task, tp.N, tp.V, l[0], l[1], X)
+	return prologTBody(g, task, g.N, g.V, l[0], l[1], X)
 }
 
 // prologTBody is the CPU body of T(k) at in.jdf:29:1.
@@ -160,12 +142,11 @@ func prologTBody(tp *Prolog, task *rt.Task, N int, V *rt.Vector, k int, s int, X
 		n := note{text: str.ToUpper(fmt.Sprint(k))}
 		_ = describe(n)
 	}
-//line want.go:164
+//line want.go:146
 	return nil
 }
 
-// prologSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// prologSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var prologSource = rt.Source{
 	Err:     ErrPrologGraph,
 	Classes: []string{"in.jdf:23:1"},
@@ -177,25 +158,16 @@ var prologSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrPrologGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrPrologGraph. Call it before the taskpool runs.
 func (tp *Prolog) Verify() error {
 	return prologSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Prolog) WriteDOT(w io.Writer) error {
 	return prologSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrPrologGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrPrologGraph = errors.New("Prolog: invalid task graph")
 
 //line in.jdf:43
 func describe(n note) string { return "note " + n.text }
@@ -221,4 +193,4 @@ func Case() error {
 	return errors.New(fmt.Sprint(v.Block(0)[0], v.Block(1)[0], v.Block(2)[0], v.Block(3)[0]))
 }
 
-//line want.go:225
+//line want.go:197

@@ -23,12 +23,14 @@ type Clash struct {
 	V     *rt.Vector
 }
 
-// ErrClashArgument is wrapped by the errors of NewClash.
-var ErrClashArgument = errors.New("Clash: bad argument")
+// Errors wrapped by those of NewClash (ErrClashArgument) and of Verify and WriteDOT (ErrClashGraph).
+var (
+	ErrClashArgument = errors.New("clash: bad argument")
+	ErrClashGraph    = errors.New("clash: invalid task graph")
+)
 
-// NewClash returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrClashArgument, and computes the hidden globals.
+// NewClash returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrClashArgument), and computes the hidden globals.
 func NewClash(Wait int, V *rt.Vector) (*Clash, error) {
 	if Wait < 0 {
 		return nil, fmt.Errorf("NewClash: %s is %d, want at least 0 (it bounds a range at %s): %w", "Wait", Wait, "in.jdf:12:12", ErrClashArgument)
@@ -37,25 +39,24 @@ func NewClash(Wait int, V *rt.Vector) (*Clash, error) {
 		return nil, fmt.Errorf("NewClash: V: %w", err)
 	}
 //line in.jdf:8
-	var Name int = (Wait + 1)
-//line want.go:42
+	var Name int = Wait + 1
+//line want.go:44
 	tp := &Clash{Wait_: Wait, Name_: Name, V: V}
 	tp.Taskpool = rt.NewTaskpool("Clash", tp, &clashGemm, &clashGemm_, &clashSource_)
 	return tp, nil
 }
 
-// clashGemm describes task class gemm (in.jdf:11:1).
-var clashGemm rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	clashGemm    rt.TaskClass // gemm at in.jdf:11:1
+	clashGemm_   rt.TaskClass // Gemm at in.jdf:29:1
+	clashSource_ rt.TaskClass // Source at in.jdf:41:1
+)
 
 func init() {
 	clashGemm = rt.TaskClass{
-		Name:   "gemm",
-		ID:     0,
-		Locals: []string{"l", "e", "g", "n", "flows", "yield", "err", "rt", "len"},
-		Params: []int{0, 1},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.CTL},
-		},
+		Name: "gemm", ID: 0, Locals: []string{"l", "e", "g", "n", "flows", "yield", "err", "rt", "len"}, Params: []int{0, 1},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.CTL}},
 		Space:        clashGemmSpace,
 		Complete:     clashGemmComplete,
 		Goal:         clashGemmGoal,
@@ -63,6 +64,28 @@ func init() {
 		Affinity:     clashGemmAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: clashGemmHook},
+		},
+	}
+	clashGemm_ = rt.TaskClass{
+		Name: "Gemm", ID: 1, Locals: []string{"l", "e"}, Params: []int{0, 1},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.CTL}, {Name: "err", Access: rt.Read}},
+		Space:        clashGemm_Space,
+		Complete:     clashGemm_Complete,
+		Prepare:      rt.BindInputsFunc(clashGemm_Inputs),
+		Successors:   clashGemm_Successors,
+		Predecessors: rt.InputsFunc(clashGemm_Inputs),
+		Affinity:     clashGemm_Affinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: clashGemm_Hook},
+		},
+	}
+	clashSource_ = rt.TaskClass{
+		Name: "Source", ID: 2, Locals: []string{"k"}, Params: []int{0},
+		Space:    clashSource_Space,
+		Complete: clashSource_Complete,
+		Affinity: clashSource_Affinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: clashSource_Hook},
 		},
 	}
 }
@@ -95,8 +118,8 @@ func clashGemmSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// clashGemmComplete reports whether the instance of gemm whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// clashGemmComplete reports whether the instance of gemm whose parameters are in l lies in its execution
+// space, and computes its derived locals.
 func clashGemmComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g := tp.Globals().(*Clash)
 	l_ := l[0]
@@ -144,29 +167,23 @@ func clashGemmPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 	if flows&1 != 0 {
 		if e_ > 0 {
 			e.L[0], e.L[1] = l_, e_-1
-			if clashGemm_Complete(tp, &e.L) {
-				e.Task(0, 0, &clashGemm_, 0)
-			} else {
-				e.Outside(0, 0, &clashGemm_, 0)
-			}
+			e.Instance(clashGemm_Complete(tp, &e.L), 0, 0, &clashGemm_, 0)
 		}
 	}
 }
 
 // clashGemmAffinity returns the data collection element that owns gemm(l, e).
 func clashGemmAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Clash)
-	l_ := l[0]
+	g, l_ := tp.Globals().(*Clash), l[0]
 //line in.jdf:21
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}}
-//line want.go:163
+	return g.V, rt.Ix(l_)
+//line want.go:181
 }
 
 // clashGemmHook runs the CPU body of gemm(l, e).
 func clashGemmHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Clash)
-	l := task.Locals()
-	return clashGemmBody(tp, task, tp.Wait_, tp.Name_, tp.V, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8])
+	g, l := rt.TaskGlobals[*Clash](task)
+	return clashGemmBody(g, task, g.Wait_, g.Name_, g.V, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8])
 }
 
 // clashGemmBody is the CPU body of gemm(l, e) at in.jdf:23:1.
@@ -175,33 +192,16 @@ func clashGemmBody(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, l
 	{
 		_ = len + Wait
 	}
-//line want.go:179
+//line want.go:196
 	return nil
 }
 
-// clashGemm_ describes task class Gemm (in.jdf:29:1).
-var clashGemm_ rt.TaskClass
+// clashGemm_Inputs are the input chains of Gemm(l, e): clashGemm_In<Flow> selects the input of flow <Flow>.
+var clashGemm_Inputs = []rt.InputChain{{Flow: 1, Pos: "in.jdf:34:8", Select: clashGemm_InErr}}
 
-func init() {
-	clashGemm_ = rt.TaskClass{
-		Name:   "Gemm",
-		ID:     1,
-		Locals: []string{"l", "e"},
-		Params: []int{0, 1},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.CTL},
-			{Name: "err", Access: rt.Read},
-		},
-		Space:        clashGemm_Space,
-		Complete:     clashGemm_Complete,
-		Prepare:      clashGemm_Prepare,
-		Successors:   clashGemm_Successors,
-		Predecessors: clashGemm_Predecessors,
-		Affinity:     clashGemm_Affinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: clashGemm_Hook},
-		},
-	}
+func clashGemm_InErr(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, l_ := tp.Globals().(*Clash), l[0]
+	return rt.DataInput(0, g.V, rt.Ix(l_), "in.jdf:34:15")
 }
 
 // clashGemm_Space enumerates the execution space of Gemm(l, e).
@@ -218,31 +218,10 @@ func clashGemm_Space(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool)
 	}
 }
 
-// clashGemm_Complete reports whether the instance of Gemm whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// clashGemm_Complete reports whether the instance of Gemm whose parameters are in l lies in its execution space.
 func clashGemm_Complete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Clash)
-	l_ := l[0]
-	if l_ < 0 || l_ > g.Wait_-1 {
-		return false
-	}
-	e_ := l[1]
-	if e_ < 0 || e_ > 1 {
-		return false
-	}
-	return true
-}
-
-// clashGemm_Prepare binds the memory inputs of Gemm(l, e) and checks that its inputs from
-// other tasks arrived.
-func clashGemm_Prepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Clash)
-	l := task.Locals()
-	l_ := l[0]
-	if err := task.BindElement(1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:34:15", "err", err)
-	}
-	return nil
+	g, l_, e_ := tp.Globals().(*Clash), l[0], l[1]
+	return l_ >= 0 && l_ <= g.Wait_-1 && e_ >= 0 && e_ <= 1
 }
 
 // clashGemm_Successors reports the output dependencies of Gemm(l, e) whose guards hold.
@@ -251,43 +230,27 @@ func clashGemm_Successors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 	if flows&1 != 0 {
 		if e_ < 1 {
 			e.L[0], e.L[1] = l_, e_+1
-			if clashGemmComplete(tp, &e.L) {
-				e.Task(0, 0, &clashGemm, 0)
-			} else {
-				e.Outside(0, 0, &clashGemm, 0)
-			}
+			e.Instance(clashGemmComplete(tp, &e.L), 0, 0, &clashGemm, 0)
 		}
-	}
-}
-
-// clashGemm_Predecessors reports the input dependencies of Gemm(l, e) whose guards hold (for a data
-// flow, the one its input chain selects).
-func clashGemm_Predecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Clash)
-	l_ := l[0]
-	if flows&2 != 0 {
-		e.Data(1, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}})
 	}
 }
 
 // clashGemm_Affinity returns the data collection element that owns Gemm(l, e).
 func clashGemm_Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Clash)
-	l_ := l[0]
+	g, l_ := tp.Globals().(*Clash), l[0]
 //line in.jdf:32
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{l_}}
-//line want.go:280
+	return g.V, rt.Ix(l_)
+//line want.go:244
 }
 
 // clashGemm_Hook runs the CPU body of Gemm(l, e).
 func clashGemm_Hook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Clash)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Clash](task)
 	err_, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
-	return clashGemm_Body(tp, task, tp.Wait_, tp.Name_, tp.V, l[0], l[1], err_)
+	return clashGemm_Body(g, task, g.Wait_, g.Name_, g.V, l[0], l[1], err_)
 }
 
 // clashGemm_Body is the CPU body of Gemm(l, e) at in.jdf:35:1.
@@ -296,26 +259,8 @@ func clashGemm_Body(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, 
 	{
 		_ = err[0]
 	}
-//line want.go:300
+//line want.go:263
 	return nil
-}
-
-// clashSource_ describes task class Source (in.jdf:41:1).
-var clashSource_ rt.TaskClass
-
-func init() {
-	clashSource_ = rt.TaskClass{
-		Name:     "Source",
-		ID:       2,
-		Locals:   []string{"k"},
-		Params:   []int{0},
-		Space:    clashSource_Space,
-		Complete: clashSource_Complete,
-		Affinity: clashSource_Affinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: clashSource_Hook},
-		},
-	}
 }
 
 // clashSource_Space enumerates the execution space of Source(k).
@@ -329,31 +274,24 @@ func clashSource_Space(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) boo
 	}
 }
 
-// clashSource_Complete reports whether the instance of Source whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// clashSource_Complete reports whether the instance of Source whose parameters are in l lies in its execution space.
 func clashSource_Complete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Clash)
-	k := l[0]
-	if k < 0 || k > g.Wait_-1 {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Clash), l[0]
+	return k >= 0 && k <= g.Wait_-1
 }
 
 // clashSource_Affinity returns the data collection element that owns Source(k).
 func clashSource_Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Clash)
-	k := l[0]
+	g, k := tp.Globals().(*Clash), l[0]
 //line in.jdf:43
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:350
+	return g.V, rt.Ix(k)
+//line want.go:289
 }
 
 // clashSource_Hook runs the CPU body of Source(k).
 func clashSource_Hook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Clash)
-	l := task.Locals()
-	return clashSource_Body(tp, task, tp.Wait_, tp.Name_, tp.V, l[0])
+	g, l := rt.TaskGlobals[*Clash](task)
+	return clashSource_Body(g, task, g.Wait_, g.Name_, g.V, l[0])
 }
 
 // clashSource_Body is the CPU body of Source(k) at in.jdf:44:1.
@@ -361,12 +299,11 @@ func clashSource_Body(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector
 //line in.jdf:45
 	{
 	}
-//line want.go:365
+//line want.go:303
 	return nil
 }
 
-// clashSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// clashSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var clashSource = rt.Source{
 	Err:     ErrClashGraph,
 	Classes: []string{"in.jdf:11:1", "in.jdf:29:1", "in.jdf:41:1"},
@@ -382,25 +319,16 @@ var clashSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrClashGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrClashGraph. Call it before the taskpool runs.
 func (tp *Clash) Verify() error {
 	return clashSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Clash) WriteDOT(w io.Writer) error {
 	return clashSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrClashGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrClashGraph = errors.New("Clash: invalid task graph")
 
 //line in.jdf:55
 func Case() error {
@@ -426,4 +354,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, Wait_=%d Name_=%d, taskpool %s", tp.Total(), tp.Wait_, tp.Name_, tp.Name())
 }
 
-//line want.go:430
+//line want.go:358

@@ -22,12 +22,14 @@ type NoInput struct {
 	V *rt.Vector
 }
 
-// ErrNoInputArgument is wrapped by the errors of NewNoInput.
-var ErrNoInputArgument = errors.New("NoInput: bad argument")
+// Errors wrapped by those of NewNoInput (ErrNoInputArgument) and of Verify and WriteDOT (ErrNoInputGraph).
+var (
+	ErrNoInputArgument = errors.New("noinput: bad argument")
+	ErrNoInputGraph    = errors.New("noinput: invalid task graph")
+)
 
-// NewNoInput returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrNoInputArgument, and computes the hidden globals.
+// NewNoInput returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrNoInputArgument), and computes the hidden globals.
 func NewNoInput(N int, V *rt.Vector) (*NoInput, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewNoInput: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:10:12", ErrNoInputArgument)
@@ -40,28 +42,36 @@ func NewNoInput(N int, V *rt.Vector) (*NoInput, error) {
 	return tp, nil
 }
 
-// noInputT describes task class T (in.jdf:9:1).
-var noInputT rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	noInputT rt.TaskClass // T at in.jdf:9:1
+)
 
 func init() {
 	noInputT = rt.TaskClass{
-		Name:   "T",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-		},
+		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
 		Space:        noInputTSpace,
 		Complete:     noInputTComplete,
-		Prepare:      noInputTPrepare,
+		Prepare:      rt.BindInputsFunc(noInputTInputs),
 		Successors:   noInputTSuccessors,
-		Predecessors: noInputTPredecessors,
+		Predecessors: rt.InputsFunc(noInputTInputs),
 		Affinity:     noInputTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: noInputTHook},
 		},
 	}
+}
+
+// noInputTInputs are the input chains of T(k): noInputTIn<Flow> selects the input of flow <Flow>.
+var noInputTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Select: noInputTInA}}
+
+func noInputTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*NoInput), l[0]
+	if k > 0 {
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:22")
+	}
+	return rt.Input{}
 }
 
 // noInputTSpace enumerates the execution space of T(k).
@@ -75,74 +85,36 @@ func noInputTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// noInputTComplete reports whether the instance of T whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// noInputTComplete reports whether the instance of T whose parameters are in l lies in its execution space.
 func noInputTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*NoInput)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
-}
-
-// noInputTPrepare binds the memory inputs of T(k) and checks that its inputs from
-// other tasks arrived.
-func noInputTPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*NoInput)
-	l := task.Locals()
-	k := l[0]
-	if k > 0 {
-		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:12:22", "A", err)
-		}
-	} else {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:12:7", "A", rt.ErrNoInput)
-	}
-	return nil
+	g, k := tp.Globals().(*NoInput), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // noInputTSuccessors reports the output dependencies of T(k) whose guards hold.
 func noInputTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*NoInput)
-	k := l[0]
+	g, k := tp.Globals().(*NoInput), l[0]
 	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-	}
-}
-
-// noInputTPredecessors reports the input dependencies of T(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func noInputTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*NoInput)
-	k := l[0]
-	if flows&1 != 0 {
-		if k > 0 {
-			e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		} else {
-			e.NoInput(0)
-		}
+		e.Data(0, 1, g.V, rt.Ix(k))
 	}
 }
 
 // noInputTAffinity returns the data collection element that owns T(k).
 func noInputTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*NoInput)
-	k := l[0]
+	g, k := tp.Globals().(*NoInput), l[0]
 //line in.jdf:11
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:135
+	return g.V, rt.Ix(k)
+//line want.go:108
 }
 
 // noInputTHook runs the CPU body of T(k).
 func noInputTHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*NoInput)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*NoInput](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return noInputTBody(tp, task, tp.N, tp.V, l[0], A)
+	return noInputTBody(g, task, g.N, g.V, l[0], A)
 }
 
 // noInputTBody is the CPU body of T(k) at in.jdf:14:1.
@@ -150,12 +122,11 @@ func noInputTBody(tp *NoInput, task *rt.Task, N int, V *rt.Vector, k int, A []fl
 //line in.jdf:15
 	{
 	}
-//line want.go:154
+//line want.go:126
 	return nil
 }
 
-// noInputSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// noInputSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var noInputSource = rt.Source{
 	Err:     ErrNoInputGraph,
 	Classes: []string{"in.jdf:9:1"},
@@ -167,25 +138,16 @@ var noInputSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrNoInputGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrNoInputGraph. Call it before the taskpool runs.
 func (tp *NoInput) Verify() error {
 	return noInputSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *NoInput) WriteDOT(w io.Writer) error {
 	return noInputSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrNoInputGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrNoInputGraph = errors.New("NoInput: invalid task graph")
 
 //line in.jdf:22
 func Case() error {
@@ -205,4 +167,4 @@ func Case() error {
 	return tp.Wait(context.Background())
 }
 
-//line want.go:209
+//line want.go:171

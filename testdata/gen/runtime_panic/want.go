@@ -24,12 +24,14 @@ type Panics struct {
 	V *rt.Vector
 }
 
-// ErrPanicsArgument is wrapped by the errors of NewPanics.
-var ErrPanicsArgument = errors.New("Panics: bad argument")
+// Errors wrapped by those of NewPanics (ErrPanicsArgument) and of Verify and WriteDOT (ErrPanicsGraph).
+var (
+	ErrPanicsArgument = errors.New("panics: bad argument")
+	ErrPanicsGraph    = errors.New("panics: invalid task graph")
+)
 
-// NewPanics returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrPanicsArgument, and computes the hidden globals.
+// NewPanics returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrPanicsArgument), and computes the hidden globals.
 func NewPanics(N int, V *rt.Vector) (*Panics, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewPanics: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:9:12", ErrPanicsArgument)
@@ -42,15 +44,14 @@ func NewPanics(N int, V *rt.Vector) (*Panics, error) {
 	return tp, nil
 }
 
-// panicsT describes task class T (in.jdf:8:1).
-var panicsT rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	panicsT rt.TaskClass // T at in.jdf:8:1
+)
 
 func init() {
 	panicsT = rt.TaskClass{
-		Name:     "T",
-		ID:       0,
-		Locals:   []string{"k"},
-		Params:   []int{0},
+		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
 		Space:    panicsTSpace,
 		Complete: panicsTComplete,
 		Affinity: panicsTAffinity,
@@ -71,31 +72,24 @@ func panicsTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// panicsTComplete reports whether the instance of T whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// panicsTComplete reports whether the instance of T whose parameters are in l lies in its execution space.
 func panicsTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Panics)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Panics), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // panicsTAffinity returns the data collection element that owns T(k).
 func panicsTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Panics)
-	k := l[0]
+	g, k := tp.Globals().(*Panics), l[0]
 //line in.jdf:10
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:92
+	return g.V, rt.Ix(k)
+//line want.go:87
 }
 
 // panicsTHook runs the CPU body of T(k).
 func panicsTHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Panics)
-	l := task.Locals()
-	return panicsTBody(tp, task, tp.N, tp.V, l[0])
+	g, l := rt.TaskGlobals[*Panics](task)
+	return panicsTBody(g, task, g.N, g.V, l[0])
 }
 
 // panicsTBody is the CPU body of T(k) at in.jdf:11:1.
@@ -109,12 +103,11 @@ func panicsTBody(tp *Panics, task *rt.Task, N int, V *rt.Vector, k int) error {
 			_ = x[k] // index out of range: line 18
 		}
 	}
-//line want.go:113
+//line want.go:107
 	return nil
 }
 
-// panicsSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// panicsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var panicsSource = rt.Source{
 	Err:     ErrPanicsGraph,
 	Classes: []string{"in.jdf:8:1"},
@@ -126,25 +119,16 @@ var panicsSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrPanicsGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrPanicsGraph. Call it before the taskpool runs.
 func (tp *Panics) Verify() error {
 	return panicsSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Panics) WriteDOT(w io.Writer) error {
 	return panicsSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrPanicsGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrPanicsGraph = errors.New("Panics: invalid task graph")
 
 // Case returns the .jdf positions in the stack of the error.
 //
@@ -171,4 +155,4 @@ func Case() error {
 	return errors.New(first + " | at " + strings.Join(regexp.MustCompile(`in\.jdf:\d+`).FindAllString(err.Error(), -1), ", "))
 }
 
-//line want.go:175
+//line want.go:159

@@ -22,12 +22,14 @@ type Steps struct {
 	V *rt.Vector
 }
 
-// ErrStepsArgument is wrapped by the errors of NewSteps.
-var ErrStepsArgument = errors.New("Steps: bad argument")
+// Errors wrapped by those of NewSteps (ErrStepsArgument) and of Verify and WriteDOT (ErrStepsGraph).
+var (
+	ErrStepsArgument = errors.New("steps: bad argument")
+	ErrStepsGraph    = errors.New("steps: invalid task graph")
+)
 
-// NewSteps returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrStepsArgument, and computes the hidden globals.
+// NewSteps returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrStepsArgument), and computes the hidden globals.
 func NewSteps(N int, V *rt.Vector) (*Steps, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewSteps: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:9:12", ErrStepsArgument)
@@ -40,28 +42,57 @@ func NewSteps(N int, V *rt.Vector) (*Steps, error) {
 	return tp, nil
 }
 
-// stepsEven describes task class Even (in.jdf:8:1).
-var stepsEven rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	stepsEven   rt.TaskClass // Even at in.jdf:8:1
+	stepsOdd    rt.TaskClass // Odd at in.jdf:20:1
+	stepsSparse rt.TaskClass // Sparse at in.jdf:28:1
+)
 
 func init() {
 	stepsEven = rt.TaskClass{
-		Name:   "Even",
-		ID:     0,
-		Locals: []string{"k", "half"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.RW},
-		},
+		Name: "Even", ID: 0, Locals: []string{"k", "half"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.RW}},
 		Space:        stepsEvenSpace,
 		Complete:     stepsEvenComplete,
-		Prepare:      stepsEvenPrepare,
+		Prepare:      rt.BindInputsFunc(stepsEvenInputs),
 		Successors:   stepsEvenSuccessors,
-		Predecessors: stepsEvenPredecessors,
+		Predecessors: rt.InputsFunc(stepsEvenInputs),
 		Affinity:     stepsEvenAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stepsEvenHook},
 		},
 	}
+	stepsOdd = rt.TaskClass{
+		Name: "Odd", ID: 1, Locals: []string{"k"}, Params: []int{0},
+		Space:    stepsOddSpace,
+		Complete: stepsOddComplete,
+		Affinity: stepsOddAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: stepsOddHook},
+		},
+	}
+	stepsSparse = rt.TaskClass{
+		Name: "Sparse", ID: 2, Locals: []string{"odd", "sq"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space:        stepsSparseSpace,
+		Complete:     stepsSparseComplete,
+		Prepare:      rt.BindInputsFunc(stepsSparseInputs),
+		Successors:   stepsSparseSuccessors,
+		Predecessors: rt.InputsFunc(stepsSparseInputs),
+		Affinity:     stepsSparseAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: stepsSparseHook},
+		},
+	}
+}
+
+// stepsEvenInputs are the input chains of Even(k): stepsEvenIn<Flow> selects the input of flow <Flow>.
+var stepsEvenInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:6", Select: stepsEvenInX}}
+
+func stepsEvenInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Steps), l[0]
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:11")
 }
 
 // stepsEvenSpace enumerates the execution space of Even(k).
@@ -77,8 +108,8 @@ func stepsEvenSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// stepsEvenComplete reports whether the instance of Even whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// stepsEvenComplete reports whether the instance of Even whose parameters are in l lies in its execution
+// space, and computes its derived locals.
 func stepsEvenComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g := tp.Globals().(*Steps)
 	k := l[0]
@@ -89,55 +120,30 @@ func stepsEvenComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return true
 }
 
-// stepsEvenPrepare binds the memory inputs of Even(k) and checks that its inputs from
-// other tasks arrived.
-func stepsEvenPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Steps)
-	l := task.Locals()
-	k := l[0]
-	if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:12:11", "X", err)
-	}
-	return nil
-}
-
 // stepsEvenSuccessors reports the output dependencies of Even(k) whose guards hold.
 func stepsEvenSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Steps)
-	k := l[0]
+	g, k := tp.Globals().(*Steps), l[0]
 	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-	}
-}
-
-// stepsEvenPredecessors reports the input dependencies of Even(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func stepsEvenPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Steps)
-	k := l[0]
-	if flows&1 != 0 {
-		e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+		e.Data(0, 1, g.V, rt.Ix(k))
 	}
 }
 
 // stepsEvenAffinity returns the data collection element that owns Even(k).
 func stepsEvenAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Steps)
-	k := l[0]
+	g, k := tp.Globals().(*Steps), l[0]
 //line in.jdf:11
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:130
+	return g.V, rt.Ix(k)
+//line want.go:137
 }
 
 // stepsEvenHook runs the CPU body of Even(k).
 func stepsEvenHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Steps)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Steps](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return stepsEvenBody(tp, task, tp.N, tp.V, l[0], l[1], X)
+	return stepsEvenBody(g, task, g.N, g.V, l[0], l[1], X)
 }
 
 // stepsEvenBody is the CPU body of Even(k) at in.jdf:14:1.
@@ -146,26 +152,8 @@ func stepsEvenBody(tp *Steps, task *rt.Task, N int, V *rt.Vector, k int, half in
 	{
 		X[0] = float64(half)
 	}
-//line want.go:150
+//line want.go:156
 	return nil
-}
-
-// stepsOdd describes task class Odd (in.jdf:20:1).
-var stepsOdd rt.TaskClass
-
-func init() {
-	stepsOdd = rt.TaskClass{
-		Name:     "Odd",
-		ID:       1,
-		Locals:   []string{"k"},
-		Params:   []int{0},
-		Space:    stepsOddSpace,
-		Complete: stepsOddComplete,
-		Affinity: stepsOddAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: stepsOddHook},
-		},
-	}
 }
 
 // stepsOddSpace enumerates the execution space of Odd(k).
@@ -183,31 +171,24 @@ func stepsOddSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// stepsOddComplete reports whether the instance of Odd whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// stepsOddComplete reports whether the instance of Odd whose parameters are in l lies in its execution space.
 func stepsOddComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Steps)
-	k := l[0]
-	if k < 1 || k > g.N || (k-1)%(1+1) != 0 {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Steps), l[0]
+	return k >= 1 && k <= g.N && (k-1)%(1+1) == 0
 }
 
 // stepsOddAffinity returns the data collection element that owns Odd(k).
 func stepsOddAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Steps)
-	k := l[0]
+	g, k := tp.Globals().(*Steps), l[0]
 //line in.jdf:22
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:204
+	return g.V, rt.Ix(k)
+//line want.go:186
 }
 
 // stepsOddHook runs the CPU body of Odd(k).
 func stepsOddHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Steps)
-	l := task.Locals()
-	return stepsOddBody(tp, task, tp.N, tp.V, l[0])
+	g, l := rt.TaskGlobals[*Steps](task)
+	return stepsOddBody(g, task, g.N, g.V, l[0])
 }
 
 // stepsOddBody is the CPU body of Odd(k) at in.jdf:23:1.
@@ -215,32 +196,16 @@ func stepsOddBody(tp *Steps, task *rt.Task, N int, V *rt.Vector, k int) error {
 //line in.jdf:24
 	{
 	}
-//line want.go:219
+//line want.go:200
 	return nil
 }
 
-// stepsSparse describes task class Sparse (in.jdf:28:1).
-var stepsSparse rt.TaskClass
+// stepsSparseInputs are the input chains of Sparse(odd): stepsSparseIn<Flow> selects the input of flow <Flow>.
+var stepsSparseInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:32:6", Select: stepsSparseInA}}
 
-func init() {
-	stepsSparse = rt.TaskClass{
-		Name:   "Sparse",
-		ID:     2,
-		Locals: []string{"odd", "sq"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-		},
-		Space:        stepsSparseSpace,
-		Complete:     stepsSparseComplete,
-		Prepare:      stepsSparsePrepare,
-		Successors:   stepsSparseSuccessors,
-		Predecessors: stepsSparsePredecessors,
-		Affinity:     stepsSparseAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: stepsSparseHook},
-		},
-	}
+func stepsSparseInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, odd := tp.Globals().(*Steps), l[0]
+	return rt.DataInput(0, g.V, rt.Ix(odd), "in.jdf:32:11")
 }
 
 // stepsSparseSpace enumerates the execution space of Sparse(odd).
@@ -257,63 +222,38 @@ func stepsSparseSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool
 	}
 }
 
-// stepsSparseComplete reports whether the instance of Sparse whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// stepsSparseComplete reports whether the instance of Sparse whose parameters are in l lies in its execution
+// space, and computes its derived locals.
 func stepsSparseComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	odd := l[0]
 	l[1] = odd * odd
 	return true
 }
 
-// stepsSparsePrepare binds the memory inputs of Sparse(odd) and checks that its inputs from
-// other tasks arrived.
-func stepsSparsePrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Steps)
-	l := task.Locals()
-	odd := l[0]
-	if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{odd}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:32:11", "A", err)
-	}
-	return nil
-}
-
 // stepsSparseSuccessors reports the output dependencies of Sparse(odd) whose guards hold.
 func stepsSparseSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Steps)
-	odd := l[0]
+	g, odd := tp.Globals().(*Steps), l[0]
 	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{odd}})
-	}
-}
-
-// stepsSparsePredecessors reports the input dependencies of Sparse(odd) whose guards hold (for a data
-// flow, the one its input chain selects).
-func stepsSparsePredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Steps)
-	odd := l[0]
-	if flows&1 != 0 {
-		e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{odd}})
+		e.Data(0, 1, g.V, rt.Ix(odd))
 	}
 }
 
 // stepsSparseAffinity returns the data collection element that owns Sparse(odd).
 func stepsSparseAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Steps)
-	odd := l[0]
+	g, odd := tp.Globals().(*Steps), l[0]
 //line in.jdf:31
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{odd}}
-//line want.go:306
+	return g.V, rt.Ix(odd)
+//line want.go:247
 }
 
 // stepsSparseHook runs the CPU body of Sparse(odd).
 func stepsSparseHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Steps)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Steps](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return stepsSparseBody(tp, task, tp.N, tp.V, l[0], l[1], A)
+	return stepsSparseBody(g, task, g.N, g.V, l[0], l[1], A)
 }
 
 // stepsSparseBody is the CPU body of Sparse(odd) at in.jdf:34:1.
@@ -322,12 +262,11 @@ func stepsSparseBody(tp *Steps, task *rt.Task, N int, V *rt.Vector, odd int, sq 
 	{
 		A[0] = float64(sq)
 	}
-//line want.go:326
+//line want.go:266
 	return nil
 }
 
-// stepsSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// stepsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var stepsSource = rt.Source{
 	Err:     ErrStepsGraph,
 	Classes: []string{"in.jdf:8:1", "in.jdf:20:1", "in.jdf:28:1"},
@@ -343,25 +282,16 @@ var stepsSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrStepsGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrStepsGraph. Call it before the taskpool runs.
 func (tp *Steps) Verify() error {
 	return stepsSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Steps) WriteDOT(w io.Writer) error {
 	return stepsSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrStepsGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrStepsGraph = errors.New("Steps: invalid task graph")
 
 //line in.jdf:46
 func Case() error {
@@ -391,4 +321,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, V = %v", tp.Total(), out)
 }
 
-//line want.go:395
+//line want.go:325

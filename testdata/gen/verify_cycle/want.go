@@ -21,12 +21,14 @@ type Ring struct {
 	V *rt.Vector
 }
 
-// ErrRingArgument is wrapped by the errors of NewRing.
-var ErrRingArgument = errors.New("Ring: bad argument")
+// Errors wrapped by those of NewRing (ErrRingArgument) and of Verify and WriteDOT (ErrRingGraph).
+var (
+	ErrRingArgument = errors.New("ring: bad argument")
+	ErrRingGraph    = errors.New("ring: invalid task graph")
+)
 
-// NewRing returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrRingArgument, and computes the hidden globals.
+// NewRing returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrRingArgument), and computes the hidden globals.
 func NewRing(N int, V *rt.Vector) (*Ring, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewRing: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:8:12", ErrRingArgument)
@@ -39,18 +41,15 @@ func NewRing(N int, V *rt.Vector) (*Ring, error) {
 	return tp, nil
 }
 
-// ringT describes task class T (in.jdf:7:1).
-var ringT rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	ringT rt.TaskClass // T at in.jdf:7:1
+)
 
 func init() {
 	ringT = rt.TaskClass{
-		Name:   "T",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "X", Access: rt.CTL},
-		},
+		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "X", Access: rt.CTL}},
 		Space:        ringTSpace,
 		Complete:     ringTComplete,
 		Goal:         ringTGoal,
@@ -74,21 +73,15 @@ func ringTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// ringTComplete reports whether the instance of T whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// ringTComplete reports whether the instance of T whose parameters are in l lies in its execution space.
 func ringTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Ring)
-	k := l[0]
-	if k < 0 || k > g.N-1 {
-		return false
-	}
-	return true
+	g, k := tp.Globals().(*Ring), l[0]
+	return k >= 0 && k <= g.N-1
 }
 
 // ringTGoal returns the number of inputs that T(k) waits for from other tasks.
 func ringTGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	g := tp.Globals().(*Ring)
-	k := l[0]
+	g, k := tp.Globals().(*Ring), l[0]
 	var n uint32
 	var pl rt.Locals
 	pl[0] = (k + g.N - 1) % g.N
@@ -100,47 +93,35 @@ func ringTGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 
 // ringTSuccessors reports the output dependencies of T(k) whose guards hold.
 func ringTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Ring)
-	k := l[0]
+	g, k := tp.Globals().(*Ring), l[0]
 	if flows&1 != 0 {
 		e.L[0] = (k + 1) % g.N
-		if ringTComplete(tp, &e.L) {
-			e.Task(0, 1, &ringT, 0)
-		} else {
-			e.Outside(0, 1, &ringT, 0)
-		}
+		e.Instance(ringTComplete(tp, &e.L), 0, 1, &ringT, 0)
 	}
 }
 
 // ringTPredecessors reports the input dependencies of T(k) whose guards hold (for a data
 // flow, the one its input chain selects).
 func ringTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Ring)
-	k := l[0]
+	g, k := tp.Globals().(*Ring), l[0]
 	if flows&1 != 0 {
 		e.L[0] = (k + g.N - 1) % g.N
-		if ringTComplete(tp, &e.L) {
-			e.Task(0, 0, &ringT, 0)
-		} else {
-			e.Outside(0, 0, &ringT, 0)
-		}
+		e.Instance(ringTComplete(tp, &e.L), 0, 0, &ringT, 0)
 	}
 }
 
 // ringTAffinity returns the data collection element that owns T(k).
 func ringTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Ring)
-	k := l[0]
+	g, k := tp.Globals().(*Ring), l[0]
 //line in.jdf:9
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:137
+	return g.V, rt.Ix(k)
+//line want.go:119
 }
 
 // ringTHook runs the CPU body of T(k).
 func ringTHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Ring)
-	l := task.Locals()
-	return ringTBody(tp, task, tp.N, tp.V, l[0])
+	g, l := rt.TaskGlobals[*Ring](task)
+	return ringTBody(g, task, g.N, g.V, l[0])
 }
 
 // ringTBody is the CPU body of T(k) at in.jdf:12:1.
@@ -148,12 +129,11 @@ func ringTBody(tp *Ring, task *rt.Task, N int, V *rt.Vector, k int) error {
 //line in.jdf:13
 	{
 	}
-//line want.go:152
+//line want.go:133
 	return nil
 }
 
-// ringSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// ringSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var ringSource = rt.Source{
 	Err:     ErrRingGraph,
 	Classes: []string{"in.jdf:7:1"},
@@ -165,25 +145,16 @@ var ringSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrRingGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrRingGraph. Call it before the taskpool runs.
 func (tp *Ring) Verify() error {
 	return ringSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Ring) WriteDOT(w io.Writer) error {
 	return ringSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrRingGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrRingGraph = errors.New("Ring: invalid task graph")
 
 //line in.jdf:18
 func Case() error {
@@ -195,4 +166,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:199
+//line want.go:170

@@ -22,12 +22,14 @@ type Dot struct {
 	V *rt.Vector
 }
 
-// ErrDotArgument is wrapped by the errors of NewDot.
-var ErrDotArgument = errors.New("Dot: bad argument")
+// Errors wrapped by those of NewDot (ErrDotArgument) and of Verify and WriteDOT (ErrDotGraph).
+var (
+	ErrDotArgument = errors.New("dot: bad argument")
+	ErrDotGraph    = errors.New("dot: invalid task graph")
+)
 
-// NewDot returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrDotArgument, and computes the hidden globals.
+// NewDot returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrDotArgument), and computes the hidden globals.
 func NewDot(N int, V *rt.Vector) (*Dot, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewDot: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:10:12", ErrDotArgument)
@@ -40,29 +42,51 @@ func NewDot(N int, V *rt.Vector) (*Dot, error) {
 	return tp, nil
 }
 
-// dotT describes task class T (in.jdf:9:1).
-var dotT rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	dotT rt.TaskClass // T at in.jdf:9:1
+	dotS rt.TaskClass // S at in.jdf:20:1
+)
 
 func init() {
 	dotT = rt.TaskClass{
-		Name:   "T",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-			{Name: "C", Access: rt.CTL},
-		},
+		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
 		Space:        dotTSpace,
 		Complete:     dotTComplete,
-		Goal:         dotTGoal,
-		Prepare:      dotTPrepare,
+		Goal:         rt.InputGoalFunc(dotTInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(dotTInputs),
 		Successors:   dotTSuccessors,
-		Predecessors: dotTPredecessors,
+		Predecessors: rt.InputsFunc(dotTInputs),
 		Affinity:     dotTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: dotTHook},
 		},
+	}
+	dotS = rt.TaskClass{
+		Name: "S", ID: 1, Locals: []string{"j"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "C", Access: rt.CTL}},
+		Space:        dotSSpace,
+		Complete:     dotSComplete,
+		Goal:         dotSGoal,
+		Predecessors: dotSPredecessors,
+		Affinity:     dotSAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: dotSHook},
+		},
+	}
+}
+
+// dotTInputs are the input chains of T(k): dotTIn<Flow> selects the input of flow <Flow>.
+var dotTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Select: dotTInA}}
+
+func dotTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Dot), l[0]
+	if k == 0 {
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:23")
+	} else {
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &dotT, 0, dotTComplete(tp, &pl), &pl, "in.jdf:12:30", "A T(k - 1)")
 	}
 }
 
@@ -77,93 +101,28 @@ func dotTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// dotTComplete reports whether the instance of T whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// dotTComplete reports whether the instance of T whose parameters are in l lies in its execution space.
 func dotTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Dot)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
-}
-
-// dotTGoal returns the number of inputs that T(k) waits for from other tasks.
-func dotTGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k := l[0]
-	var n uint32
-	var pl rt.Locals
-	if k == 0 {
-		// V(k): from memory
-	} else {
-		pl[0] = k - 1
-		if dotTComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// dotTPrepare binds the memory inputs of T(k) and checks that its inputs from
-// other tasks arrived.
-func dotTPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Dot)
-	l := task.Locals()
-	k := l[0]
-	if k == 0 {
-		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:12:23", "A", err)
-		}
-	} else {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:12:30", "A", "A T(k - 1)")
-		}
-	}
-	return nil
+	g, k := tp.Globals().(*Dot), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // dotTSuccessors reports the output dependencies of T(k) whose guards hold.
 func dotTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Dot)
-	k := l[0]
+	g, k := tp.Globals().(*Dot), l[0]
 	if flows&1 != 0 {
 		if k < g.N {
 			e.L[0] = k + 1
-			if dotTComplete(tp, &e.L) {
-				e.Task(0, 1, &dotT, 0)
-			} else {
-				e.Outside(0, 1, &dotT, 0)
-			}
+			e.Instance(dotTComplete(tp, &e.L), 0, 1, &dotT, 0)
 		} else {
-			e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+			e.Data(0, 1, g.V, rt.Ix(k))
 		}
 	}
 	if flows&2 != 0 {
 		if k == 0 {
 			for a0 := 0; a0 <= g.N; a0++ {
 				e.L[0] = a0
-				if dotSComplete(tp, &e.L) {
-					e.Task(1, 0, &dotS, 0)
-				}
-			}
-		}
-	}
-}
-
-// dotTPredecessors reports the input dependencies of T(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func dotTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Dot)
-	k := l[0]
-	if flows&1 != 0 {
-		if k == 0 {
-			e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		} else {
-			e.L[0] = k - 1
-			if dotTComplete(tp, &e.L) {
-				e.Task(0, 0, &dotT, 0)
-			} else {
-				e.Outside(0, 0, &dotT, 0)
+				e.TaskIf(dotSComplete(tp, &e.L), 1, 0, &dotS, 0)
 			}
 		}
 	}
@@ -171,22 +130,20 @@ func dotTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Ed
 
 // dotTAffinity returns the data collection element that owns T(k).
 func dotTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Dot)
-	k := l[0]
+	g, k := tp.Globals().(*Dot), l[0]
 //line in.jdf:11
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:179
+	return g.V, rt.Ix(k)
+//line want.go:137
 }
 
 // dotTHook runs the CPU body of T(k).
 func dotTHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Dot)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Dot](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return dotTBody(tp, task, tp.N, tp.V, l[0], A)
+	return dotTBody(g, task, g.N, g.V, l[0], A)
 }
 
 // dotTBody is the CPU body of T(k) at in.jdf:15:1.
@@ -194,31 +151,8 @@ func dotTBody(tp *Dot, task *rt.Task, N int, V *rt.Vector, k int, A []float64) e
 //line in.jdf:16
 	{
 	}
-//line want.go:198
+//line want.go:155
 	return nil
-}
-
-// dotS describes task class S (in.jdf:20:1).
-var dotS rt.TaskClass
-
-func init() {
-	dotS = rt.TaskClass{
-		Name:   "S",
-		ID:     1,
-		Locals: []string{"j"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "C", Access: rt.CTL},
-		},
-		Space:        dotSSpace,
-		Complete:     dotSComplete,
-		Goal:         dotSGoal,
-		Predecessors: dotSPredecessors,
-		Affinity:     dotSAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: dotSHook},
-		},
-	}
 }
 
 // dotSSpace enumerates the execution space of S(j).
@@ -232,15 +166,10 @@ func dotSSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// dotSComplete reports whether the instance of S whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// dotSComplete reports whether the instance of S whose parameters are in l lies in its execution space.
 func dotSComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Dot)
-	j := l[0]
-	if j < 0 || j > g.N {
-		return false
-	}
-	return true
+	g, j := tp.Globals().(*Dot), l[0]
+	return j >= 0 && j <= g.N
 }
 
 // dotSGoal returns the number of inputs that S(j) waits for from other tasks.
@@ -259,28 +188,22 @@ func dotSGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 func dotSPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	if flows&1 != 0 {
 		e.L[0] = 0
-		if dotTComplete(tp, &e.L) {
-			e.Task(0, 0, &dotT, 1)
-		} else {
-			e.Outside(0, 0, &dotT, 1)
-		}
+		e.Instance(dotTComplete(tp, &e.L), 0, 0, &dotT, 1)
 	}
 }
 
 // dotSAffinity returns the data collection element that owns S(j).
 func dotSAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Dot)
-	j := l[0]
+	g, j := tp.Globals().(*Dot), l[0]
 //line in.jdf:22
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{j}}
-//line want.go:277
+	return g.V, rt.Ix(j)
+//line want.go:201
 }
 
 // dotSHook runs the CPU body of S(j).
 func dotSHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Dot)
-	l := task.Locals()
-	return dotSBody(tp, task, tp.N, tp.V, l[0])
+	g, l := rt.TaskGlobals[*Dot](task)
+	return dotSBody(g, task, g.N, g.V, l[0])
 }
 
 // dotSBody is the CPU body of S(j) at in.jdf:24:1.
@@ -288,12 +211,11 @@ func dotSBody(tp *Dot, task *rt.Task, N int, V *rt.Vector, j int) error {
 //line in.jdf:25
 	{
 	}
-//line want.go:292
+//line want.go:215
 	return nil
 }
 
-// dotSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// dotSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var dotSource = rt.Source{
 	Err:     ErrDotGraph,
 	Classes: []string{"in.jdf:9:1", "in.jdf:20:1"},
@@ -307,25 +229,16 @@ var dotSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrDotGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrDotGraph. Call it before the taskpool runs.
 func (tp *Dot) Verify() error {
 	return dotSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Dot) WriteDOT(w io.Writer) error {
 	return dotSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrDotGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrDotGraph = errors.New("Dot: invalid task graph")
 
 //line in.jdf:35
 func Case() error {
@@ -344,4 +257,4 @@ func Case() error {
 	return errors.New(b.String())
 }
 
-//line want.go:348
+//line want.go:261

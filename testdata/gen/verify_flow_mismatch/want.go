@@ -21,12 +21,14 @@ type Mismatch struct {
 	V *rt.Vector
 }
 
-// ErrMismatchArgument is wrapped by the errors of NewMismatch.
-var ErrMismatchArgument = errors.New("Mismatch: bad argument")
+// Errors wrapped by those of NewMismatch (ErrMismatchArgument) and of Verify and WriteDOT (ErrMismatchGraph).
+var (
+	ErrMismatchArgument = errors.New("mismatch: bad argument")
+	ErrMismatchGraph    = errors.New("mismatch: invalid task graph")
+)
 
-// NewMismatch returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrMismatchArgument, and computes the hidden globals.
+// NewMismatch returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrMismatchArgument), and computes the hidden globals.
 func NewMismatch(N int, V *rt.Vector) (*Mismatch, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewMismatch: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:9:12", ErrMismatchArgument)
@@ -39,28 +41,48 @@ func NewMismatch(N int, V *rt.Vector) (*Mismatch, error) {
 	return tp, nil
 }
 
-// mismatchP describes task class P (in.jdf:8:1).
-var mismatchP rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	mismatchP rt.TaskClass // P at in.jdf:8:1
+	mismatchC rt.TaskClass // C at in.jdf:18:1
+)
 
 func init() {
 	mismatchP = rt.TaskClass{
-		Name:   "P",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-		},
+		Name: "P", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
 		Space:        mismatchPSpace,
 		Complete:     mismatchPComplete,
-		Prepare:      mismatchPPrepare,
+		Prepare:      rt.BindInputsFunc(mismatchPInputs),
 		Successors:   mismatchPSuccessors,
-		Predecessors: mismatchPPredecessors,
+		Predecessors: rt.InputsFunc(mismatchPInputs),
 		Affinity:     mismatchPAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: mismatchPHook},
 		},
 	}
+	mismatchC = rt.TaskClass{
+		Name: "C", ID: 1, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.RW}},
+		Space:        mismatchCSpace,
+		Complete:     mismatchCComplete,
+		Goal:         rt.InputGoalFunc(mismatchCInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(mismatchCInputs),
+		Successors:   mismatchCSuccessors,
+		Predecessors: rt.InputsFunc(mismatchCInputs),
+		Affinity:     mismatchCAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: mismatchCHook},
+		},
+	}
+}
+
+// mismatchPInputs are the input chains of P(k): mismatchPIn<Flow> selects the input of flow <Flow>.
+var mismatchPInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Select: mismatchPInA}}
+
+func mismatchPInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Mismatch), l[0]
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:11")
 }
 
 // mismatchPSpace enumerates the execution space of P(k).
@@ -74,27 +96,10 @@ func mismatchPSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// mismatchPComplete reports whether the instance of P whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// mismatchPComplete reports whether the instance of P whose parameters are in l lies in its execution space.
 func mismatchPComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Mismatch)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
-}
-
-// mismatchPPrepare binds the memory inputs of P(k) and checks that its inputs from
-// other tasks arrived.
-func mismatchPPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Mismatch)
-	l := task.Locals()
-	k := l[0]
-	if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:11", "A", err)
-	}
-	return nil
+	g, k := tp.Globals().(*Mismatch), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // mismatchPSuccessors reports the output dependencies of P(k) whose guards hold.
@@ -102,42 +107,26 @@ func mismatchPSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 	k := l[0]
 	if flows&1 != 0 {
 		e.L[0] = k
-		if mismatchCComplete(tp, &e.L) {
-			e.Task(0, 1, &mismatchC, 1)
-		} else {
-			e.Outside(0, 1, &mismatchC, 1)
-		}
-	}
-}
-
-// mismatchPPredecessors reports the input dependencies of P(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func mismatchPPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Mismatch)
-	k := l[0]
-	if flows&1 != 0 {
-		e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+		e.Instance(mismatchCComplete(tp, &e.L), 0, 1, &mismatchC, 1)
 	}
 }
 
 // mismatchPAffinity returns the data collection element that owns P(k).
 func mismatchPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Mismatch)
-	k := l[0]
+	g, k := tp.Globals().(*Mismatch), l[0]
 //line in.jdf:10
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:130
+	return g.V, rt.Ix(k)
+//line want.go:120
 }
 
 // mismatchPHook runs the CPU body of P(k).
 func mismatchPHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Mismatch)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*Mismatch](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return mismatchPBody(tp, task, tp.N, tp.V, l[0], A)
+	return mismatchPBody(g, task, g.N, g.V, l[0], A)
 }
 
 // mismatchPBody is the CPU body of P(k) at in.jdf:13:1.
@@ -145,34 +134,25 @@ func mismatchPBody(tp *Mismatch, task *rt.Task, N int, V *rt.Vector, k int, A []
 //line in.jdf:14
 	{
 	}
-//line want.go:149
+//line want.go:138
 	return nil
 }
 
-// mismatchC describes task class C (in.jdf:18:1).
-var mismatchC rt.TaskClass
+// mismatchCInputs are the input chains of C(k): mismatchCIn<Flow> selects the input of flow <Flow>.
+var mismatchCInputs = []rt.InputChain{
+	{Flow: 0, Pos: "in.jdf:21:6", TaskOnly: true, Select: mismatchCInA},
+	{Flow: 1, Pos: "in.jdf:23:6", Select: mismatchCInB},
+}
 
-func init() {
-	mismatchC = rt.TaskClass{
-		Name:   "C",
-		ID:     1,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-			{Name: "B", Access: rt.RW},
-		},
-		Space:        mismatchCSpace,
-		Complete:     mismatchCComplete,
-		Goal:         mismatchCGoal,
-		Prepare:      mismatchCPrepare,
-		Successors:   mismatchCSuccessors,
-		Predecessors: mismatchCPredecessors,
-		Affinity:     mismatchCAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: mismatchCHook},
-		},
-	}
+func mismatchCInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k := l[0]
+	pl := rt.Locals{0: k}
+	return rt.TaskInput(0, &mismatchP, 0, mismatchPComplete(tp, &pl), &pl, "in.jdf:21:11", "A P(k)")
+}
+
+func mismatchCInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Mismatch), l[0]
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:23:11")
 }
 
 // mismatchCSpace enumerates the execution space of C(k).
@@ -186,96 +166,40 @@ func mismatchCSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// mismatchCComplete reports whether the instance of C whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// mismatchCComplete reports whether the instance of C whose parameters are in l lies in its execution space.
 func mismatchCComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*Mismatch)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
-}
-
-// mismatchCGoal returns the number of inputs that C(k) waits for from other tasks.
-func mismatchCGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k := l[0]
-	var n uint32
-	var pl rt.Locals
-	pl[0] = k
-	if mismatchPComplete(tp, &pl) {
-		n++
-	}
-	return n
-}
-
-// mismatchCPrepare binds the memory inputs of C(k) and checks that its inputs from
-// other tasks arrived.
-func mismatchCPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*Mismatch)
-	l := task.Locals()
-	k := l[0]
-	if task.Flow(0) == nil {
-		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:21:11", "A", "A P(k)")
-	}
-	if err := task.BindElement(1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "in.jdf:23:11", "B", err)
-	}
-	return nil
+	g, k := tp.Globals().(*Mismatch), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // mismatchCSuccessors reports the output dependencies of C(k) whose guards hold.
 func mismatchCSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Mismatch)
-	k := l[0]
+	g, k := tp.Globals().(*Mismatch), l[0]
 	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+		e.Data(0, 1, g.V, rt.Ix(k))
 	}
 	if flows&2 != 0 {
-		e.Data(1, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-	}
-}
-
-// mismatchCPredecessors reports the input dependencies of C(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func mismatchCPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Mismatch)
-	k := l[0]
-	if flows&1 != 0 {
-		e.L[0] = k
-		if mismatchPComplete(tp, &e.L) {
-			e.Task(0, 0, &mismatchP, 0)
-		} else {
-			e.Outside(0, 0, &mismatchP, 0)
-		}
-	}
-	if flows&2 != 0 {
-		e.Data(1, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
+		e.Data(1, 1, g.V, rt.Ix(k))
 	}
 }
 
 // mismatchCAffinity returns the data collection element that owns C(k).
 func mismatchCAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Mismatch)
-	k := l[0]
+	g, k := tp.Globals().(*Mismatch), l[0]
 //line in.jdf:20
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:264
+	return g.V, rt.Ix(k)
+//line want.go:192
 }
 
 // mismatchCHook runs the CPU body of C(k).
 func mismatchCHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*Mismatch)
-	l := task.Locals()
-	A, err := rt.FlowValue[[]float64](task, 0)
+	g, l := rt.TaskGlobals[*Mismatch](task)
+	var err error
+	A, B := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	B, err := rt.FlowValue[[]float64](task, 1)
-	if err != nil {
-		return err
-	}
-	return mismatchCBody(tp, task, tp.N, tp.V, l[0], A, B)
+	return mismatchCBody(g, task, g.N, g.V, l[0], A, B)
 }
 
 // mismatchCBody is the CPU body of C(k) at in.jdf:25:1.
@@ -283,12 +207,11 @@ func mismatchCBody(tp *Mismatch, task *rt.Task, N int, V *rt.Vector, k int, A []
 //line in.jdf:26
 	{
 	}
-//line want.go:287
+//line want.go:211
 	return nil
 }
 
-// mismatchSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// mismatchSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var mismatchSource = rt.Source{
 	Err:     ErrMismatchGraph,
 	Classes: []string{"in.jdf:8:1", "in.jdf:18:1"},
@@ -302,25 +225,16 @@ var mismatchSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrMismatchGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrMismatchGraph. Call it before the taskpool runs.
 func (tp *Mismatch) Verify() error {
 	return mismatchSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *Mismatch) WriteDOT(w io.Writer) error {
 	return mismatchSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrMismatchGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrMismatchGraph = errors.New("Mismatch: invalid task graph")
 
 //line in.jdf:31
 func Case() error {
@@ -332,4 +246,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:336
+//line want.go:250

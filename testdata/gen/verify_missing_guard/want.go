@@ -21,12 +21,14 @@ type NoGuard struct {
 	V *rt.Vector
 }
 
-// ErrNoGuardArgument is wrapped by the errors of NewNoGuard.
-var ErrNoGuardArgument = errors.New("NoGuard: bad argument")
+// Errors wrapped by those of NewNoGuard (ErrNoGuardArgument) and of Verify and WriteDOT (ErrNoGuardGraph).
+var (
+	ErrNoGuardArgument = errors.New("noguard: bad argument")
+	ErrNoGuardGraph    = errors.New("noguard: invalid task graph")
+)
 
-// NewNoGuard returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrNoGuardArgument, and computes the hidden globals.
+// NewNoGuard returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrNoGuardArgument), and computes the hidden globals.
 func NewNoGuard(N int, V *rt.Vector) (*NoGuard, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewNoGuard: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:9:12", ErrNoGuardArgument)
@@ -39,29 +41,38 @@ func NewNoGuard(N int, V *rt.Vector) (*NoGuard, error) {
 	return tp, nil
 }
 
-// noGuardT describes task class T (in.jdf:8:1).
-var noGuardT rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	noGuardT rt.TaskClass // T at in.jdf:8:1
+)
 
 func init() {
 	noGuardT = rt.TaskClass{
-		Name:   "T",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-		},
+		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
 		Space:        noGuardTSpace,
 		Complete:     noGuardTComplete,
-		Goal:         noGuardTGoal,
-		Prepare:      noGuardTPrepare,
+		Goal:         rt.InputGoalFunc(noGuardTInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(noGuardTInputs),
 		Successors:   noGuardTSuccessors,
-		Predecessors: noGuardTPredecessors,
+		Predecessors: rt.InputsFunc(noGuardTInputs),
 		Affinity:     noGuardTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: noGuardTHook},
 		},
 	}
+}
+
+// noGuardTInputs are the input chains of T(k): noGuardTIn<Flow> selects the input of flow <Flow>.
+var noGuardTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", TaskOnly: true, Select: noGuardTInA}}
+
+func noGuardTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k := l[0]
+	if k > 0 {
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &noGuardT, 0, noGuardTComplete(tp, &pl), &pl, "in.jdf:11:21", "A T(k - 1)")
+	}
+	return rt.Input{}
 }
 
 // noGuardTSpace enumerates the execution space of T(k).
@@ -75,44 +86,10 @@ func noGuardTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	}
 }
 
-// noGuardTComplete reports whether the instance of T whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// noGuardTComplete reports whether the instance of T whose parameters are in l lies in its execution space.
 func noGuardTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*NoGuard)
-	k := l[0]
-	if k < 0 || k > g.N {
-		return false
-	}
-	return true
-}
-
-// noGuardTGoal returns the number of inputs that T(k) waits for from other tasks.
-func noGuardTGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k := l[0]
-	var n uint32
-	var pl rt.Locals
-	if k > 0 {
-		pl[0] = k - 1
-		if noGuardTComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// noGuardTPrepare binds the memory inputs of T(k) and checks that its inputs from
-// other tasks arrived.
-func noGuardTPrepare(task *rt.Task) error {
-	l := task.Locals()
-	k := l[0]
-	if task.Flow(0) == nil {
-		if k > 0 {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:11:21", "A", "A T(k - 1)")
-		} else {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:6", "A", rt.ErrNoInput)
-		}
-	}
-	return nil
+	g, k := tp.Globals().(*NoGuard), l[0]
+	return k >= 0 && k <= g.N
 }
 
 // noGuardTSuccessors reports the output dependencies of T(k) whose guards hold.
@@ -120,50 +97,26 @@ func noGuardTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 	k := l[0]
 	if flows&1 != 0 {
 		e.L[0] = k + 1
-		if noGuardTComplete(tp, &e.L) {
-			e.Task(0, 1, &noGuardT, 0)
-		} else {
-			e.Outside(0, 1, &noGuardT, 0)
-		}
-	}
-}
-
-// noGuardTPredecessors reports the input dependencies of T(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func noGuardTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&1 != 0 {
-		if k > 0 {
-			e.L[0] = k - 1
-			if noGuardTComplete(tp, &e.L) {
-				e.Task(0, 0, &noGuardT, 0)
-			} else {
-				e.Outside(0, 0, &noGuardT, 0)
-			}
-		} else {
-			e.NoInput(0)
-		}
+		e.Instance(noGuardTComplete(tp, &e.L), 0, 1, &noGuardT, 0)
 	}
 }
 
 // noGuardTAffinity returns the data collection element that owns T(k).
 func noGuardTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*NoGuard)
-	k := l[0]
+	g, k := tp.Globals().(*NoGuard), l[0]
 //line in.jdf:10
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:156
+	return g.V, rt.Ix(k)
+//line want.go:110
 }
 
 // noGuardTHook runs the CPU body of T(k).
 func noGuardTHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*NoGuard)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*NoGuard](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return noGuardTBody(tp, task, tp.N, tp.V, l[0], A)
+	return noGuardTBody(g, task, g.N, g.V, l[0], A)
 }
 
 // noGuardTBody is the CPU body of T(k) at in.jdf:13:1.
@@ -171,12 +124,11 @@ func noGuardTBody(tp *NoGuard, task *rt.Task, N int, V *rt.Vector, k int, A []fl
 //line in.jdf:14
 	{
 	}
-//line want.go:175
+//line want.go:128
 	return nil
 }
 
-// noGuardSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// noGuardSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var noGuardSource = rt.Source{
 	Err:     ErrNoGuardGraph,
 	Classes: []string{"in.jdf:8:1"},
@@ -188,25 +140,16 @@ var noGuardSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrNoGuardGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrNoGuardGraph. Call it before the taskpool runs.
 func (tp *NoGuard) Verify() error {
 	return noGuardSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *NoGuard) WriteDOT(w io.Writer) error {
 	return noGuardSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrNoGuardGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrNoGuardGraph = errors.New("NoGuard: invalid task graph")
 
 //line in.jdf:19
 func Case() error {
@@ -218,4 +161,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:222
+//line want.go:165

@@ -21,12 +21,14 @@ type OffByOne struct {
 	V *rt.Vector
 }
 
-// ErrOffByOneArgument is wrapped by the errors of NewOffByOne.
-var ErrOffByOneArgument = errors.New("OffByOne: bad argument")
+// Errors wrapped by those of NewOffByOne (ErrOffByOneArgument) and of Verify and WriteDOT (ErrOffByOneGraph).
+var (
+	ErrOffByOneArgument = errors.New("offbyone: bad argument")
+	ErrOffByOneGraph    = errors.New("offbyone: invalid task graph")
+)
 
-// NewOffByOne returns the taskpool of in.jdf for the given globals, in declaration order.
-// It rejects a nil or malformed data collection and a negative size with an error
-// wrapping ErrOffByOneArgument, and computes the hidden globals.
+// NewOffByOne returns the taskpool of in.jdf for the given globals, in declaration order. It rejects a
+// nil or malformed data collection and a negative size (ErrOffByOneArgument), and computes the hidden globals.
 func NewOffByOne(N int, V *rt.Vector) (*OffByOne, error) {
 	if N < 0 {
 		return nil, fmt.Errorf("NewOffByOne: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:9:12", ErrOffByOneArgument)
@@ -39,28 +41,38 @@ func NewOffByOne(N int, V *rt.Vector) (*OffByOne, error) {
 	return tp, nil
 }
 
-// offByOneT describes task class T (in.jdf:8:1).
-var offByOneT rt.TaskClass
+// The task classes of in.jdf, assigned in init: their functions refer to one another.
+var (
+	offByOneT rt.TaskClass // T at in.jdf:8:1
+)
 
 func init() {
 	offByOneT = rt.TaskClass{
-		Name:   "T",
-		ID:     0,
-		Locals: []string{"k"},
-		Params: []int{0},
-		Flows: []rt.Flow{
-			{Name: "A", Access: rt.RW},
-		},
+		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
 		Space:        offByOneTSpace,
 		Complete:     offByOneTComplete,
-		Goal:         offByOneTGoal,
-		Prepare:      offByOneTPrepare,
+		Goal:         rt.InputGoalFunc(offByOneTInputs, rt.Counter),
+		Prepare:      rt.BindInputsFunc(offByOneTInputs),
 		Successors:   offByOneTSuccessors,
-		Predecessors: offByOneTPredecessors,
+		Predecessors: rt.InputsFunc(offByOneTInputs),
 		Affinity:     offByOneTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: offByOneTHook},
 		},
+	}
+}
+
+// offByOneTInputs are the input chains of T(k): offByOneTIn<Flow> selects the input of flow <Flow>.
+var offByOneTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Select: offByOneTInA}}
+
+func offByOneTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*OffByOne), l[0]
+	if k == 0 {
+		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:22")
+	} else {
+		pl := rt.Locals{0: k - 1}
+		return rt.TaskInput(0, &offByOneT, 0, offByOneTComplete(tp, &pl), &pl, "in.jdf:11:29", "A T(k - 1)")
 	}
 }
 
@@ -75,106 +87,41 @@ func offByOneTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 	}
 }
 
-// offByOneTComplete reports whether the instance of T whose parameters are in l lies
-// in its execution space, and computes its derived locals.
+// offByOneTComplete reports whether the instance of T whose parameters are in l lies in its execution space.
 func offByOneTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g := tp.Globals().(*OffByOne)
-	k := l[0]
-	if k < 0 || k > g.N-1 {
-		return false
-	}
-	return true
-}
-
-// offByOneTGoal returns the number of inputs that T(k) waits for from other tasks.
-func offByOneTGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	k := l[0]
-	var n uint32
-	var pl rt.Locals
-	if k == 0 {
-		// V(k): from memory
-	} else {
-		pl[0] = k - 1
-		if offByOneTComplete(tp, &pl) {
-			n++
-		}
-	}
-	return n
-}
-
-// offByOneTPrepare binds the memory inputs of T(k) and checks that its inputs from
-// other tasks arrived.
-func offByOneTPrepare(task *rt.Task) error {
-	g := task.Taskpool().Globals().(*OffByOne)
-	l := task.Locals()
-	k := l[0]
-	if k == 0 {
-		if err := task.BindElement(0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "in.jdf:11:22", "A", err)
-		}
-	} else {
-		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "in.jdf:11:29", "A", "A T(k - 1)")
-		}
-	}
-	return nil
+	g, k := tp.Globals().(*OffByOne), l[0]
+	return k >= 0 && k <= g.N-1
 }
 
 // offByOneTSuccessors reports the output dependencies of T(k) whose guards hold.
 func offByOneTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*OffByOne)
-	k := l[0]
+	g, k := tp.Globals().(*OffByOne), l[0]
 	if flows&1 != 0 {
 		if k < g.N {
 			e.L[0] = k + 1
-			if offByOneTComplete(tp, &e.L) {
-				e.Task(0, 1, &offByOneT, 0)
-			} else {
-				e.Outside(0, 1, &offByOneT, 0)
-			}
+			e.Instance(offByOneTComplete(tp, &e.L), 0, 1, &offByOneT, 0)
 		} else {
-			e.Data(0, 1, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		}
-	}
-}
-
-// offByOneTPredecessors reports the input dependencies of T(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func offByOneTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*OffByOne)
-	k := l[0]
-	if flows&1 != 0 {
-		if k == 0 {
-			e.Data(0, 0, g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}})
-		} else {
-			e.L[0] = k - 1
-			if offByOneTComplete(tp, &e.L) {
-				e.Task(0, 0, &offByOneT, 0)
-			} else {
-				e.Outside(0, 0, &offByOneT, 0)
-			}
+			e.Data(0, 1, g.V, rt.Ix(k))
 		}
 	}
 }
 
 // offByOneTAffinity returns the data collection element that owns T(k).
 func offByOneTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*OffByOne)
-	k := l[0]
+	g, k := tp.Globals().(*OffByOne), l[0]
 //line in.jdf:10
-	return g.V, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}
-//line want.go:167
+	return g.V, rt.Ix(k)
+//line want.go:115
 }
 
 // offByOneTHook runs the CPU body of T(k).
 func offByOneTHook(task *rt.Task) error {
-	tp := task.Taskpool().Globals().(*OffByOne)
-	l := task.Locals()
+	g, l := rt.TaskGlobals[*OffByOne](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return offByOneTBody(tp, task, tp.N, tp.V, l[0], A)
+	return offByOneTBody(g, task, g.N, g.V, l[0], A)
 }
 
 // offByOneTBody is the CPU body of T(k) at in.jdf:13:1.
@@ -182,12 +129,11 @@ func offByOneTBody(tp *OffByOne, task *rt.Task, N int, V *rt.Vector, k int, A []
 //line in.jdf:14
 	{
 	}
-//line want.go:186
+//line want.go:133
 	return nil
 }
 
-// offByOneSource locates the task classes, flows and dependencies of in.jdf for Verify and
-// WriteDOT: Flows[class][flow], Deps[class][flow][dep].
+// offByOneSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var offByOneSource = rt.Source{
 	Err:     ErrOffByOneGraph,
 	Classes: []string{"in.jdf:8:1"},
@@ -199,25 +145,16 @@ var offByOneSource = rt.Source{
 	},
 }
 
-// Verify enumerates the instance graph of tp for its actual globals with the generated
-// functions and reports every output without a matching input on the other side (and the
-// reverse), every input that nothing can satisfy, every readiness goal that disagrees with
-// its arrivals, every cycle and every task outside its execution space, each with its
-// class, parameters, flow and .jdf position, in an error wrapping ErrOffByOneGraph
-// (see rt.Source.Verify). Call it before the taskpool runs, not concurrently with it.
+// Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
+// returns an error wrapping ErrOffByOneGraph. Call it before the taskpool runs.
 func (tp *OffByOne) Verify() error {
 	return offByOneSource.Verify(tp.Taskpool)
 }
 
-// WriteDOT writes the instance graph of tp in Graphviz DOT: one node per task instance, one
-// edge per output dependency labelled with the flows (dashed for CTL). Like Verify, it must
-// not run concurrently with the taskpool.
+// WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *OffByOne) WriteDOT(w io.Writer) error {
 	return offByOneSource.WriteDOT(w, tp.Taskpool)
 }
-
-// ErrOffByOneGraph is wrapped by the errors of Verify and WriteDOT.
-var ErrOffByOneGraph = errors.New("OffByOne: invalid task graph")
 
 //line in.jdf:19
 func Case() error {
@@ -229,4 +166,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:233
+//line want.go:170

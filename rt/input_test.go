@@ -1,0 +1,108 @@
+package rt_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jdf2go/jdf2go/rt"
+)
+
+// inputVisitor records the edges and drops that Edges.Inputs reports.
+type inputVisitor struct{ got []string }
+
+func (v *inputVisitor) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
+	v.got = append(v.got, fmt.Sprintf("task %d/%d %s(%d) flow %d", flow, dep, peer.Name, l[0], peerFlow))
+}
+func (v *inputVisitor) Data(flow, dep int, c rt.Collection, ix rt.Index) {
+	v.got = append(v.got, fmt.Sprintf("data %d/%d %v", flow, dep, ix))
+}
+func (v *inputVisitor) Outside(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
+	v.got = append(v.got, fmt.Sprintf("outside %d/%d %s(%d)", flow, dep, peer.Name, l[0]))
+}
+func (v *inputVisitor) NoInput(flow int) { v.got = append(v.got, fmt.Sprintf("noinput %d", flow)) }
+
+// TestInputChains runs a chain T(k), k = 0..3, whose flow A reads V(0) at k = 0, the A of
+// T(k-1) for 0 < k < 3, and T(9) (outside the space) at k = 3, and whose CTL-free flow B has
+// no true guard at k = 3: the goal, the predecessor walk and the binding all follow the
+// one selection of each chain.
+func TestInputChains(t *testing.T) {
+	v, err := rt.NewVector(4, 1, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tc rt.TaskClass
+	complete := func(tp *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] <= 3 }
+	selA := func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+		switch k := l[0]; {
+		case k == 0:
+			return rt.DataInput(0, v, rt.Ix(0), "t.jdf:3:20")
+		case k < 3:
+			pl := rt.Locals{k - 1}
+			return rt.TaskInput(0, &tc, 0, complete(tp, &pl), &pl, "t.jdf:3:30", "A T(k - 1)")
+		}
+		pl := rt.Locals{9}
+		return rt.TaskInput(1, &tc, 0, complete(tp, &pl), &pl, "t.jdf:4:30", "A T(9)")
+	}
+	selB := func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+		if l[0] < 3 {
+			return rt.NullInput(0)
+		}
+		return rt.Input{}
+	}
+	chains := []rt.InputChain{
+		{Flow: 0, Pos: "t.jdf:3:8", Select: selA},
+		{Flow: 1, Pos: "t.jdf:5:8", Select: selB},
+	}
+	tc = rt.TaskClass{
+		Name: "T", Locals: []string{"k"}, Params: []int{0},
+		Flows: []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			for k := 0; k <= 3; k++ {
+				if l[0] = k; !yield(l) {
+					return
+				}
+			}
+		},
+		Complete:     complete,
+		Goal:         rt.InputGoalFunc(chains, rt.Counter),
+		Prepare:      rt.BindInputsFunc(chains),
+		Predecessors: rt.InputsFunc(chains),
+		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(*rt.Task) error { return nil }}},
+	}
+	tp := rt.NewTaskpool("inputs", nil, &tc)
+
+	for k, want := range []uint32{0, 1, 1, 0} {
+		l := rt.Locals{k}
+		if got := tc.Goal(tp, &l); got != want {
+			t.Errorf("Goal(T(%d)) = %d, want %d", k, got, want)
+		}
+		if got := rt.InputGoal(tp, &l, chains, rt.Mask); got != want {
+			t.Errorf("mask goal of T(%d) = %b, want %b", k, got, want)
+		}
+	}
+	for k, want := range []string{
+		"data 0/0 (0)",
+		"task 0/0 T(0) flow 0",
+		"task 0/0 T(1) flow 0",
+		"outside 0/1 T(9) | noinput 1",
+	} {
+		var iv inputVisitor
+		l := rt.Locals{k}
+		tp.VisitPredecessors(&tc, &l, &iv)
+		if got := strings.Join(iv.got, " | "); got != want {
+			t.Errorf("predecessors of T(%d): %q, want %q", k, got, want)
+		}
+	}
+
+	// The run: T(3) selects T(9), outside its space, so nothing arrives and its binding
+	// fails naming the endpoint.
+	err = run(t, newCtx(t, rt.Workers(2)), tp)
+	if err == nil || !strings.Contains(err.Error(), "t.jdf:4:30: flow A: no data arrived from A T(9)") {
+		t.Fatalf("run: %v, want the missing arrival of T(3)'s flow A", err)
+	}
+	if errors.Is(err, rt.ErrNoInput) {
+		t.Errorf("run: %v wraps ErrNoInput; flow A's chain selected a task", err)
+	}
+}
