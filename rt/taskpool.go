@@ -27,6 +27,7 @@ type Taskpool struct {
 	added   atomic.Bool
 	total   int64
 	pending atomic.Int64 // local tasks not yet counted done
+	actions atomic.Int64 // runtime actions in flight (AddActions), also counted in pending
 
 	failed   atomic.Bool
 	doneOnce sync.Once
@@ -109,7 +110,8 @@ func (tp *Taskpool) Err() error {
 
 // Wait blocks until every local task has completed, the taskpool failed, or ctx ends. When ctx
 // ends first the taskpool is cancelled with ctx's cause. After a failure Wait returns only once
-// no worker is still running a body of this taskpool (device-owned and Async tasks excepted).
+// no worker is still running a body of this taskpool (device-owned and Async tasks excepted),
+// or when ctx ends, whichever comes first; bodies of other taskpools are not waited for.
 // Wait can be called any number of times and from several goroutines, but never from a task
 // body. It returns nil on success, the first task error (a *TaskError) or the cancellation.
 func (tp *Taskpool) Wait(ctx context.Context) error {
@@ -123,7 +125,7 @@ func (tp *Taskpool) Wait(ctx context.Context) error {
 		<-tp.done
 	}
 	if tp.failed.Load() {
-		tp.ctx.quiesce()
+		tp.ctx.quiesce(ctx, tp)
 	}
 	return tp.err
 }

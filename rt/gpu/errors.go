@@ -42,4 +42,11 @@ var (
 	// ErrMisuse: the API was used against its contract (a wrapper submitted
 	// twice, a flow index out of range, ...).
 	ErrMisuse = errors.New("gpu: misuse")
+	// ErrNoProgress: a submit hook returned AGAIN or NEXT more times in a row
+	// than the retry limit (WithRetryLimit) while the device made no other
+	// progress: nothing released, nothing in flight.
+	ErrNoProgress = errors.New("gpu: hook makes no progress")
+	// ErrCancelled: the owner of the logical task gave it up (its taskpool
+	// failed or was cancelled); the manager dropped the wrapper.
+	ErrCancelled = errors.New("gpu: task cancelled by its owner")
 )

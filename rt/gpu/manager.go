@@ -391,6 +391,11 @@ func (ep *episode) computePass(s *Stream) bool {
 			for x := range head.Ring() {
 				ep.endStage(x)
 			}
+			if err := ep.cancelled(head); err != nil {
+				ep.closeExec(s, head)
+				ep.terminate(nil, head, Error, err, false)
+				break
+			}
 			head.continuation = true
 			ep.commitExec(s, head, ep.callHook(s, head))
 		default:
@@ -409,6 +414,13 @@ func (ep *episode) computePass(s *Stream) bool {
 		w.makeSingleton()
 		w.continuation = false
 		w.lastStatus = Done
+		if err := ep.cancelled(w); err != nil {
+			ep.terminate(nil, w, Error, err, false)
+			if ep.left {
+				break
+			}
+			continue
+		}
 		if stop := ep.commitExec(s, w, ep.callHook(s, w)); stop || ep.left {
 			break
 		}
@@ -417,22 +429,72 @@ func (ep *episode) computePass(s *Stream) bool {
 }
 
 // callHook runs the submit hook of head. A panicking body is an ERROR of the
-// ring; the panic is kept, with its stack, for the cleanout.
+// ring; the panic value and its stack (which goes through the body's source
+// lines, the .jdf ones for generated code) become the cause of the cleanout.
 func (ep *episode) callHook(s *Stream, head *Task) (r Result) {
 	defer func() {
 		if p := recover(); p != nil {
-			ep.setErr(fmt.Errorf("%w: %v panicked: %v\n%s", ErrTaskFailed, head, p, debug.Stack()))
+			head.cause = errors.Join(head.cause, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
 			r = Error
 		}
 	}()
 	return head.inc.Submit(ep.d, head, s)
 }
 
+// cancelled returns why the owner gave up every member of the ring headed by
+// head (Canceller), or nil while one member is still wanted.
+func (ep *episode) cancelled(head *Task) error {
+	c := ep.d.cancel
+	if c == nil {
+		return nil
+	}
+	var cause error
+	for x := range head.Ring() {
+		if x.kind != KindKernel {
+			return nil
+		}
+		err := c.Cancelled(x)
+		if err == nil {
+			return nil
+		}
+		if cause == nil {
+			cause = fmt.Errorf("%w: %w", ErrCancelled, err)
+		}
+	}
+	return cause
+}
+
+// stuck counts one more AGAIN or NEXT of head and reports whether it passed
+// the retry limit: the count restarts whenever the device released a wrapper
+// since the last one, or has other work in flight (that work may be what the
+// hook waits for).
+func (ep *episode) stuck(head *Task) bool {
+	d := ep.d
+	if d.retryLimit <= 0 {
+		return false
+	}
+	if mark := d.stats.decrements.Load(); mark != head.retryMark || d.inFlight() > 0 {
+		head.retryMark, head.retries = mark, 0
+	}
+	head.retries++
+	return head.retries > d.retryLimit
+}
+
 // commitExec handles a hook result (§3.2). It reports whether the compute
 // pass must stop starting wrappers (NEXT).
 func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 	d := ep.d
-	switch r = r.normalize(); r {
+	raw := r
+	if r = r.normalize(); (r == Again || r == Next) && ep.stuck(head) {
+		err := fmt.Errorf("%w: %v returned %v %d times in a row", ErrNoProgress, head, r, head.retries)
+		ep.closeExec(s, head)
+		ep.terminate(s, head, Error, err, true)
+		return false
+	}
+	if r == Done {
+		head.retries = 0
+	}
+	switch r {
 	case Done, Again:
 		// One start per PENDING member at each commit (§5.3).
 		for x := range head.Ring() {
@@ -478,6 +540,9 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 			if x.cause != nil {
 				cause = errors.Join(cause, x.cause)
 			}
+		}
+		if raw != r && raw < 0 {
+			cause = errors.Join(cause, fmt.Errorf("the submit hook returned %v, which is no result", raw))
 		}
 		ep.terminate(s, head, r, cause, true)
 	}
