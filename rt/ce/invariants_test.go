@@ -40,6 +40,9 @@ func startWorld(t *testing.T, n int, wopts []ce.WorldOption, eopts []ce.Option, 
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		ce.CloseAll(ctx, es...)
+		for i, e := range es {
+			cetest.CheckBalanced(t, e, fmt.Sprintf("rank %d after Close", i))
+		}
 	})
 	return w, es
 }
