@@ -84,7 +84,7 @@ type Engine struct {
 	errs  errorLog
 	stats engineStats
 
-	failed  atomic.Pointer[error] // the first failure (ErrHandlerPanic), nil while healthy
+	failed atomic.Pointer[error] // the first failure (ErrHandlerPanic), nil while healthy
 }
 
 type tagEntry struct {
