@@ -762,7 +762,7 @@ func TestInvariant27_OnlyCommGoroutinePolls(t *testing.T) {
 			}()
 		}
 	}
-	wg.Wait()
+	cetest.WaitGroupWait(t, &wg)
 	wait(t, "sends", func() bool { return dones.Load() == 2*3*300 })
 	for r := range 2 {
 		rep := w.Strict(ce.Rank(r)).Report()
@@ -872,7 +872,7 @@ func TestInvariant30_ConcurrentWorkersAndDeviceManagers(t *testing.T) {
 			}()
 		}
 	}
-	wg.Wait()
+	cetest.WaitGroupWait(t, &wg)
 	wait(t, "all traffic", func() bool {
 		return dones.Load() == sent.Load() && got.Load() == sent.Load() && notes.Load() == xfers.Load()
 	})
