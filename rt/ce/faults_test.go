@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -72,5 +73,84 @@ func TestDoneCallbackPanicFailsTheEngine(t *testing.T) {
 	cetest.WaitFor(t, "the completion after the panic", func() bool { return dones.Load() == 1 })
 	if err := es[0].Err(); !errors.Is(err, ce.ErrHandlerPanic) || !strings.Contains(err.Error(), "done boom") {
 		t.Fatalf("Err() = %v, want ErrHandlerPanic with the panic value", err)
+	}
+}
+
+// TestFaultMatrixCE is the engine's part of the fault matrix (rt/gpu's TestFaultMatrix has the
+// task-level kinds): each communication fault ends in a named error within a second that
+// names its cause, the engine's goroutines end, and every message buffer and registration of
+// every rank is given back.
+func TestFaultMatrixCE(t *testing.T) {
+	type cell struct {
+		name string
+		// inject provokes the fault on a started world of 2 ranks and returns the error it
+		// ended in, or fails the test.
+		inject func(t *testing.T, w *ce.World, es []*ce.Engine, failed <-chan error) error
+		want   error
+		cause  string
+	}
+	cells := []cell{
+		{name: "handler-panic", want: ce.ErrHandlerPanic, cause: "handler boom", inject: func(t *testing.T, _ *ce.World, es []*ce.Engine, failed <-chan error) error {
+			c := attach(t, es[0], ce.RoleWorker)
+			cetest.Send(t, c, 1, tagA, []byte("boom"), nil)
+			return within(t, failed, "the engine's failure")
+		}},
+		{name: "done-panic", want: ce.ErrHandlerPanic, cause: "done boom", inject: func(t *testing.T, _ *ce.World, es []*ce.Engine, failed <-chan error) error {
+			c := attach(t, es[0], ce.RoleDeviceManager)
+			cetest.Send(t, c, 1, tagA, []byte("x"), func(*ce.Caller, error) { panic("done boom") })
+			return within(t, failed, "the engine's failure")
+		}},
+		{name: "peer-killed", want: ce.ErrPeerLost, cause: "rank 1", inject: func(t *testing.T, w *ce.World, es []*ce.Engine, _ <-chan error) error {
+			c := attach(t, es[0], ce.RoleWorker)
+			errc := make(chan error, 1)
+			w.Kill(1)
+			cetest.Send(t, c, 1, tagA, []byte("x"), func(_ *ce.Caller, err error) { errc <- err })
+			return within(t, errc, "the send's completion")
+		}},
+	}
+	for _, tc := range cells {
+		t.Run("ranks2/"+tc.name, func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			func() {
+				failed := make(chan error, 2)
+				w := ce.NewWorld(2)
+				es := w.Engines(ce.Logger(cetest.Quiet), ce.OnFailure(func(err error) { failed <- err }))
+				for _, e := range es {
+					cetest.Register(t, e, tagA, 64, func(_ *ce.Caller, _ ce.Rank, p []byte) {
+						if string(p) == "boom" {
+							panic("handler boom")
+						}
+					})
+					if err := e.Start(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				err := tc.inject(t, w, es, failed)
+				if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.cause) {
+					t.Errorf("fault ended in %v, want %v naming %q", err, tc.want, tc.cause)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if err := ce.CloseAll(ctx, es...); err != nil && !errors.Is(err, ce.ErrPeerLost) {
+					t.Errorf("Close: %v", err)
+				}
+				for i, e := range es {
+					cetest.CheckBalanced(t, e, fmt.Sprintf("rank %d after Close", i))
+				}
+			}()
+			waitGoroutines(t, base)
+		})
+	}
+}
+
+// within receives from c, failing the test after a second.
+func within(t *testing.T, c <-chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-c:
+		return err
+	case <-time.After(time.Second):
+		t.Fatalf("%s did not come within 1s", what)
+		return nil
 	}
 }
