@@ -54,6 +54,12 @@ fuzz:
 bench:
 	@if [ -d bench ]; then $(GO) run ./bench; else $(GO) test -run '^$$' -bench . -benchmem ./...; fi
 
+## soak: random faults and cancellations over potrf and ep for SOAK (10m); not in CI. Reports the
+## taskpools run, failed as injected and ended otherwise (must be 0), and the peak RSS.
+SOAK ?= 10m
+soak:
+	$(GO) run ./bench/soak -d $(SOAK)
+
 ## generate: regenerate every committed generated file (go generate).
 generate:
 	$(GO) generate ./...

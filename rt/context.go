@@ -220,20 +220,21 @@ func (c *Context) Add(tp *Taskpool) error {
 	return nil
 }
 
-// quiesce returns once no worker runs a body of tp (tp has failed, so none starts one): every
-// worker that was running a task of tp when this call began has been seen between two tasks,
-// parked or stopped since. Workers busy with other taskpools are not waited for. It gives up
-// when ctx ends.
-func (c *Context) quiesce(ctx context.Context, tp *Taskpool) {
+// quiesce returns true once no worker runs a body or a completion of tp (tp has failed, so
+// none starts one): every worker that was running a task of tp when this call began has been
+// seen between two tasks, parked or stopped since. Workers busy with other taskpools are not
+// waited for. It gives up, returning false, when ctx ends.
+func (c *Context) quiesce(ctx context.Context, tp *Taskpool) bool {
 	e := c.epoch.Add(1)
 	for _, w := range c.workers {
 		for w.cur.Load() == tp && w.seen.Load() < e && !w.parked.Load() {
 			if ctx.Err() != nil {
-				return
+				return false
 			}
 			time.Sleep(20 * time.Microsecond)
 		}
 	}
+	return true
 }
 
 // notify follows every push: it wakes a parked worker, if any.

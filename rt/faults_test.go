@@ -208,3 +208,29 @@ func TestSlowAsyncBodyIsNotAStall(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A failed taskpool leaves nothing behind once Wait returned: the tasks that waited in its
+// dependency tables are given back, so its globals can be collected.
+func TestFailedTaskpoolIsCollected(t *testing.T) {
+	c := newCtx(t, rt.Workers(2), rt.StallTimeout(10*time.Millisecond))
+	const n = 4
+	var collected atomic.Int32
+	for range n {
+		g := new([1 << 16]byte)
+		runtime.AddCleanup(g, func(*atomic.Int32) { collected.Add(1) }, &collected)
+		tp := rt.NewTaskpool("stall", g, &stallT) // T(2) waits in the table for ever
+		if err := c.Add(tp); err != nil {
+			t.Fatal(err)
+		}
+		if err := waitWithin(t, tp, 10*time.Second, 11*time.Second); !errors.Is(err, rt.ErrStalled) {
+			t.Fatalf("Wait = %v, want ErrStalled", err)
+		}
+	}
+	mustRun(t, c, rttest.Chains(2, 1000, nil)) // reuse the free lists
+	for deadline := time.Now().Add(5 * time.Second); collected.Load() < n; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d failed taskpools collected", collected.Load(), n)
+		}
+		runtime.GC()
+	}
+}

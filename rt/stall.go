@@ -81,6 +81,7 @@ func (w *Worker) sleep() bool {
 		case <-fire:
 			fire = nil
 			c.checkStall(snap)
+			snap = nil // a parked worker must not keep the taskpools alive
 		}
 	}
 }

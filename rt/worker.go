@@ -131,7 +131,12 @@ func (w *Worker) FlushNextTask() {
 // hook returned Async or that a device owns.
 func (w *Worker) Complete(t *Task) {
 	w.c.away.Add(-1)
+	// A device manager completes tasks of every taskpool: while it releases t's successors
+	// it counts as running a task of t's taskpool (quiesce).
+	prev := w.curLocal
+	w.setCur(t.cs.tp)
 	w.complete(t)
+	w.setCur(prev)
 }
 
 // Reschedule puts t, which a device or an Async body owns, back into the scheduler to try
@@ -217,6 +222,7 @@ func (w *Worker) idle() *Task {
 			return t
 		}
 		w.parked.Store(true)
+		w.setCur(nil) // a parked worker runs no taskpool, and keeps none alive
 		if !w.sleep() {
 			return nil
 		}
@@ -421,7 +427,7 @@ func (w *Worker) complete(t *Task) {
 		e := &w.edges
 		e.tp, e.src, e.err = tp, t, nil
 		callSuccessors(tc.Successors, t, e)
-		e.src = nil
+		e.tp, e.src = nil, nil // nothing of a finished taskpool stays reachable from w
 		if e.err != nil {
 			err := e.err
 			e.err = nil
