@@ -487,6 +487,15 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 	raw := r
 	if r = r.normalize(); (r == Again || r == Next) && ep.stuck(head) {
 		err := fmt.Errorf("%w: %v returned %v %d times in a row", ErrNoProgress, head, r, head.retries)
+		if r == Next {
+			// Nothing was enqueued for the ring: the followers go back to the FIFO
+			// as NEXT would send them, and only the head fails.
+			if rest := head.Chop(); rest != nil {
+				s.fifo.mu.Lock()
+				s.fifo.mergeRing(rest, StateExQ)
+				s.fifo.mu.Unlock()
+			}
+		}
 		ep.closeExec(s, head)
 		ep.terminate(s, head, Error, err, true)
 		return false

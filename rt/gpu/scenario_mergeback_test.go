@@ -1,6 +1,7 @@
 package gpu_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -55,5 +56,35 @@ func TestMergeBackKeepsPriorityOrder(t *testing.T) {
 				t.Fatalf("FIFO after the merge-back %v, want [F W]", queue)
 			}
 		})
+	}
+}
+
+// A head that collects followers and returns NEXT past the retry limit fails
+// alone: its followers go back to the FIFO and run as heads of their own.
+func TestNextPastRetryLimitRequeuesFollowers(t *testing.T) {
+	h := newHarness(t, harnessConfig{opts: []gpu.Option{gpu.WithRetryLimit(20)}})
+	inc := batchInc("S", func(d *gpu.Device, task *gpu.Task, s *gpu.Stream) gpu.Result {
+		name := task.EC().(*ec).name
+		if name != "H" {
+			work(s, name)
+			return gpu.Done
+		}
+		if _, err := s.CollectBatch(task, acceptAll, nil); err != nil {
+			t.Error(err)
+		}
+		return gpu.Next
+	})
+	tasks, _ := h.queueBatch(inc, []int32{9, 1, 1}, "H", "F1", "F2")
+	h.finish()
+	if e := tasks[0]; e.cleaned.Load() != 1 || e.completed.Load() != 0 {
+		t.Fatalf("H: cleaned %d, completed %d; want it failed", e.cleaned.Load(), e.completed.Load())
+	}
+	for _, e := range tasks[1:] {
+		if e.completed.Load() != 1 || e.cleaned.Load() != 0 {
+			t.Errorf("%s: completed %d, cleaned %d; want it run", e.name, e.completed.Load(), e.cleaned.Load())
+		}
+	}
+	if err := h.managerErr(); !errors.Is(err, gpu.ErrNoProgress) {
+		t.Fatalf("manager returned %v, want ErrNoProgress", err)
 	}
 }
