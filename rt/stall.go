@@ -173,8 +173,13 @@ func (cs *classState) eachWaiting(f func(*Task)) {
 
 // describeWaiting names a waiting task, what arrived of its goal, and its inputs' sources:
 // "T(2): 1 of 2 inputs arrived; inputs X <- T(1)".
-func (cs *classState) describeWaiting(t *Task) string {
+func (cs *classState) describeWaiting(t *Task) (out string) {
 	tc, tp := cs.tc, cs.tp
+	defer func() {
+		if r := recover(); r != nil { // Goal is generated code with user expressions
+			out = fmt.Sprintf("%s: (describing it panicked: %v)", t, r)
+		}
+	}()
 	var goal uint32
 	if tc.Goal != nil {
 		goal = tc.Goal(tp, &t.l)
