@@ -41,11 +41,14 @@ type Device struct {
 	prof  Profiler
 	log   *slog.Logger
 
-	skipEmpty     bool
-	batching      bool
-	pendingDrain  int
-	retryLimit    int32
-	cancel        Canceller
+	skipEmpty    bool
+	batching     bool
+	pendingDrain int
+	retryLimit   int32
+	cancel       Canceller
+	// orphans counts the managers that went on in a goroutine of their own
+	// after a body ended theirs (runtime.Goexit); Close waits for them.
+	orphans       sync.WaitGroup
 	backoff       func(idle int)
 	counterUpdate func(delta int32)
 
@@ -273,11 +276,14 @@ func (d *Device) closeStreams() {
 // usable, while wrappers are outstanding or alive (a leak, or a Close before
 // the work drained). Otherwise it writes every dirty device copy back to its
 // host copy (no result is lost to KeepOnDevice), frees device memory, and
-// closes the streams and the backend. A second Close returns nil.
+// closes the streams and the backend. A second Close returns nil. It first
+// waits for the managers that went on in a goroutine of their own after a
+// body called runtime.Goexit: they end with the work they hold.
 func (d *Device) Close() error {
 	if d.closed.Load() {
 		return nil
 	}
+	d.orphans.Wait()
 	// The idle lock keeps managers out: the streams are ours from here.
 	if !d.outstanding.CompareAndSwap(0, -1) {
 		return fmt.Errorf("%w: %s has outstanding counter %d and %d live wrappers", ErrLeak, d.name, d.outstanding.Load(), d.live.Load())
