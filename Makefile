@@ -8,15 +8,15 @@ FUZZTIME ?= 60s
 # manager test that drives rt/gpu through its harness).
 RACE_PKGS = ./rt/... ./bench/internal/gpubench
 
-.PHONY: gpu-pack all build test test-unit test-race test-mpi lint fuzz bench demo generate check-generate clean
+.PHONY: gpu-pack all build test test-unit test-race test-cpu1 test-mpi lint fuzz bench demo generate check-generate clean soak
 
 all: build
 
 build:
 	$(GO) build ./...
 
-## test: lint, unit tests, race tests of the runtime, generated files up to date, MPI tests when mpirun exists.
-test: lint test-unit test-race check-generate
+## test: lint, unit tests, race tests of the runtime, the runtime at GOMAXPROCS 1, generated files up to date, MPI tests when mpirun exists.
+test: lint test-unit test-race test-cpu1 check-generate
 	@if command -v mpirun >/dev/null 2>&1 && [ -d rt/ce/mpi ]; then $(MAKE) --no-print-directory test-mpi; \
 	else echo "test-mpi: skipped (no mpirun or no rt/ce/mpi)"; fi
 
@@ -25,6 +25,10 @@ test-unit:
 
 test-race:
 	$(GO) test -race -count=1 $(RACE_PKGS)
+
+## test-cpu1: the runtime's tests once more at GOMAXPROCS 1 (-short skips the slow ones).
+test-cpu1:
+	$(GO) test -short -cpu 1 -count=1 ./rt/...
 
 ## test-mpi: the MPI transport under mpirun with 2 and 4 ranks (build tag mpi, cgo, Open MPI).
 test-mpi:
@@ -49,6 +53,12 @@ fuzz:
 ## bench: the benchmark driver; prints one table with ratios to baselines and writes bench/results.json.
 bench:
 	@if [ -d bench ]; then $(GO) run ./bench; else $(GO) test -run '^$$' -bench . -benchmem ./...; fi
+
+## soak: random faults and cancellations over potrf and ep for SOAK (10m); not in CI. Reports the
+## taskpools run, failed as injected and ended otherwise (must be 0), and the peak RSS.
+SOAK ?= 10m
+soak:
+	$(GO) run ./bench/soak -d $(SOAK)
 
 ## generate: regenerate every committed generated file (go generate).
 generate:

@@ -1,7 +1,10 @@
 package rt_test
 
 import (
+	"errors"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/rttest"
@@ -57,6 +60,54 @@ func BenchmarkSchedulers(b *testing.B) {
 		b.Run(s, func(b *testing.B) {
 			benchShape(b, 128*128, func() *rt.Taskpool { return rttest.Grid(128, 128, nil) },
 				rt.Workers(2), rt.Scheduler(s))
+		})
+	}
+}
+
+// BenchmarkCancelBesideBusy measures how long Cancel then Wait take on a small taskpool
+// while a large one keeps every worker busy (its startup walk and its tasks). It reports
+// the mean and the worst latency in ms; run it with a fixed count, e.g.
+// go test -run '^$' -bench CancelBesideBusy -benchtime 20x ./rt
+func BenchmarkCancelBesideBusy(b *testing.B) {
+	for _, n := range []int{20_000_000, 100_000_000} {
+		b.Run(fmt.Sprintf("%dM", n/1_000_000), func(b *testing.B) {
+			c, err := rt.New(rt.Workers(2))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			busy := rttest.Independent(n, nil)
+			if err := c.Add(busy); err != nil {
+				b.Fatal(err)
+			}
+			defer busy.Cancel(errors.New("benchmark over"))
+			time.Sleep(50 * time.Millisecond) // the busy taskpool is walking and running
+			var total, worst time.Duration
+			cancels := 0
+			b.ResetTimer()
+			for range b.N {
+				tp := rttest.Independent(1000, nil)
+				if err := c.Add(tp); err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				tp.Cancel(errors.New("cancelled by the benchmark"))
+				if err := tp.Wait(b.Context()); err == nil {
+					b.Fatal("a cancelled taskpool succeeded")
+				}
+				d := time.Since(start)
+				total += d
+				worst = max(worst, d)
+				cancels++
+				if busy.Err() != nil || busy.Remaining() == 0 {
+					// Later cancels would not measure anything beside a busy taskpool.
+					b.Logf("the busy taskpool ended during cancel %d (%v, %v)", cancels, busy.Err(), d)
+					break
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+			b.ReportMetric(float64(total.Microseconds())/1000/float64(cancels), "ms/cancel")
+			b.ReportMetric(float64(worst.Microseconds())/1000, "max-ms")
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -35,6 +36,13 @@ type Context struct {
 
 	// Quiescence after a failure (Taskpool.Wait).
 	epoch atomic.Uint64
+
+	// away counts the tasks that a device or an Async body owns (handed off, not yet
+	// completed, failed or rescheduled); stall detection (stall.go) needs it at zero.
+	away atomic.Int64
+	// parks counts the times a worker parked: unchanged between two looks with every
+	// worker parked, nothing ran in between.
+	parks atomic.Uint64
 
 	// Completions and reschedules from goroutines that are not workers go through ext.
 	extMu sync.Mutex
@@ -171,6 +179,9 @@ func (c *Context) forget(tp *Taskpool) {
 // measuring the parameter ranges for the keys), and schedules its startup. Errors in the
 // descriptors, or a panic in generated or user code during enumeration, are returned here.
 func (c *Context) Add(tp *Taskpool) error {
+	if tp == nil {
+		return ErrNilTaskpool
+	}
 	if c.closed.Load() {
 		return ErrClosed
 	}
@@ -209,15 +220,21 @@ func (c *Context) Add(tp *Taskpool) error {
 	return nil
 }
 
-// quiesce returns once every worker has been seen between two tasks (or parked, or stopped)
-// after this call began, so that no body that started before it is still running on a worker.
-func (c *Context) quiesce() {
+// quiesce returns true once no worker runs a body or a completion of tp (tp has failed, so
+// none starts one): every worker that was running a task of tp when this call began has been
+// seen between two tasks, parked or stopped since. Workers busy with other taskpools are not
+// waited for. It gives up, returning false, when ctx ends.
+func (c *Context) quiesce(ctx context.Context, tp *Taskpool) bool {
 	e := c.epoch.Add(1)
 	for _, w := range c.workers {
-		for w.seen.Load() < e && !w.parked.Load() {
+		for w.cur.Load() == tp && w.seen.Load() < e && !w.parked.Load() {
+			if ctx.Err() != nil {
+				return false
+			}
 			time.Sleep(20 * time.Microsecond)
 		}
 	}
+	return true
 }
 
 // notify follows every push: it wakes a parked worker, if any.

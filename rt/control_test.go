@@ -246,7 +246,7 @@ func TestTaskErrorFailsOnlyItsTaskpool(t *testing.T) {
 			if after.Load() != 0 {
 				t.Fatalf("%d successors of the failed task ran", after.Load())
 			}
-			if err := other.Wait(t.Context()); err != nil {
+			if err := wait(t, other); err != nil {
 				t.Fatalf("the other taskpool failed too: %v", err)
 			}
 			mustRun(t, c, rttest.Chains(1, 10, nil)) // the Context still works
@@ -307,7 +307,7 @@ func TestCancelLeavesNoGoroutine(t *testing.T) {
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := long.Wait(context.Background()); !errors.Is(err, rt.ErrClosed) {
+	if err := wait(t, long); !errors.Is(err, rt.ErrClosed) {
 		t.Fatalf("Wait after Close = %v, want ErrClosed", err)
 	}
 	if err := c.Add(rttest.Chains(1, 1, nil)); !errors.Is(err, rt.ErrClosed) {

@@ -56,7 +56,10 @@
 //     nil: done; Next: try the next incarnation; Again: back to the scheduler, same
 //     incarnation; Async: the body completes the task later with Task.Complete; any other
 //     error, or a panic, fails the taskpool with a *TaskError naming the task,
-//     "GEMM(1, 2, 3)", and the cause (with the stack for a panic). A device incarnation is
+//     "GEMM(1, 2, 3)", and the cause (with the stack for a panic); a body that calls
+//     runtime.Goexit fails it with ErrGoexit and its worker is replaced. A taskpool that can
+//     no longer progress (tasks left, none ready, running or owned by a device or an Async
+//     body) fails with ErrStalled after StallTimeout (stall.go). A device incarnation is
 //     handed to the Device expected to finish the task first (Load plus the task's time:
 //     TimeEstimate, or the device's Estimator), or to the one Select picks; a kind with no
 //     device is skipped like Next. When a CPU incarnation follows it and no Select pins the

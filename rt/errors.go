@@ -49,6 +49,15 @@ var (
 	ErrCopyExists = errors.New("rt: device copy already attached")
 	// ErrWriteBack: the value of a copy cannot be written back to its collection element.
 	ErrWriteBack = errors.New("rt: cannot write back")
+	// ErrNilTaskpool: Context.Add of a nil taskpool.
+	ErrNilTaskpool = errors.New("rt: nil taskpool")
+	// ErrGoexit: a body called runtime.Goexit (t.FailNow in a test helper does); the task
+	// fails with it and its worker is replaced.
+	ErrGoexit = errors.New("rt: body called runtime.Goexit")
+	// ErrStalled: a taskpool cannot progress: no task is ready or running, none is owned by a
+	// device or an Async body, no communication is in flight, and tasks remain (an input that
+	// no predecessor sends). The error names up to 10 waiting tasks and their missing inputs.
+	ErrStalled = errors.New("rt: taskpool stalled")
 )
 
 // TaskError is the error of a failed task: its taskpool, its name with parameters, and the

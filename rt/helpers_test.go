@@ -41,6 +41,21 @@ func run(t *testing.T, c *rt.Context, tp *rt.Taskpool) error {
 	return err
 }
 
+// testDeadline bounds every wait of a test that does not choose its own.
+const testDeadline = 30 * time.Second
+
+// wait joins a taskpool that is already added, with its own deadline.
+func wait(t *testing.T, tp *rt.Taskpool) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testDeadline)
+	defer cancel()
+	err := tp.Wait(ctx)
+	if ctx.Err() != nil {
+		t.Fatalf("taskpool %s did not finish within %v: %v", tp.Name(), testDeadline, err)
+	}
+	return err
+}
+
 // mustRun is run that fails the test on error.
 func mustRun(t *testing.T, c *rt.Context, tp *rt.Taskpool) {
 	t.Helper()

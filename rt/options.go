@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"time"
 )
 
 // Option configures a Context. Options override the JDF2GO_* environment variables, which
@@ -27,11 +28,12 @@ type config struct {
 	share     bool
 	bind      string // "none", "thread" or "cpu" (BindWorkers)
 	log       *slog.Logger
+	stall     time.Duration // StallTimeout; 0: off
 }
 
 func defaultConfig() config {
 	return config{workers: runtime.GOMAXPROCS(0), sched: "lfq", nranks: 1, keepNext: true,
-		share: true, bind: "none", log: slog.Default()}
+		share: true, bind: "none", log: slog.Default(), stall: DefaultStallTimeout}
 }
 
 // fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE, JDF2GO_PROGRESS and

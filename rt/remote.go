@@ -71,7 +71,10 @@ func (tp *Taskpool) Deliver(peer *TaskClass, peerFlow int, l *Locals, c *Copy) e
 // AddActions adds delta to the runtime actions (communications in flight) that keep the
 // taskpool from finishing: +1 when one starts, -1 when it ends. Counted termination then
 // waits for both the local tasks and the actions.
-func (tp *Taskpool) AddActions(delta int) { tp.countDone(-int64(delta)) }
+func (tp *Taskpool) AddActions(delta int) {
+	tp.actions.Add(int64(delta))
+	tp.countDone(-int64(delta))
+}
 
 // ID returns the taskpool's sequence number in its Context (0 for the first one added), the
 // same on every rank when every rank adds its taskpools in the same order.

@@ -99,7 +99,7 @@ func TestTwoRanksInProcess(t *testing.T) {
 		}
 	}
 	for r := 0; r < 2; r++ {
-		if err := tps[r].Wait(t.Context()); err != nil {
+		if err := wait(t, tps[r]); err != nil {
 			t.Fatalf("rank %d: %v", r, err)
 		}
 		if tps[r].Total() != n/2 {

@@ -156,7 +156,7 @@ func TestConcurrentTaskpools(t *testing.T) {
 	}
 	for _, tp := range tps {
 		mustRun(t, c, rttest.Independent(1, nil)) // interleave more work
-		if err := tp.Wait(t.Context()); err != nil {
+		if err := wait(t, tp); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -189,7 +189,7 @@ func (w *Worker) startup(st *Task) {
 		start = w.c.tracer.Now()
 	}
 	var l Locals
-	var deferred []*Task
+	w.walk = st
 	err := func() (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -222,7 +222,8 @@ func (w *Worker) startup(st *Task) {
 				if tp.failed.Load() {
 					return false
 				}
-				deferred = w.drain(deferred)
+				w.deferred = w.drain(w.deferred)
+				w.setCur(tp) // the tasks drained may belong to other taskpools
 			}
 			return true
 		})
@@ -231,10 +232,12 @@ func (w *Worker) startup(st *Task) {
 	if w.track != nil { // before the last push: Wait cannot return before it
 		w.track.Span(cs.strace, start, w.c.tracer.Now())
 	}
+	w.walk = nil
 	w.pushBuf()
-	for _, t := range deferred {
+	for _, t := range w.deferred {
 		w.pushOne(t)
 	}
+	w.deferred = w.deferred[:0]
 	w.freeTask(st)
 	if err != nil {
 		tp.fail(&TaskError{Taskpool: tp.name, Task: "startup:" + tc.Name, Err: err})

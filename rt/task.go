@@ -124,13 +124,14 @@ func (t *Task) Complete() {
 	c := t.cs.tp.ctx
 	c.extMu.Lock()
 	defer c.extMu.Unlock()
-	c.ext.complete(t)
+	c.ext.Complete(t)
 }
 
 // Fail fails the task's taskpool with err, naming the task, and drops the task. Safe from any
 // goroutine, for a task that a body (Async) or a device owns.
 func (t *Task) Fail(err error) {
 	c := t.cs.tp.ctx
+	c.away.Add(-1)
 	c.extMu.Lock()
 	defer c.extMu.Unlock()
 	c.ext.failTask(t, err)

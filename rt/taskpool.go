@@ -27,8 +27,10 @@ type Taskpool struct {
 	added   atomic.Bool
 	total   int64
 	pending atomic.Int64 // local tasks not yet counted done
+	actions atomic.Int64 // runtime actions in flight (AddActions), also counted in pending
 
 	failed   atomic.Bool
+	scrubbed atomic.Bool
 	doneOnce sync.Once
 	done     chan struct{}
 	err      error // written before done is closed
@@ -109,7 +111,8 @@ func (tp *Taskpool) Err() error {
 
 // Wait blocks until every local task has completed, the taskpool failed, or ctx ends. When ctx
 // ends first the taskpool is cancelled with ctx's cause. After a failure Wait returns only once
-// no worker is still running a body of this taskpool (device-owned and Async tasks excepted).
+// no worker is still running a body of this taskpool (device-owned and Async tasks excepted),
+// or when ctx ends, whichever comes first; bodies of other taskpools are not waited for.
 // Wait can be called any number of times and from several goroutines, but never from a task
 // body. It returns nil on success, the first task error (a *TaskError) or the cancellation.
 func (tp *Taskpool) Wait(ctx context.Context) error {
@@ -122,10 +125,47 @@ func (tp *Taskpool) Wait(ctx context.Context) error {
 		tp.Cancel(context.Cause(ctx))
 		<-tp.done
 	}
-	if tp.failed.Load() {
-		tp.ctx.quiesce()
+	if tp.failed.Load() && tp.ctx.quiesce(ctx, tp) {
+		tp.scrub()
 	}
 	return tp.err
+}
+
+// scrub drops the records left in the dependency tables of a failed taskpool, once (Wait
+// calls it when no worker runs a task of the taskpool any more). A record holds copies and
+// its class's state, so the taskpool's data; and it lives in a slab of tasks that the free
+// lists keep alive: without the scrub every failed taskpool would stay in memory. Holding
+// extMu keeps out arrivals from goroutines that are not workers (Deliver, Task.Complete);
+// those that come later see the failure and drop their task.
+func (tp *Taskpool) scrub() {
+	if !tp.scrubbed.CompareAndSwap(false, true) {
+		return
+	}
+	c := tp.ctx
+	c.extMu.Lock()
+	defer c.extMu.Unlock()
+	for i := range tp.cs {
+		cs := &tp.cs[i]
+		if d := cs.dense.Load(); d != nil {
+			for j := range d.slots {
+				if t := d.slots[j].Swap(nil); t != nil && t != &readyRecord {
+					c.ext.freeTask(t)
+				}
+			}
+		}
+		for j := range cs.deps.shards {
+			sh := &cs.deps.shards[j]
+			sh.mu.Lock()
+			for k, s := range sh.tab.slots {
+				if s.t != nil {
+					c.ext.freeTask(s.t)
+					sh.tab.slots[k] = tabSlot{}
+				}
+			}
+			sh.tab.n, sh.hot = 0, nil
+			sh.mu.Unlock()
+		}
+	}
 }
 
 // Cancel fails the taskpool with cause (if it has not finished); its remaining tasks are

@@ -77,6 +77,18 @@ type Worker struct {
 	seen      atomic.Uint64
 	parked    atomic.Bool
 
+	// cur is the taskpool of the task this worker runs or ran last (nil inside a device's
+	// Submit), so that Wait after a failure waits only for workers of its own taskpool.
+	// curLocal is its unsynchronised copy, to store only on change.
+	cur      atomic.Pointer[Taskpool]
+	curLocal *Taskpool
+	// running is the task whose user code (hook, Prepare, Evaluate) runs now, and walk the
+	// startup pseudo-task being walked, with deferred the startup tasks it set aside: what
+	// a body calling runtime.Goexit leaves behind (goexited).
+	running  *Task
+	walk     *Task
+	deferred []*Task
+
 	track *profile.Track
 	seq   uint32
 	rng   uint32
@@ -117,18 +129,41 @@ func (w *Worker) FlushNextTask() {
 // Complete finishes task t on this worker: it releases t's successors (keeping the best one
 // in the next_task slot), writes back collection outputs and counts t done. For a task whose
 // hook returned Async or that a device owns.
-func (w *Worker) Complete(t *Task) { w.complete(t) }
+func (w *Worker) Complete(t *Task) {
+	w.c.away.Add(-1)
+	// A device manager completes tasks of every taskpool: while it releases t's successors
+	// it counts as running a task of t's taskpool (quiesce).
+	prev := w.curLocal
+	w.setCur(t.cs.tp)
+	w.complete(t)
+	w.setCur(prev)
+}
 
-// Reschedule puts t back into the scheduler to try its incarnations from index inc on.
+// Reschedule puts t, which a device or an Async body owns, back into the scheduler to try
+// its incarnations from index inc on.
 func (w *Worker) Reschedule(t *Task, inc int) {
+	w.c.away.Add(-1)
 	t.inc = int32(inc)
 	w.pushOne(t)
 }
 
 // loop is the worker goroutine.
 func (w *Worker) loop() {
-	defer w.c.wg.Done()
-	defer w.parked.Store(true)
+	normal := false
+	defer func() {
+		if !normal {
+			w.goexited() // starts the replacement, which takes over the WaitGroup count
+			return
+		}
+		w.parked.Store(true)
+		w.c.wg.Done()
+	}()
+	w.serve()
+	normal = true
+}
+
+// serve runs tasks until the Context closes.
+func (w *Worker) serve() {
 	c := w.c
 	switch c.cfg.bind {
 	case "thread":
@@ -145,10 +180,6 @@ func (w *Worker) loop() {
 		}
 	}
 	for !c.closed.Load() {
-		if e := c.epoch.Load(); e != w.seenLocal {
-			w.seenLocal = e
-			w.seen.Store(e)
-		}
 		t := w.take()
 		if t == nil {
 			w.flushDone()
@@ -191,9 +222,8 @@ func (w *Worker) idle() *Task {
 			return t
 		}
 		w.parked.Store(true)
-		select {
-		case <-w.wake:
-		case <-c.quit:
+		w.setCur(nil) // a parked worker runs no taskpool, and keeps none alive
+		if !w.sleep() {
 			return nil
 		}
 		w.parked.Store(false)
@@ -214,9 +244,51 @@ func (w *Worker) unpark() {
 	c.idleMu.Unlock()
 }
 
+// goexited runs when the worker goroutine is ending without returning: a body called
+// runtime.Goexit. It fails the task that was running with ErrGoexit (and the taskpool whose
+// startup walk it interrupted), requeues the startup tasks the walk had set aside, and starts a
+// new goroutine on the same Worker, so the Context keeps its number of workers.
+func (w *Worker) goexited() {
+	if t := w.running; t != nil {
+		w.running = nil
+		w.c.log.Error("rt: a body called runtime.Goexit; its worker is replaced", "task", t.String(), "worker", w.id)
+		w.failTask(t, ErrGoexit)
+	}
+	if st := w.walk; st != nil {
+		w.walk = nil
+		tp := st.cs.tp
+		tp.fail(&TaskError{Taskpool: tp.name, Task: st.String(),
+			Err: fmt.Errorf("startup walk interrupted by a body of another task: %w", ErrGoexit)})
+		w.freeTask(st)
+	}
+	w.flushReady()
+	for _, t := range w.deferred {
+		w.pushOne(t)
+	}
+	w.deferred = nil
+	w.flushDone()
+	w.setCur(nil)
+	go w.loop()
+}
+
+// setCur records the taskpool whose task the worker runs (quiesce reads it).
+func (w *Worker) setCur(tp *Taskpool) {
+	if w.curLocal != tp {
+		w.curLocal = tp
+		w.cur.Store(tp)
+	}
+}
+
 // run executes one task taken from the slot or the scheduler.
 func (w *Worker) run(t *Task) {
 	tp := t.cs.tp
+	if e := w.c.epoch.Load(); e != w.seenLocal {
+		w.seenLocal = e
+		w.seen.Store(e)
+	}
+	// Published before the failed check: a Wait that set failed and then reads cur either
+	// sees this worker on tp, or this worker sees the failure and drops t.
+	w.setCur(tp)
 	if w.doneTP != tp && w.doneTP != nil {
 		w.flushDone()
 	}
@@ -245,7 +317,10 @@ func (w *Worker) execute(t *Task) {
 	if !t.prepared {
 		t.prepared = true
 		if tc.Prepare != nil {
-			if err := callPrepare(tc.Prepare, t); err != nil {
+			w.running = t
+			err := callPrepare(tc.Prepare, t)
+			w.running = nil
+			if err != nil {
 				w.failTask(t, err)
 				return
 			}
@@ -255,7 +330,9 @@ func (w *Worker) execute(t *Task) {
 	for int(t.inc) < len(incs) {
 		inc := &incs[t.inc]
 		if inc.Evaluate != nil {
+			w.running = t
 			ok, err := callEvaluate(inc.Evaluate, t)
+			w.running = nil
 			if err != nil {
 				w.failTask(t, err)
 				return
@@ -288,7 +365,9 @@ func (w *Worker) execute(t *Task) {
 			if cs.shared {
 				began = time.Now()
 			}
+			w.running = t
 			res = callHook(inc.Hook, t)
+			w.running = nil
 			if cs.shared && res == nil {
 				// cs, not t: after the hook t may already be recycled (Async).
 				cs.observeCPU(int64(time.Since(began)))
@@ -302,9 +381,14 @@ func (w *Worker) execute(t *Task) {
 				t.inc++
 				continue
 			}
+			// A device manager runs bodies of every taskpool for as long as its episode
+			// lasts: Wait does not wait for it (device-owned tasks are excepted).
+			w.setCur(nil)
+			w.c.away.Add(1)
 			if res = dev.Submit(w, t, inc); res == nil {
 				return
 			}
+			w.c.away.Add(-1)
 		}
 		switch res {
 		case nil:
@@ -316,6 +400,7 @@ func (w *Worker) execute(t *Task) {
 			w.pushOne(t)
 			return
 		case Async:
+			w.c.away.Add(1)
 			return
 		default:
 			w.failTask(t, res)
@@ -342,7 +427,7 @@ func (w *Worker) complete(t *Task) {
 		e := &w.edges
 		e.tp, e.src, e.err = tp, t, nil
 		callSuccessors(tc.Successors, t, e)
-		e.src = nil
+		e.tp, e.src = nil, nil // nothing of a finished taskpool stays reachable from w
 		if e.err != nil {
 			err := e.err
 			e.err = nil

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jdf2go/jdf2go/examples/potrf/cholesky"
 	"github.com/jdf2go/jdf2go/rt"
@@ -184,7 +185,10 @@ func TestTasks(t *testing.T) {
 		if err := ctx.Add(tp.Taskpool); err != nil {
 			t.Fatal(err)
 		}
-		if err := tp.Wait(context.Background()); err != nil {
+		wctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err = tp.Wait(wctx)
+		cancel()
+		if err != nil {
 			t.Fatal(err)
 		}
 		if err := ctx.Close(); err != nil {

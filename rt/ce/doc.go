@@ -82,7 +82,9 @@
 // the transport, all by ctx's deadline; past it, whatever is still pending fails with
 // ErrShutdownTimeout. Close is idempotent. Per-taskpool in-flight counters (InFlight,
 // OnTaskpoolIdle) tell counted termination when a taskpool's outgoing traffic has drained.
-// Every runtime misuse is a sentinel error, never a panic.
+// Every runtime misuse is a sentinel error, never a panic. A handler or done callback that
+// panics is recovered: the Engine fails with ErrHandlerPanic (Err, OnFailure) and its comm
+// goroutine keeps releasing buffers, completing operations and serving Close.
 //
 // # Backends
 //

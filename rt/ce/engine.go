@@ -83,6 +83,8 @@ type Engine struct {
 
 	errs  errorLog
 	stats engineStats
+
+	failed atomic.Pointer[error] // the first failure (ErrHandlerPanic), nil while healthy
 }
 
 type tagEntry struct {
@@ -342,6 +344,34 @@ func (e *Engine) kick() {
 }
 
 func (e *Engine) newID() OpID { return OpID(e.nextID.Add(1)) }
+
+// Err returns nil while the Engine is healthy, and the error it failed with (wrapping
+// ErrHandlerPanic) once a handler or a done callback panicked.
+func (e *Engine) Err() error {
+	if p := e.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// fail records the Engine's first failure, reports it and runs the OnFailure hook (comm
+// goroutine).
+func (e *Engine) fail(err error) {
+	e.report(err)
+	if !e.failed.CompareAndSwap(nil, &err) {
+		return
+	}
+	if f := e.cfg.onFailure; f != nil {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					e.report(fmt.Errorf("%w: OnFailure hook: %v", ErrHandlerPanic, p))
+				}
+			}()
+			f(err)
+		}()
+	}
+}
 
 // report records a misuse or a failure that has no caller to return to.
 func (e *Engine) report(err error) {

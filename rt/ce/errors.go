@@ -46,4 +46,8 @@ var (
 	// ErrNotCommGoroutine: a transport call that only the comm goroutine may make came from
 	// elsewhere (reported by the strict checker).
 	ErrNotCommGoroutine = errors.New("ce: transport called off the comm goroutine")
+	// ErrHandlerPanic: a registered handler or a done callback panicked on the comm goroutine.
+	// The panic is recovered and the Engine fails with it (Engine.Err, OnFailure); the comm
+	// goroutine goes on releasing buffers, completing operations and shutting down.
+	ErrHandlerPanic = errors.New("ce: handler panicked")
 )

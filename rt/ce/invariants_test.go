@@ -40,6 +40,9 @@ func startWorld(t *testing.T, n int, wopts []ce.WorldOption, eopts []ce.Option, 
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		ce.CloseAll(ctx, es...)
+		for i, e := range es {
+			cetest.CheckBalanced(t, e, fmt.Sprintf("rank %d after Close", i))
+		}
 	})
 	return w, es
 }
@@ -759,7 +762,7 @@ func TestInvariant27_OnlyCommGoroutinePolls(t *testing.T) {
 			}()
 		}
 	}
-	wg.Wait()
+	cetest.WaitGroupWait(t, &wg)
 	wait(t, "sends", func() bool { return dones.Load() == 2*3*300 })
 	for r := range 2 {
 		rep := w.Strict(ce.Rank(r)).Report()
@@ -869,7 +872,7 @@ func TestInvariant30_ConcurrentWorkersAndDeviceManagers(t *testing.T) {
 			}()
 		}
 	}
-	wg.Wait()
+	cetest.WaitGroupWait(t, &wg)
 	wait(t, "all traffic", func() bool {
 		return dones.Load() == sent.Load() && got.Load() == sent.Load() && notes.Load() == xfers.Load()
 	})

@@ -3,6 +3,7 @@ package ce
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"time"
 )
 
@@ -239,7 +240,7 @@ func (e *Engine) arrival(src Rank, t Tag, payload []byte) {
 			e.report(fmt.Errorf("%w: message on tag %d from rank %d dropped", ErrUnknownTag, t, src))
 			return
 		}
-		e.callHandler(h, src, payload)
+		e.callHandler(h, src, t, payload)
 	}
 	if e.cfg.debug {
 		fillPoison(payload) // a handler that kept the slice sees this (ce.md §5.9)
@@ -247,14 +248,17 @@ func (e *Engine) arrival(src Rank, t Tag, payload []byte) {
 	e.checkFin(src)
 }
 
-// callHandler and callDone run user code on the comm goroutine, one at a time.
-func (e *Engine) callHandler(h Handler, src Rank, payload []byte) {
+// callHandler and callDone run user code on the comm goroutine, one at a time. A panic there
+// is recovered: the Engine fails with it (ErrHandlerPanic) and the loop carries on, so that
+// buffers are still released, operations completed and Close served.
+func (e *Engine) callHandler(h Handler, src Rank, tag Tag, payload []byte) {
 	if !e.inCallback.CompareAndSwap(0, 1) {
 		e.stats.callbackOverlap.Add(1)
 	}
 	e.stats.handlers.Add(1)
+	defer e.inCallback.Store(0)
+	defer e.recoverUser("handler of tag %d, message from rank %d", tag, src)
 	h(e.comm, src, payload)
-	e.inCallback.Store(0)
 }
 
 func (e *Engine) callDone(d Done, err error) {
@@ -262,8 +266,16 @@ func (e *Engine) callDone(d Done, err error) {
 		e.stats.callbackOverlap.Add(1)
 	}
 	e.stats.callbacks.Add(1)
+	defer e.inCallback.Store(0)
+	defer e.recoverUser("done callback")
 	d(e.comm, err)
-	e.inCallback.Store(0)
+}
+
+// recoverUser turns a panic of user code on the comm goroutine into the Engine's failure.
+func (e *Engine) recoverUser(what string, args ...any) {
+	if p := recover(); p != nil {
+		e.fail(fmt.Errorf("%w: %s: %v\n%s", ErrHandlerPanic, fmt.Sprintf(what, args...), p, debug.Stack()))
+	}
 }
 
 // barrierDone completes a barrier.

@@ -28,6 +28,7 @@ type config struct {
 	maxSleep    time.Duration
 	logger      *slog.Logger
 	onIdle      func(TaskpoolID)
+	onFailure   func(error)
 	maxNote     int
 }
 
@@ -83,3 +84,8 @@ func Logger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 // OnTaskpoolIdle registers a hook called on the comm goroutine whenever a taskpool's in-flight
 // count drops to zero. It may fire again later if new operations start; re-check InFlight.
 func OnTaskpoolIdle(f func(TaskpoolID)) Option { return func(c *config) { c.onIdle = f } }
+
+// OnFailure registers a hook called once, on the comm goroutine, when the Engine fails: a
+// handler or a done callback panicked (ErrHandlerPanic). The layer above fails what the
+// Engine serves (rt/dist its taskpools); Engine.Err returns the same error.
+func OnFailure(f func(error)) Option { return func(c *config) { c.onFailure = f } }

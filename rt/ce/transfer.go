@@ -396,7 +396,7 @@ func (e *Engine) finishXfer(x *xfer, err error) {
 		e.stats.xfersServed.Add(1)
 		if x.notify != NoTag {
 			if h := e.tags.Load()[x.notify].h; h != nil {
-				e.callHandler(h, x.peer, x.note)
+				e.callHandler(h, x.peer, x.notify, x.note)
 			}
 		}
 		return

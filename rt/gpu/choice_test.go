@@ -12,11 +12,11 @@ import (
 )
 
 // shareWork is N independent tasks with a GPU body (one kernel of the
-// simulated device's latency) and a CPU body that spins for CPU:
+// simulated device's latency) and a CPU body that sleeps for CPU:
 //
 //	W(i)  i = 0 .. N-1
 //	BODY [type=GPU]  one kernel  END
-//	BODY             spin CPU    END
+//	BODY             sleep CPU   END
 type shareWork struct {
 	N   int
 	CPU time.Duration
@@ -45,9 +45,10 @@ func init() {
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: body},
 			{Kind: rt.CPU, Hook: func(t *rt.Task) error {
-				d := t.Taskpool().Globals().(*shareWork).CPU
-				for start := time.Now(); time.Since(start) < d; {
-				}
+				// Sleeping, not spinning, stands for a CPU body: with GOMAXPROCS 1 a
+				// spinning worker would starve the device's manager and streams, so
+				// the device would measure as slow as the CPU that starves it.
+				time.Sleep(t.Taskpool().Globals().(*shareWork).CPU)
 				return nil
 			}},
 		},

@@ -41,9 +41,14 @@ type Device struct {
 	prof  Profiler
 	log   *slog.Logger
 
-	skipEmpty     bool
-	batching      bool
-	pendingDrain  int
+	skipEmpty    bool
+	batching     bool
+	pendingDrain int
+	retryLimit   int32
+	cancel       Canceller
+	// orphans counts the managers that went on in a goroutine of their own
+	// after a body ended theirs (runtime.Goexit); Close waits for them.
+	orphans       sync.WaitGroup
 	backoff       func(idle int)
 	counterUpdate func(delta int32)
 
@@ -78,6 +83,7 @@ type config struct {
 	batching      bool
 	memLimit      int64
 	drain         int
+	retries       int32
 	sched         Scheduler
 	comp          Completer
 	prof          Profiler
@@ -116,6 +122,17 @@ func WithMemoryLimit(n int64) Option { return func(c *config) { c.memLimit = n }
 // WithPendingDrain sets how many submissions the manager takes from
 // device.pending per iteration (DefaultPendingDrain; see manager.go).
 func WithPendingDrain(n int) Option { return func(c *config) { c.drain = n } }
+
+// DefaultRetryLimit is the default of WithRetryLimit.
+const DefaultRetryLimit = 10000
+
+// WithRetryLimit sets how many times in a row a submit hook may return AGAIN
+// or NEXT while the device makes no other progress (no wrapper released,
+// nothing else in flight) before its wrapper fails with ErrNoProgress
+// (DefaultRetryLimit); n <= 0 means no limit.
+func WithRetryLimit(n int) Option {
+	return func(c *config) { c.retries = int32(min(n, 1<<30)) }
+}
 
 // WithScheduler sets who takes tasks back from the device.
 func WithScheduler(s Scheduler) Option { return func(c *config) { c.sched = s } }
@@ -164,7 +181,8 @@ func DefaultBackoff(idle int) {
 // NewDevice wraps a backend into a device with its streams. The device owns
 // the backend: Close closes it.
 func NewDevice(be Backend, opts ...Option) (*Device, error) {
-	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: batchingFromEnv(), drain: DefaultPendingDrain}
+	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: batchingFromEnv(), drain: DefaultPendingDrain,
+		retries: DefaultRetryLimit}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -184,11 +202,15 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 		skipEmpty:     cfg.skipEmpty,
 		batching:      cfg.batching,
 		pendingDrain:  cfg.drain,
+		retryLimit:    cfg.retries,
 		backoff:       cfg.backoff,
 		counterUpdate: cfg.counterUpdate,
 	}
 	if d.log == nil {
 		d.log = slog.Default()
+	}
+	if c, ok := d.comp.(Canceller); ok {
+		d.cancel = c
 	}
 	if d.backoff == nil {
 		d.backoff = DefaultBackoff
@@ -254,11 +276,14 @@ func (d *Device) closeStreams() {
 // usable, while wrappers are outstanding or alive (a leak, or a Close before
 // the work drained). Otherwise it writes every dirty device copy back to its
 // host copy (no result is lost to KeepOnDevice), frees device memory, and
-// closes the streams and the backend. A second Close returns nil.
+// closes the streams and the backend. A second Close returns nil. It first
+// waits for the managers that went on in a goroutine of their own after a
+// body called runtime.Goexit: they end with the work they hold.
 func (d *Device) Close() error {
 	if d.closed.Load() {
 		return nil
 	}
+	d.orphans.Wait()
 	// The idle lock keeps managers out: the streams are ours from here.
 	if !d.outstanding.CompareAndSwap(0, -1) {
 		return fmt.Errorf("%w: %s has outstanding counter %d and %d live wrappers", ErrLeak, d.name, d.outstanding.Load(), d.live.Load())

@@ -42,4 +42,15 @@ var (
 	// ErrMisuse: the API was used against its contract (a wrapper submitted
 	// twice, a flow index out of range, ...).
 	ErrMisuse = errors.New("gpu: misuse")
+	// ErrNoProgress: a submit hook returned AGAIN or NEXT more times in a row
+	// than the retry limit (WithRetryLimit) while the device made no other
+	// progress: nothing released, nothing in flight.
+	ErrNoProgress = errors.New("gpu: hook makes no progress")
+	// ErrGoexit: a body called runtime.Goexit (t.FailNow in a test helper
+	// does) on the manager's goroutine; its wrapper fails, the manager goes on
+	// in a new goroutine.
+	ErrGoexit = errors.New("gpu: body called runtime.Goexit")
+	// ErrCancelled: the owner of the logical task gave it up (its taskpool
+	// failed or was cancelled); the manager dropped the wrapper.
+	ErrCancelled = errors.New("gpu: task cancelled by its owner")
 )

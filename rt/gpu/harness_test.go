@@ -354,3 +354,16 @@ func indexOf(log []string, entry string) int {
 	}
 	return -1
 }
+
+// waitGroup waits for wg with a deadline, so that a submitter stuck in a
+// broken manager fails the test with a message instead of hanging it.
+func waitGroup(t *testing.T, wg *sync.WaitGroup, d time.Duration) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("submitters still running after %v", d)
+	}
+}

@@ -27,6 +27,14 @@ type Completer interface {
 	Cleanout(t *Task, cause error)
 }
 
+// Canceller is an optional interface of a Completer: Cancelled returns a
+// non-nil error once the owner of t's logical task has given it up (its
+// taskpool failed or was cancelled). The manager then drops the wrapper at
+// its next pass instead of running or retrying its hook.
+type Canceller interface {
+	Cancelled(t *Task) error
+}
+
 // Scheduler takes logical tasks back from the device.
 type Scheduler interface {
 	// Reschedule gives t's logical task up on this device (NEXT from a

@@ -155,18 +155,42 @@ func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 	}
+	ep.setCurrent()
+	if !ep.loop(first) {
+		return ep.err
+	}
+	if d.prof != nil {
+		// On the worker's own track: the device's tracks may already have
+		// a new manager writing them.
+		d.prof.Own(w, d, ownStart, d.prof.Now())
+	}
+	return ep.err
+}
+
+// setCurrent makes the backend current on the manager's thread.
+func (ep *episode) setCurrent() {
+	d := ep.d
 	if err := d.be.SetCurrent(); err != nil {
 		// Every backend call of the episode will fail in turn and fail its
 		// wrapper; nothing is stranded.
 		ep.setErr(fmt.Errorf("%w: set current device %s: %w", ErrTaskFailed, d.name, err))
 	}
+}
+
+// loop runs manager iterations, starting with first (if not nil), until the
+// episode is over (true) or ctx ended and the device was abandoned (false).
+func (ep *episode) loop(first *Task) bool {
+	d, ctx := ep.d, ep.ctx
 	// The buffer for what each iteration takes from device.pending comes
 	// from a pool: episodes can be short and many (the counter drains
 	// whenever submissions pause), and the pool is safe to use after the
 	// final decrement, when nothing of the device may be touched.
 	buf := d.takenPool.Get().(*[]*Task)
 	defer d.takenPool.Put(buf)
-	next := append((*buf)[:0], first)
+	next := (*buf)[:0]
+	if first != nil {
+		next = append(next, first)
+	}
 	defer func() { *buf = next[:0] }()
 	for idle := 0; ; {
 		progress := ep.iterate(next)
@@ -183,7 +207,7 @@ func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
 			d.abandoned.Store(true)
 			ep.setErr(err)
 			d.log.Error("gpu: manager abandoned the device", "device", d.name, "outstanding", d.outstanding.Load(), "err", err)
-			return ep.err
+			return false
 		}
 		// With events in flight a completion is due soon: keep polling, as
 		// a GPU manager does, and count idleness only when nothing is in
@@ -195,12 +219,7 @@ func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
 		d.backoff(idle)
 		idle++
 	}
-	if d.prof != nil {
-		// On the worker's own track: the device's tracks may already have
-		// a new manager writing them.
-		d.prof.Own(w, d, ownStart, d.prof.Now())
-	}
-	return ep.err
+	return true
 }
 
 func (ep *episode) setErr(err error) {
@@ -391,6 +410,11 @@ func (ep *episode) computePass(s *Stream) bool {
 			for x := range head.Ring() {
 				ep.endStage(x)
 			}
+			if err := ep.cancelled(head); err != nil {
+				ep.closeExec(s, head)
+				ep.terminate(nil, head, Error, err, false)
+				break
+			}
 			head.continuation = true
 			ep.commitExec(s, head, ep.callHook(s, head))
 		default:
@@ -409,6 +433,13 @@ func (ep *episode) computePass(s *Stream) bool {
 		w.makeSingleton()
 		w.continuation = false
 		w.lastStatus = Done
+		if err := ep.cancelled(w); err != nil {
+			ep.terminate(nil, w, Error, err, false)
+			if ep.left {
+				break
+			}
+			continue
+		}
 		if stop := ep.commitExec(s, w, ep.callHook(s, w)); stop || ep.left {
 			break
 		}
@@ -417,22 +448,113 @@ func (ep *episode) computePass(s *Stream) bool {
 }
 
 // callHook runs the submit hook of head. A panicking body is an ERROR of the
-// ring; the panic is kept, with its stack, for the cleanout.
+// ring; the panic value and its stack (which goes through the body's source
+// lines, the .jdf ones for generated code) become the cause of the cleanout.
+//
+// A body that calls runtime.Goexit ends the manager's goroutine (a worker,
+// which rt replaces). The episode carries on in a new goroutine, without the
+// worker: the ring fails with ErrGoexit there and the loop goes on.
 func (ep *episode) callHook(s *Stream, head *Task) (r Result) {
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
-			ep.setErr(fmt.Errorf("%w: %v panicked: %v\n%s", ErrTaskFailed, head, p, debug.Stack()))
-			r = Error
+		if returned {
+			return
 		}
+		if p := recover(); p != nil {
+			head.cause = errors.Join(head.cause, fmt.Errorf("panic: %v\n%s", p, debug.Stack()))
+			r = Error
+			return
+		}
+		head.cause = errors.Join(head.cause, ErrGoexit)
+		ep.w = nil
+		ep.d.orphans.Add(1)
+		go ep.resume(s, head)
 	}()
-	return head.inc.Submit(ep.d, head, s)
+	r = head.inc.Submit(ep.d, head, s)
+	returned = true
+	return r
+}
+
+// resume continues an episode whose goroutine a body ended with
+// runtime.Goexit while it ran the hook of head on s.
+func (ep *episode) resume(s *Stream, head *Task) {
+	d := ep.d
+	defer d.orphans.Done()
+	d.log.Error("gpu: a body called runtime.Goexit; the manager goes on in a new goroutine", "device", d.name, "task", head.String())
+	if d.info.ThreadBound {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	ep.setCurrent()
+	ep.commitExec(s, head, Error)
+	if !ep.left {
+		ep.loop(nil)
+	}
+}
+
+// cancelled returns why the owner gave up every member of the ring headed by
+// head (Canceller), or nil while one member is still wanted.
+func (ep *episode) cancelled(head *Task) error {
+	c := ep.d.cancel
+	if c == nil {
+		return nil
+	}
+	var cause error
+	for x := range head.Ring() {
+		if x.kind != KindKernel {
+			return nil
+		}
+		err := c.Cancelled(x)
+		if err == nil {
+			return nil
+		}
+		if cause == nil {
+			cause = fmt.Errorf("%w: %w", ErrCancelled, err)
+		}
+	}
+	return cause
+}
+
+// stuck counts one more AGAIN or NEXT of head and reports whether it passed
+// the retry limit: the count restarts whenever the device released a wrapper
+// since the last one, or has other work in flight (that work may be what the
+// hook waits for).
+func (ep *episode) stuck(head *Task) bool {
+	d := ep.d
+	if d.retryLimit <= 0 {
+		return false
+	}
+	if mark := d.stats.decrements.Load(); mark != head.retryMark || d.inFlight() > 0 {
+		head.retryMark, head.retries = mark, 0
+	}
+	head.retries++
+	return head.retries > d.retryLimit
 }
 
 // commitExec handles a hook result (§3.2). It reports whether the compute
 // pass must stop starting wrappers (NEXT).
 func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 	d := ep.d
-	switch r = r.normalize(); r {
+	raw := r
+	if r = r.normalize(); (r == Again || r == Next) && ep.stuck(head) {
+		err := fmt.Errorf("%w: %v returned %v %d times in a row", ErrNoProgress, head, r, head.retries)
+		if r == Next {
+			// Nothing was enqueued for the ring: the followers go back to the FIFO
+			// as NEXT would send them, and only the head fails.
+			if rest := head.Chop(); rest != nil {
+				s.fifo.mu.Lock()
+				s.fifo.mergeRing(rest, StateExQ)
+				s.fifo.mu.Unlock()
+			}
+		}
+		ep.closeExec(s, head)
+		ep.terminate(s, head, Error, err, true)
+		return false
+	}
+	if r == Done {
+		head.retries = 0
+	}
+	switch r {
 	case Done, Again:
 		// One start per PENDING member at each commit (§5.3).
 		for x := range head.Ring() {
@@ -478,6 +600,9 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 			if x.cause != nil {
 				cause = errors.Join(cause, x.cause)
 			}
+		}
+		if raw != r && raw < 0 {
+			cause = errors.Join(cause, fmt.Errorf("the submit hook returned %v, which is no result", raw))
 		}
 		ep.terminate(s, head, r, cause, true)
 	}

@@ -235,6 +235,15 @@ func (rtHost) Complete(w Worker, t *Task) error {
 
 func (rtHost) Cleanout(t *Task, cause error) { t.ec.(*rt.Task).Fail(cause) }
 
+// Cancelled implements Canceller: a task of a failed or cancelled taskpool
+// is dropped.
+func (rtHost) Cancelled(t *Task) error {
+	if task, ok := t.ec.(*rt.Task); ok {
+		return task.Taskpool().Err()
+	}
+	return nil
+}
+
 func (rtHost) Reschedule(t *Task) error {
 	task := t.ec.(*rt.Task)
 	task.Reschedule(task.Incarnation() + 1)

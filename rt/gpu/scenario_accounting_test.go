@@ -230,7 +230,7 @@ func TestScenario03_NoStrandedWrapperUnderStress(t *testing.T) {
 				}
 			}()
 		}
-		wg.Wait()
+		waitGroup(t, &wg, 30*time.Second)
 		deadline := time.Now().Add(10 * time.Second)
 		for _, e := range ecs {
 			for e.completed.Load() == 0 {
@@ -378,7 +378,7 @@ func TestScenario06_WriteBacksNeverCounted(t *testing.T) {
 			}
 		}()
 	}
-	wg.Wait()
+	waitGroup(t, &wg, 30*time.Second)
 	deadline := time.Now().Add(20 * time.Second)
 	for d.Outstanding() != 0 || d.Stats().Executed != n {
 		if time.Now().After(deadline) {

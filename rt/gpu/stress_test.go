@@ -198,7 +198,7 @@ func TestStressRandomHookResults(t *testing.T) {
 			}
 		}
 	}()
-	wg.Wait()
+	waitGroup(t, &wg, 60*time.Second)
 
 	deadline := time.Now().Add(60 * time.Second)
 	for {

@@ -105,6 +105,10 @@ type Task struct {
 	execStart time.Duration // device clock at the first commit of the exec stage
 	wb        []*devCopy    // copies written back by a KindWriteBack wrapper
 	cause     error         // why the body failed (Fail), for the cleanout
+	// retries counts the AGAIN and NEXT results in a row while the device made
+	// no other progress; retryMark is the device's decrement count at the last.
+	retries   int32
+	retryMark uint64
 	// peer is the copy whose peer reader a KindD2DComplete command releases.
 	peer        *devCopy
 	peerCounted bool

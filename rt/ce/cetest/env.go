@@ -201,7 +201,24 @@ func RunWorld(t *testing.T, n int, wopts []ce.WorldOption, eopts []ce.Option, fn
 	if err := ce.CloseAll(ctx, es...); err != nil {
 		t.Errorf("close: %v", err)
 	}
+	for i, e := range es {
+		CheckBalanced(t, e, fmt.Sprintf("rank %d after Close", i))
+	}
 	return World{W: w, Engines: es}
+}
+
+// CheckBalanced fails the test unless every message buffer e handed out was given back, and
+// every transport registration was undone: the counts of a closed Engine (or of an idle one).
+func CheckBalanced(t testing.TB, e *ce.Engine, when string) {
+	t.Helper()
+	s := e.Stats()
+	if s.MsgAllocs != s.MsgReleases || s.MsgBytesInUse != 0 {
+		t.Errorf("%s: %d message buffers allocated, %d released, %d bytes in use",
+			when, s.MsgAllocs, s.MsgReleases, s.MsgBytesInUse)
+	}
+	if s.TransportRegisters != s.TransportUnregisters {
+		t.Errorf("%s: %d transport registrations, %d undone", when, s.TransportRegisters, s.TransportUnregisters)
+	}
 }
 
 // Shared reports whether this Env is the only Engine of the process (MPI), so that counting

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -349,6 +350,27 @@ func Invariant6(t *testing.T, env *Env) {
 	if d := dones.Load(); d != k {
 		t.Errorf("rank %d: %d done callbacks, want %d", env.Rank(), d, k)
 	}
+	// The only problems reported are the resubmissions above, one each: a message released
+	// twice on an error path would add "completed twice" (or a second report).
+	const misuse = 2 * (3 + 10)
+	checkErrors(t, env, misuse, "SendAM of a message already submitted or released")
+}
+
+// checkErrors fails the test unless env's Engine reported exactly n problems, each containing
+// want (n == 0: none at all).
+func checkErrors(t *testing.T, env *Env, n int, want string) {
+	t.Helper()
+	errs := env.E.Errors()
+	bad := 0
+	for _, err := range errs {
+		if want == "" || !strings.Contains(err.Error(), want) {
+			bad++
+			t.Errorf("rank %d: unexpected problem reported: %v", env.Rank(), err)
+		}
+	}
+	if total := env.E.Stats().Errors; total != n && bad == 0 {
+		t.Errorf("rank %d: %d problems reported, want %d: %v", env.Rank(), total, n, errs)
+	}
 }
 
 // Invariant10 (§5.10): SendAM to an unregistered tag gives ErrUnknownTag, to a tag out of
@@ -386,6 +408,9 @@ func Invariant10(t *testing.T, env *Env) {
 	if got.Load() != 0 || after.UnknownTagDrops != before.UnknownTagDrops {
 		t.Errorf("rank %d: something reached a receiver", env.Rank())
 	}
+	// Refusals are returned, never reported; the only reports are the Bytes calls above, one
+	// per refused message: a message released twice while refusing it would add one.
+	checkErrors(t, env, 3*4, "Msg.Bytes after SendAM or Discard")
 }
 
 // Invariant11 (§5.11): a payload above the tag's maximum gives ErrTooLarge at the sender, and
@@ -654,6 +679,8 @@ func Invariant20(t *testing.T, env *Env) {
 	check("NewMsg", err)
 	if m != nil {
 		check("SendAM", pre.SendAM(env.Next(), tag19, m, nil))
+		// The refused message was released: nothing stays allocated.
+		CheckBalanced(t, env.E, fmt.Sprintf("rank %d after SendAM on a closed engine", env.Rank()))
 	}
 	_, err = pre.Register(ce.HostMem(make([]byte, 8)))
 	check("Register", err)

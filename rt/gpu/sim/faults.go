@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -76,4 +78,21 @@ func (s *Script) Calls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.i
+}
+
+// ErrLost is the error of a device that Lose made fail.
+var ErrLost = errors.New("sim: device lost")
+
+// Lose makes the device fail from now on, as a GPU that falls off the bus
+// does: every copy, operation, event record and event query returns an error
+// wrapping ErrLost and cause. It replaces any fault injection installed
+// before.
+func (d *Device) Lose(cause error) {
+	err := fmt.Errorf("%w: %s: %w", ErrLost, d.name, cause)
+	d.SetFaults(&Faults{
+		Copy:   func(string, CopyKind) error { return err },
+		Record: func(string, int) error { return err },
+		Query:  func(string, int) error { return err },
+		Exec:   func(string, string) error { return err },
+	})
 }

@@ -1,0 +1,247 @@
+package rt
+
+// Stall detection.
+//
+// A taskpool stalls when it cannot progress although tasks remain: no task is ready or
+// running, no task is owned by a device or an Async body, no communication is in flight.
+// It happens when an input that a task waits for is never sent (a graph that Verify would
+// reject). Without detection the taskpool would hang until its caller's deadline.
+//
+// The last worker to park takes a snapshot: the park count, the tasks away (Context.away)
+// and the pending count of each running taskpool that has no action in flight. If after
+// StallTimeout no worker has parked again (so none was woken), every worker is still parked,
+// nothing is away, and a taskpool's pending count has not changed, nothing can change it any
+// more: that taskpool fails with ErrStalled, naming up to 10 tasks that wait in its dependency
+// tables and their missing inputs. A body that runs, however long, keeps its worker unparked;
+// a task a device or an Async body owns is away: neither is ever taken for a stall.
+//
+// A rank of a distributed run cannot tell a stall from a wait for another rank's data, so
+// detection is off with WithRemote or several ranks.
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultStallTimeout is how long every worker must have been parked, with tasks remaining
+// and none away, before a taskpool is declared stalled.
+const DefaultStallTimeout = 500 * time.Millisecond
+
+// maxStalledNamed bounds the waiting tasks an ErrStalled error names.
+const maxStalledNamed = 10
+
+// StallTimeout sets how long a taskpool must look stalled before it fails with ErrStalled
+// (DefaultStallTimeout); 0 turns stall detection off.
+func StallTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return fmt.Errorf("%w: StallTimeout(%v): want >= 0", ErrBadOption, d)
+		}
+		c.stall = d
+		return nil
+	}
+}
+
+// stallSnap is what the last worker to park saw.
+type stallSnap struct {
+	parks uint64
+	tps   []*Taskpool
+	left  []int64
+}
+
+// sleep parks the worker until it is woken; false when the Context closes. The last worker
+// to park watches for a stall meanwhile.
+func (w *Worker) sleep() bool {
+	c := w.c
+	parks := c.parks.Add(1)
+	var snap *stallSnap
+	var timer *time.Timer
+	var fire <-chan time.Time
+	if c.nidle.Load() == int32(len(c.workers)) {
+		if snap = c.stallCandidates(parks); snap != nil {
+			timer = time.NewTimer(c.cfg.stall)
+			fire = timer.C
+		}
+	}
+	for {
+		select {
+		case <-w.wake:
+			if timer != nil {
+				timer.Stop()
+			}
+			return true
+		case <-c.quit:
+			if timer != nil {
+				timer.Stop()
+			}
+			return false
+		case <-fire:
+			fire = nil
+			c.checkStall(snap)
+			snap = nil // a parked worker must not keep the taskpools alive
+		}
+	}
+}
+
+// stallCandidates returns the running taskpools that may be stalled, or nil.
+func (c *Context) stallCandidates(parks uint64) *stallSnap {
+	if c.cfg.stall <= 0 || c.cfg.remote != nil || c.cfg.nranks > 1 || c.away.Load() != 0 {
+		return nil
+	}
+	var s *stallSnap
+	c.mu.Lock()
+	for tp := range c.tps {
+		if n := tp.pending.Load(); n > 0 && tp.actions.Load() == 0 && !tp.failed.Load() {
+			if s == nil {
+				s = &stallSnap{parks: parks}
+			}
+			s.tps = append(s.tps, tp)
+			s.left = append(s.left, n)
+		}
+	}
+	c.mu.Unlock()
+	return s
+}
+
+// checkStall fails the taskpools of s that have not moved since s was taken.
+func (c *Context) checkStall(s *stallSnap) {
+	if c.parks.Load() != s.parks || c.nidle.Load() != int32(len(c.workers)) || c.away.Load() != 0 {
+		return
+	}
+	for i, tp := range s.tps {
+		if tp.pending.Load() == s.left[i] && tp.actions.Load() == 0 && !tp.failed.Load() {
+			err := tp.stallError(s.left[i])
+			c.log.Error("rt: taskpool stalled", "taskpool", tp.name, "err", err)
+			tp.fail(err)
+		}
+	}
+}
+
+// stallError describes a stalled taskpool: the tasks left, and up to maxStalledNamed tasks
+// that wait in its dependency tables with the inputs they miss.
+func (tp *Taskpool) stallError(left int64) error {
+	var named []string
+	waiting := 0
+	for i := range tp.cs {
+		cs := &tp.cs[i]
+		cs.eachWaiting(func(t *Task) {
+			waiting++
+			if len(named) < maxStalledNamed {
+				named = append(named, cs.describeWaiting(t))
+			}
+		})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "taskpool %s: %d tasks remain, none ready, running or away", tp.name, left)
+	if waiting > 0 {
+		fmt.Fprintf(&b, "; %d wait for missing inputs", waiting)
+		if waiting > len(named) {
+			fmt.Fprintf(&b, " (first %d)", len(named))
+		}
+		b.WriteString(":\n\t" + strings.Join(named, "\n\t"))
+	}
+	if rest := left - int64(waiting); rest > 0 && waiting > 0 {
+		fmt.Fprintf(&b, "\n\tand %d tasks that received no input", rest)
+	}
+	return fmt.Errorf("%w: %s", ErrStalled, b.String())
+}
+
+// eachWaiting calls f for every task record in cs's dependency table. Only for a stalled
+// taskpool: nothing arrives meanwhile.
+func (cs *classState) eachWaiting(f func(*Task)) {
+	if d := cs.dense.Load(); d != nil {
+		for i := range d.slots {
+			if t := d.slots[i].Load(); t != nil && t != &readyRecord {
+				f(t)
+			}
+		}
+	}
+	for i := range cs.deps.shards {
+		sh := &cs.deps.shards[i]
+		sh.mu.Lock()
+		for _, s := range sh.tab.slots {
+			if s.t != nil {
+				f(s.t)
+			}
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// describeWaiting names a waiting task, what arrived of its goal, and its inputs' sources:
+// "T(2): 1 of 2 inputs arrived; inputs X <- T(1)".
+func (cs *classState) describeWaiting(t *Task) (out string) {
+	tc, tp := cs.tc, cs.tp
+	defer func() {
+		if r := recover(); r != nil { // Goal is generated code with user expressions
+			out = fmt.Sprintf("%s: (describing it panicked: %v)", t, r)
+		}
+	}()
+	var goal uint32
+	if tc.Goal != nil {
+		goal = tc.Goal(tp, &t.l)
+	}
+	var b strings.Builder
+	b.WriteString(t.String())
+	if tc.Readiness == Mask {
+		var missing []string
+		for i := range tc.Flows {
+			if bit := uint32(1) << uint(i); goal&bit != 0 && atomic.LoadUint32(&t.pending)&bit == 0 {
+				missing = append(missing, tc.Flows[i].Name)
+			}
+		}
+		fmt.Fprintf(&b, ": inputs %s missing", strings.Join(missing, ", "))
+	} else {
+		fmt.Fprintf(&b, ": %d of %d inputs arrived", goal-atomic.LoadUint32(&t.pending), goal)
+	}
+	if srcs := cs.sources(t); srcs != "" {
+		b.WriteString("; inputs " + srcs)
+	}
+	return b.String()
+}
+
+// sources lists the input dependencies of t whose flow holds no data yet, from the class's
+// generated Predecessors: "X <- T(1), Y <- C(1, 2)".
+func (cs *classState) sources(t *Task) (out string) {
+	tc := cs.tc
+	if tc.Predecessors == nil {
+		return ""
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			out = fmt.Sprintf("(predecessors panicked: %v\n%s)", r, debug.Stack())
+		}
+	}()
+	v := &sourceList{tc: tc, held: atomic.LoadUint32(&t.held)}
+	l := t.l
+	cs.tp.VisitPredecessors(tc, &l, v)
+	return strings.Join(v.deps, ", ")
+}
+
+type sourceList struct {
+	tc   *TaskClass
+	held uint32
+	deps []string
+}
+
+func (s *sourceList) flow(i int) (string, bool) {
+	if i < 0 || i >= len(s.tc.Flows) || s.held&(1<<uint(i)) != 0 {
+		return "", false
+	}
+	return s.tc.Flows[i].Name, true
+}
+
+func (s *sourceList) Task(flow, _ int, peer *TaskClass, _ int, l *Locals) {
+	if name, ok := s.flow(flow); ok && len(s.deps) < maxStalledNamed {
+		s.deps = append(s.deps, name+" <- "+taskName(peer, l))
+	}
+}
+
+func (s *sourceList) Data(flow, _ int, _ Collection, ix Index) {
+	if name, ok := s.flow(flow); ok && len(s.deps) < maxStalledNamed {
+		s.deps = append(s.deps, fmt.Sprintf("%s <- %v", name, ix))
+	}
+}
