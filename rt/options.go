@@ -27,6 +27,9 @@ type config struct {
 	share     bool
 	bind      string // "none", "thread" or "cpu" (BindWorkers)
 	log       *slog.Logger
+
+	dashboard  string // WithDashboard address; "" is off
+	dashPublic bool
 }
 
 func defaultConfig() config {
@@ -34,8 +37,8 @@ func defaultConfig() config {
 		share: true, bind: "none", log: slog.Default()}
 }
 
-// fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE, JDF2GO_PROGRESS and
-// JDF2GO_SHARE.
+// fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE, JDF2GO_PROGRESS,
+// JDF2GO_SHARE, JDF2GO_BIND, JDF2GO_DASHBOARD and JDF2GO_DASHBOARD_PUBLIC.
 func (c *config) fromEnv() error {
 	if s := os.Getenv("JDF2GO_SHARE"); s != "" {
 		on, err := strconv.ParseBool(s)
@@ -72,7 +75,7 @@ func (c *config) fromEnv() error {
 			c.progress = os.Stderr
 		}
 	}
-	return nil
+	return c.dashFromEnv()
 }
 
 // Workers sets the number of workers (execution streams); the default is GOMAXPROCS.

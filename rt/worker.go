@@ -78,6 +78,7 @@ type Worker struct {
 	parked    atomic.Bool
 
 	track *profile.Track
+	lane  *lane // nil when the dashboard is off
 	seq   uint32
 	rng   uint32
 	steal []*Task
@@ -89,6 +90,9 @@ func newWorker(c *Context, id int) *Worker {
 	w.edges.w = w
 	if c.tracer != nil && id >= 0 {
 		w.track = c.tracer.NewTrack("workers", fmt.Sprintf("worker %d", id))
+	}
+	if c.dash != nil && id >= 0 {
+		w.lane = &lane{}
 	}
 	return w
 }
@@ -288,7 +292,13 @@ func (w *Worker) execute(t *Task) {
 			if cs.shared {
 				began = time.Now()
 			}
+			if l := w.lane; l != nil {
+				l.begin(cs, w.c.dash.now())
+			}
 			res = callHook(inc.Hook, t)
+			if l := w.lane; l != nil {
+				l.end(w.c.dash.now())
+			}
 			if cs.shared && res == nil {
 				// cs, not t: after the hook t may already be recycled (Async).
 				cs.observeCPU(int64(time.Since(began)))
@@ -352,6 +362,9 @@ func (w *Worker) complete(t *Task) {
 		}
 	}
 	w.flushReady()
+	if w.c.dash != nil {
+		t.cs.done.Add(1)
+	}
 	w.countDone(tp)
 	w.freeTask(t)
 }
