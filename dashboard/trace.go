@@ -28,7 +28,7 @@ const maxReplay = 600
 // program (WithTrace or JDF2GO_TRACE) as a sequence of snapshots, the last one Finished. The
 // "workers" process's threads are the worker lanes; a span there is a task of the class its
 // name starts with (startup walks excepted). Every other process is a device: its spans
-// named after a class are tasks it ran, "stage-in …" and "stage-out …" spans its transfers.
+// named after a class are tasks it ran, "stage_in …" and "stage_out …" spans its transfers.
 // A trace does not record the classes' totals, so each class's total is the number of its
 // tasks the trace holds.
 func FromTrace(r io.Reader, name string) ([]*Snapshot, error) {
@@ -106,9 +106,9 @@ func FromTrace(r io.Reader, name string) ([]*Snapshot, error) {
 			devNames = append(devNames, dev)
 		}
 		switch {
-		case strings.HasPrefix(e.Name, "stage-in "):
+		case strings.HasPrefix(e.Name, "stage_in "):
 			xfers = append(xfers, xfer{di, false, end})
-		case strings.HasPrefix(e.Name, "stage-out "):
+		case strings.HasPrefix(e.Name, "stage_out "):
 			xfers = append(xfers, xfer{di, true, end})
 		case !strings.Contains(className(e.Name), " "):
 			tasks = append(tasks, task{className(e.Name), -1, di, start, end})
