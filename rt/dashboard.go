@@ -14,7 +14,7 @@ import (
 // The live dashboard (WithDashboard). When it is off the Context holds no dash, workers no
 // lane, and nothing below runs: the hot paths test one nil pointer. When it is on, every CPU
 // body is bracketed by two clock reads and two uncontended per-worker lock operations
-// (lane.begin, lane.end), every completed task adds one to its class's counter, and a
+// (lane.begin, lane.end), and so is every submission to a device; every completed task adds one to its class's counter, and a
 // sampling goroutine publishes a snapshot every dashEvery.
 
 // ErrDashboardPublic: WithDashboard (or JDF2GO_DASHBOARD) names an address that is not a
@@ -101,6 +101,7 @@ type dash struct {
 
 	// Sampling goroutine only.
 	lanes    []*lane
+	devLabel map[Device]string // lane label of submissions to each device (read-only)
 	lastNow  int64
 	lastDone int64
 	drained  []laneSeg
@@ -114,12 +115,14 @@ type lane struct {
 	segs    []laneSeg // closed since the last sample
 	spare   []laneSeg
 	cur     laneSeg // the segment being extended (cs nil: none)
-	run     *classState
+	run     string  // label of the body or submission running now; "" when none
 	runFrom int64
 }
 
+// laneSeg is a busy interval: bodies of a class (label: the class's name) or submissions to a
+// device, which include the episodes the worker spends managing it (label: "DEVICE submit").
 type laneSeg struct {
-	cs       *classState
+	label    string
 	from, to int64 // ns since the dashboard started
 }
 
@@ -145,7 +148,9 @@ func startDashboard(c *Context) (*dash, error) {
 			}
 		}
 	}
+	d.devLabel = map[Device]string{}
 	for _, dev := range c.cfg.devices {
+		d.devLabel[dev] = dev.Name() + " submit"
 		if p, ok := dev.(dashboard.Provider); ok {
 			d.providers = append(d.providers, p)
 		}
@@ -258,12 +263,12 @@ func (d *dash) sample(final bool) {
 		d.drained = l.drain(d.drained[:0])
 		busy := int64(0)
 		for _, g := range d.drained {
-			s.Lanes = append(s.Lanes, dashboard.Segment{Worker: w, Class: g.cs.tc.Name,
+			s.Lanes = append(s.Lanes, dashboard.Segment{Worker: w, Class: g.label,
 				Start: seconds(g.from), End: seconds(g.to)})
 			busy += g.to - max(g.from, d.lastNow)
 		}
-		if cs, from := l.running(); cs != nil {
-			s.Running = append(s.Running, dashboard.Segment{Worker: w, Class: cs.tc.Name,
+		if label, from := l.running(); label != "" {
+			s.Running = append(s.Running, dashboard.Segment{Worker: w, Class: label,
 				Start: seconds(from), End: s.Time})
 			busy += now - max(from, d.lastNow)
 		}
@@ -281,10 +286,11 @@ func (d *dash) sample(final bool) {
 	}
 }
 
-// begin marks the start of a body of class cs on the lane's worker.
-func (l *lane) begin(cs *classState, now int64) {
+// begin marks the start of a body (or a device submission) labelled label on the lane's
+// worker.
+func (l *lane) begin(label string, now int64) {
 	l.mu.Lock()
-	l.run, l.runFrom = cs, now
+	l.run, l.runFrom = label, now
 	l.mu.Unlock()
 }
 
@@ -292,17 +298,17 @@ func (l *lane) begin(cs *classState, now int64) {
 // class and close enough.
 func (l *lane) end(now int64) {
 	l.mu.Lock()
-	cs, from := l.run, l.runFrom
-	l.run = nil
+	label, from := l.run, l.runFrom
+	l.run = ""
 	switch {
-	case l.cur.cs == nil:
-		l.cur = laneSeg{cs, from, now}
-	case l.cur.cs == cs && from-l.cur.to <= laneMerge, len(l.segs) >= laneMaxSegs:
-		// Too many segments until the next sample: the current one absorbs the body.
+	case l.cur.label == "":
+		l.cur = laneSeg{label, from, now}
+	case l.cur.label == label && from-l.cur.to <= laneMerge, len(l.segs) >= laneMaxSegs:
+		// (With too many segments until the next sample, the current one absorbs the body.)
 		l.cur.to = now
 	default:
 		l.segs = append(l.segs, l.cur)
-		l.cur = laneSeg{cs, from, now}
+		l.cur = laneSeg{label, from, now}
 	}
 	l.mu.Unlock()
 }
@@ -317,14 +323,14 @@ func (l *lane) drain(out []laneSeg) []laneSeg {
 	l.mu.Unlock()
 	out = append(out, segs...)
 	clear(segs)
-	if cur.cs != nil {
+	if cur.label != "" {
 		out = append(out, cur)
 	}
 	return out
 }
 
-// running returns the class of the body running now and when it began (nil when none).
-func (l *lane) running() (*classState, int64) {
+// running returns the label of the body running now and when it began ("" when none).
+func (l *lane) running() (string, int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.run, l.runFrom

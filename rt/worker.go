@@ -293,7 +293,7 @@ func (w *Worker) execute(t *Task) {
 				began = time.Now()
 			}
 			if l := w.lane; l != nil {
-				l.begin(cs, w.c.dash.now())
+				l.begin(tc.Name, w.c.dash.now())
 			}
 			res = callHook(inc.Hook, t)
 			if l := w.lane; l != nil {
@@ -312,7 +312,14 @@ func (w *Worker) execute(t *Task) {
 				t.inc++
 				continue
 			}
-			if res = dev.Submit(w, t, inc); res == nil {
+			if l := w.lane; l != nil {
+				l.begin(w.c.dash.devLabel[dev], w.c.dash.now())
+			}
+			res = dev.Submit(w, t, inc)
+			if l := w.lane; l != nil {
+				l.end(w.c.dash.now())
+			}
+			if res == nil {
 				return
 			}
 		}

@@ -6,6 +6,7 @@
 const state = {
   rates: [],       // [time, tasks/s] per snapshot
   segments: [],    // worker lane segments inside the window
+  firstT: null,    // start of the first segment seen: a short run fills the lanes' width
   running: [],     // tasks running at the last snapshot
   colors: new Map(),
   last: null,      // last snapshot
@@ -114,7 +115,7 @@ function drawLanes() {
   g.clearRect(0, 0, w, h);
   if (!s) return;
   const win = s.window || 30;
-  const t1 = s.t, t0 = Math.max(0, t1 - win);
+  const t1 = s.t, t0 = Math.max(0, t1 - win, state.firstT === null ? 0 : state.firstT);
   const span = Math.max(t1 - t0, 1e-3);
   const pw = w - left - right;
   const x = (t) => left + ((t - t0) / span) * pw;
@@ -242,7 +243,7 @@ function renderHeader(s) {
   const busy = s.busy || [];
   const mean = busy.length ? busy.reduce((a, b) => a + b, 0) / busy.length : 0;
   $("busy").textContent = busy.length ? Math.round(100 * mean) + " %" : "–";
-  $("window").textContent = `(last ${fmtTime(s.window || 30)})`;
+  $("window").textContent = `(at most the last ${fmtTime(s.window || 30)})`;
 }
 
 function setStatus(text, cls) {
@@ -267,6 +268,9 @@ function apply(s) {
   state.rates.push([s.t, s.rate]);
   for (const seg of s.lanes || []) state.segments.push(seg);
   state.running = s.running || [];
+  for (const seg of state.segments.concat(state.running)) {
+    if (state.firstT === null || seg.s < state.firstT) state.firstT = seg.s;
+  }
   const cut = s.t - (s.window || 30);
   if (state.segments.length && state.segments[0].e < cut) state.segments = state.segments.filter((g) => g.e >= cut);
   renderHeader(s);
