@@ -73,7 +73,7 @@ func (c *Context) DashboardURL() string {
 }
 
 // AddDashboardProvider adds p's state to every dashboard snapshot from now on. Devices
-// given to WithDevices that implement DashboardProvider are added by New. It does nothing
+// given to WithDevices, and the Remote, that implement DashboardProvider are added by New. It does nothing
 // when the dashboard is off.
 func (c *Context) AddDashboardProvider(p DashboardProvider) {
 	if d := c.dash; d != nil && p != nil {
@@ -154,6 +154,9 @@ func startDashboard(c *Context) (*dash, error) {
 		if p, ok := dev.(dashboard.Provider); ok {
 			d.providers = append(d.providers, p)
 		}
+	}
+	if p, ok := c.cfg.remote.(dashboard.Provider); ok {
+		d.providers = append(d.providers, p)
 	}
 	c.log.Info("rt: dashboard", "url", srv.URL())
 	return d, nil

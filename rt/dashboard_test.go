@@ -7,8 +7,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -272,3 +274,66 @@ func TestDashboardCost(t *testing.T) {
 		t.Fatalf("allocations per task: %.4f off, %.4f on; want 0 in steady state", offPer, onPer)
 	}
 }
+
+// With several ranks, rank r serves on the port plus r, and rank 0's snapshots link to the
+// other ranks' pages.
+func TestDashboardRanks(t *testing.T) {
+	var port int
+	for try := 0; ; try++ {
+		// Two free ports in a row.
+		l0, err := net.Listen("tcp", "localhost:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = l0.Addr().(*net.TCPAddr).Port
+		l1, err := net.Listen("tcp", net.JoinHostPort("localhost", strconv.Itoa(port+1)))
+		l0.Close()
+		if err == nil {
+			l1.Close()
+			break
+		}
+		if try == 20 {
+			t.Skip("no two free consecutive ports")
+		}
+	}
+	addr := net.JoinHostPort("localhost", strconv.Itoa(port))
+	c0 := newCtx(t, rt.Workers(1), rt.WithRank(0, 2), rt.WithDashboard(addr))
+	c1 := newCtx(t, rt.Workers(1), rt.WithRank(1, 2), rt.WithDashboard(addr))
+	if want := ":" + strconv.Itoa(port+1) + "/"; !strings.HasSuffix(c1.DashboardURL(), want) {
+		t.Fatalf("rank 1 serves on %s, want port %d", c1.DashboardURL(), port+1)
+	}
+	s := waitSnapshot(t, c0.DashboardURL(), func(*dashboard.Snapshot) bool { return true })
+	want := "http://" + net.JoinHostPort("localhost", strconv.Itoa(port+1)) + "/"
+	if s.Rank != 0 || s.Ranks != 2 || len(s.Peers) != 1 || s.Peers[0] != want {
+		t.Fatalf("rank 0's snapshot: rank %d of %d, peers %v; want a link to %s", s.Rank, s.Ranks, s.Peers, want)
+	}
+	s = waitSnapshot(t, c1.DashboardURL(), func(*dashboard.Snapshot) bool { return true })
+	if s.Rank != 1 || len(s.Peers) != 0 {
+		t.Fatalf("rank 1's snapshot: rank %d, peers %v", s.Rank, s.Peers)
+	}
+}
+
+// ceRemote stands for a Remote over a communication engine that fills the CE panel.
+type ceRemote struct{}
+
+func (ceRemote) Activate(*rt.Worker, *rt.Task, int, *rt.TaskClass, int, *rt.Locals, int) error {
+	return nil
+}
+func (ceRemote) WriteBack(*rt.Worker, *rt.Task, int, rt.Collection, rt.Index, int) error { return nil }
+func (ceRemote) Fill(s *dashboard.Snapshot) {
+	s.CE = &dashboard.CE{Rank: 0, Peers: []dashboard.Peer{{Rank: 1, MsgsOut: 7}}}
+}
+
+// A Remote that is a DashboardProvider is registered by New; AddDashboardProvider adds others.
+func TestDashboardProviders(t *testing.T) {
+	c := newCtx(t, rt.Workers(1), rt.WithRemote(ceRemote{}), rt.WithDashboard("localhost:0"))
+	c.AddDashboardProvider(gpuPanel{})
+	waitSnapshot(t, c.DashboardURL(), func(s *dashboard.Snapshot) bool {
+		return s.CE != nil && len(s.CE.Peers) == 1 && s.CE.Peers[0].MsgsOut == 7 &&
+			len(s.GPUs) == 1 && s.GPUs[0].Name == "fake0"
+	})
+}
+
+type gpuPanel struct{}
+
+func (gpuPanel) Fill(s *dashboard.Snapshot) { s.GPUs = append(s.GPUs, dashboard.GPU{Name: "fake0"}) }
