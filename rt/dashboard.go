@@ -29,7 +29,8 @@ const (
 	dashEvery   = 250 * time.Millisecond
 	dashWindow  = 30.0                          // seconds of worker lanes on the page
 	laneMerge   = int64(500 * time.Microsecond) // bodies of a class closer than this share a segment
-	laneMaxSegs = 4096                          // segments a worker keeps between two samples
+	laneMin     = int64(2 * time.Millisecond)   // a shorter segment absorbs the next close body, whatever its class
+	laneMaxSegs = 256                           // segments a worker keeps between two samples
 	dashMaxErrs = 64                            // errors kept between two samples
 	dashErrLen  = 4096                          // bytes of an error message kept
 )
@@ -306,8 +307,11 @@ func (l *lane) end(now int64) {
 	switch {
 	case l.cur.label == "":
 		l.cur = laneSeg{label, from, now}
-	case l.cur.label == label && from-l.cur.to <= laneMerge, len(l.segs) >= laneMaxSegs:
-		// (With too many segments until the next sample, the current one absorbs the body.)
+	case from-l.cur.to <= laneMerge && (l.cur.label == label || l.cur.to-l.cur.from < laneMin),
+		len(l.segs) >= laneMaxSegs:
+		// Short bodies in a row make one segment of at least laneMin, labelled with the
+		// first one's class, so that a busy worker sends at most one segment per laneMin;
+		// past laneMaxSegs until the next sample, the current segment absorbs every body.
 		l.cur.to = now
 	default:
 		l.segs = append(l.segs, l.cur)
