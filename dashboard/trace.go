@@ -64,10 +64,9 @@ func FromTrace(r io.Reader, name string) ([]*Snapshot, error) {
 		}
 	}
 	type task struct {
-		class      string
-		worker     int // -1 on a device
-		dev        int // the device, for worker -1
-		start, end float64
+		class string
+		dev   int // the device that ran it; -1: a worker
+		end   float64
 	}
 	var tasks []task
 	var devNames []string
@@ -78,6 +77,7 @@ func FromTrace(r io.Reader, name string) ([]*Snapshot, error) {
 		end float64
 	}
 	var xfers []xfer
+	var lanes []Segment // busy intervals on the workers (times in seconds of the trace)
 	t0, t1 := math.Inf(1), math.Inf(-1)
 	workers := 0
 	for _, e := range doc.TraceEvents {
@@ -89,10 +89,15 @@ func FromTrace(r io.Reader, name string) ([]*Snapshot, error) {
 		key := [2]int{e.Pid, e.Tid}
 		if w, ok := workerOf[key]; ok {
 			workers = max(workers, w+1)
-			if strings.HasPrefix(e.Name, "startup:") || strings.HasPrefix(e.Name, "gpu own ") {
-				continue
+			switch {
+			case strings.HasPrefix(e.Name, "startup:"):
+			case strings.HasPrefix(e.Name, "gpu own "):
+				// The worker managed a device: the live lanes' "DEVICE submit".
+				lanes = append(lanes, Segment{w, strings.TrimPrefix(e.Name, "gpu own ") + " submit", start, end})
+			default:
+				tasks = append(tasks, task{className(e.Name), -1, end})
+				lanes = append(lanes, Segment{w, className(e.Name), start, end})
 			}
-			tasks = append(tasks, task{className(e.Name), w, 0, start, end})
 			continue
 		}
 		dev, isWorkerProc := procs[e.Pid], procs[e.Pid] == "workers"
@@ -111,7 +116,7 @@ func FromTrace(r io.Reader, name string) ([]*Snapshot, error) {
 		case strings.HasPrefix(e.Name, "stage_out "):
 			xfers = append(xfers, xfer{di, true, end})
 		case !strings.Contains(className(e.Name), " "):
-			tasks = append(tasks, task{className(e.Name), -1, di, start, end})
+			tasks = append(tasks, task{className(e.Name), di, end})
 		}
 	}
 	if len(tasks) == 0 {
@@ -129,8 +134,22 @@ func FromTrace(r io.Reader, name string) ([]*Snapshot, error) {
 	}
 	sort.Strings(order)
 	dur := t1 - t0
-	step := max(0.25, dur/maxReplay)
+	// A snapshot every 250 ms as live, but at least 100 for a short run and at most
+	// maxReplay for a long one.
+	step := max(dur/maxReplay, min(0.25, dur/100), 1e-6)
 	n := max(1, int(math.Ceil(dur/step)))
+	sort.Slice(lanes, func(i, j int) bool { return lanes[i].End < lanes[j].End })
+	busy := make([][]float64, n) // busy[k][w]: seconds worker w was busy in snapshot k's interval
+	for k := range busy {
+		busy[k] = make([]float64, workers)
+	}
+	for _, g := range lanes {
+		a, b := g.Start-t0, g.End-t0
+		for k := max(int(a/step), 0); k < n && float64(k)*step < b; k++ {
+			busy[k][g.Worker] += max(min(b, float64(k+1)*step)-max(a, float64(k)*step), 0)
+		}
+	}
+	li := 0
 	done := map[string]int64{}
 	gpus := make([]GPU, len(devNames))
 	for i, d := range devNames {
@@ -144,18 +163,19 @@ func FromTrace(r io.Reader, name string) ([]*Snapshot, error) {
 		if k == n {
 			now = dur
 		}
-		s := &Snapshot{Time: now, Source: "trace " + name, Ranks: 1, Window: max(dur, 1),
+		s := &Snapshot{Time: now, Source: "trace " + name, Ranks: 1, Window: dur,
 			Workers: workers, Finished: k == n}
-		busy := make([]float64, workers)
 		prev := total
+		for ; li < len(lanes) && (lanes[li].End-t0 <= now || k == n); li++ {
+			g := lanes[li]
+			g.Start, g.End = g.Start-t0, g.End-t0
+			s.Lanes = append(s.Lanes, g)
+		}
 		for ; ti < len(tasks) && (tasks[ti].end-t0 <= now || k == n); ti++ {
 			t := tasks[ti]
 			done[t.class]++
 			total++
-			if t.worker >= 0 {
-				s.Lanes = append(s.Lanes, Segment{Worker: t.worker, Class: t.class, Start: t.start - t0, End: t.end - t0})
-				busy[t.worker] += min(t.end-t0, now) - max(t.start-t0, now-step)
-			} else {
+			if t.dev >= 0 {
 				gpus[t.dev].Executed++
 			}
 		}
@@ -170,10 +190,14 @@ func FromTrace(r io.Reader, name string) ([]*Snapshot, error) {
 		for _, c := range order {
 			s.Classes = append(s.Classes, Class{Name: c, Done: done[c], Total: totals[c]})
 		}
-		for i := range busy {
-			busy[i] = min(max(busy[i]/step, 0), 1)
+		s.Busy = busy[k-1]
+		for i := range s.Busy {
+			if iv := now - float64(k-1)*step; iv > 0 {
+				s.Busy[i] = min(s.Busy[i]/iv, 1)
+			} else {
+				s.Busy[i] = 0
+			}
 		}
-		s.Busy = busy
 		s.GPUs = append([]GPU(nil), gpus...)
 		out = append(out, s)
 	}

@@ -56,6 +56,31 @@ func TestViewServesTrace(t *testing.T) {
 	if len(s.GPUs) != 1 || s.GPUs[0].Name != "gpu0" || s.GPUs[0].Executed != 14 || s.GPUs[0].StageIns == 0 {
 		t.Fatalf("devices %+v: want gpu0 with 14 tasks and its stage-ins", s.GPUs)
 	}
+	resp, err = http.Get(base + "api/history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hist []dashboard.Snapshot
+	err = json.NewDecoder(resp.Body).Decode(&hist)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lanes := map[string]int{}
+	for _, h := range hist {
+		for _, b := range h.Busy {
+			if !(b >= 0 && b <= 1) {
+				t.Fatalf("snapshot at %.4f s: busy %v", h.Time, h.Busy)
+			}
+		}
+		for _, g := range h.Lanes {
+			lanes[g.Class]++
+		}
+	}
+	cpu := lanes["POTRF"] + lanes["TRSM"] + lanes["SYRK"] + lanes["GEMM"]
+	if len(hist) < 50 || cpu != 42 || lanes["gpu0 submit"] == 0 {
+		t.Fatalf("%d snapshots, lanes %v: want a replay of 50 or more, the 42 CPU tasks and the device episodes", len(hist), lanes)
+	}
 	resp, err = http.Get(base)
 	if err != nil {
 		t.Fatal(err)

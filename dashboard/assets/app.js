@@ -11,6 +11,7 @@ const state = {
   colors: new Map(),
   last: null,      // last snapshot
   errors: 0,
+  busySum: [],     // per worker: busy seconds over the whole run (from the snapshots' Busy)
   drawnSegments: 0, // segments drawn by the last lanes paint (read by the browser test)
   drawnPoints: 0,   // points drawn by the last chart paint
 };
@@ -124,7 +125,8 @@ function drawLanes() {
     const y = i * (rowH + gap);
     g.fillStyle = "#eef1f5"; g.fillRect(left, y, pw, rowH);
     g.fillStyle = "#1d2430";
-    const busy = s.busy && s.busy[i] !== undefined ? ` ${Math.round(100 * s.busy[i])}%` : "";
+    const b = s.finished && s.t > 0 ? (state.busySum[i] || 0) / s.t : s.busy && s.busy[i];
+    const busy = b !== undefined ? ` ${Math.round(100 * b)}%` : "";
     g.fillText(`w${i}${busy}`, 2, y + 13);
   }
   let drawn = 0;
@@ -196,11 +198,14 @@ function renderGPUs(s) {
     box.append(el("h3", null, d.name));
     const mem = d.memLimit > 0 ? `${fmtBytes(d.memUsed)} of ${fmtBytes(d.memLimit)}` : fmtBytes(d.memUsed);
     const batch = d.batches > 0 ? (d.batched / d.batches).toFixed(2) : "–";
+    // A trace has no sizes: its transfers are counted, their bytes are unknown.
+    const moved = (n, bytes) => (bytes > 0 || n === 0 ? `${fmtNum(n)} · ${fmtBytes(bytes)}` : fmtNum(n));
     box.append(table(["tasks", "mean batch", "staged in", "staged out", "memory"], [[
-      fmtNum(d.executed), batch,
-      `${fmtNum(d.stageIns)} · ${fmtBytes(d.bytesIn)}`,
-      `${fmtNum(d.stageOuts)} · ${fmtBytes(d.bytesOut)}`, mem]]));
-    box.append(table(["stream", "queued", "in flight"], (d.streams || []).map((q) => [q.name, q.queued, q.inFlight])));
+      fmtNum(d.executed), batch, moved(d.stageIns, d.bytesIn), moved(d.stageOuts, d.bytesOut),
+      d.memUsed > 0 || d.memLimit > 0 ? mem : "–"]]));
+    if ((d.streams || []).length) {
+      box.append(table(["stream", "queued", "in flight"], d.streams.map((q) => [q.name, q.queued, q.inFlight])));
+    }
     out.push(box);
   }
   $("gpus").replaceChildren(...out);
@@ -240,9 +245,11 @@ function renderHeader(s) {
   $("elapsed").textContent = fmtTime(s.t);
   $("done").textContent = fmtNum(s.done);
   $("rate").textContent = fmtNum(s.rate);
-  const busy = s.busy || [];
+  // Live: the last interval; once finished: the whole run.
+  const busy = s.finished && s.t > 0 ? state.busySum.map((b) => b / s.t) : s.busy || [];
   const mean = busy.length ? busy.reduce((a, b) => a + b, 0) / busy.length : 0;
   $("busy").textContent = busy.length ? Math.round(100 * mean) + " %" : "–";
+  $("busy-label").textContent = s.finished ? "workers busy (run)" : "workers busy";
   $("window").textContent = `(at most the last ${fmtTime(s.window || 30)})`;
 }
 
@@ -264,7 +271,10 @@ function redraw() {
 }
 
 function apply(s) {
+  const dt = state.last ? s.t - state.last.t : s.t;
+  (s.busy || []).forEach((b, i) => { state.busySum[i] = (state.busySum[i] || 0) + b * Math.max(dt, 0); });
   state.last = s;
+  for (const seg of (s.lanes || []).concat(s.running || [])) colorOf(seg.c);
   state.rates.push([s.t, s.rate]);
   for (const seg of s.lanes || []) state.segments.push(seg);
   state.running = s.running || [];
