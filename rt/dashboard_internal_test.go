@@ -1,6 +1,7 @@
 package rt
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 )
@@ -44,5 +45,32 @@ func TestLaneSegments(t *testing.T) {
 	}
 	if n := len(l.drain(nil)); n > laneMaxSegs+1 {
 		t.Fatalf("%d segments kept between two samples, want at most %d", n, laneMaxSegs+1)
+	}
+}
+
+// BenchmarkDashboardSample: one snapshot of a Context with 2 workers (each with a lane
+// segment per laneMin of a busy sample interval) after a taskpool of 4 classes, encoded
+// and published.
+func BenchmarkDashboardSample(b *testing.B) {
+	c, err := New(Workers(2), WithDashboard("localhost:0"), WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	classes := make([]classState, 4)
+	for i := range classes {
+		classes[i].tc = &TaskClass{Name: string(rune('A' + i))}
+		classes[i].total = 1000
+	}
+	tp := &Taskpool{name: "tp", cs: classes, done: make(chan struct{})}
+	c.dash.addPool(tp)
+	for b.Loop() {
+		for _, l := range c.dash.lanes {
+			for k := range int64(dashEvery / time.Duration(laneMin)) {
+				l.begin(classes[k%4].tc.Name, k*laneMin)
+				l.end(k*laneMin + laneMin - 1)
+			}
+		}
+		c.dash.sample(false)
 	}
 }
