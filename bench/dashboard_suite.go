@@ -19,7 +19,8 @@ import (
 // the dashboard off (variant off) and on with a page connected to its stream (variant on),
 // in two Contexts. The runs alternate between the two so that both see the same drift of a
 // shared machine; the on row's note also gives the median of the ratios of each on run to the
-// off run just before it, which a loaded machine skews less. Goal: on/off ≤ 1.02.
+// off run just before it, and the same for the process's CPU time (user and system; workers
+// park when idle), both of which a loaded machine skews less. Goal: on/off ≤ 1.02.
 func init() {
 	register(Suite{Name: "dashboard", Applicable: func() (bool, string) { return true, "" }, Run: runDashboard})
 }
@@ -60,12 +61,15 @@ func runDashboard(cfg *Config) ([]Row, error) {
 	defer resp.Body.Close()
 	go io.Copy(io.Discard, resp.Body) // ends when cancel closes the stream
 
-	factor := func(c *rt.Context) (time.Duration, error) {
+	cpu := map[string][]time.Duration{}
+	factor := func(c *rt.Context, v string) (time.Duration, error) {
 		p.Reset()
 		runtime.GC()
-		t0 := time.Now()
+		t0, c0 := time.Now(), processCPU()
 		err := cholesky.Factor(context.Background(), c, p.A, impl)
-		return time.Since(t0), err
+		d := time.Since(t0)
+		cpu[v] = append(cpu[v], processCPU()-c0)
+		return d, err
 	}
 	times := map[string][]time.Duration{}
 	for i := -1; i < cfg.Runs; i++ { // run -1 warms both up
@@ -73,7 +77,7 @@ func runDashboard(cfg *Config) ([]Row, error) {
 			name string
 			c    *rt.Context
 		}{{"off", off}, {"on", on}} {
-			d, err := factor(v.c)
+			d, err := factor(v.c, v.name)
 			if err != nil {
 				return nil, fmt.Errorf("dashboard %s: %w", v.name, err)
 			}
@@ -83,11 +87,16 @@ func runDashboard(cfg *Config) ([]Row, error) {
 		}
 	}
 	flops := blas.PotrfFlops(n)
-	var paired []float64
+	var paired, pairedCPU []float64
 	for i, d := range times["on"] {
 		paired = append(paired, d.Seconds()/times["off"][i].Seconds())
+		// cpu also holds the warm-up runs: index i+1.
+		if off := cpu["off"][i+1]; off > 0 {
+			pairedCPU = append(pairedCPU, cpu["on"][i+1].Seconds()/off.Seconds())
+		}
 	}
 	slices.Sort(paired)
+	slices.Sort(pairedCPU)
 	var rows []Row
 	for _, v := range []string{"off", "on"} {
 		ds := times[v]
@@ -99,6 +108,9 @@ func runDashboard(cfg *Config) ([]Row, error) {
 		if v == "on" {
 			r.Baselines = []string{"off"}
 			r.Note += fmt.Sprintf("; median of paired on/off ratios %.3f", paired[len(paired)/2])
+			if len(pairedCPU) > 0 {
+				r.Note += fmt.Sprintf(", of CPU time %.3f", pairedCPU[len(pairedCPU)/2])
+			}
 		}
 		rows = append(rows, r)
 	}
