@@ -96,7 +96,8 @@ func (s *pageState) complete() bool {
 // The dashboard in a real browser: a headless Chromium loads the page, then a potrf runs on
 // two workers and a simulated GPU; the page's progress bars reach 100 %, its throughput chart
 // and worker lanes draw data, its GPU panel shows the device, and the console stays free of
-// errors. The test saves a screenshot (-screenshot PATH).
+// errors; once the Context closes it shows the run finished. The test saves a screenshot
+// (-screenshot PATH).
 func TestDashboardInBrowser(t *testing.T) {
 	exe := browser(t)
 	impl, err := blas.Select("auto")
@@ -188,6 +189,20 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", path, len(png))
+
+	// Closing the Context publishes a last snapshot, marked finished, and ends the stream.
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for st.Status != "finished" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the page did not show the end of the run: status %q", st.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if st, err = chromedp.Run(bctx, chromedp.Evaluate[pageState](pageJS)); err != nil {
+			t.Fatalf("reading the page: %v", err)
+		}
+	}
 	cancelBrowser()
 	<-readDone
 	mu.Lock()
