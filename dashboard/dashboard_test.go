@@ -106,3 +106,82 @@ func TestFromTraceErrors(t *testing.T) {
 		}
 	}
 }
+
+// Snapshots older than their window lose their lanes; the history keeps at most
+// HistoryBytes of them, newest first.
+func TestHistoryBounds(t *testing.T) {
+	s, err := Listen("localhost:0", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 10 {
+		snap := &Snapshot{Time: float64(i), Window: 3, Lanes: []Segment{{Class: "A", Start: float64(i), End: float64(i) + 1}}}
+		if err := s.Publish(snap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, _, _ := s.since(-1)
+	for i, b := range hist {
+		// The last snapshot is at 9 s: those at 6 s and later keep their lanes.
+		if has := strings.Contains(string(b), `"c":"A"`); has != (i >= 6) {
+			t.Fatalf("snapshot at %d s: lanes %v, want %v\n%s", i, has, i >= 6, b)
+		}
+	}
+	small, err := Listen("localhost:0", Options{HistoryBytes: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	for i := range 100 {
+		if err := small.Publish(&Snapshot{Time: float64(i), Window: 1000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, seqs, _ := small.since(-1)
+	n := 0
+	for _, b := range hist {
+		n += len(b)
+	}
+	if n > 1000 || seqs[len(seqs)-1] != 100 || len(hist) < 2 {
+		t.Fatalf("%d snapshots of %d bytes kept, last seq %d: want the newest within 1000 bytes", len(hist), n, seqs[len(seqs)-1])
+	}
+}
+
+// A page reading the stream while the history turns over gets snapshots in order, up to the
+// last one (a reader that falls behind the history skips what was dropped; run
+// with -race: readers and Publish share the history).
+func TestStreamWhilePublishing(t *testing.T) {
+	s, err := Listen("localhost:0", Options{History: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(s.URL() + "api/stream")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	timer := time.AfterFunc(10*time.Second, func() { resp.Body.Close() })
+	defer timer.Stop()
+	const n = 300
+	go func() {
+		for i := range n {
+			s.Publish(&Snapshot{Time: float64(i), Window: 1, Lanes: []Segment{{Class: "A"}}})
+		}
+		s.Close()
+	}()
+	sc := bufio.NewScanner(resp.Body)
+	last := 0
+	for sc.Scan() {
+		if id, ok := strings.CutPrefix(sc.Text(), "id: "); ok {
+			seq, _ := strconv.Atoi(id)
+			if seq <= last {
+				t.Fatalf("id %d after %d", seq, last)
+			}
+			last = seq
+		}
+	}
+	if last != n {
+		t.Fatalf("the stream ended at id %d, want %d", last, n)
+	}
+}

@@ -23,14 +23,28 @@ var ErrPublic = errors.New("dashboard: non-loopback address needs the public opt
 //go:embed assets
 var assets embed.FS
 
-// DefaultHistory is the number of snapshots a server keeps when Options.History is 0.
-const DefaultHistory = 2400
+// Default history bounds, for pages that connect late: at most DefaultHistory snapshots of
+// at most DefaultHistoryBytes encoded. Besides, a snapshot older than its Window keeps no
+// lanes (a page shows none that old), so that a long run keeps its rates, not its lanes.
+const (
+	DefaultHistory      = 2400
+	DefaultHistoryBytes = 32 << 20
+)
 
 // Options configure a Server.
 type Options struct {
-	Public  bool         // allow a non-loopback address (Listen then logs a warning)
-	Log     *slog.Logger // default slog.Default()
-	History int          // snapshots kept for pages that connect late (DefaultHistory)
+	Public       bool         // allow a non-loopback address (Listen then logs a warning)
+	Log          *slog.Logger // default slog.Default()
+	History      int          // snapshots kept (DefaultHistory when 0)
+	HistoryBytes int          // bytes of encoded snapshots kept (DefaultHistoryBytes when 0; < 0: no bound)
+}
+
+// entry is one published snapshot: its encoding, and the snapshot itself while its lanes
+// are still within its window.
+type entry struct {
+	seq  int64
+	b    []byte
+	snap *Snapshot
 }
 
 // Server serves the dashboard page, its assets, the snapshot stream (Server-Sent Events on
@@ -42,13 +56,16 @@ type Server struct {
 	loopback bool
 	served   chan struct{} // closed when Serve returned
 
-	mu      sync.Mutex
-	hist    [][]byte // encoded snapshots, oldest first
-	seqs    []int64
-	max     int
-	changed chan struct{} // closed and replaced on every Publish
-	closed  bool
-	done    chan struct{} // closed by Close: streams end
+	mu       sync.Mutex
+	hist     []entry // oldest first
+	bytes    int     // encoded bytes in hist
+	trimmed  int     // hist[:trimmed] hold no lanes
+	nextSeq  int64
+	max      int
+	maxBytes int
+	changed  chan struct{} // closed and replaced on every Publish
+	closed   bool
+	done     chan struct{} // closed by Close: streams end
 }
 
 // Listen checks addr ("host:port"; an empty host means localhost), binds it and starts
@@ -74,9 +91,12 @@ func Listen(addr string, opt Options) (*Server, error) {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
 	s := &Server{ln: ln, loopback: loopback, served: make(chan struct{}), max: opt.History,
-		changed: make(chan struct{}), done: make(chan struct{})}
+		maxBytes: opt.HistoryBytes, nextSeq: 1, changed: make(chan struct{}), done: make(chan struct{})}
 	if s.max <= 0 {
 		s.max = DefaultHistory
+	}
+	if s.maxBytes == 0 {
+		s.maxBytes = DefaultHistoryBytes
 	}
 	if !loopback {
 		log.Warn("dashboard: serving on a non-loopback address: anyone who can reach it can watch the run",
@@ -125,28 +145,51 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 func (s *Server) URL() string { return "http://" + s.Addr() + "/" }
 
 // Publish appends snap to the history and sends it to every connected page. It sets
-// snap.Seq. Snapshots are encoded once, here.
+// snap.Seq and keeps snap: the caller must not change it afterwards.
 func (s *Server) Publish(snap *Snapshot) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
-	snap.Seq = 1
-	if n := len(s.seqs); n > 0 {
-		snap.Seq = s.seqs[n-1] + 1
-	}
+	snap.Seq = s.nextSeq
 	b, err := json.Marshal(snap)
 	if err != nil {
 		return fmt.Errorf("dashboard: encoding a snapshot: %w", err)
 	}
-	if len(s.hist) == s.max {
-		copy(s.hist, s.hist[1:])
-		copy(s.seqs, s.seqs[1:])
-		s.hist, s.seqs = s.hist[:s.max-1], s.seqs[:s.max-1]
+	s.nextSeq++
+	e := entry{seq: snap.Seq, b: b}
+	if len(snap.Lanes) > 0 || len(snap.Running) > 0 {
+		e.snap = snap
 	}
-	s.hist = append(s.hist, b)
-	s.seqs = append(s.seqs, snap.Seq)
+	s.hist = append(s.hist, e)
+	s.bytes += len(b)
+	// Snapshots whose lanes left the window are encoded again without them.
+	for ; s.trimmed < len(s.hist)-1; s.trimmed++ {
+		old := s.hist[s.trimmed].snap
+		if old == nil {
+			continue
+		}
+		if old.Time >= snap.Time-snap.Window {
+			break
+		}
+		bare := *old
+		bare.Lanes, bare.Running = nil, nil
+		if nb, err := json.Marshal(&bare); err == nil {
+			s.bytes += len(nb) - len(s.hist[s.trimmed].b)
+			s.hist[s.trimmed] = entry{seq: old.Seq, b: nb}
+		}
+	}
+	drop := 0
+	for len(s.hist)-drop > 1 && (len(s.hist)-drop > s.max || s.maxBytes > 0 && s.bytes > s.maxBytes) {
+		s.bytes -= len(s.hist[drop].b)
+		drop++
+	}
+	if drop > 0 {
+		// A new array: streams may be reading the old one.
+		s.hist = append([]entry(nil), s.hist[drop:]...)
+		s.trimmed = max(s.trimmed-drop, 0)
+	}
 	close(s.changed)
 	s.changed = make(chan struct{})
 	return nil
@@ -175,15 +218,20 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// since returns the snapshots published after seq, and a channel closed at the next Publish.
+// since returns the encoded snapshots published after seq and their sequence numbers, and a
+// channel closed at the next Publish.
 func (s *Server) since(seq int64) ([][]byte, []int64, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	i := len(s.seqs)
-	for i > 0 && s.seqs[i-1] > seq {
+	i := len(s.hist)
+	for i > 0 && s.hist[i-1].seq > seq {
 		i--
 	}
-	return s.hist[i:len(s.hist):len(s.hist)], s.seqs[i:len(s.seqs):len(s.seqs)], s.changed
+	bs, seqs := make([][]byte, 0, len(s.hist)-i), make([]int64, 0, len(s.hist)-i)
+	for _, e := range s.hist[i:] {
+		bs, seqs = append(bs, e.b), append(seqs, e.seq)
+	}
+	return bs, seqs, s.changed
 }
 
 func (s *Server) handler() http.Handler {

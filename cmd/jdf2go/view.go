@@ -49,7 +49,7 @@ func serveTrace(ctx context.Context, s *streams, path, addr string, public bool,
 	if err != nil {
 		return failure{err}
 	}
-	srv, err := dashboard.Listen(addr, dashboard.Options{Public: public, History: len(snaps)})
+	srv, err := dashboard.Listen(addr, dashboard.Options{Public: public, History: len(snaps), HistoryBytes: -1})
 	if err != nil {
 		return failure{err}
 	}
