@@ -3,6 +3,7 @@ package rt_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -111,3 +112,20 @@ func BenchmarkCancelBesideBusy(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDashboard: the dashboard's cost per task on empty bodies (the worst case: no
+// body time to hide it), off and on.
+func BenchmarkDashboard(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+			opts := []rt.Option{rt.Workers(1)}
+			if on {
+				opts = append(opts, rt.WithDashboard("localhost:0"), rt.WithLogger(quietLog))
+			}
+			benchShape(b, 100000, func() *rt.Taskpool { return rttest.Chains(2, 50000, nil) }, opts...)
+		})
+	}
+}
+
+// quietLog discards diagnostics (the dashboard's address).
+var quietLog = slog.New(slog.DiscardHandler)

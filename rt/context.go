@@ -60,6 +60,8 @@ type Context struct {
 
 	progressStop chan struct{}
 	progressDone chan struct{}
+
+	dash *dash // nil when the dashboard is off (dashboard.go)
 }
 
 // New starts a Context with its workers. Options override JDF2GO_WORKERS, JDF2GO_SCHED and
@@ -93,6 +95,11 @@ func New(opts ...Option) (*Context, error) {
 	if cfg.trace != "" || cfg.profiling {
 		c.tracer = profile.New()
 	}
+	if cfg.dashboard != "" {
+		if c.dash, err = startDashboard(c); err != nil {
+			return nil, err
+		}
+	}
 	c.workers = make([]*Worker, cfg.workers)
 	for i := range c.workers {
 		c.workers[i] = newWorker(c, i)
@@ -106,6 +113,12 @@ func New(opts ...Option) (*Context, error) {
 	if cfg.progress != nil {
 		c.progressStop, c.progressDone = make(chan struct{}), make(chan struct{})
 		go c.progress(cfg.progress)
+	}
+	if c.dash != nil {
+		for _, w := range c.workers {
+			c.dash.lanes = append(c.dash.lanes, w.lane)
+		}
+		go c.dash.run()
 	}
 	return c, nil
 }
@@ -159,6 +172,11 @@ func (c *Context) Close() error {
 			close(c.progressStop)
 			<-c.progressDone
 		}
+		if c.dash != nil {
+			if err := c.dash.close(); err != nil {
+				c.log.Warn("rt: closing the dashboard", "err", err)
+			}
+		}
 		if c.cfg.trace != "" {
 			if err := c.tracer.WriteFile(c.cfg.trace); err != nil {
 				c.closeErr = fmt.Errorf("rt: writing trace: %w", err)
@@ -192,6 +210,9 @@ func (c *Context) Add(tp *Taskpool) error {
 	if err := tp.enumerate(); err != nil {
 		tp.finish(err)
 		return err
+	}
+	if c.dash != nil {
+		c.dash.addPool(tp)
 	}
 	c.mu.Lock()
 	if c.closed.Load() {

@@ -190,12 +190,14 @@
 //
 // Options (New): Workers(n), Scheduler("lfq"|"ap"|"gd"), WithTrace(path), WithProfiling(),
 // WithProgress(w), WithDevices(devs...), WithRank(rank, nranks), KeepNextTask(bool),
-// ShareWork(bool), BindWorkers("none"|"thread"|"cpu"), WithLogger(l). Environment
+// ShareWork(bool), BindWorkers("none"|"thread"|"cpu"), WithLogger(l), WithDashboard(addr),
+// DashboardPublic(). Environment
 // variables, overridden by options: JDF2GO_WORKERS (number of workers, default GOMAXPROCS),
 // JDF2GO_SCHED (scheduler name, default lfq), JDF2GO_TRACE (trace file path),
 // JDF2GO_PROGRESS (a boolean: progress bar on stderr), JDF2GO_SHARE (a boolean, default
 // true: CPU workers share device classes' tasks), JDF2GO_BIND (none, thread or cpu: how
-// workers hold their OS threads). A bad value makes New fail with ErrBadOption or
+// workers hold their OS threads), JDF2GO_DASHBOARD (address of the live dashboard) and
+// JDF2GO_DASHBOARD_PUBLIC (a boolean). A bad value makes New fail with ErrBadOption or
 // ErrUnknownScheduler.
 //
 // # Profiling
@@ -207,6 +209,14 @@
 // time per class. When Go's execution tracer is running (go test -trace, runtime/trace),
 // each task is also a runtime/trace region named by its class. WithProgress draws a progress
 // bar, since the task count is known from enumeration.
+//
+// WithDashboard(addr) (or JDF2GO_DASHBOARD) serves a live web page of the run until Close
+// (package dashboard): tasks per second, each class's done/total, each worker's busy
+// intervals by class and its device submissions, the devices and the Remote that implement
+// DashboardProvider (rt/gpu's RTDevice, rt/ce's Engine) and every taskpool failure. It binds
+// to loopback addresses only unless DashboardPublic (JDF2GO_DASHBOARD_PUBLIC=1) is given
+// (ErrDashboardPublic otherwise); rank r serves on the port plus r. DashboardURL gives the
+// address. When it is off, no goroutine runs and the workers record nothing.
 //
 // # Ranks (for rt/ce)
 //

@@ -29,6 +29,9 @@ type config struct {
 	bind      string // "none", "thread" or "cpu" (BindWorkers)
 	log       *slog.Logger
 	stall     time.Duration // StallTimeout; 0: off
+
+	dashboard  string // WithDashboard address; "" is off
+	dashPublic bool
 }
 
 func defaultConfig() config {
@@ -36,8 +39,8 @@ func defaultConfig() config {
 		share: true, bind: "none", log: slog.Default(), stall: DefaultStallTimeout}
 }
 
-// fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE, JDF2GO_PROGRESS and
-// JDF2GO_SHARE.
+// fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE, JDF2GO_PROGRESS,
+// JDF2GO_SHARE, JDF2GO_BIND, JDF2GO_DASHBOARD and JDF2GO_DASHBOARD_PUBLIC.
 func (c *config) fromEnv() error {
 	if s := os.Getenv("JDF2GO_SHARE"); s != "" {
 		on, err := strconv.ParseBool(s)
@@ -74,7 +77,7 @@ func (c *config) fromEnv() error {
 			c.progress = os.Stderr
 		}
 	}
-	return nil
+	return c.dashFromEnv()
 }
 
 // Workers sets the number of workers (execution streams); the default is GOMAXPROCS.

@@ -99,6 +99,16 @@ func (tp *Taskpool) Remaining() int64 { return max(tp.pending.Load(), 0) }
 // Done returns a channel closed when the taskpool has finished or failed.
 func (tp *Taskpool) Done() <-chan struct{} { return tp.done }
 
+// isDone reports whether the taskpool has finished or failed.
+func (tp *Taskpool) isDone() bool {
+	select {
+	case <-tp.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // Err returns nil while the taskpool runs or after it succeeded, and its error after it failed.
 func (tp *Taskpool) Err() error {
 	select {
@@ -179,6 +189,9 @@ func (tp *Taskpool) fail(err error) {
 	if !tp.failed.CompareAndSwap(false, true) {
 		return
 	}
+	if c := tp.ctx; c != nil && c.dash != nil {
+		c.dash.reportError(tp, err)
+	}
 	tp.finish(err)
 }
 
@@ -226,6 +239,7 @@ type classState struct {
 	// between them by estimated time (choice.go) and measures its CPU hook's time.
 	shared  bool
 	cpuMean atomic.Int64 // running mean of the CPU hook's time in ns; 0 until measured
+	done    atomic.Int64 // tasks completed, counted only while the dashboard is on
 }
 
 // keyOf computes the mixed-radix key of the instance in l; false when a parameter lies outside

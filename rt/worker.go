@@ -90,6 +90,7 @@ type Worker struct {
 	deferred []*Task
 
 	track *profile.Track
+	lane  *lane // nil when the dashboard is off
 	seq   uint32
 	rng   uint32
 	steal []*Task
@@ -101,6 +102,9 @@ func newWorker(c *Context, id int) *Worker {
 	w.edges.w = w
 	if c.tracer != nil && id >= 0 {
 		w.track = c.tracer.NewTrack("workers", fmt.Sprintf("worker %d", id))
+	}
+	if c.dash != nil && id >= 0 {
+		w.lane = &lane{}
 	}
 	return w
 }
@@ -366,7 +370,13 @@ func (w *Worker) execute(t *Task) {
 				began = time.Now()
 			}
 			w.running = t
+			if l := w.lane; l != nil {
+				l.begin(tc.Name, w.c.dash.now())
+			}
 			res = callHook(inc.Hook, t)
+			if l := w.lane; l != nil {
+				l.end(w.c.dash.now())
+			}
 			w.running = nil
 			if cs.shared && res == nil {
 				// cs, not t: after the hook t may already be recycled (Async).
@@ -385,7 +395,14 @@ func (w *Worker) execute(t *Task) {
 			// lasts: Wait does not wait for it (device-owned tasks are excepted).
 			w.setCur(nil)
 			w.c.away.Add(1)
-			if res = dev.Submit(w, t, inc); res == nil {
+			if l := w.lane; l != nil {
+				l.begin(w.c.dash.devLabel[dev], w.c.dash.now())
+			}
+			res = dev.Submit(w, t, inc)
+			if l := w.lane; l != nil {
+				l.end(w.c.dash.now())
+			}
+			if res == nil {
 				return
 			}
 			w.c.away.Add(-1)
@@ -437,6 +454,9 @@ func (w *Worker) complete(t *Task) {
 		}
 	}
 	w.flushReady()
+	if w.c.dash != nil {
+		t.cs.done.Add(1)
+	}
 	w.countDone(tp)
 	w.freeTask(t)
 }

@@ -54,6 +54,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	pairs := fs.Int("pairs", 16, "distinct operand pairs (D)")
 	batch := fs.Int("batch", 32, "batch_max: tasks per batched launch")
 	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	fs.Func("dashboard", "serve a live dashboard of the run on `ADDR` (localhost:8080; same as $JDF2GO_DASHBOARD)", func(a string) error { return os.Setenv("JDF2GO_DASHBOARD", a) })
 	backend := fs.String("blas", "auto", "CPU kernels: auto, gonum or openblas")
 	gpus := fs.String("gpus", "", "devices: none, sim:N, cuda or auto (default: $"+gpu.EnvDevices+", else auto)")
 	check := fs.Bool("check", true, "check every product against the CPU")

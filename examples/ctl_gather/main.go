@@ -29,6 +29,7 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("ctl_gather", flag.ContinueOnError)
 	n := fs.Int("n", 16, "index of the last Work task")
 	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	fs.Func("dashboard", "serve a live dashboard of the run on `ADDR` (localhost:8080; same as $JDF2GO_DASHBOARD)", func(a string) error { return os.Setenv("JDF2GO_DASHBOARD", a) })
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

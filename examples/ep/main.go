@@ -30,6 +30,7 @@ func run(args []string, stdout io.Writer) error {
 	nt := fs.Int("nt", 256, "number of chains")
 	depth := fs.Int("depth", 1024, "tasks per chain")
 	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	fs.Func("dashboard", "serve a live dashboard of the run on `ADDR` (localhost:8080; same as $JDF2GO_DASHBOARD)", func(a string) error { return os.Setenv("JDF2GO_DASHBOARD", a) })
 	sched := fs.String("sched", "lfq", "scheduler: lfq, ap or gd")
 	if err := fs.Parse(args); err != nil {
 		return err

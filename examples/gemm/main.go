@@ -34,6 +34,7 @@ func run(args []string, stdout io.Writer) error {
 	k := fs.Int("k", 512, "columns of A, rows of B")
 	nb := fs.Int("nb", 128, "tile size")
 	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	fs.Func("dashboard", "serve a live dashboard of the run on `ADDR` (localhost:8080; same as $JDF2GO_DASHBOARD)", func(a string) error { return os.Setenv("JDF2GO_DASHBOARD", a) })
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -61,6 +61,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	n := fs.Int("n", 4096, "matrix size")
 	nb := fs.Int("nb", 256, "tile size")
 	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	fs.Func("dashboard", "serve a live dashboard of the run on `ADDR` (localhost:8080; same as $JDF2GO_DASHBOARD)", func(a string) error { return os.Setenv("JDF2GO_DASHBOARD", a) })
 	sched := fs.String("sched", "lfq", "scheduler: lfq, ap (strict priority order) or gd")
 	backend := fs.String("blas", "auto", "CPU tile kernels: auto, gonum or openblas")
 	gpus := fs.String("gpus", "", "devices: none, sim:N, cuda or auto (default: $"+gpu.EnvDevices+", else auto)")

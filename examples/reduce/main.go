@@ -30,6 +30,7 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("reduce", flag.ContinueOnError)
 	n := fs.Int("n", 100, "number of blocks")
 	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	fs.Func("dashboard", "serve a live dashboard of the run on `ADDR` (localhost:8080; same as $JDF2GO_DASHBOARD)", func(a string) error { return os.Setenv("JDF2GO_DASHBOARD", a) })
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

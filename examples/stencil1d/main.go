@@ -31,6 +31,7 @@ func run(args []string, stdout io.Writer) error {
 	bs := fs.Int("bs", 32, "block size")
 	steps := fs.Int("t", 20, "iterations")
 	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	fs.Func("dashboard", "serve a live dashboard of the run on `ADDR` (localhost:8080; same as $JDF2GO_DASHBOARD)", func(a string) error { return os.Setenv("JDF2GO_DASHBOARD", a) })
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -182,6 +182,7 @@ func (e *Engine) postAM(m *Msg, onComm bool) {
 		err = fmt.Errorf("%w: rank %d", ErrPeerLost, m.dst)
 	} else if err = e.t.SendAM(m.tag, m.dst, m); err == nil {
 		e.peers[m.dst].sent.Add(1)
+		e.peers[m.dst].sentBytes.Add(int64(m.n))
 		if !onComm {
 			e.kick() // a loop that cannot be woken by the transport must poll for this
 		}

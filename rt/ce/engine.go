@@ -99,6 +99,10 @@ type peer struct {
 	dtag   atomic.Uint32 // data tags for data this rank receives from the peer
 	sent   atomic.Int64  // AMs handed to the transport for it (for the shutdown count)
 
+	// Traffic with it, for Fill: AM payload bytes and transfer bytes each way.
+	sentBytes, recvMsgs, recvBytes atomic.Int64
+	xferOut, xferIn                atomic.Int64
+
 	// Comm goroutine only.
 	dead     bool  // the transport reported it lost: no goodbye owed or expected
 	recv     int64 // AMs received from it

@@ -218,6 +218,8 @@ func (e *Engine) arrival(src Rank, t Tag, payload []byte) {
 		return
 	}
 	e.peers[src].recv++
+	e.peers[src].recvMsgs.Add(1)
+	e.peers[src].recvBytes.Add(int64(len(payload)))
 	e.stats.amsRecv.Add(1)
 	switch t {
 	case tagGetReq:

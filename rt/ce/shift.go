@@ -80,6 +80,13 @@ func (q *shiftQueue) swap(seal bool) []op {
 	return ops
 }
 
+// depth returns the number of ops waiting for the comm goroutine.
+func (q *shiftQueue) depth() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.ops)
+}
+
 func (q *shiftQueue) highWater() int64 {
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -387,6 +387,12 @@ func (e *Engine) finishXfer(x *xfer, err error) {
 	e.countDone(x.tp)
 	if err != nil {
 		e.stats.xfersFail.Add(1)
+	} else if p := int(x.peer); p >= 0 && p < len(e.peers) {
+		if x.kind == xGet || x.kind == xServePut {
+			e.peers[p].xferIn.Add(int64(x.n))
+		} else {
+			e.peers[p].xferOut.Add(int64(x.n))
+		}
 	}
 	if x.kind.served() {
 		if err != nil {

@@ -366,6 +366,8 @@ func (d *Device) stageInTransfers(t *Task, s *Stream) (int, Result, error) {
 				return n, Error, fmt.Errorf("gpu: stage-in copy on %s: %w", s.name, err)
 			}
 		}
+		d.stats.stageIns.Add(1)
+		d.stats.bytesIn.Add(c.size)
 		c.version, c.valid, c.dirty, c.transfer = host, true, false, xferIn
 		d.mirror(c)
 		t.fs[i].incoming = true
@@ -456,6 +458,7 @@ func (d *Device) stageOutTransfers(t *Task, s *Stream) (int, Result, error) {
 		c.transfer = xferOut
 		fs.outgoing = true
 		d.stats.stageOuts.Add(1)
+		d.stats.bytesOut.Add(c.size)
 		n++
 	}
 	return n, Done, nil
@@ -564,6 +567,7 @@ func (d *Device) writeBackTransfers(t *Task, s *Stream) (int, error) {
 		if err := s.be.CopyDtoH(dst[:c.size], c.ptr); err != nil {
 			return 0, fmt.Errorf("gpu: write-back copy on %s: %w", s.name, err)
 		}
+		d.stats.bytesOut.Add(c.size)
 	}
 	return len(t.wb), nil
 }

@@ -69,6 +69,7 @@ type deviceStats struct {
 	executed, episodes, reservations, evictions, writeBacks, decrements atomic.Uint64
 	peerCopies, d2dDirect, d2dCommands, stageOuts                       atomic.Uint64
 	memUsed, peerPins                                                   atomic.Int64
+	stageIns, bytesIn, bytesOut, batches, batched                       atomic.Int64
 }
 
 // Option configures a Device.
@@ -518,6 +519,12 @@ type Stats struct {
 	D2DDirect   uint64
 	D2DCommands uint64
 	PeerPins    int64
+	// Transfers: copies staged in (from the host or a linked device) and their bytes; bytes
+	// copied to the host (stage-outs and write-backs).
+	StageIns, BytesIn, BytesOut int64
+	// Hook calls that completed, and the wrappers they ran: Batched/Batches is the mean
+	// batch size.
+	Batches, Batched int64
 }
 
 // Stats returns a snapshot of the device's counters.
@@ -539,6 +546,11 @@ func (d *Device) Stats() Stats {
 		D2DDirect:    d.stats.d2dDirect.Load(),
 		D2DCommands:  d.stats.d2dCommands.Load(),
 		PeerPins:     d.stats.peerPins.Load(),
+		StageIns:     d.stats.stageIns.Load(),
+		BytesIn:      d.stats.bytesIn.Load(),
+		BytesOut:     d.stats.bytesOut.Load(),
+		Batches:      d.stats.batches.Load(),
+		Batched:      d.stats.batched.Load(),
 	}
 }
 

@@ -620,6 +620,8 @@ func (ep *episode) execDone(s *Stream, head *Task) {
 	switch r {
 	case Done:
 		d.observeCost(head)
+		d.stats.batches.Add(1)
+		d.stats.batched.Add(int64(head.RingLen()))
 		// Stage ends first, then execution ends: the stage end due at this
 		// event is never skipped (reviewer defect 1, §5.3).
 		for x := range head.Ring() {
