@@ -50,6 +50,7 @@ type Context struct {
 	tps    map[*Taskpool]struct{}
 	nextTP int
 
+	tracking     bool // a progress bar reads the workers' unpublished done counts
 	progressStop chan struct{}
 	progressDone chan struct{}
 }
@@ -71,7 +72,7 @@ func New(opts ...Option) (*Context, error) {
 		return nil, err
 	}
 	c := &Context{cfg: cfg, sched: sched, log: cfg.log, quit: make(chan struct{}),
-		tps: map[*Taskpool]struct{}{}}
+		tps: map[*Taskpool]struct{}{}, tracking: cfg.progress != nil}
 	if !sched.keepsNext() {
 		c.cfg.keepNext = false
 	}
@@ -177,7 +178,7 @@ func (c *Context) Add(tp *Taskpool) error {
 	if !tp.added.CompareAndSwap(false, true) {
 		return ErrAlreadyAdded
 	}
-	tp.ctx = c
+	tp.ctx, tp.start = c, time.Now()
 	if err := tp.enumerate(); err != nil {
 		tp.finish(err)
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jdf2go/jdf2go/rt/profile"
 )
@@ -25,6 +26,7 @@ type Taskpool struct {
 	ctx     *Context
 	id      int
 	added   atomic.Bool
+	start   time.Time // when Add was called (progress.go)
 	total   int64
 	pending atomic.Int64 // local tasks not yet counted done
 

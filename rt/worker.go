@@ -71,6 +71,9 @@ type Worker struct {
 
 	doneTP *Taskpool
 	doneN  int64
+	// While a progress bar is drawn, the unpublished doneN of doneTP (progress.go).
+	shownTP atomic.Pointer[Taskpool]
+	shown   atomic.Int64
 
 	wake      chan struct{}
 	seenLocal uint64
@@ -371,10 +374,15 @@ func (w *Worker) countDone(tp *Taskpool) {
 	if w.doneTP != tp {
 		w.flushDone()
 		w.doneTP = tp
+		if w.c.tracking {
+			w.shownTP.Store(tp)
+		}
 	}
 	w.doneN++
 	if w.doneN >= doneBatch || w.id < 0 {
 		w.flushDone()
+	} else if w.c.tracking {
+		w.shown.Store(w.doneN)
 	}
 }
 
@@ -383,7 +391,13 @@ func (w *Worker) flushDone() {
 	if w.doneN > 0 {
 		n := w.doneN
 		w.doneN = 0
+		if w.c.tracking {
+			w.shown.Store(0) // before the publication: the bar may undercount, never overcount
+		}
 		w.doneTP.countDone(n)
+	}
+	if w.c.tracking && w.doneTP != nil {
+		w.shownTP.Store(nil)
 	}
 	w.doneTP = nil
 }
