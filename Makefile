@@ -36,6 +36,9 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./examples/pingpong; fi
+	@out=$$($(GO) run ./cmd/jdf2go fmt -l examples/*.jdf); \
+	if [ -n "$$out" ]; then echo "jdf2go fmt -l lists (run jdf2go fmt -w, then make generate):"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 
 ## fuzz: every fuzz target for FUZZTIME (60 s by default).
 fuzz:

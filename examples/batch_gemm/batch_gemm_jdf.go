@@ -131,7 +131,7 @@ func batchGemmGEMMPrepare(task *rt.Task) error {
 		return fmt.Errorf("%s: flow %s: %w", "batch_gemm.jdf:44:13", "Y", err)
 	}
 	if err := task.BindElement(2, g.C, rt.Index{N: 1, I: [rt.MaxIndex]int{i}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "batch_gemm.jdf:45:13", "Z", err)
+		return fmt.Errorf("%s: flow %s: %w", "batch_gemm.jdf:45:11", "Z", err)
 	}
 	return nil
 }
@@ -275,10 +275,10 @@ var batchGemmSource = rt.Source{
 	Err:     ErrBatchGemmGraph,
 	Classes: []string{"batch_gemm.jdf:40:1"},
 	Flows: [][]string{
-		{"batch_gemm.jdf:43:8", "batch_gemm.jdf:44:8", "batch_gemm.jdf:45:8"},
+		{"batch_gemm.jdf:43:8", "batch_gemm.jdf:44:8", "batch_gemm.jdf:45:6"},
 	},
 	Deps: [][][]string{
-		{{"batch_gemm.jdf:43:10"}, {"batch_gemm.jdf:44:10"}, {"batch_gemm.jdf:45:10", "batch_gemm.jdf:46:10"}},
+		{{"batch_gemm.jdf:43:10"}, {"batch_gemm.jdf:44:10"}, {"batch_gemm.jdf:45:8", "batch_gemm.jdf:46:8"}},
 	},
 }
 

@@ -215,7 +215,7 @@ func broadcastReaderPrepare(task *rt.Task) error {
 		return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "broadcast.jdf:23:13", "X", "X Root(0)")
 	}
 	if err := task.BindElement(1, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i + 1}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "broadcast.jdf:24:13", "Y", err)
+		return fmt.Errorf("%s: flow %s: %w", "broadcast.jdf:24:11", "Y", err)
 	}
 	return nil
 }
@@ -408,12 +408,12 @@ var broadcastSource = rt.Source{
 	Classes: []string{"broadcast.jdf:10:1", "broadcast.jdf:20:1", "broadcast.jdf:36:1"},
 	Flows: [][]string{
 		{"broadcast.jdf:13:8"},
-		{"broadcast.jdf:23:8", "broadcast.jdf:24:8", "broadcast.jdf:26:8"},
+		{"broadcast.jdf:23:8", "broadcast.jdf:24:6", "broadcast.jdf:26:7"},
 		{"broadcast.jdf:39:7"},
 	},
 	Deps: [][][]string{
 		{{"broadcast.jdf:13:10", "broadcast.jdf:14:10"}},
-		{{"broadcast.jdf:23:10"}, {"broadcast.jdf:24:10", "broadcast.jdf:25:10"}, {"broadcast.jdf:26:13"}},
+		{{"broadcast.jdf:23:10"}, {"broadcast.jdf:24:8", "broadcast.jdf:25:8"}, {"broadcast.jdf:26:12"}},
 		{{"broadcast.jdf:39:12"}},
 	},
 }

@@ -94,7 +94,7 @@ func ctlGatherWorkPrepare(task *rt.Task) error {
 	l := task.Locals()
 	k := l[0]
 	if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{k}}); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "ctl_gather.jdf:13:12", "B", err)
+		return fmt.Errorf("%s: flow %s: %w", "ctl_gather.jdf:13:11", "B", err)
 	}
 	return nil
 }
@@ -266,11 +266,11 @@ var ctlGatherSource = rt.Source{
 	Err:     ErrCtlGatherGraph,
 	Classes: []string{"ctl_gather.jdf:10:1", "ctl_gather.jdf:24:1"},
 	Flows: [][]string{
-		{"ctl_gather.jdf:13:7", "ctl_gather.jdf:15:7"},
+		{"ctl_gather.jdf:13:6", "ctl_gather.jdf:15:7"},
 		{"ctl_gather.jdf:27:7"},
 	},
 	Deps: [][][]string{
-		{{"ctl_gather.jdf:13:9", "ctl_gather.jdf:14:9"}, {"ctl_gather.jdf:15:12"}},
+		{{"ctl_gather.jdf:13:8", "ctl_gather.jdf:14:8"}, {"ctl_gather.jdf:15:12"}},
 		{{"ctl_gather.jdf:27:12"}},
 	},
 }

@@ -150,11 +150,11 @@ func gemmGEMMPrepare(task *rt.Task) error {
 	}
 	if k == 0 {
 		if err := task.BindElement(2, g.descC, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "gemm.jdf:24:24", "C", err)
+			return fmt.Errorf("%s: flow %s: %w", "gemm.jdf:24:22", "C", err)
 		}
 	} else {
 		if task.Flow(2) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "gemm.jdf:24:38", "C", "C GEMM(m, n, k - 1)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "gemm.jdf:24:36", "C", "C GEMM(m, n, k - 1)")
 		}
 	}
 	return nil
@@ -256,10 +256,10 @@ var gemmSource = rt.Source{
 	Err:     ErrGemmGraph,
 	Classes: []string{"gemm.jdf:17:1"},
 	Flows: [][]string{
-		{"gemm.jdf:22:8", "gemm.jdf:23:8", "gemm.jdf:24:8"},
+		{"gemm.jdf:22:8", "gemm.jdf:23:8", "gemm.jdf:24:6"},
 	},
 	Deps: [][][]string{
-		{{"gemm.jdf:22:10"}, {"gemm.jdf:23:10"}, {"gemm.jdf:24:10", "gemm.jdf:25:10"}},
+		{{"gemm.jdf:22:10"}, {"gemm.jdf:23:10"}, {"gemm.jdf:24:8", "gemm.jdf:25:8"}},
 	},
 }
 

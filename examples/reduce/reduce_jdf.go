@@ -133,11 +133,11 @@ func reduceReducePrepare(task *rt.Task) error {
 	l_, i := l[0], l[1]
 	if l_ == 0 {
 		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{i}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "reduce.jdf:20:24", "A", err)
+			return fmt.Errorf("%s: flow %s: %w", "reduce.jdf:20:22", "A", err)
 		}
 	} else {
 		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "reduce.jdf:20:34", "A", "A Reduce(l - 1, 2 * i)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "reduce.jdf:20:32", "A", "A Reduce(l - 1, 2 * i)")
 		}
 	}
 	if l_ > 0 && 2*i+1 <= (g.N-1)>>(l_-1) {
@@ -260,10 +260,10 @@ var reduceSource = rt.Source{
 	Err:     ErrReduceGraph,
 	Classes: []string{"reduce.jdf:16:1"},
 	Flows: [][]string{
-		{"reduce.jdf:20:8", "reduce.jdf:24:8"},
+		{"reduce.jdf:20:6", "reduce.jdf:24:8"},
 	},
 	Deps: [][][]string{
-		{{"reduce.jdf:20:10", "reduce.jdf:21:10", "reduce.jdf:22:10", "reduce.jdf:23:10"}, {"reduce.jdf:24:10"}},
+		{{"reduce.jdf:20:8", "reduce.jdf:21:8", "reduce.jdf:22:8", "reduce.jdf:23:8"}, {"reduce.jdf:24:10"}},
 	},
 }
 

@@ -146,11 +146,11 @@ func stencil1DStepPrepare(task *rt.Task) error {
 	t, x := l[0], l[1]
 	if t == 0 {
 		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{x}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "stencil1d.jdf:18:25", "C", err)
+			return fmt.Errorf("%s: flow %s: %w", "stencil1d.jdf:18:24", "C", err)
 		}
 	} else {
 		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:18:35", "C", "N Step(t - 1, x)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:18:34", "C", "N Step(t - 1, x)")
 		}
 	}
 	if t == 0 {
@@ -159,7 +159,7 @@ func stencil1DStepPrepare(task *rt.Task) error {
 		task.SetFlow(1, nil)
 	} else {
 		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:21:14", "L", "N Step(t - 1, x - 1)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:21:13", "L", "N Step(t - 1, x - 1)")
 		}
 	}
 	if t == 0 {
@@ -168,7 +168,7 @@ func stencil1DStepPrepare(task *rt.Task) error {
 		task.SetFlow(2, nil)
 	} else {
 		if task.Flow(2) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:24:14", "R", "N Step(t - 1, x + 1)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:24:13", "R", "N Step(t - 1, x + 1)")
 		}
 	}
 	if err := task.BindNew(3, "DEFAULT"); err != nil {
@@ -333,10 +333,10 @@ var stencil1DSource = rt.Source{
 	Err:     ErrStencil1DGraph,
 	Classes: []string{"stencil1d.jdf:14:1"},
 	Flows: [][]string{
-		{"stencil1d.jdf:18:9", "stencil1d.jdf:19:9", "stencil1d.jdf:22:9", "stencil1d.jdf:25:9"},
+		{"stencil1d.jdf:18:8", "stencil1d.jdf:19:8", "stencil1d.jdf:22:8", "stencil1d.jdf:25:9"},
 	},
 	Deps: [][][]string{
-		{{"stencil1d.jdf:18:11"}, {"stencil1d.jdf:19:11", "stencil1d.jdf:20:11", "stencil1d.jdf:21:11"}, {"stencil1d.jdf:22:11", "stencil1d.jdf:23:11", "stencil1d.jdf:24:11"}, {"stencil1d.jdf:25:11", "stencil1d.jdf:26:11", "stencil1d.jdf:27:11", "stencil1d.jdf:28:11", "stencil1d.jdf:29:11"}},
+		{{"stencil1d.jdf:18:10"}, {"stencil1d.jdf:19:10", "stencil1d.jdf:20:10", "stencil1d.jdf:21:10"}, {"stencil1d.jdf:22:10", "stencil1d.jdf:23:10", "stencil1d.jdf:24:10"}, {"stencil1d.jdf:25:11", "stencil1d.jdf:26:11", "stencil1d.jdf:27:11", "stencil1d.jdf:28:11", "stencil1d.jdf:29:11"}},
 	},
 }
 

@@ -332,11 +332,11 @@ func potrfTRSMPrepare(task *rt.Task) error {
 	}
 	if k == 0 {
 		if err := task.BindElement(1, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, k}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:63:24", "C", err)
+			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:63:22", "C", err)
 		}
 	} else {
 		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:63:38", "C", "C GEMM(m, k, k - 1)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:63:36", "C", "C GEMM(m, k, k - 1)")
 		}
 	}
 	return nil
@@ -575,11 +575,11 @@ func potrfSYRKPrepare(task *rt.Task) error {
 	}
 	if k == 0 {
 		if err := task.BindElement(1, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, m}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:90:24", "T", err)
+			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:90:22", "T", err)
 		}
 	} else {
 		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:90:38", "T", "T SYRK(k - 1, m)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:90:36", "T", "T SYRK(k - 1, m)")
 		}
 	}
 	return nil
@@ -828,11 +828,11 @@ func potrfGEMMPrepare(task *rt.Task) error {
 	}
 	if k == 0 {
 		if err := task.BindElement(2, g.descA, rt.Index{N: 2, I: [rt.MaxIndex]int{m, n_}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:116:24", "C", err)
+			return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:116:22", "C", err)
 		}
 	} else {
 		if task.Flow(2) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:116:38", "C", "C GEMM(m, n, k - 1)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "potrf.jdf:116:36", "C", "C GEMM(m, n, k - 1)")
 		}
 	}
 	return nil
@@ -1001,15 +1001,15 @@ var potrfSource = rt.Source{
 	Classes: []string{"potrf.jdf:35:1", "potrf.jdf:58:1", "potrf.jdf:85:1", "potrf.jdf:109:1"},
 	Flows: [][]string{
 		{"potrf.jdf:38:6"},
-		{"potrf.jdf:62:8", "potrf.jdf:63:8"},
-		{"potrf.jdf:89:8", "potrf.jdf:90:8"},
-		{"potrf.jdf:114:8", "potrf.jdf:115:8", "potrf.jdf:116:8"},
+		{"potrf.jdf:62:8", "potrf.jdf:63:6"},
+		{"potrf.jdf:89:8", "potrf.jdf:90:6"},
+		{"potrf.jdf:114:8", "potrf.jdf:115:8", "potrf.jdf:116:6"},
 	},
 	Deps: [][][]string{
 		{{"potrf.jdf:38:8", "potrf.jdf:39:8", "potrf.jdf:40:8"}},
-		{{"potrf.jdf:62:10"}, {"potrf.jdf:63:10", "potrf.jdf:64:10", "potrf.jdf:65:10", "potrf.jdf:66:10", "potrf.jdf:67:10"}},
-		{{"potrf.jdf:89:10"}, {"potrf.jdf:90:10", "potrf.jdf:91:10"}},
-		{{"potrf.jdf:114:10"}, {"potrf.jdf:115:10"}, {"potrf.jdf:116:10", "potrf.jdf:117:10"}},
+		{{"potrf.jdf:62:10"}, {"potrf.jdf:63:8", "potrf.jdf:64:8", "potrf.jdf:65:8", "potrf.jdf:66:8", "potrf.jdf:67:8"}},
+		{{"potrf.jdf:89:10"}, {"potrf.jdf:90:8", "potrf.jdf:91:8"}},
+		{{"potrf.jdf:114:10"}, {"potrf.jdf:115:10"}, {"potrf.jdf:116:8", "potrf.jdf:117:8"}},
 	},
 }
 
