@@ -4,6 +4,8 @@
 GO       ?= go
 MPIRUN   ?= mpirun --allow-run-as-root --oversubscribe --bind-to none
 FUZZTIME ?= 60s
+# Citations of design notes that are not in the repository; docs/ holds the documentation.
+NOTE_CITATIONS = (jdf-language|gpu-manager|ARCHITECTURE|STYLE|benchmarks|dist)\.md|(^|[^/a-z])ce\.md|design notes?\b|§ ?[0-9]
 # Packages whose tests also run under the race detector (gpubench: the next_task
 # manager test that drives rt/gpu through its harness).
 RACE_PKGS = ./rt/... ./bench/internal/gpubench
@@ -39,6 +41,8 @@ lint:
 	@out=$$($(GO) run ./cmd/jdf2go fmt -l examples/*.jdf); \
 	if [ -n "$$out" ]; then echo "jdf2go fmt -l lists (run jdf2go fmt -w, then make generate):"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
+	@out=$$(git grep --untracked -nE '$(NOTE_CITATIONS)' -- '*.go' '*.jdf' '*.md' 2>/dev/null); \
+	if [ -n "$$out" ]; then echo "citations of notes that are not in the repository (cite docs/ instead):"; echo "$$out"; exit 1; fi
 
 ## fuzz: every fuzz target for FUZZTIME (60 s by default).
 fuzz:

@@ -17,7 +17,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/ce/cetest"
 )
 
-// The communication suites (benchmarks.md §4).
+// The communication suites (docs/runtime.md, "Benchmarks").
 //
 // ce: two in-process ranks (ce.NewWorld). "am-rate": 200 k one-way 8-byte AMs from rank 0 to
 // rank 1 (goal ≥ 1 M AMs/s), sent by a worker (direct path) and by a device manager (shifted

@@ -1,4 +1,4 @@
-// Command bench is the benchmark driver behind `make bench` (benchmarks.md): it runs every
+// Command bench is the benchmark driver behind `make bench` (docs/runtime.md, "Benchmarks"): it runs every
 // registered suite that applies to this machine, prints one table, and writes
 // bench/results.json.
 //
@@ -28,7 +28,7 @@
 // variants it is compared against, which must be rows of the same workload and workers
 // returned by the same suite. A suite that does not apply is listed as "skipped: <reason>".
 //
-// # The rt suite (task throughput, benchmarks.md §1)
+// # The rt suite (task throughput, docs/runtime.md, "Benchmarks")
 //
 // Workloads, all with empty bodies, timed from Context.Add (which includes the enumeration of
 // the execution space) to the end of Taskpool.Wait, on an already started Context, with

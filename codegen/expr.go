@@ -1,6 +1,6 @@
 package codegen
 
-// Expressions: JDF expressions (jdf-language.md Part B §4 with the Part A extensions) become
+// Expressions: JDF expressions (docs/language.md, "Expressions" with the Go-dialect extensions) become
 // Go expressions. JDF mixes numbers and conditions as C does; Go does not, so every
 // expression is translated for the kind its place wants (parser.Kind): a number used as a
 // condition becomes `x != 0`, a condition used as a number goes through the generated

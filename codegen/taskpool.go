@@ -1,6 +1,6 @@
 package codegen
 
-// The taskpool type and its constructor (jdf-language.md Part A §A.3, Part B §6.4).
+// The taskpool type and its constructor (docs/language.md, "Globals").
 //
 //	// <Name> is the taskpool of <file.jdf>. ...
 //	type <Name> struct {
@@ -183,7 +183,7 @@ func (g *generator) checkCollection(gl *parser.Global, fail func(...jen.Code) je
 		fail(jen.Lit("New"+g.name+": "+gl.Name+": %w"), jen.Err()))
 }
 
-// classProperties emits the accessor of the exported class properties (§3.4: properties
+// classProperties emits the accessor of the exported class properties (properties
 // jdf2go does not interpret, such as flops), when there are any.
 //
 //	func (tp *<Name>) Property(class, name string, l *rt.Locals) (any, bool)
@@ -223,7 +223,7 @@ func (g *generator) classProperties(f *jen.File) {
 	f.Line()
 }
 
-// propType maps the leading type word of a property (§3.4) to a Go type.
+// propType maps the leading type word of a property to a Go type.
 func propType(word string) (jen.Code, parser.Kind) {
 	switch word {
 	case "double":

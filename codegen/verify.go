@@ -1,6 +1,6 @@
 package codegen
 
-// Verify and WriteDOT (jdf-language.md Part A §A.8). The verifier is rt's (rt.Source.Verify
+// Verify and WriteDOT (docs/language.md, "Verify and graphs"). The verifier is rt's (rt.Source.Verify
 // and rt.Source.WriteDOT): it walks the instance graph with the generated Space, Complete,
 // Goal, Successors and Predecessors, which report the dependencies they drop through
 // rt.Edges.Outside and rt.Edges.NoInput. The generated file only adds what rt cannot know:

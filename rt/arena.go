@@ -2,7 +2,7 @@ package rt
 
 import "sync"
 
-// Arena hands out reusable buffers for NEW flows (jdf-language.md Part A §A.5). A copy taken
+// Arena hands out reusable buffers for NEW flows (docs/language.md, "Flows"). A copy taken
 // with Get is owned by the flows that hold it; when the last task holding it completes, rt
 // returns it to the arena. The contents of a reused buffer are undefined, as with PaRSEC's NEW.
 // An Arena is safe for concurrent use.

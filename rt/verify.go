@@ -1,6 +1,6 @@
 package rt
 
-// Verify and DOT output (jdf-language.md Part A §A.8) walk the instance graph of a taskpool
+// Verify and DOT output (docs/language.md, "Verify and graphs") walk the instance graph of a taskpool
 // with its classes' own functions (Space, Complete, Goal, Successors, Predecessors) without
 // running anything, so that a JDF mistake that would hang or fail a run becomes a report.
 // Generated taskpools delegate their Verify and WriteDOT methods here, through a Source

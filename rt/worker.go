@@ -109,7 +109,7 @@ func (w *Worker) Track() *profile.Track { return w.track }
 
 // FlushNextTask moves the task in the private next_task slot, if any, to the shared scheduler
 // so that other workers can run it. rt/gpu calls it when this worker becomes a device manager
-// and after each completion inside the manager loop (gpu-manager.md §6).
+// and after each completion inside the manager loop (docs/gpu.md, "next_task").
 func (w *Worker) FlushNextTask() {
 	if t := w.next; t != nil {
 		w.next = nil

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Shutdown (ce.md §4.9). Close sets the closing state, so every new operation fails with
+// Shutdown (docs/ce.md, "Shutdown and errors"). Close sets the closing state, so every new operation fails with
 // ErrClosed, and wakes the comm goroutine, which then steps through:
 //
 //	drain:   wait until no Caller is inside an operation, the shift queue is empty and

@@ -298,7 +298,7 @@ func (e *Engine) setup(rank Rank, size int) error {
 	return nil
 }
 
-// directFor is the per-caller path table of ce.md §4.3.
+// directFor is the per-caller path table of docs/ce.md, "Callers and paths"
 func (e *Engine) directFor(r Role) bool {
 	switch r {
 	case RoleComm:
@@ -377,7 +377,7 @@ func (l *errorLog) snapshot() []error {
 	return append([]error(nil), l.errs...)
 }
 
-// countStart and countDone maintain the per-taskpool in-flight counters (ce.md §4.9).
+// countStart and countDone maintain the per-taskpool in-flight counters (docs/ce.md, "Shutdown and errors").
 func (e *Engine) countStart(tp TaskpoolID) {
 	if tp == 0 {
 		return

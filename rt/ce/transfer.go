@@ -22,7 +22,7 @@ type Transfer struct {
 }
 
 // One-sided transfers are emulated over two-sided transports like PaRSEC's rendezvous
-// (ce.md §2.3, §4.8), with ids and registered notify tags instead of pointers on the wire.
+// (docs/ce.md, "The distributed layer"), with ids and registered notify tags instead of pointers on the wire.
 // The rank that receives the data always allocates its data tag, from its per-peer counter,
 // so tags never collide.
 //
@@ -363,7 +363,7 @@ func (e *Engine) failXfer(x *xfer, err error) {
 	}
 }
 
-// finishXfer completes x exactly once (comm goroutine, ce.md §4.6): drop the registration
+// finishXfer completes x exactly once (comm goroutine, docs/ce.md, "Registrations and one-sided transfers"): drop the registration
 // reference, pass the window slot on, count, and call back.
 func (e *Engine) finishXfer(x *xfer, err error) {
 	if x.state.Swap(xDone) == xDone {

@@ -23,10 +23,10 @@ func (id TraceID) String() string {
 // Span names used by the manager. Custom stage spans opened with
 // Stream.BeginStage use the name the body gives.
 const (
-	SpanOwn      = "own"       // a worker's management episode (§5.1)
-	SpanStageIn  = "stage_in"  // queued H2D copies of one wrapper (§5.2)
-	SpanStageOut = "stage_out" // queued D2H copies of one wrapper (§5.2)
-	SpanExec     = "exec"      // one logical member's execution (§5.3)
+	SpanOwn      = "own"       // a worker's management episode
+	SpanStageIn  = "stage_in"  // queued H2D copies of one wrapper
+	SpanStageOut = "stage_out" // queued D2H copies of one wrapper
+	SpanExec     = "exec"      // one logical member's execution
 )
 
 // Profiler receives the device's trace records, all on the manager's
@@ -45,7 +45,7 @@ type Profiler interface {
 	// Now reads the profiler's clock.
 	Now() int64
 	// Own records a management episode of worker w on d between two Now
-	// readings, on the worker's profiling stream (§5.1). It is called after
+	// readings, on the worker's profiling stream. It is called after
 	// the episode's final decrement, when d's tracks may already belong to
 	// the next manager.
 	Own(w Worker, d *Device, start, end int64)

@@ -19,7 +19,7 @@
 //	...
 //	err = e.Close(ctx)  // ... and MPI_Finalize, on the same thread
 //
-// Design (ce.md §4.10b): request and status arrays and message buffers live in C memory, so
+// Design (docs/ce.md, "Backends"): request and status arrays and message buffers live in C memory, so
 // MPI may keep their addresses; Go keeps per-slot state and dispatches after MPI_Testsome.
 // Active messages use one duplicated communicator (no "allow overtaking"), data transfers a
 // second and barriers a third. One ring of persistent receives (MPI_Recv_init, any source,
