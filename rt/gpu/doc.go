@@ -1,8 +1,9 @@
 // Package gpu is jdf2go's device-agnostic GPU manager: it runs the GPU
 // bodies of a JDF program on accelerators shared by all CPU workers, with
-// PaRSEC's submit and batching protocol (docs/gpu.md, which
-// this package implements and tests scenario by scenario). Backends plug in through a small interface: rt/gpu/sim (CPU
-// simulation, for CI) and rt/gpu/cuda (CUDA through purego).
+// PaRSEC's submit and batching protocol (docs/gpu.md, which this package
+// implements and tests scenario by scenario). Backends plug in through a
+// small interface: rt/gpu/sim (CPU simulation, for CI) and rt/gpu/cuda
+// (CUDA through purego).
 //
 // # Devices
 //
