@@ -1,5 +1,5 @@
-// Command bench is the benchmark driver behind `make bench` (docs/runtime.md, "Benchmarks"): it runs every
-// registered suite that applies to this machine, prints one table, and writes
+// Command bench is the benchmark driver behind `make bench` (docs/runtime.md, "Benchmarks"): it
+// runs every registered suite that applies to this machine, prints one table, and writes
 // bench/results.json.
 //
 // Usage:

@@ -13,8 +13,9 @@ import (
 	"github.com/jdf2go/jdf2go/rt/blas"
 )
 
-// The dense linear algebra suite (docs/runtime.md, "Benchmarks"): the tiled Cholesky factorisation of
-// examples/potrf.jdf (package cholesky) on a random SPD matrix (blas.FillSPD, seed 1).
+// The dense linear algebra suite (docs/runtime.md, "Benchmarks"): the tiled Cholesky
+// factorisation of examples/potrf.jdf (package cholesky) on a random SPD matrix (blas.FillSPD,
+// seed 1).
 //
 //	potrf-openblas: N=8192 (-quick: 4096), NB 128, 192, 256 and 320, and on the largest
 //	    worker count also 384 and 512, with OpenBLAS tile kernels (single-threaded inside

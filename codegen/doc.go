@@ -50,15 +50,15 @@
 //
 // # Semantics the generated code implements
 //
-// Expressions follow docs/language.md, "Expressions" (expr.go): int/bool conversions where JDF mixes them,
-// ternaries that evaluate only the taken branch, `->` as `.`, unary minus, Go calls, and
-// Go parentheses wherever Go's precedence differs from JDF's. Dependencies follow
-// docs/language.md, "Dependencies" (deps.go): the input chain of a data flow (first true guard wins), independent
-// CTL inputs and gathers, independent outputs, broadcasts over ranges and named ranges, NEW
-// from the arena named by the dependency's type (DEFAULT by default), NULL, WRITE flows
-// allocated from their output's arena. A data input with no true guard, or whose selected
-// predecessor is outside its space, fails the task with its name, parameters, flow and .jdf
-// position instead of waiting forever.
+// Expressions follow docs/language.md, "Expressions" (expr.go): int/bool conversions where JDF
+// mixes them, ternaries that evaluate only the taken branch, `->` as `.`, unary minus, Go calls,
+// and Go parentheses wherever Go's precedence differs from JDF's. Dependencies follow
+// docs/language.md, "Dependencies" (deps.go): the input chain of a data flow (first true guard
+// wins), independent CTL inputs and gathers, independent outputs, broadcasts over ranges and
+// named ranges, NEW from the arena named by the dependency's type (DEFAULT by default), NULL,
+// WRITE flows allocated from their output's arena. A data input with no true guard, or whose
+// selected predecessor is outside its space, fails the task with its name, parameters, flow and
+// .jdf position instead of waiting forever.
 //
 // # Incarnations and GPU bodies
 //

@@ -196,8 +196,8 @@ func (f *Flow) noWarning() bool {
 	return false
 }
 
-// checkMatching is the class-level version of the DAG verifier: every task endpoint must have a dependency on the other side that
-// names this class and flow back, in the opposite direction.
+// checkMatching is the class-level version of the DAG verifier: every task endpoint must have a
+// dependency on the other side that names this class and flow back, in the opposite direction.
 func (c *checker) checkMatching(tc *TaskClass, f *Flow) {
 	for _, d := range f.Deps {
 		if d.Attrs.NoWarning {

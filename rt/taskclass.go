@@ -60,7 +60,8 @@ type Flow struct {
 	Access Access
 }
 
-// Readiness selects how a task's pending inputs are tracked (docs/language.md, "What gen produces").
+// Readiness selects how a task's pending inputs are tracked (docs/language.md, "What gen
+// produces").
 type Readiness uint8
 
 const (

@@ -377,7 +377,8 @@ func (l *errorLog) snapshot() []error {
 	return append([]error(nil), l.errs...)
 }
 
-// countStart and countDone maintain the per-taskpool in-flight counters (docs/ce.md, "Shutdown and errors").
+// countStart and countDone maintain the per-taskpool in-flight counters (docs/ce.md, "Shutdown
+// and errors").
 func (e *Engine) countStart(tp TaskpoolID) {
 	if tp == 0 {
 		return

@@ -9,8 +9,9 @@ import (
 )
 
 // RemoteKey names a registration of another rank (or this one) for Get and Put. It is opaque:
-// rank, registry slot, generation and length, never an address (docs/ce.md, "Registrations and one-sided transfers"). Send it to peers
-// with AppendBinary and read it back with ParseRemoteKey. The zero RemoteKey is invalid.
+// rank, registry slot, generation and length, never an address (docs/ce.md, "Registrations and
+// one-sided transfers"). Send it to peers with AppendBinary and read it back with ParseRemoteKey.
+// The zero RemoteKey is invalid.
 type RemoteKey struct {
 	rank Rank
 	slot uint32

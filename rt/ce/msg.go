@@ -108,8 +108,8 @@ func (m *Msg) submit() error {
 }
 
 // finish releases a submitted message: the one place a sent message goes back to the pool
-// (docs/ce.md, "Messages and buffers", "released exactly once: on local completion, on any error, or on Close").
-// It reports a second release instead of performing it.
+// (docs/ce.md, "Messages and buffers", "released exactly once: on local completion, on any error,
+// or on Close"). It reports a second release instead of performing it.
 func (m *Msg) finish() error {
 	if !m.state.CompareAndSwap(msgSubmitted, msgReleased) {
 		err := fmt.Errorf("%w: message completed twice", ErrReleased)
