@@ -19,9 +19,10 @@ var tutorialBlock = regexp.MustCompile("(?ms)^```\\w+ (file|output)=(\\S+)\n(.*?
 // TestUserModule builds the tutorial's first program the way a user does, in a module of its
 // own outside this repository: go mod init, go get -tool (jdf2go replaced by this checkout),
 // a main.go whose go:generate line runs `go tool jdf2go gen`, then go generate, go mod tidy,
-// go vet and go run. It runs offline (GOPROXY=off: the module cache must already hold this
-// repository's dependencies, as it does after building it) and checks the program's output
-// against the tutorial's.
+// go vet and go run; then `go tool jdf2go new` in a folder of the same module. It runs
+// offline (GOPROXY=off: the module cache must already hold this repository's dependencies,
+// as it does after building it) and checks each program's output, the first against the
+// tutorial's.
 func TestUserModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module (-short)")
@@ -92,5 +93,15 @@ func TestUserModule(t *testing.T) {
 	run("vet", "./...")
 	if got := run("run", "."); got != want {
 		t.Fatalf("go run . printed %q, want %q (docs/tutorial.md)", got, want)
+	}
+	// The tutorial's other start: `go tool jdf2go new NAME` writes a program to edit.
+	if err := os.Mkdir(filepath.Join(dir, "starter"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run("tool", "jdf2go", "new", "-C", "starter", "starter")
+	run("generate", "./...")
+	run("vet", "./...")
+	if got := run("run", "./starter", "-n", "8"); got != "starter: 8 blocks, sum 288\n" {
+		t.Fatalf("go run ./starter printed %q", got)
 	}
 }
