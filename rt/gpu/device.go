@@ -232,6 +232,7 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 		}
 		if d.prof != nil {
 			s.track = d.prof.Track(d.name + "/" + name)
+			s.tracks, s.laneOpen = []int{s.track}, []int32{0}
 		}
 		d.streams = append(d.streams, s)
 	}

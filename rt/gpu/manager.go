@@ -434,11 +434,21 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 	d := ep.d
 	switch r = r.normalize(); r {
 	case Done, Again:
-		// One start per PENDING member at each commit.
+		// One start per PENDING member at each commit, on the ring's lane.
+		lane := -1
+		for x := range head.Ring() {
+			if x.exec == ExecOpen && x.execStream == s {
+				lane = x.execLane
+				break
+			}
+		}
 		for x := range head.Ring() {
 			if x.exec == ExecPending {
+				if lane < 0 {
+					lane = s.freeLane()
+				}
 				x.exec = ExecOpen
-				d.prof.Begin(s.track, SpanExec, x)
+				s.beginExec(x, lane)
 			}
 			x.state = StateExFollower
 		}
@@ -704,15 +714,11 @@ func (ep *episode) terminate(s *Stream, head *Task, r Result, cause error, quies
 		err = fmt.Errorf("%w: %v on %s returned %v", sentinel, head, d.name, r)
 	}
 	ep.setErr(err)
-	track := d.out.track
-	if s != nil {
-		track = s.track
-	}
 	for x := range head.Ring() {
 		ep.endStage(x)
 		if x.exec == ExecOpen {
 			x.exec = ExecClosed
-			d.prof.End(track, SpanExec, x)
+			endExec(x)
 		}
 		if x.kind == KindWriteBack {
 			d.writeBackDone(x, false)
@@ -755,7 +761,9 @@ func (ep *episode) endStage(w *Task) {
 		return
 	}
 	w.stage.pending = false
-	ep.d.prof.End(w.stage.track, w.stage.name, w)
+	s := w.stage.stream
+	s.laneOpen[w.stage.lane]--
+	ep.d.prof.End(s.tracks[w.stage.lane], w.stage.name, w)
 }
 
 // closeExec emits one end for every OPEN member of the ring.
@@ -763,7 +771,7 @@ func (ep *episode) closeExec(s *Stream, head *Task) {
 	for x := range head.Ring() {
 		if x.exec == ExecOpen {
 			x.exec = ExecClosed
-			ep.d.prof.End(s.track, SpanExec, x)
+			endExec(x)
 		}
 	}
 }

@@ -35,7 +35,12 @@ type Stream struct {
 	name  string
 	role  Role
 	be    BackendStream
-	track int
+	track int // the first of tracks
+
+	// Trace lanes (profile.go): profiler tracks of this stream, each with the
+	// number of spans open on it. Touched only by the manager.
+	tracks   []int
+	laneOpen []int32
 
 	fifo fifo
 
@@ -135,14 +140,17 @@ func (s *Stream) FIFOLocked() bool {
 	return true
 }
 
-// BeginStage opens a stage interval for t on this stream's track that the
-// manager closes at t's next event completion. At the final DONE event
-// the stage end is emitted before the execution ends, never instead of it.
+// BeginStage opens a stage interval for t on one of this stream's tracks
+// that the manager closes at t's next event completion. At the final DONE
+// event the stage end is emitted before the execution ends, never instead of
+// it.
 func (s *Stream) BeginStage(t *Task, name string) {
 	d := s.dev
 	if d.prof == nil || t.stage.pending {
 		return
 	}
-	t.stage = stageSpan{name: name, track: s.track, pending: true}
-	d.prof.Begin(s.track, name, t)
+	lane := s.freeLane()
+	t.stage = stageSpan{name: name, stream: s, lane: lane, pending: true}
+	s.laneOpen[lane]++
+	d.prof.Begin(s.tracks[lane], name, t)
 }

@@ -103,8 +103,11 @@ type Task struct {
 	stage     stageSpan
 	exec      ExecState
 	execStart time.Duration // device clock at the first commit of the exec stage
-	wb        []*devCopy    // copies written back by a KindWriteBack wrapper
-	cause     error         // why the body failed (Fail), for the cleanout
+	// execStream and execLane: where the open execution interval is recorded.
+	execStream *Stream
+	execLane   int
+	wb         []*devCopy // copies written back by a KindWriteBack wrapper
+	cause      error      // why the body failed (Fail), for the cleanout
 	// peer is the copy whose peer reader a KindD2DComplete command releases.
 	peer        *devCopy
 	peerCounted bool
@@ -114,7 +117,8 @@ type Task struct {
 // completion (it belongs to the stage, not to the logical execution).
 type stageSpan struct {
 	name    string
-	track   int
+	stream  *Stream // the stream and trace lane the interval is recorded on
+	lane    int
 	pending bool
 }
 
