@@ -53,7 +53,8 @@ fuzz:
 	  done; \
 	done
 
-## bench: the benchmark driver; prints one table with ratios to baselines and writes bench/results.json.
+## bench: the benchmark driver; prints one table with ratios to baselines and writes bench/results.json
+## and bench/report.html (tables and plots in one file).
 bench:
 	@if [ -d bench ]; then $(GO) run ./bench; else $(GO) test -run '^$$' -bench . -benchmem ./...; fi
 

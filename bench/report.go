@@ -186,11 +186,11 @@ func (s *series) add(name string, x, y float64) {
 // reportFigures draws every plot the rows allow.
 func reportFigures(rows []Row) ([]reportFigure, error) {
 	var figs []reportFigure
-	draw := func(title, x, y string, logX bool, s *series) error {
+	draw := func(title, x, y string, logX, logY bool, s *series) error {
 		if s == nil || len(s.names) == 0 {
 			return nil
 		}
-		png, err := linePlot(title, x, y, logX, s)
+		png, err := linePlot(title, x, y, logX, logY, s)
 		if err != nil {
 			return fmt.Errorf("plot %q: %w", title, err)
 		}
@@ -216,7 +216,7 @@ func reportFigures(rows []Row) ([]reportFigure, error) {
 		}
 	}
 	for _, k := range order {
-		if err := draw(k, "NB (tile size)", "GFLOP/s", false, perKey[k]); err != nil {
+		if err := draw(k, "NB (tile size)", "GFLOP/s", false, false, perKey[k]); err != nil {
 			return nil, err
 		}
 	}
@@ -228,7 +228,7 @@ func reportFigures(rows []Row) ([]reportFigure, error) {
 		}
 	}
 	for _, k := range order {
-		if err := draw(k, "workers", "ns/task", false, perKey[k]); err != nil {
+		if err := draw(k, "workers", "ns/task (log scale)", false, true, perKey[k]); err != nil {
 			return nil, err
 		}
 	}
@@ -251,7 +251,7 @@ func reportFigures(rows []Row) ([]reportFigure, error) {
 		}
 	}
 	for _, k := range order {
-		if err := draw(k, "batch_max (tasks per ring)", "tasks/s", true, perKey[k]); err != nil {
+		if err := draw(k, "batch_max (tasks per ring)", "tasks/s", true, false, perKey[k]); err != nil {
 			return nil, err
 		}
 	}
@@ -275,7 +275,7 @@ func reportFigures(rows []Row) ([]reportFigure, error) {
 		if strings.HasSuffix(k, "bandwidth") {
 			y = "GB/s"
 		}
-		if err := draw(k, "message size (bytes)", y, true, perKey[k]); err != nil {
+		if err := draw(k, "message size (bytes)", y, true, false, perKey[k]); err != nil {
 			return nil, err
 		}
 	}
@@ -283,7 +283,7 @@ func reportFigures(rows []Row) ([]reportFigure, error) {
 }
 
 // linePlot draws the series as lines with points and returns the PNG.
-func linePlot(title, xLabel, yLabel string, logX bool, s *series) ([]byte, error) {
+func linePlot(title, xLabel, yLabel string, logX, logY bool, s *series) ([]byte, error) {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = xLabel
@@ -303,11 +303,17 @@ func linePlot(title, xLabel, yLabel string, logX bool, s *series) ([]byte, error
 		return nil, err
 	}
 	p.Legend.Top = true
-	p.Y.Min = 0
+	if logY {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Min = math.Max(p.Y.Min/2, 1e-9)
+	} else {
+		p.Y.Min = 0
+	}
 	if logX {
 		p.X.Min = math.Max(p.X.Min, 0.5)
 	}
-	wt, err := p.WriterTo(7*vg.Inch, 4*vg.Inch, "png")
+	wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, "png")
 	if err != nil {
 		return nil, err
 	}
@@ -343,7 +349,6 @@ td.l, th.l { text-align: left; }
 dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
 dt { font-weight: 600; }
 figure { display: inline-block; margin: 0.5em; }
-figcaption { text-align: center; font-size: 0.9em; }
 img { max-width: 100%; }
 </style>
 </head>
@@ -361,7 +366,7 @@ Ratios are the time of jdf2go divided by the time of the baseline, measured in t
 <dt>GPUs</dt><dd>{{.Machine.GPUs}}</dd>
 </dl>
 <h2>Plots</h2>
-{{range .Figures}}<figure><img src="{{.PNG}}" alt="{{.Title}}"><figcaption>{{.Title}}</figcaption></figure>
+{{range .Figures}}<figure><img src="{{.PNG}}" alt="{{.Title}}"></figure>
 {{else}}<p>No suite produced rows that can be plotted.</p>
 {{end}}
 <h2>Tables</h2>
