@@ -471,7 +471,7 @@ func (o Op) GoString() string {
 	return opText[o]
 }
 
-// Precedence returns the operator level (docs/language.md, "Operators"; 3 = `||` ... 11 = prefix).
+// Precedence returns the operator level (docs/language.md, "Expressions"; 3 = `||` ... 11 = prefix).
 func (o Op) Precedence() int {
 	switch o {
 	case OpLOr, OpOr1:
