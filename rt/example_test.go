@@ -60,5 +60,5 @@ func ExampleTaskpool_SetArena() {
 	c, _ := tp.NewCopy("DEFAULT")
 	_, err := tp.NewCopy("T")
 	fmt.Println(len(c.Float64s()), err)
-	// Output: 16 rt: no such arena: "T" in taskpool Independent
+	// Output: 16 rt: no such arena: "T" in taskpool Independent (NEW inputs and WRITE flows take their buffers from it: call tp.SetArena("T", rt.NewArena(bytes)) before Add)
 }

@@ -85,7 +85,8 @@ func (tp *Taskpool) Arena(name string) *Arena {
 func (tp *Taskpool) NewCopy(name string) (*Copy, error) {
 	a := tp.Arena(name)
 	if a == nil {
-		return nil, fmt.Errorf("%w: %q in taskpool %s", ErrNoArena, name, tp.name)
+		return nil, fmt.Errorf("%w: %q in taskpool %s (NEW inputs and WRITE flows take their buffers "+
+			"from it: call tp.SetArena(%q, rt.NewArena(bytes)) before Add)", ErrNoArena, name, tp.name, name)
 	}
 	return a.Get(), nil
 }
