@@ -54,6 +54,13 @@ func ExampleNewTiledMatrix() {
 	// Output: 3 3 1 4
 }
 
+func ExampleNewSliceArena() {
+	a := rt.NewSliceArena[float32](10)
+	c := a.Get()
+	fmt.Println(a.Bytes(), len(c.Value.([]float32)))
+	// Output: 40 10
+}
+
 func ExampleTaskpool_SetArena() {
 	tp := rttest.Independent(1, nil)
 	tp.SetArena("DEFAULT", rt.NewArena(8*16))
