@@ -96,3 +96,45 @@ func TestDocLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestDocEnvVars: every JDF2GO_* variable the code reads is in docs/runtime.md.
+func TestDocEnvVars(t *testing.T) {
+	doc, err := os.ReadFile("docs/runtime.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := regexp.MustCompile(`JDF2GO_[A-Z0-9_]*[A-Z0-9]`)
+	seen := map[string]string{}
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, v := range env.FindAllString(string(b), -1) {
+			if _, ok := seen[v]; !ok {
+				seen[v] = path
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) < 10 {
+		t.Fatalf("found %d variables; the scan is broken", len(seen))
+	}
+	for v, path := range seen {
+		if !regexp.MustCompile(`\b` + v + `\b`).Match(doc) {
+			t.Errorf("%s (read in %s) is not in docs/runtime.md", v, path)
+		}
+	}
+}
