@@ -161,8 +161,9 @@ func (g *generator) constructor(f *jen.File) {
 	}
 	body = append(body,
 		jen.Id("tp").Op(":=").Op("&").Id(g.name).Values(vals...),
-		jen.Id("tp").Dot("Taskpool").Op("=").Qual(rtPath, "NewTaskpool").Call(classes...),
-		jen.Return(jen.Id("tp"), jen.Nil()))
+		jen.Id("tp").Dot("Taskpool").Op("=").Qual(rtPath, "NewTaskpool").Call(classes...))
+	body = append(body, g.registerArenas(s)...)
+	body = append(body, jen.Return(jen.Id("tp"), jen.Nil()))
 
 	f.Commentf("New%s returns the taskpool of %s for the given globals, in declaration order.", g.name, g.file)
 	f.Comment("It rejects a nil or malformed data collection and a negative size with an error")
