@@ -1,11 +1,7 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
 )
@@ -23,14 +19,9 @@ func TestStencil(t *testing.T) {
 	}
 }
 
-// TestStencilWithoutArena: NEW without a registered arena fails the taskpool with an error
-// that names the task, the flow and its .jdf line, and says what to call.
-func TestStencilWithoutArena(t *testing.T) {
-	ctx, err := rt.New(rt.Workers(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctx.Close()
+// TestStencilMakesItsArena: the JDF gives the length of N's buffers (count = data.NB), so
+// NewStencil1D registers the DEFAULT arena itself and stencil (TestStencil) needs no SetArena.
+func TestStencilMakesItsArena(t *testing.T) {
 	data, err := rt.NewVector(16, 4, 1, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -39,18 +30,11 @@ func TestStencilWithoutArena(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ctx.Add(tp.Taskpool); err != nil {
-		t.Fatal(err)
+	a := tp.Arena("DEFAULT")
+	if a == nil || a.Bytes() != 4*8 {
+		t.Fatalf("arena DEFAULT: %v", a)
 	}
-	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err = tp.Wait(wctx)
-	if !errors.Is(err, rt.ErrNoArena) {
-		t.Fatalf("Wait = %v, want rt.ErrNoArena", err)
-	}
-	for _, want := range []string{"Step(0, ", "stencil1d.jdf:", "flow N", `tp.SetArena("DEFAULT", rt.NewArena(bytes))`} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("the error lacks %q: %v", want, err)
-		}
+	if n := len(a.Get().Float64s()); n != 4 {
+		t.Fatalf("buffers of %d elements, want 4", n)
 	}
 }

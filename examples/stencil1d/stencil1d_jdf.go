@@ -30,20 +30,24 @@ var ErrStencil1DArgument = errors.New("Stencil1D: bad argument")
 // wrapping ErrStencil1DArgument, and computes the hidden globals.
 func NewStencil1D(T int, data *rt.Vector) (*Stencil1D, error) {
 	if T < 0 {
-		return nil, fmt.Errorf("NewStencil1D: %s is %d, want at least 0 (it bounds a range at %s): %w", "T", T, "stencil1d.jdf:15:12", ErrStencil1DArgument)
+		return nil, fmt.Errorf("NewStencil1D: %s is %d, want at least 0 (it bounds a range at %s): %w", "T", T, "stencil1d.jdf:16:12", ErrStencil1DArgument)
 	}
 	if err := rt.VerifyCollection(data, 1, ErrStencil1DArgument); err != nil {
 		return nil, fmt.Errorf("NewStencil1D: data: %w", err)
 	}
-//line ../stencil1d.jdf:12
+//line ../stencil1d.jdf:13
 	var NX int = (data.NT)
 //line stencil1d_jdf.go:41
 	tp := &Stencil1D{T: T, data: data, NX: NX}
 	tp.Taskpool = rt.NewTaskpool("Stencil1D", tp, &stencil1DStep)
+//line ../stencil1d.jdf:26
+	stencil1DCount0 := data.NB
+//line stencil1d_jdf.go:46
+	tp.SetArena("DEFAULT", rt.NewSliceArena[float64](stencil1DCount0))
 	return tp, nil
 }
 
-// stencil1DStep describes task class Step (stencil1d.jdf:14:1).
+// stencil1DStep describes task class Step (stencil1d.jdf:15:1).
 var stencil1DStep rt.TaskClass
 
 func init() {
@@ -146,11 +150,11 @@ func stencil1DStepPrepare(task *rt.Task) error {
 	t, x := l[0], l[1]
 	if t == 0 {
 		if err := task.BindElement(0, g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{x}}); err != nil {
-			return fmt.Errorf("%s: flow %s: %w", "stencil1d.jdf:18:24", "C", err)
+			return fmt.Errorf("%s: flow %s: %w", "stencil1d.jdf:19:24", "C", err)
 		}
 	} else {
 		if task.Flow(0) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:18:34", "C", "N Step(t - 1, x)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:19:34", "C", "N Step(t - 1, x)")
 		}
 	}
 	if t == 0 {
@@ -159,7 +163,7 @@ func stencil1DStepPrepare(task *rt.Task) error {
 		task.SetFlow(1, nil)
 	} else {
 		if task.Flow(1) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:21:13", "L", "N Step(t - 1, x - 1)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:22:13", "L", "N Step(t - 1, x - 1)")
 		}
 	}
 	if t == 0 {
@@ -168,11 +172,11 @@ func stencil1DStepPrepare(task *rt.Task) error {
 		task.SetFlow(2, nil)
 	} else {
 		if task.Flow(2) == nil {
-			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:24:13", "R", "N Step(t - 1, x + 1)")
+			return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)", "stencil1d.jdf:25:13", "R", "N Step(t - 1, x + 1)")
 		}
 	}
 	if err := task.BindNew(3, "DEFAULT"); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "stencil1d.jdf:25:14", "N", err)
+		return fmt.Errorf("%s: flow %s: %w", "stencil1d.jdf:26:14", "N", err)
 	}
 	return nil
 }
@@ -266,18 +270,18 @@ func stencil1DStepPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask,
 func stencil1DStepPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g := tp.Globals().(*Stencil1D)
 	t := l[0]
-//line ../stencil1d.jdf:30
+//line ../stencil1d.jdf:31
 	return int32(g.T - t)
-//line stencil1d_jdf.go:272
+//line stencil1d_jdf.go:276
 }
 
 // stencil1DStepAffinity returns the data collection element that owns Step(t, x).
 func stencil1DStepAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g := tp.Globals().(*Stencil1D)
 	x := l[1]
-//line ../stencil1d.jdf:17
+//line ../stencil1d.jdf:18
 	return g.data, rt.Index{N: 1, I: [rt.MaxIndex]int{x}}
-//line stencil1d_jdf.go:281
+//line stencil1d_jdf.go:285
 }
 
 // stencil1DStepHook runs the CPU body of Step(t, x).
@@ -303,9 +307,9 @@ func stencil1DStepHook(task *rt.Task) error {
 	return stencil1DStepBody(tp, task, tp.T, tp.data, tp.NX, l[0], l[1], C, L, R, N)
 }
 
-// stencil1DStepBody is the CPU body of Step(t, x) at stencil1d.jdf:31:1.
+// stencil1DStepBody is the CPU body of Step(t, x) at stencil1d.jdf:32:1.
 func stencil1DStepBody(tp *Stencil1D, task *rt.Task, T int, data *rt.Vector, NX int, t int, x int, C []float64, L []float64, R []float64, N []float64) error {
-//line ../stencil1d.jdf:32
+//line ../stencil1d.jdf:33
 	{
 		if t == 0 {
 			copy(N, C)
@@ -323,7 +327,7 @@ func stencil1DStepBody(tp *Stencil1D, task *rt.Task, T int, data *rt.Vector, NX 
 			N[j] = (left + C[j] + right) / 3
 		}
 	}
-//line stencil1d_jdf.go:327
+//line stencil1d_jdf.go:331
 	return nil
 }
 
@@ -331,12 +335,12 @@ func stencil1DStepBody(tp *Stencil1D, task *rt.Task, T int, data *rt.Vector, NX 
 // WriteDOT: Flows[class][flow], Deps[class][flow][dep].
 var stencil1DSource = rt.Source{
 	Err:     ErrStencil1DGraph,
-	Classes: []string{"stencil1d.jdf:14:1"},
+	Classes: []string{"stencil1d.jdf:15:1"},
 	Flows: [][]string{
-		{"stencil1d.jdf:18:8", "stencil1d.jdf:19:8", "stencil1d.jdf:22:8", "stencil1d.jdf:25:9"},
+		{"stencil1d.jdf:19:8", "stencil1d.jdf:20:8", "stencil1d.jdf:23:8", "stencil1d.jdf:26:9"},
 	},
 	Deps: [][][]string{
-		{{"stencil1d.jdf:18:10"}, {"stencil1d.jdf:19:10", "stencil1d.jdf:20:10", "stencil1d.jdf:21:10"}, {"stencil1d.jdf:22:10", "stencil1d.jdf:23:10", "stencil1d.jdf:24:10"}, {"stencil1d.jdf:25:11", "stencil1d.jdf:26:11", "stencil1d.jdf:27:11", "stencil1d.jdf:28:11", "stencil1d.jdf:29:11"}},
+		{{"stencil1d.jdf:19:10"}, {"stencil1d.jdf:20:10", "stencil1d.jdf:21:10", "stencil1d.jdf:22:10"}, {"stencil1d.jdf:23:10", "stencil1d.jdf:24:10", "stencil1d.jdf:25:10"}, {"stencil1d.jdf:26:11", "stencil1d.jdf:27:11", "stencil1d.jdf:28:11", "stencil1d.jdf:29:11", "stencil1d.jdf:30:11"}},
 	},
 }
 
