@@ -53,6 +53,7 @@ type Context struct {
 	tracking     bool // a progress bar reads the workers' unpublished done counts
 	progressStop chan struct{}
 	progressDone chan struct{}
+	progressKick chan chan struct{} // Wait asks the bar to draw now (flushProgress)
 }
 
 // New starts a Context with its workers. Options override JDF2GO_WORKERS, JDF2GO_SCHED and
@@ -98,6 +99,7 @@ func New(opts ...Option) (*Context, error) {
 	}
 	if cfg.progress != nil {
 		c.progressStop, c.progressDone = make(chan struct{}), make(chan struct{})
+		c.progressKick = make(chan chan struct{})
 		go c.progress(cfg.progress)
 	}
 	return c, nil

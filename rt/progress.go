@@ -23,6 +23,8 @@ import (
 // appears once an episode has run for progressDelay (short runs print nothing), redraws at
 // most every progressEvery on a terminal and every progressEveryLog elsewhere, and ends the
 // episode with a final line once all its taskpools have finished: 100 % when they succeeded.
+// Taskpool.Wait has the bar sample before it returns, so that line comes before whatever the
+// program prints next.
 
 const (
 	progressEvery    = 100 * time.Millisecond // at most 10 redraws a second on a terminal
@@ -67,9 +69,35 @@ func (c *Context) progress(w io.Writer) {
 		case <-c.progressStop:
 			b.sample(time.Now())
 			return
+		case done := <-c.progressKick:
+			b.sample(time.Now())
+			close(done)
 		case now := <-tick.C:
 			b.sample(now)
 		}
+	}
+}
+
+// flushProgress has the bar sample now, so that the final line of a finished run is out
+// before Wait returns and the program prints what follows. It gives up after a second, in
+// case the bar's writer blocks.
+func (c *Context) flushProgress() {
+	if c.progressKick == nil {
+		return
+	}
+	done := make(chan struct{})
+	timeout := time.NewTimer(time.Second)
+	defer timeout.Stop()
+	select {
+	case c.progressKick <- done:
+	case <-c.progressDone:
+		return
+	case <-timeout.C:
+		return
+	}
+	select {
+	case <-done:
+	case <-timeout.C:
 	}
 }
 

@@ -177,7 +177,7 @@ func (s *syncBuffer) String() string {
 }
 
 // The bar's goroutine on a writer that is not a terminal: one line per second, then the final
-// line; nothing at all for a run shorter than the first draw.
+// line, out before Wait returns; nothing at all for a run shorter than the first draw.
 func TestProgressGoroutine(t *testing.T) {
 	var out syncBuffer
 	c, err := New(Workers(2), WithProgress(&out))
@@ -200,7 +200,10 @@ func TestProgressGoroutine(t *testing.T) {
 	if err := tp.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the final line", func() bool { return strings.Contains(out.String(), "100% 4/4 tasks") })
+	// Wait has the bar draw its final line before it returns.
+	if !strings.Contains(out.String(), "100% 4/4 tasks") {
+		t.Fatalf("no final line when Wait returned: %q", out.String())
+	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

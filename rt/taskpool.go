@@ -128,6 +128,7 @@ func (tp *Taskpool) Wait(ctx context.Context) error {
 	if tp.failed.Load() {
 		tp.ctx.quiesce()
 	}
+	tp.ctx.flushProgress()
 	return tp.err
 }
 
