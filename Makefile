@@ -4,6 +4,8 @@
 GO       ?= go
 MPIRUN   ?= mpirun --allow-run-as-root --oversubscribe --bind-to none
 FUZZTIME ?= 60s
+# Citations of design notes that are not in the repository; docs/ holds the documentation.
+NOTE_CITATIONS = (jdf-language|gpu-manager|ARCHITECTURE|STYLE|benchmarks|dist)\.md|(^|[^/a-z])ce\.md|design notes?\b|§ ?[0-9]
 # Packages whose tests also run under the race detector (gpubench: the next_task
 # manager test that drives rt/gpu through its harness).
 RACE_PKGS = ./rt/... ./bench/internal/gpubench
@@ -40,6 +42,11 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./examples/pingpong; fi
+	@out=$$($(GO) run ./cmd/jdf2go fmt -l examples/*.jdf); \
+	if [ -n "$$out" ]; then echo "jdf2go fmt -l lists (run jdf2go fmt -w, then make generate):"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
+	@out=$$(git grep --untracked -nE '$(NOTE_CITATIONS)' -- '*.go' '*.jdf' '*.md' 2>/dev/null); \
+	if [ -n "$$out" ]; then echo "citations of notes that are not in the repository (cite docs/ instead):"; echo "$$out"; exit 1; fi
 
 ## fuzz: every fuzz target for FUZZTIME (60 s by default).
 fuzz:
@@ -50,7 +57,8 @@ fuzz:
 	  done; \
 	done
 
-## bench: the benchmark driver; prints one table with ratios to baselines and writes bench/results.json.
+## bench: the benchmark driver; prints one table with ratios to baselines and writes bench/results.json
+## and bench/report.html (tables and plots in one file).
 bench:
 	@if [ -d bench ]; then $(GO) run ./bench; else $(GO) test -run '^$$' -bench . -benchmem ./...; fi
 

@@ -17,7 +17,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/ce/cetest"
 )
 
-// The communication suites (benchmarks.md §4).
+// The communication suites (docs/runtime.md, "Benchmarks").
 //
 // ce: two in-process ranks (ce.NewWorld). "am-rate": 200 k one-way 8-byte AMs from rank 0 to
 // rank 1 (goal ≥ 1 M AMs/s), sent by a worker (direct path) and by a device manager (shifted
@@ -35,7 +35,10 @@ func init() {
 	register(Suite{Name: "ce-mpi", Applicable: mpiApplicable, Run: runCEMPI})
 }
 
-const cePingTag = ce.FirstUserTag
+const (
+	cePingTag = ce.FirstUserTag
+	ceMaxAM   = 16 << 10 // the largest active message of the latency rows
+)
 
 func runCE(cfg *Config) ([]Row, error) {
 	k, trips := 200_000, 20_000
@@ -63,7 +66,7 @@ func runCE(cfg *Config) ([]Row, error) {
 	pps := make([]*cetest.PingPong, 2)
 	for i, e := range es {
 		var err error
-		if pps[i], err = cetest.NewPingPong(e, cePingTag, 8); err != nil {
+		if pps[i], err = cetest.NewPingPong(e, cePingTag, ceMaxAM); err != nil {
 			return rows, err
 		}
 		if err := e.Start(context.Background()); err != nil {
@@ -71,14 +74,14 @@ func runCE(cfg *Config) ([]Row, error) {
 		}
 	}
 	defer ce.CloseAll(context.Background(), es...)
-	for _, path := range []cetest.Path{cetest.Direct, cetest.ShiftedInline, cetest.Shifted} {
-		s, err := cfg.Measure(func() (time.Duration, error) {
+	pingPong := func(path cetest.Path, size, n int, put bool) (Stats, error) {
+		return cfg.Measure(func() (time.Duration, error) {
 			var el [2]time.Duration
 			var errs [2]error
 			done := make(chan int)
 			for i := range 2 {
 				go func() {
-					el[i], errs[i] = pps[i].Run(context.Background(), path, 8, trips, false)
+					el[i], errs[i] = pps[i].Run(context.Background(), path, size, n, put)
 					done <- i
 				}()
 			}
@@ -89,6 +92,9 @@ func runCE(cfg *Config) ([]Row, error) {
 			}
 			return el[0], errs[1]
 		})
+	}
+	for _, path := range []cetest.Path{cetest.Direct, cetest.ShiftedInline, cetest.Shifted} {
+		s, err := pingPong(path, 8, trips, false)
 		if err != nil {
 			return rows, fmt.Errorf("pingpong %v: %w", path, err)
 		}
@@ -96,6 +102,30 @@ func runCE(cfg *Config) ([]Row, error) {
 	}
 	s, _ = cfg.Measure(func() (time.Duration, error) { return chanPingPong(trips), nil })
 	row("pingpong 8B", "chan", float64(2*trips), "ns/half-rt", s)
+	// Latency (AMs) and bandwidth (Puts) against the message size, for the report's plots.
+	latTrips, bwTrips := trips/10, 20
+	if cfg.Quick {
+		bwTrips = 4
+	}
+	for _, size := range []int{8, 256, 4096, ceMaxAM} {
+		for _, path := range []cetest.Path{cetest.Direct, cetest.Shifted} {
+			s, err := pingPong(path, size, latTrips, false)
+			if err != nil {
+				return rows, fmt.Errorf("latency %dB %v: %w", size, path, err)
+			}
+			row(fmt.Sprintf("latency %dB", size), path.String(), float64(2*latTrips), "ns/half-rt", s)
+		}
+	}
+	for _, size := range []int{4 << 10, 64 << 10, 1 << 20, 4 << 20} {
+		for _, path := range []cetest.Path{cetest.Direct, cetest.Shifted} {
+			s, err := pingPong(path, size, bwTrips, true)
+			if err != nil {
+				return rows, fmt.Errorf("bandwidth %dB %v: %w", size, path, err)
+			}
+			// Per kB, so that the rate/s column (millions of items per second) reads GB/s.
+			row(fmt.Sprintf("bandwidth %dB", size), path.String(), float64(2*bwTrips)*float64(size)/1e3, "ns/kB", s)
+		}
+	}
 	return rows, nil
 }
 

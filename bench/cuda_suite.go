@@ -9,7 +9,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
 )
 
-// The cuda suite (benchmarks.md §3) on CUDA device 0, with the workloads of
+// The cuda suite (docs/runtime.md, "Benchmarks") on CUDA device 0, with the workloads of
 // bench/internal/cudabench; it is skipped where no CUDA device exists. Rows:
 //
 //	empty-kernel: 100 k singleton tasks (-quick: 10 k) through the GPU manager, each launching

@@ -1,10 +1,12 @@
-// Command bench is the benchmark driver behind `make bench` (benchmarks.md): it runs every
-// registered suite that applies to this machine, prints one table, and writes
-// bench/results.json.
+// Command bench is the benchmark driver behind `make bench` (docs/runtime.md, "Benchmarks"): it
+// runs every registered suite that applies to this machine, prints one table, and writes
+// bench/results.json and bench/report.html (report.go: the machine, every table, and plots).
 //
 // Usage:
 //
 //	go run ./bench [-runs 3] [-workers 1,2] [-suite REGEXP] [-quick] [-json bench/results.json]
+//	    [-html bench/report.html]
+//	go run ./bench -from bench/results.json [-html bench/report.html]
 //
 // Every figure is the median of -runs timed runs after one warm-up run, with min and max.
 // Each row that measures jdf2go carries its ratios against baselines measured in the same run
@@ -28,7 +30,7 @@
 // variants it is compared against, which must be rows of the same workload and workers
 // returned by the same suite. A suite that does not apply is listed as "skipped: <reason>".
 //
-// # The rt suite (task throughput, benchmarks.md §1)
+// # The rt suite (task throughput, docs/runtime.md, "Benchmarks")
 //
 // Workloads, all with empty bodies, timed from Context.Add (which includes the enumeration of
 // the execution space) to the end of Taskpool.Wait, on an already started Context, with

@@ -8,7 +8,7 @@ import (
 	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 )
 
-// The gpu-nexttask suite (issue 8; gpu-manager.md §6): CPU successors of
+// The gpu-nexttask suite (docs/gpu.md, "next_task"): CPU successors of
 // GPU tasks picked up by other workers while a manager runs, on one
 // simulated device (bench/internal/gpubench's NextTask, whose file comment gives the
 // graph and the method). NG = 2000 parent tasks (-quick: 300), each

@@ -8,7 +8,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
-// The gpu-sim suite (benchmarks.md §3, simulated device): tasks/s through
+// The gpu-sim suite (docs/runtime.md, "Benchmarks", simulated device): tasks/s through
 // the GPU manager for singleton tasks and for batched tasks with batch_max
 // 8, 32 and 128, in two regimes:
 //
@@ -17,7 +17,7 @@ import (
 //     their FIFOs;
 //   - launch-bound (workload "manager-launch"): each launch costs 20µs of host
 //     time on the manager (a cuBLAS call on a tiny matrix) and the device
-//     nothing, the H200 situation where batching used to form rings of one.
+//     nothing, the situation where batching used to form rings of one.
 //
 // Each regime runs with the default manager loop (variant names alone),
 // which takes up to 64 waiting submissions per iteration, and with PaRSEC's

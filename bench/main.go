@@ -25,8 +25,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	suite := fs.String("suite", "", "run only suites whose name matches this regexp")
 	quick := fs.Bool("quick", false, "small sizes (smoke test of the driver)")
 	out := fs.String("json", "bench/results.json", "where to write the results (empty: nowhere)")
+	html := fs.String("html", "bench/report.html", "where to write the HTML report with plots (empty: nowhere)")
+	from := fs.String("from", "", "write the report from this results.json instead of running the suites")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if *from != "" {
+		if err := reportFrom(*from, *html); err != nil {
+			log.Error("report", "err", err)
+			return 1
+		}
+		return 0
 	}
 	cfg := &Config{Runs: *runs, Quick: *quick}
 	for _, s := range strings.Split(*workers, ",") {
@@ -46,7 +56,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: bad -suite: %v\n", err)
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
 	var rows []Row
 	var skipped []string
 	status := 0
@@ -71,10 +80,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		status = 1
 	}
 	printTable(stdout, rows, skipped)
+	res := results{Date: time.Now().UTC(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(),
+		Go: runtime.Version(), Machine: machineInfo(), Rows: rows, Skipped: skipped}
 	if *out != "" {
-		if err := writeJSON(*out, rows, skipped); err != nil {
+		if err := writeJSON(*out, res); err != nil {
 			log.Error("writing results", "err", err)
 			status = 1
+		}
+	}
+	if *html != "" {
+		if err := WriteReport(*html, Report{Date: res.Date, Machine: res.Machine, Rows: rows, Skipped: skipped}); err != nil {
+			log.Error("writing the report", "err", err)
+			status = 1
+		} else {
+			fmt.Fprintf(stdout, "report: %s\n", *html)
 		}
 	}
 	return status
@@ -103,19 +122,41 @@ func printTable(w io.Writer, rows []Row, skipped []string) {
 	}
 }
 
-func writeJSON(path string, rows []Row, skipped []string) error {
-	doc := struct {
-		Date    time.Time `json:"date"`
-		GOOS    string    `json:"goos"`
-		GOARCH  string    `json:"goarch"`
-		CPUs    int       `json:"cpus"`
-		Go      string    `json:"go"`
-		Rows    []Row     `json:"rows"`
-		Skipped []string  `json:"skipped,omitempty"`
-	}{time.Now().UTC(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), rows, skipped}
-	b, err := json.MarshalIndent(doc, "", "  ")
+// results is the content of results.json.
+type results struct {
+	Date    time.Time `json:"date"`
+	GOOS    string    `json:"goos"`
+	GOARCH  string    `json:"goarch"`
+	CPUs    int       `json:"cpus"`
+	Go      string    `json:"go"`
+	Machine Machine   `json:"machine"`
+	Rows    []Row     `json:"rows"`
+	Skipped []string  `json:"skipped,omitempty"`
+}
+
+func writeJSON(path string, res results) error {
+	b, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// reportFrom writes the HTML report of an earlier run's results.json.
+func reportFrom(jsonPath, htmlPath string) error {
+	if htmlPath == "" {
+		return fmt.Errorf("-from needs -html")
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		return err
+	}
+	var res results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return fmt.Errorf("%s: %w", jsonPath, err)
+	}
+	if res.Machine.CPUs == 0 { // written before results.json described the machine
+		res.Machine = Machine{CPU: "unknown", CPUs: res.CPUs, OS: res.GOOS + "/" + res.GOARCH, Go: res.Go, GPUs: "unknown"}
+	}
+	return WriteReport(htmlPath, Report{Date: res.Date, Machine: res.Machine, Rows: res.Rows, Skipped: res.Skipped})
 }

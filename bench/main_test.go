@@ -13,8 +13,9 @@ import (
 // gpu-sim) take minutes and are exercised by their own packages' tests.
 func TestDriverQuick(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results.json")
+	html := filepath.Join(t.TempDir(), "report.html")
 	var stdout, stderr strings.Builder
-	if code := run([]string{"-quick", "-runs", "1", "-workers", "2", "-suite", "^rt$", "-json", out}, &stdout, &stderr); code != 0 {
+	if code := run([]string{"-quick", "-runs", "1", "-workers", "2", "-suite", "^rt$", "-json", out, "-html", html}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	for _, w := range []string{"independent", "chain", "2chains", "grid", "fanout", "goroutines", "pool"} {
@@ -43,6 +44,13 @@ func TestDriverQuick(t *testing.T) {
 	}
 	if jdf != 5 {
 		t.Errorf("%d jdf2go rows, want 5", jdf)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(page), "data:image/png;base64,"); n != 5 {
+		t.Errorf("report has %d plots, want one per rt workload (5)", n)
 	}
 }
 

@@ -13,8 +13,9 @@ import (
 	"github.com/jdf2go/jdf2go/rt/blas"
 )
 
-// The dense linear algebra suite (benchmarks.md §2): the tiled Cholesky factorisation of
-// examples/potrf.jdf (package cholesky) on a random SPD matrix (blas.FillSPD, seed 1).
+// The dense linear algebra suite (docs/runtime.md, "Benchmarks"): the tiled Cholesky
+// factorisation of examples/potrf.jdf (package cholesky) on a random SPD matrix (blas.FillSPD,
+// seed 1).
 //
 //	potrf-openblas: N=8192 (-quick: 4096), NB 128, 192, 256 and 320, and on the largest
 //	    worker count also 384 and 512, with OpenBLAS tile kernels (single-threaded inside
@@ -122,7 +123,7 @@ func potrfWorkloads(cfg *Config, spec potrfSpec) ([]Row, error) {
 			return first
 		}
 		for _, s := range scheds {
-			c, err := rt.New(rt.Workers(w), rt.Scheduler(s))
+			c, err := rt.New(rt.Workers(w), rt.Scheduler(s), rt.WithProgress(nil))
 			if err != nil {
 				closeAll()
 				return rows, err

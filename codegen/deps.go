@@ -1,6 +1,6 @@
 package codegen
 
-// Dependencies (jdf-language.md Part B §3.8, §3.9, §6.2-6.3): the readiness goal, input
+// Dependencies (docs/language.md, "Flows"): the readiness goal, input
 // preparation, and successor and predecessor iteration of a class.
 //
 // Inputs of a data flow form an if / else-if chain: the first dep whose guard holds supplies
@@ -88,7 +88,7 @@ func (c *classGen) peerCall(t *parser.Target, vals []jen.Code, peer *jen.Stateme
 	return []jen.Code{jen.List(lhs...).Op("=").List(vals...), st}
 }
 
-// dataTargets reports whether the inputs of f include a task and a memory endpoint.
+// inputKinds reports whether the inputs of f include a task and a memory endpoint.
 func inputKinds(f *parser.Flow) (task, memory bool) {
 	for _, d := range f.In() {
 		for _, t := range []*parser.Target{d.Then, d.Else} {
@@ -324,7 +324,7 @@ func (c *classGen) prepare() jen.Code {
 		"binds the memory inputs of %s and checks that its inputs from other tasks arrived.", c.sig())
 }
 
-// arenaName returns the arena of a dependency's type property (§3.9): DEFAULT, a name, or
+// arenaName returns the arena of a dependency's type property: DEFAULT, a name, or
 // inline code returning the name.
 func (c *classGen) arenaName(s *scope, e parser.Expr) jen.Code {
 	switch e := e.(type) {

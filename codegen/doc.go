@@ -1,5 +1,5 @@
 // Package codegen compiles a checked JDF program (package parser) to Go with jennifer. It
-// is the back end of `jdf2go gen`; see jdf-language.md for the language (Part A: the Go
+// is the back end of `jdf2go gen`; see docs/language.md for the language (the Go
 // dialect) and rt/doc.go for the runtime contract the generated code fills.
 //
 //	prog, diags := parser.ParseAndCheck("potrf.jdf", src)   // no errors in diags
@@ -56,15 +56,15 @@
 //
 // # Semantics the generated code implements
 //
-// Expressions follow Part A §A.4 (expr.go): int/bool conversions where JDF mixes them,
-// ternaries that evaluate only the taken branch, `->` as `.`, unary minus, Go calls, and
-// Go parentheses wherever Go's precedence differs from JDF's. Dependencies follow Part B
-// §3.8-3.9 (deps.go): the input chain of a data flow (first true guard wins), independent
-// CTL inputs and gathers, independent outputs, broadcasts over ranges and named ranges, NEW
-// from the arena named by the dependency's type (DEFAULT by default), NULL, WRITE flows
-// allocated from their output's arena. A data input with no true guard, or whose selected
-// predecessor is outside its space, fails the task with its name, parameters, flow and .jdf
-// position instead of waiting forever.
+// Expressions follow docs/language.md, "Expressions" (expr.go): int/bool conversions where JDF
+// mixes them, ternaries that evaluate only the taken branch, `->` as `.`, unary minus, Go calls,
+// and Go parentheses wherever Go's precedence differs from JDF's. Dependencies follow
+// docs/language.md, "Dependencies" (deps.go): the input chain of a data flow (first true guard
+// wins), independent CTL inputs and gathers, independent outputs, broadcasts over ranges and
+// named ranges, NEW from the arena named by the dependency's type (DEFAULT by default), NULL,
+// WRITE flows allocated from their output's arena. A data input with no true guard, or whose
+// selected predecessor is outside its space, fails the task with its name, parameters, flow and
+// .jdf position instead of waiting forever.
 //
 // # Incarnations and GPU bodies
 //

@@ -1,7 +1,7 @@
 package codegen
 
-// Expressions: JDF expressions (jdf-language.md Part B §4 with the Part A extensions) become
-// Go expressions. JDF mixes numbers and conditions as C does; Go does not, so every
+// Expressions: JDF expressions (docs/language.md, "Expressions" with the Go-dialect extensions)
+// become Go expressions. JDF mixes numbers and conditions as C does; Go does not, so every
 // expression is translated for the kind its place wants (parser.Kind): a number used as a
 // condition becomes `x != 0`, a condition used as a number goes through the generated
 // bool-to-int helper. Operators are re-parenthesised for Go's precedence, which differs from

@@ -1,6 +1,6 @@
 package codegen
 
-// GPU bodies (jdf-language.md Part A §A.7, Part B §3.11; rt/gpu and gpu-manager.md for the
+// GPU bodies (docs/language.md, "GPU bodies"; rt/gpu and docs/gpu.md for the
 // protocol). A BODY [type=GPU] (any GPU backend, the simulated one included) or [type=CUDA]
 // (the CUDA backend only) becomes a submit hook for rt/gpu's manager, a body function with
 // the user code, and a *gpu.Incarnation descriptor that the class's rt.Incarnation carries

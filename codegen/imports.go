@@ -1,11 +1,11 @@
 package codegen
 
-// Imports. The prologue (and the epilogue) may start with import declarations (Part A
-// §A.2). They are parsed with go/parser; their declarations go after the imports of the
-// generated file, and their imports are merged with the ones jennifer collected (from Qual)
-// and deduplicated. jennifer only emits imports that generated code uses through Qual, so
-// the merge happens on the rendered file: its import block is replaced by the union,
-// printed from a go/ast declaration.
+// Imports. The prologue (and the epilogue) may start with import declarations
+// (docs/language.md, "Code blocks"). They are parsed with go/parser; their declarations go after
+// the imports of the generated file, and their imports are merged with the ones jennifer
+// collected (from Qual) and deduplicated. jennifer only emits imports that generated code uses
+// through Qual, so the merge happens on the rendered file: its import block is replaced by the
+// union, printed from a go/ast declaration.
 
 import (
 	"bytes"

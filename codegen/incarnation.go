@@ -1,8 +1,8 @@
 package codegen
 
-// Incarnations: one per BODY, tried in BODY order (jdf-language.md Part A §A.6, §A.7, Part B
-// §3.11). A CPU body (no type, type=CPU, or any type that is not a GPU one, such as
-// RECURSIVE) becomes two functions: a hook that unpacks the task, and the body itself with
+// Incarnations: one per BODY, tried in BODY order (docs/language.md, "Bodies"). A CPU body
+// (no type, type=CPU, or any type that is not a GPU one, such as RECURSIVE) becomes two
+// functions: a hook that unpacks the task, and the body itself with
 // the globals, the locals and the typed flow values as parameters:
 //
 //	// <c>Hook runs the CPU body of <Class>(<params>).

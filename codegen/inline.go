@@ -3,8 +3,8 @@ package codegen
 // Inline code (`%{ return expr %}`, `inline_c %{ %}`, `%c{ %}`) and strings pasted as code
 // (`"descA.MT - 1"`) become generated functions. Inside, the class's visible definitions and
 // the named-range indices in scope are int parameters under their JDF names, the globals the
-// code mentions are bound under their JDF names, and tp is the taskpool (jdf-language.md
-// Part A §A.2). They return int in numeric places and bool in guards, or the type a property
+// code mentions are bound under their JDF names, and tp is the taskpool (docs/language.md,
+// "Code blocks"). They return int in numeric places and bool in guards, or the type a property
 // wants (string for an arena name, int64 for time_estimate, ...).
 //
 //	// <prefix><Class>Inline<N> is the inline code at <file.jdf:L:C>.

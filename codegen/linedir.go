@@ -1,6 +1,6 @@
 package codegen
 
-// User code in generated Go, with //line directives (jdf-language.md Part A §A.2).
+// User code in generated Go, with //line directives (docs/language.md, "Code blocks").
 //
 // Every piece of user code (a body, inline code, a string pasted as code, a JDF expression,
 // the prologue and the epilogue) is preceded by `//line file.jdf:LINE`, so that `go build`

@@ -1,6 +1,6 @@
 package codegen
 
-// One rt.TaskClass descriptor per JDF task class (jdf-language.md Part B §6.2, rt/doc.go
+// One rt.TaskClass descriptor per JDF task class (docs/language.md, "What gen produces", rt/doc.go
 // "The TaskClass contract"), then its small functions.
 //
 //	var <prefix><Class> rt.TaskClass
@@ -77,7 +77,7 @@ func newClassGen(g *generator, tc *parser.TaskClass) *classGen {
 	return c
 }
 
-// attrs interprets the class properties (§3.4) and warns about the ones rt has no use for.
+// attrs interprets the class properties and warns about the ones rt has no use for.
 func (c *classGen) attrs() {
 	g, tc, a := c.g, c.tc, &c.tc.Attrs
 	if a.MaskDeps {
@@ -433,7 +433,7 @@ func (c *classGen) complete() jen.Code {
 			parts[i].check, parts[i].in = cond, in
 			s.use.defs[d] = true
 		case *parser.LocalSetExpr:
-			// A set of values: trusted, as jdf2c does (jdf-language.md Part B §3.9).
+			// A set of values: trusted, as jdf2c does (docs/language.md, "Dependencies").
 		default:
 			x := paren(ds.conv(ds.tr(val, parser.KindInt), parser.KindInt), precCompare+1)
 			if d.Param != nil {
@@ -488,7 +488,7 @@ func (c *classGen) complete() jen.Code {
 		"reports whether the instance of %s whose parameters are in l lies in its execution\n// space, and computes its derived locals.", c.tc.Name)
 }
 
-// priority emits the priority expression (§3.10).
+// priority emits the priority expression.
 func (c *classGen) priority() jen.Code {
 	if c.tc.Priority == nil {
 		return nil
@@ -503,7 +503,7 @@ func (c *classGen) priority() jen.Code {
 		"returns the priority of %s (higher runs first).", c.sig())
 }
 
-// affinity emits the owner of an instance (§3.7).
+// affinity emits the owner of an instance.
 func (c *classGen) affinity() jen.Code {
 	a := c.tc.Affinity
 	if a == nil || a.Global == nil {

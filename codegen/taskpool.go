@@ -1,6 +1,6 @@
 package codegen
 
-// The taskpool type and its constructor (jdf-language.md Part A §A.3, Part B §6.4).
+// The taskpool type and its constructor (docs/language.md, "Globals").
 //
 //	// <Name> is the taskpool of <file.jdf>. ...
 //	type <Name> struct {
@@ -172,8 +172,9 @@ func (g *generator) constructor(f *jen.File) {
 	}
 	body = append(body,
 		jen.Id("tp").Op(":=").Op("&").Id(g.name).Values(vals...),
-		jen.Id("tp").Dot("Taskpool").Op("=").Qual(rtPath, "NewTaskpool").Call(classes...),
-		jen.Return(jen.Id("tp"), jen.Nil()))
+		jen.Id("tp").Dot("Taskpool").Op("=").Qual(rtPath, "NewTaskpool").Call(classes...))
+	body = append(body, g.registerArenas(s)...)
+	body = append(body, jen.Return(jen.Id("tp"), jen.Nil()))
 
 	f.Commentf("New%s returns the taskpool of %s for the given globals, in declaration order. It rejects a", g.name, g.file)
 	f.Commentf("nil or malformed data collection and a negative size (%s), and computes the hidden globals.", g.argErr())
@@ -193,7 +194,7 @@ func (g *generator) checkCollection(gl *parser.Global, fail func(...jen.Code) je
 		fail(jen.Lit("New"+g.name+": "+gl.Name+": %w"), jen.Err()))
 }
 
-// classProperties emits the accessor of the exported class properties (§3.4: properties
+// classProperties emits the accessor of the exported class properties (properties
 // jdf2go does not interpret, such as flops), when there are any.
 //
 //	func (tp *<Name>) Property(class, name string, l *rt.Locals) (any, bool)
@@ -233,7 +234,7 @@ func (g *generator) classProperties(f *jen.File) {
 	f.Line()
 }
 
-// propType maps the leading type word of a property (§3.4) to a Go type.
+// propType maps the leading type word of a property to a Go type.
 func propType(word string) (jen.Code, parser.Kind) {
 	switch word {
 	case "double":

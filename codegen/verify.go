@@ -1,10 +1,10 @@
 package codegen
 
-// Verify and WriteDOT (jdf-language.md Part A §A.8). The verifier is rt's (rt.Source.Verify
-// and rt.Source.WriteDOT): it walks the instance graph with the generated Space, Complete,
-// Goal, Successors and Predecessors, which report the dependencies they drop through
-// rt.Edges.Outside and rt.Edges.NoInput. The generated file only adds what rt cannot know:
-// the .jdf position of every class, flow and dependency, and the program's error.
+// Verify and WriteDOT (docs/language.md, "Verify and graphs"). The verifier is rt's
+// (rt.Source.Verify and rt.Source.WriteDOT): it walks the instance graph with the generated
+// Space, Complete, Goal, Successors and Predecessors, which report the dependencies they drop
+// through rt.Edges.Outside and rt.Edges.NoInput. The generated file only adds what rt cannot
+// know: the .jdf position of every class, flow and dependency, and the program's error.
 //
 //	// <p>Source locates the task classes, flows and dependencies of <file.jdf> for Verify
 //	// and WriteDOT.

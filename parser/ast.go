@@ -55,7 +55,7 @@ type Item interface {
 }
 
 // CodeBlock is a CODE token: `extern "Go" %{ ... %}`, `%{ ... %}`,
-// `inline_c %{ ... %}` or `%c{ ... %}` (§1.4). Text is the raw content
+// `inline_c %{ ... %}` or `%c{ ... %}`. Text is the raw content
 // between the delimiters and TextPos the position of its first byte, for
 // `//line` directives.
 type CodeBlock struct {
@@ -103,7 +103,7 @@ type Props struct {
 }
 
 // Property is `IDENT? IDENT '=' expr`; TypeWord is the optional leading type
-// word of §3.4 (`[ double flops = ... ]`).
+// word (`[ double flops = ... ]`).
 type Property struct {
 	Span
 	TypeWord string
@@ -149,7 +149,7 @@ type TaskClass struct {
 	Attrs ClassAttrs // typed class properties
 }
 
-// ClassAttrs are the class properties jdf2go knows (§3.4), typed.
+// ClassAttrs are the class properties jdf2go knows, typed.
 // Properties not listed here stay in TaskClass.Props (exported by name).
 type ClassAttrs struct {
 	HighPriority bool
@@ -173,7 +173,7 @@ type Param struct {
 	Def  *Definition
 }
 
-// Definition is `IDENT '=' rangeexpr props?` (§3.5). Value is a *RangeExpr
+// Definition is `IDENT '=' rangeexpr props?`. Value is a *RangeExpr
 // (from .. to [.. step]), a *LocalSetExpr (`[i = 0 .. 4] 2*i+1`), or any
 // other expression (a single value, possibly an *InlineCode).
 type Definition struct {
@@ -293,7 +293,7 @@ type Dep struct {
 	Index int // position in Flow.Deps
 }
 
-// DepAttrs are the typed dependency properties of §3.9.
+// DepAttrs are the typed dependency properties (docs/language.md, "Dependencies").
 type DepAttrs struct {
 	Type       Expr // `type`: arena name (identifier, string or code); nil = DEFAULT
 	TypeRemote Expr
@@ -318,7 +318,7 @@ const (
 	TargetNull
 )
 
-// Target is a dependency endpoint (`call` in §2):
+// Target is a dependency endpoint (`call` in the grammar):
 //
 //	'NEW' | 'NULL' | IDENT '(' arg (',' arg)* ')' | named? IDENT IDENT '(' arg (',' arg)* ')'
 type Target struct {
@@ -388,7 +388,7 @@ func (b *Body) IsGPU() bool {
 	return false
 }
 
-// BodyAttrs are the typed body properties of A.7 and §3.11.
+// BodyAttrs are the typed body properties (docs/language.md, "Bodies").
 type BodyAttrs struct {
 	Batch      BatchMode
 	BatchMax   Expr // or nil
@@ -471,7 +471,7 @@ func (o Op) GoString() string {
 	return opText[o]
 }
 
-// Precedence returns the level of §4.1 (3 = `||` ... 11 = prefix).
+// Precedence returns the operator level (docs/language.md, "Expressions"; 3 = `||` ... 11 = prefix).
 func (o Op) Precedence() int {
 	switch o {
 	case OpLOr, OpOr1:
@@ -567,7 +567,7 @@ type SelectorExpr struct {
 	Arrow bool
 }
 
-// CallExpr is `Fun(Args)`, a call of a Go function (Part A extension).
+// CallExpr is `Fun(Args)`, a call of a Go function (a Go-dialect extension).
 type CallExpr struct {
 	Span
 	Fun  Expr // *Name or *SelectorExpr
@@ -575,7 +575,7 @@ type CallExpr struct {
 }
 
 // StringLit is a string; Value is unescaped, Raw the quoted source.
-// In expressions its value is pasted verbatim as code (§4.2).
+// In expressions its value is pasted verbatim as code.
 type StringLit struct {
 	Span
 	Value string

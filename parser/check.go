@@ -1,7 +1,7 @@
 package parser
 
-// The checker: jdf-language.md Part B §5 where it applies to jdf2go, plus the
-// Part A rules. Check always runs to the end, fills the resolution fields of
+// The checker: docs/language.md, "Checks" where it applies to jdf2go, plus the
+// Go-dialect rules. Check always runs to the end, fills the resolution fields of
 // the tree and returns every diagnostic it found.
 
 import (
@@ -68,7 +68,7 @@ func Check(prog *Program) ErrorList {
 		}
 	}
 	if len(c.implicit) > 0 {
-		// jdf2c prepends implicit collections to the global list (§3.3).
+		// jdf2c prepends implicit collections to the global list.
 		prog.Globals = append(append([]*Global{}, c.implicit...), prog.Globals...)
 	}
 	for i, g := range prog.Globals {
@@ -106,7 +106,7 @@ func (c *checker) checkGlobals() {
 	earlier := []string{}
 	for _, g := range c.prog.Globals {
 		c.globalProps(g)
-		// A global's value may use only earlier globals (§5.2 #2).
+		// A global's value may use only earlier globals.
 		env := &env{c: c, globalsOnly: earlier, what: "the value of global " + g.Name}
 		if g.Def != nil {
 			c.resolve(g.Def, env)
@@ -148,7 +148,7 @@ func (c *checker) globalProps(g *Global) {
 	}
 	if g.Default != nil && !g.Hidden {
 		c.warnf(g.Default.Pos(), "global %q has a value but is not hidden: the value is used and the constructor does not take it as a parameter (add hidden = on)", g.Name)
-		// Part A.3: the default is used, so the global is computed, not a parameter.
+		// The Go dialect: the default is used, so the global is computed, not a parameter.
 		g.Hidden = true
 	}
 }
@@ -508,7 +508,7 @@ func (c *checker) classProps(tc *TaskClass) {
 		case "nb_local_tasks_fn":
 			c.warnf(p.NamePos, "nb_local_tasks_fn is only read from %%option nb_local_tasks_fn")
 		default:
-			// Other class properties are exported by name (§3.4); only a
+			// Other class properties are exported by name; only a
 			// near miss of a known one is worth a warning.
 			if s := suggest(p.Name, classPropNames); s != "" {
 				c.warnf(p.NamePos, "unknown task class property %q%s", p.Name, s)

@@ -1,7 +1,7 @@
 package parser
 
-// Dependency checks: endpoints, arity, ranges, properties (§5.1, §5.2 #8,
-// #10-#14, §5.3), flow consistency and cross-class matching.
+// Dependency checks: endpoints, arity, ranges, properties, flow
+// consistency and cross-class matching.
 
 import (
 	"strings"
@@ -129,7 +129,8 @@ func (c *checker) depProps(f *Flow, d *Dep, e *env) {
 	}
 }
 
-// checkFlowConsistency is §5.2 #11 and the §5.3 input rules.
+// checkFlowConsistency checks each flow's access against its inputs and outputs (the
+// flow-consistency rules of docs/language.md, "Checks").
 func (c *checker) checkFlowConsistency(tc *TaskClass, f *Flow) {
 	if len(f.Deps) == 0 {
 		switch f.Access {
@@ -195,9 +196,8 @@ func (f *Flow) noWarning() bool {
 	return false
 }
 
-// checkMatching is the class-level version of the DAG verifier (§5.2 #12,
-// §5.3): every task endpoint must have a dependency on the other side that
-// names this class and flow back, in the opposite direction.
+// checkMatching is the class-level version of the DAG verifier: every task endpoint must have a
+// dependency on the other side that names this class and flow back, in the opposite direction.
 func (c *checker) checkMatching(tc *TaskClass, f *Flow) {
 	for _, d := range f.Deps {
 		if d.Attrs.NoWarning {

@@ -1,6 +1,6 @@
 package parser
 
-// Name resolution (§4.3): named-range indices of the enclosing [...], then
+// Name resolution: named-range indices of the enclosing [...], then
 // the class's definitions (only earlier ones inside a definition), then the
 // globals, then (a jdf2go extension) the top-level names of a Go prologue or
 // epilogue, its imports and Go's predeclared identifiers.

@@ -1,7 +1,7 @@
 // Package parser is the JDF front end of jdf2go: a participle stateful
 // lexer with the modes of PaRSEC's flex scanner, a participle grammar for
-// jdf-language.md Part B §2 plus the Part A (Go dialect) extensions, the
-// semantic checks of Part B §5 and Part A, and the canonical printer behind
+// docs/language.md, "Grammar" plus the Go-dialect extensions, the
+// semantic checks of docs/language.md, "Checks", and the canonical printer behind
 // `jdf2go fmt`. It never imports the runtime.
 //
 // # Entry points
@@ -87,7 +87,7 @@
 //
 // # Dialect
 //
-// Everything Part B accepts, plus Part A: `extern "Go" %{ %}` prologues, unary
+// Everything PaRSEC's JDF accepts, plus the Go dialect: `extern "Go" %{ %}` prologues, unary
 // minus on any operand, Go function calls (checked against a Go prologue when
 // there is one), dotted selectors (`descA.MT`, `descA.Tiles()`), `gotype` as
 // a flow property (`RW A [gotype = "[]float32"] <- ...`). Bodies and code
@@ -99,7 +99,7 @@
 // # Lexer and grammar
 //
 // The lexer (lexer.go) is a participle stateful lexer with one state per
-// scanner mode of §1.1 (Root, Props, BodyInit, Body, Comment, String); the
+// scanner mode (Root, Props, BodyInit, Body, Comment, String); the
 // context flex gets from `^` is carried by the rules (BODY and %option carry
 // the newline before them, body lines are whole-line rules). The parser runs
 // the code participle generates from those rules (lexer_gen.go, regenerated
@@ -109,9 +109,9 @@
 // errors; Lexer is the result as a participle lexer.Definition.
 //
 // The grammar (grammar.go) is one participle production per production of
-// §2, printed in testdata/grammar.ebnf; expressions, ranges and named
+// grammar, printed in testdata/grammar.ebnf; expressions, ranges and named
 // ranges are custom productions (expr.go), as precedence climbing over the
-// ten operator levels of §4.1 is one function where a struct per level
+// ten operator levels is one function where a struct per level
 // would be ten productions deep for every operand, and so are flows with
 // their dependencies, guards, targets and argument lists (flow.go), the
 // most frequent structural production, and properties and definitions
@@ -164,7 +164,7 @@
 //	a file with one code block only        "ambiguous"                    the prologue
 //	sanity-check failures                  printed, exit status 0         errors, exit status 1
 //	default on a non-hidden global         silently overrides the arg     warning; the global is computed
-//	-k, -(k), f(k)                         syntax errors                  unary minus, Go calls (Part A)
+//	-k, -(k), f(k)                         syntax errors                  unary minus, Go calls (Go dialect)
 //	bodyx at line start                    IDENT; "  bodyx" is BODY + x   IDENT in both cases
 //	a word starting with end on the        IDENT (then a parse error)     END (then a parse error)
 //	  BODY line (BODY endx)
@@ -210,7 +210,7 @@
 // implicitly declared collections; obsolete or conflicting body properties;
 // stray characters.
 //
-// Not checked: the remote-reference warning of §5.2 #13 (the runtime moves
+// Not checked: the remote-reference warning (the runtime moves
 // remote data), PaRSEC's flow and dependency count limits (the runtime has
 // its own), and anything inside bodies, code blocks and strings, which the Go
 // compiler checks after generation.

@@ -7,10 +7,10 @@ package parser
 //	rangeExpr = expr '..' expr ('..' expr)? | named expr | expr
 //	named     = '[' IDENT '=' rangeExpr (',' IDENT '=' rangeExpr)* ']'
 //
-//	binary    = unary (BINOP unary)*                levels 3 (||) to 10 (* / %) of §4.1
-//	unary     = ('!' | '-') unary | primary         ('-' on any operand: Part A)
+//	binary    = unary (BINOP unary)*                levels 3 (||) to 10 (* / %)
+//	unary     = ('!' | '-') unary | primary         ('-' on any operand: Go dialect)
 //	primary   = INT | STRING | CODE | '(' expr ')' | name ('(' (arg (',' arg)*)? ')')?
-//	name      = IDENT (ARROW IDENT)*                (IDENT may be dotted; calls: Part A)
+//	name      = IDENT (ARROW IDENT)*                (IDENT may be dotted; calls: Go dialect)
 //	arg       = rangeExpr
 //
 // The named ranges of dependencies and targets are parsed here too, and so
@@ -134,7 +134,7 @@ func (p *exprParser) expr() (Expr, error) {
 	return &TernaryExpr{Span: p.span(pos), Cond: c, Then: then, Else: els}, nil
 }
 
-// lowestBinary is the level of || in §4.1 (level 2 is ?:, level 1 is ..).
+// lowestBinary is the level of || (level 2 is ?:, level 1 is ..).
 const lowestBinary = 3
 
 // binOp returns the binary operator of token t, if it is one.

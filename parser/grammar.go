@@ -1,6 +1,6 @@
 package parser
 
-// The grammar of jdf-language.md Part B §2 plus the Part A extensions, as
+// The grammar of docs/language.md, "Grammar" plus the Go-dialect extensions, as
 // participle productions: one struct per production, alternatives as sealed
 // interfaces joined with participle.Union. testdata/grammar.ebnf holds the
 // EBNF participle derives from these types (TestGrammarEBNF), so that every
@@ -8,7 +8,7 @@ package parser
 //
 // Expressions (expr, rangeexpr, and the named ranges of a local set) are
 // custom productions (expr and rangeExpr in expr.go): precedence climbing
-// over the ten operator levels of §4.1 is one small function there, where
+// over the ten operator levels is one small function there, where
 // one struct per level would be ten productions deep for every operand, and
 // expressions are most of the tokens of a JDF file. A flow with its
 // dependencies (ACCESS? IDENT props? dep*) is a custom production too (flow

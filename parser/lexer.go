@@ -1,13 +1,13 @@
 package parser
 
 // The JDF scanner is a participle stateful lexer with one state per mode of
-// PaRSEC's flex scanner (jdf-language.md Part B §1.1):
+// PaRSEC's flex scanner (docs/language.md, "Lexical rules"):
 //
 //	Root      INITIAL: keywords, code blocks, BODY and %option at line start
 //	Props     after '[' until ']': no keywords, no '[', on/off words are integers
 //	BodyInit  after BODY until the newline that ends the BODY line
 //	Body      whole lines, up to a line that is exactly `ws* END`
-//	Comment   /* ... */, with jdf2c's nesting rule (§1.7)
+//	Comment   /* ... */, with jdf2c's nesting rule
 //	String    "..." with C escapes
 //
 // A regexp rule sees only the text in front of it, so the context the flex
@@ -17,7 +17,7 @@ package parser
 //     `\n[ \t\v\f]*body`, %option is `\n%option`. The input gets one newline
 //     in front, so the first line of the file is a line like the others,
 //     and one at the end, so that every line ends with a newline.
-//   - A lone carriage return is a line break (§1.2); the rules see it as a
+//   - A lone carriage return is a line break; the rules see it as a
 //     newline (it is replaced before lexing, offsets unchanged).
 //   - Body lines are whole-line rules: BodyLine matches any line except one
 //     that is blanks + END, spelled as a union of prefix-free alternatives,
@@ -29,7 +29,7 @@ package parser
 //     decided by a switch (keywordType), as flex does with its keyword rules,
 //     because the identifier rule (dotted names are one token) is longer.
 //   - Code blocks are one rule each: `%` followed by anything but `}` is
-//     consumed as a pair, so `%%}` does not close a block (§1.4).
+//     consumed as a pair, so `%%}` does not close a block.
 //   - Characters matched by no other rule are matched by Stray, and become
 //     warnings instead of vanishing silently as in jdf2c.
 //
@@ -113,7 +113,7 @@ var lexRules = lexer.Rules{
 	},
 	"Comment": {
 		{Name: "CommentClose", Pattern: `\*/`, Action: lexer.Pop()},
-		// A /* that starts a fresh token nests (§1.7): after the opener, a
+		// A /* that starts a fresh token nests: after the opener, a
 		// newline, a star or a closer, but not inside a run of text.
 		{Name: "CommentOpen", Pattern: `/\*`, Action: lexer.Push("Comment")},
 		{Name: "CommentText", Pattern: `[^*\n]+`},
@@ -533,7 +533,7 @@ func (s *scanner) one(typ lexer.TokenType, start, end int) {
 
 // body assembles the lines of a body into one BodyText token, from offset
 // textStart (the line after BODY) to the word END, blanks before END
-// included (§1.6), followed by the End token.
+// included, followed by the End token.
 func (s *scanner) body(textStart int) {
 	for s.peek() == rBodyLine {
 		s.next()
@@ -602,7 +602,7 @@ func (s *scanner) string(start int) {
 	}
 }
 
-// comment reads a /* comment after its opener, with nesting (§1.7).
+// comment reads a /* comment after its opener, with nesting.
 func (s *scanner) comment(start int) {
 	depth, maxDepth := 1, 1
 	end := start + 2
@@ -631,8 +631,8 @@ func (s *scanner) comment(start int) {
 	s.emit(tComment, start, end)
 }
 
-// stray reports characters that no rule matches: flex drops them silently
-// (§1.1); we drop them too, but say so, once per byte.
+// stray reports characters that no rule matches: flex drops them silently;
+// we drop them too, but say so, once per byte.
 func (s *scanner) stray(start, end int) {
 	p := s.pos(start)
 	for i := start; i < end; i++ {
@@ -678,7 +678,7 @@ type codeParts struct {
 
 // splitCode takes apart a code block token: extern "L" %{ ... %},
 // inline_c %{ ... %}, %c{ ... %} or %{ ... %}. The text ends at the first
-// %} that is not the second half of a %-pair (§1.4).
+// %} that is not the second half of a %-pair.
 func splitCode(raw string) codeParts {
 	var c codeParts
 	i := 0

@@ -45,7 +45,7 @@ func lexString(src string) (string, ErrorList) {
 }
 
 // TestLexerQuirks covers the lexical rules marked (tested) in
-// jdf-language.md Part B §1, with jdf2go's documented choice where it
+// docs/language.md, "Lexical rules", with jdf2go's documented choice where it
 // deliberately differs from jdf2c.
 func TestLexerQuirks(t *testing.T) {
 	tests := []struct {
@@ -151,7 +151,7 @@ func TestPositions(t *testing.T) {
 	}
 }
 
-// TestLexerLineBreaks: a lone \r is a line break like \n and \r\n (§1.2),
+// TestLexerLineBreaks: a lone \r is a line break like \n and \r\n,
 // for BODY, END, %option and positions.
 func TestLexerLineBreaks(t *testing.T) {
 	for _, nl := range []string{"\n", "\r\n", "\r"} {

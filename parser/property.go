@@ -3,7 +3,7 @@ package parser
 // The custom production for properties (participle.Parseable), which
 // builds the AST's Property directly:
 //
-//	property = IDENT? IDENT '=' expr      (with two words, the first is the type word of §3.4)
+//	property = IDENT? IDENT '=' expr      (with two words, the first is a type word)
 //
 // Property lists come in every part of a file (class, definitions, flows,
 // dependencies, bodies, globals), and a property is little more than its

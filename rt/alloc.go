@@ -10,11 +10,9 @@ import (
 // Vector) that CPU kernels stream through: it cuts the pieces from big anonymous mappings,
 // aligned to 2 MiB, which it asks the kernel to back with transparent huge pages (on Linux,
 // madvise(MADV_HUGEPAGE); that is what THP's "madvise" mode, a common default, waits for,
-// and Go's heap never asks), so that kernels walking many tiles miss the TLB less. Measured
-// on a 2-core EPYC VM with OpenBLAS: two threads doing dgemm at once on 320×320 tiles ran
-// 2–5 % faster than on Go heap tiles; the whole tiled Cholesky at N=8192 (NB 320 and 512,
-// 12 interleaved runs each) ran no measurably faster (+0.3 %, within the noise), so the
-// examples leave it opt-in (potrf -hugepages).
+// and Go's heap never asks), so that kernels walking many tiles miss the TLB less. Whether that
+// pays depends on the machine and the tile size (docs/runtime.md, "Memory"), so the examples
+// leave it opt-in (potrf -hugepages).
 //
 // Ownership: the pool owns every mapping. Pieces are never freed one by one; Close unmaps
 // them all at once, after which no piece may be used (the program's collections must be

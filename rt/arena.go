@@ -1,8 +1,11 @@
 package rt
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
-// Arena hands out reusable buffers for NEW flows (jdf-language.md Part A §A.5). A copy taken
+// Arena hands out reusable buffers for NEW flows (docs/language.md, "Flows"). A copy taken
 // with Get is owned by the flows that hold it; when the last task holding it completes, rt
 // returns it to the arena. The contents of a reused buffer are undefined, as with PaRSEC's NEW.
 // An Arena is safe for concurrent use.
@@ -30,6 +33,14 @@ func NewArenaOf(bytes int, newValue func() any) *Arena {
 		return c
 	}
 	return a
+}
+
+// NewSliceArena returns an arena of []E buffers of n elements. Generated constructors use it
+// for the arenas whose element count the JDF gives (a `count` on a NEW or WRITE dependency).
+func NewSliceArena[E any](n int) *Arena {
+	var e E
+	n = max(n, 0)
+	return NewArenaOf(n*int(unsafe.Sizeof(e)), func() any { return make([]E, n) })
 }
 
 // Bytes returns the size given at creation.

@@ -1,6 +1,6 @@
 package rt
 
-// Choosing where a task runs (jdf-language.md Part A §A.7, gpu-manager.md §1.1 "load").
+// Choosing where a task runs (docs/language.md, "GPU bodies", docs/gpu.md, "The manager" "load").
 //
 // A class whose BODYs include a device incarnation followed by a CPU one shares its tasks
 // between the CPU workers and the devices. When a worker reaches such a device
@@ -32,7 +32,7 @@ package rt
 //
 // Rejected: a fixed split (wrong as soon as the device or the tile size changes); a
 // per-class queue length threshold (ignores task sizes); asking the device to pull work
-// (rt/gpu devices are driven by the submitting workers, gpu-manager.md §1.6).
+// (rt/gpu devices are driven by the submitting workers, docs/gpu.md, "The manager").
 
 // Estimator is implemented by a Device that can estimate a task's run time on it.
 type Estimator interface {

@@ -58,8 +58,10 @@ type Context struct {
 	tps    map[*Taskpool]struct{}
 	nextTP int
 
+	tracking     bool // a progress bar reads the workers' unpublished done counts
 	progressStop chan struct{}
 	progressDone chan struct{}
+	progressKick chan chan struct{} // Wait asks the bar to draw now (flushProgress)
 
 	dash *dash // nil when the dashboard is off (dashboard.go)
 }
@@ -81,7 +83,7 @@ func New(opts ...Option) (*Context, error) {
 		return nil, err
 	}
 	c := &Context{cfg: cfg, sched: sched, log: cfg.log, quit: make(chan struct{}),
-		tps: map[*Taskpool]struct{}{}}
+		tps: map[*Taskpool]struct{}{}, tracking: cfg.progress != nil}
 	if !sched.keepsNext() {
 		c.cfg.keepNext = false
 	}
@@ -112,6 +114,7 @@ func New(opts ...Option) (*Context, error) {
 	}
 	if cfg.progress != nil {
 		c.progressStop, c.progressDone = make(chan struct{}), make(chan struct{})
+		c.progressKick = make(chan chan struct{})
 		go c.progress(cfg.progress)
 	}
 	if c.dash != nil {
@@ -206,7 +209,7 @@ func (c *Context) Add(tp *Taskpool) error {
 	if !tp.added.CompareAndSwap(false, true) {
 		return ErrAlreadyAdded
 	}
-	tp.ctx = c
+	tp.ctx, tp.start = c, time.Now()
 	if err := tp.enumerate(); err != nil {
 		tp.finish(err)
 		return err

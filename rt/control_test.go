@@ -316,7 +316,7 @@ func TestCancelLeavesNoGoroutine(t *testing.T) {
 	checkNoLeak(t)
 }
 
-// The results Next, Again and Async (jdf-language.md Part A §A.6).
+// The results Next, Again and Async (docs/language.md, "CPU bodies").
 func TestBodyResults(t *testing.T) {
 	c := newCtx(t, rt.Workers(2))
 	const n = 300

@@ -10,7 +10,7 @@ import (
 // numbered by rt/gpu.
 const MaxDevices = 16
 
-// Coherency is the state of one copy of a datum (ARCHITECTURE.md decision 5).
+// Coherency is the state of one copy of a datum (docs/architecture.md decision 5).
 type Coherency uint32
 
 const (

@@ -1,6 +1,6 @@
 package rt
 
-// Dependency tracking (ARCHITECTURE.md decision 3).
+// Dependency tracking (docs/architecture.md decision 3).
 //
 // A task that is not ready yet lives in its class's dependency table, keyed by its
 // mixed-radix key. An arrival (a predecessor releasing one output dependency) does:
@@ -24,10 +24,9 @@ package rt
 //     state allocates nothing; Go maps may rehash on delete-heavy workloads). Shards are
 //     padded to their own cache lines.
 //
-// Measured on the 1024×1024 CTL grid with 2 workers (bench, suite rt, a noisy 2-core VM): 107
-// to 280 ns per task with the sharded table, 59 to 97 with the dense one. The profile of the
-// sharded run was lock, unlock and probe (a quarter of the CPU time, the shard's lines
-// bouncing between the cores) while the second worker sat parked most of the run.
+// The dense table exists because on a grid of CTL dependencies the sharded table's lock,
+// unlock and probe dominate (the shard's cache lines bounce between the cores), and the dense
+// one needs a single atomic per arrival; the rt bench suite compares the two.
 //
 // Each task becomes ready exactly once: in the sharded table the record is created and
 // deleted under the shard lock and only the arrival that meets the goal deletes it; in the

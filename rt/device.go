@@ -8,7 +8,7 @@ package rt
 // end it exactly once with w.Complete or Task.Complete (done), Worker.Reschedule or
 // Task.Reschedule (try other incarnations), or Task.Fail. Submit may keep w busy for a long
 // time as the device's manager; it must then call w.FlushNextTask on entry and after each
-// completion (gpu-manager.md §6). Submit returns Next to refuse the task (rt tries the next
+// completion (docs/gpu.md, "next_task"). Submit returns Next to refuse the task (rt tries the next
 // incarnation) and any other error to fail the taskpool.
 type Device interface {
 	// Name identifies the device in diagnostics ("sim0", "cuda1").

@@ -194,7 +194,8 @@
 // DashboardPublic(). Environment
 // variables, overridden by options: JDF2GO_WORKERS (number of workers, default GOMAXPROCS),
 // JDF2GO_SCHED (scheduler name, default lfq), JDF2GO_TRACE (trace file path),
-// JDF2GO_PROGRESS (a boolean: progress bar on stderr), JDF2GO_SHARE (a boolean, default
+// JDF2GO_PROGRESS (a boolean: progress bar on stderr; unset, the bar is drawn when stderr is
+// a terminal), JDF2GO_SHARE (a boolean, default
 // true: CPU workers share device classes' tasks), JDF2GO_BIND (none, thread or cpu: how
 // workers hold their OS threads), JDF2GO_DASHBOARD (address of the live dashboard) and
 // JDF2GO_DASHBOARD_PUBLIC (a boolean). A bad value makes New fail with ErrBadOption or
@@ -208,7 +209,8 @@
 // worker, plus the tracks devices register). Context.Summary gives count, total, mean and max
 // time per class. When Go's execution tracer is running (go test -trace, runtime/trace),
 // each task is also a runtime/trace region named by its class. WithProgress draws a progress
-// bar, since the task count is known from enumeration.
+// bar with the rate and an estimated time left, since the task count is known from
+// enumeration; it ends each run with a final line.
 //
 // WithDashboard(addr) (or JDF2GO_DASHBOARD) serves a live web page of the run until Close
 // (package dashboard): tasks per second, each class's done/total, each worker's busy

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Body results that are not failures (jdf-language.md Part A §A.6). A hook returns them
+// Body results that are not failures (docs/language.md, "CPU bodies"). A hook returns them
 // unwrapped; rt compares them by identity.
 var (
 	// Next asks rt to try the task's next incarnation.

@@ -54,11 +54,18 @@ func ExampleNewTiledMatrix() {
 	// Output: 3 3 1 4
 }
 
+func ExampleNewSliceArena() {
+	a := rt.NewSliceArena[float32](10)
+	c := a.Get()
+	fmt.Println(a.Bytes(), len(c.Value.([]float32)))
+	// Output: 40 10
+}
+
 func ExampleTaskpool_SetArena() {
 	tp := rttest.Independent(1, nil)
 	tp.SetArena("DEFAULT", rt.NewArena(8*16))
 	c, _ := tp.NewCopy("DEFAULT")
 	_, err := tp.NewCopy("T")
 	fmt.Println(len(c.Float64s()), err)
-	// Output: 16 rt: no such arena: "T" in taskpool Independent
+	// Output: 16 rt: no such arena: "T" in taskpool Independent (NEW inputs and WRITE flows take their buffers from it: call tp.SetArena("T", rt.NewArena(bytes)) before Add)
 }

@@ -76,6 +76,8 @@ func (c *config) fromEnv() error {
 		if on {
 			c.progress = os.Stderr
 		}
+	} else if isTerminal(os.Stderr) {
+		c.progress = os.Stderr
 	}
 	return c.dashFromEnv()
 }
@@ -107,7 +109,10 @@ func WithProfiling() Option {
 	return func(c *config) error { c.profiling = true; return nil }
 }
 
-// WithProgress draws a progress bar of the running taskpools on w (usually os.Stderr).
+// WithProgress draws a progress bar of the running taskpools on w (usually os.Stderr); nil
+// turns the bar off. On a terminal the bar is redrawn in place at most 10 times a second,
+// elsewhere one line a second. Without this option the bar follows JDF2GO_PROGRESS, and is
+// drawn on stderr when that is unset and stderr is a terminal.
 func WithProgress(w io.Writer) Option {
 	return func(c *config) error { c.progress = w; return nil }
 }

@@ -1,6 +1,6 @@
 package rt
 
-// Startup (ARCHITECTURE.md decision 8: the init pass becomes a walk at Add time).
+// Startup (docs/architecture.md decision 8: the init pass becomes a walk at Add time).
 //
 // Context.Add enumerates every class's space once, on the caller's goroutine: it counts the
 // local instances (those whose affinity is this rank) and measures each parameter's range,

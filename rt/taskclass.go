@@ -29,7 +29,7 @@ const AllFlows FlowMask = 1<<MaxFlows - 1
 // Access is what a flow does with its data.
 type Access uint8
 
-// Flow access modes (jdf-language.md Part B §3.8).
+// Flow access modes (docs/language.md, "Flows").
 const (
 	CTL   Access = iota + 1 // no data, ordering only
 	Read                    // reads the data; must not modify it
@@ -60,7 +60,8 @@ type Flow struct {
 	Access Access
 }
 
-// Readiness selects how a task's pending inputs are tracked (jdf-language.md Part B §6.3).
+// Readiness selects how a task's pending inputs are tracked (docs/language.md, "What gen
+// produces").
 type Readiness uint8
 
 const (

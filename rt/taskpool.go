@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jdf2go/jdf2go/rt/profile"
 )
@@ -25,6 +26,7 @@ type Taskpool struct {
 	ctx     *Context
 	id      int
 	added   atomic.Bool
+	start   time.Time // when Add was called (progress.go)
 	total   int64
 	pending atomic.Int64 // local tasks not yet counted done
 	actions atomic.Int64 // runtime actions in flight (AddActions), also counted in pending
@@ -85,7 +87,8 @@ func (tp *Taskpool) Arena(name string) *Arena {
 func (tp *Taskpool) NewCopy(name string) (*Copy, error) {
 	a := tp.Arena(name)
 	if a == nil {
-		return nil, fmt.Errorf("%w: %q in taskpool %s", ErrNoArena, name, tp.name)
+		return nil, fmt.Errorf("%w: %q in taskpool %s (NEW inputs and WRITE flows take their buffers "+
+			"from it: call tp.SetArena(%q, rt.NewArena(bytes)) before Add)", ErrNoArena, name, tp.name, name)
 	}
 	return a.Get(), nil
 }
@@ -138,6 +141,7 @@ func (tp *Taskpool) Wait(ctx context.Context) error {
 	if tp.failed.Load() && tp.ctx.quiesce(ctx, tp) {
 		tp.scrub()
 	}
+	tp.ctx.flushProgress()
 	return tp.err
 }
 

@@ -1,8 +1,8 @@
 package rt
 
-// Verify and DOT output (jdf-language.md Part A §A.8) walk the instance graph of a taskpool
-// with its classes' own functions (Space, Complete, Goal, Successors, Predecessors) without
-// running anything, so that a JDF mistake that would hang or fail a run becomes a report.
+// Verify and DOT output (docs/language.md, "Verify and graphs") walk the instance graph of a
+// taskpool with its classes' own functions (Space, Complete, Goal, Successors, Predecessors)
+// without running anything, so that a JDF mistake that would hang or fail a run becomes a report.
 // Generated taskpools delegate their Verify and WriteDOT methods here, through a Source
 // that holds the .jdf positions of their classes, flows and dependencies; the walk itself
 // and the checks are in verify_graph.go, the hooks generated code calls for dependencies it

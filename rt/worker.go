@@ -71,6 +71,9 @@ type Worker struct {
 
 	doneTP *Taskpool
 	doneN  int64
+	// While a progress bar is drawn, the unpublished doneN of doneTP (progress.go).
+	shownTP atomic.Pointer[Taskpool]
+	shown   atomic.Int64
 
 	wake      chan struct{}
 	seenLocal uint64
@@ -122,7 +125,7 @@ func (w *Worker) Track() *profile.Track { return w.track }
 
 // FlushNextTask moves the task in the private next_task slot, if any, to the shared scheduler
 // so that other workers can run it. rt/gpu calls it when this worker becomes a device manager
-// and after each completion inside the manager loop (gpu-manager.md §6).
+// and after each completion inside the manager loop (docs/gpu.md, "next_task").
 func (w *Worker) FlushNextTask() {
 	if t := w.next; t != nil {
 		w.next = nil
@@ -476,10 +479,15 @@ func (w *Worker) countDone(tp *Taskpool) {
 	if w.doneTP != tp {
 		w.flushDone()
 		w.doneTP = tp
+		if w.c.tracking {
+			w.shownTP.Store(tp)
+		}
 	}
 	w.doneN++
 	if w.doneN >= doneBatch || w.id < 0 {
 		w.flushDone()
+	} else if w.c.tracking {
+		w.shown.Store(w.doneN)
 	}
 }
 
@@ -488,7 +496,13 @@ func (w *Worker) flushDone() {
 	if w.doneN > 0 {
 		n := w.doneN
 		w.doneN = 0
+		if w.c.tracking {
+			w.shown.Store(0) // before the publication: the bar may undercount, never overcount
+		}
 		w.doneTP.countDone(n)
+	}
+	if w.c.tracking && w.doneTP != nil {
+		w.shownTP.Store(nil)
 	}
 	w.doneTP = nil
 }

@@ -97,7 +97,7 @@ func init() {
 var batchGemmGEMMInputs = []rt.InputChain{
 	{Flow: 0, Pos: "batch_gemm.jdf:43:8", Select: batchGemmGEMMInX},
 	{Flow: 1, Pos: "batch_gemm.jdf:44:8", Select: batchGemmGEMMInY},
-	{Flow: 2, Pos: "batch_gemm.jdf:45:8", Select: batchGemmGEMMInZ},
+	{Flow: 2, Pos: "batch_gemm.jdf:45:6", Select: batchGemmGEMMInZ},
 }
 
 func batchGemmGEMMInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -112,7 +112,7 @@ func batchGemmGEMMInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 
 func batchGemmGEMMInZ(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, i := tp.Globals().(*BatchGemm), l[0]
-	return rt.DataInput(0, g.C, rt.Ix(i), "batch_gemm.jdf:45:13")
+	return rt.DataInput(0, g.C, rt.Ix(i), "batch_gemm.jdf:45:11")
 }
 
 // batchGemmGEMMSpace enumerates the execution space of GEMM(i).
@@ -233,10 +233,10 @@ var batchGemmSource = rt.Source{
 	Err:     ErrBatchGemmGraph,
 	Classes: []string{"batch_gemm.jdf:40:1"},
 	Flows: [][]string{
-		{"batch_gemm.jdf:43:8", "batch_gemm.jdf:44:8", "batch_gemm.jdf:45:8"},
+		{"batch_gemm.jdf:43:8", "batch_gemm.jdf:44:8", "batch_gemm.jdf:45:6"},
 	},
 	Deps: [][][]string{
-		{{"batch_gemm.jdf:43:10"}, {"batch_gemm.jdf:44:10"}, {"batch_gemm.jdf:45:10", "batch_gemm.jdf:46:10"}},
+		{{"batch_gemm.jdf:43:10"}, {"batch_gemm.jdf:44:10"}, {"batch_gemm.jdf:45:8", "batch_gemm.jdf:46:8"}},
 	},
 }
 

@@ -157,7 +157,7 @@ func broadcastRootBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, sum
 // broadcastReaderInputs are the input chains of Reader(i): broadcastReaderIn<Flow> selects the input of flow <Flow>.
 var broadcastReaderInputs = []rt.InputChain{
 	{Flow: 0, Pos: "broadcast.jdf:23:8", TaskOnly: true, Select: broadcastReaderInX},
-	{Flow: 1, Pos: "broadcast.jdf:24:8", Select: broadcastReaderInY},
+	{Flow: 1, Pos: "broadcast.jdf:24:6", Select: broadcastReaderInY},
 }
 
 func broadcastReaderInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -167,7 +167,7 @@ func broadcastReaderInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 
 func broadcastReaderInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, i := tp.Globals().(*Broadcast), l[0]
-	return rt.DataInput(0, g.data, rt.Ix(i+1), "broadcast.jdf:24:13")
+	return rt.DataInput(0, g.data, rt.Ix(i+1), "broadcast.jdf:24:11")
 }
 
 // broadcastReaderSpace enumerates the execution space of Reader(i).
@@ -315,12 +315,12 @@ var broadcastSource = rt.Source{
 	Classes: []string{"broadcast.jdf:10:1", "broadcast.jdf:20:1", "broadcast.jdf:36:1"},
 	Flows: [][]string{
 		{"broadcast.jdf:13:8"},
-		{"broadcast.jdf:23:8", "broadcast.jdf:24:8", "broadcast.jdf:26:8"},
+		{"broadcast.jdf:23:8", "broadcast.jdf:24:6", "broadcast.jdf:26:7"},
 		{"broadcast.jdf:39:7"},
 	},
 	Deps: [][][]string{
 		{{"broadcast.jdf:13:10", "broadcast.jdf:14:10"}},
-		{{"broadcast.jdf:23:10"}, {"broadcast.jdf:24:10", "broadcast.jdf:25:10"}, {"broadcast.jdf:26:13"}},
+		{{"broadcast.jdf:23:10"}, {"broadcast.jdf:24:8", "broadcast.jdf:25:8"}, {"broadcast.jdf:26:12"}},
 		{{"broadcast.jdf:39:12"}},
 	},
 }

@@ -77,11 +77,11 @@ func init() {
 }
 
 // ctlGatherWorkInputs are the input chains of Work(k): ctlGatherWorkIn<Flow> selects the input of flow <Flow>.
-var ctlGatherWorkInputs = []rt.InputChain{{Flow: 0, Pos: "ctl_gather.jdf:13:7", Select: ctlGatherWorkInB}}
+var ctlGatherWorkInputs = []rt.InputChain{{Flow: 0, Pos: "ctl_gather.jdf:13:6", Select: ctlGatherWorkInB}}
 
 func ctlGatherWorkInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*CtlGather), l[0]
-	return rt.DataInput(0, g.data, rt.Ix(k), "ctl_gather.jdf:13:12")
+	return rt.DataInput(0, g.data, rt.Ix(k), "ctl_gather.jdf:13:11")
 }
 
 // ctlGatherWorkSpace enumerates the execution space of Work(k).
@@ -220,11 +220,11 @@ var ctlGatherSource = rt.Source{
 	Err:     ErrCtlGatherGraph,
 	Classes: []string{"ctl_gather.jdf:10:1", "ctl_gather.jdf:24:1"},
 	Flows: [][]string{
-		{"ctl_gather.jdf:13:7", "ctl_gather.jdf:15:7"},
+		{"ctl_gather.jdf:13:6", "ctl_gather.jdf:15:7"},
 		{"ctl_gather.jdf:27:7"},
 	},
 	Deps: [][][]string{
-		{{"ctl_gather.jdf:13:9", "ctl_gather.jdf:14:9"}, {"ctl_gather.jdf:15:12"}},
+		{{"ctl_gather.jdf:13:8", "ctl_gather.jdf:14:8"}, {"ctl_gather.jdf:15:12"}},
 		{{"ctl_gather.jdf:27:12"}},
 	},
 }

@@ -85,7 +85,7 @@ func init() {
 var gemmGEMMInputs = []rt.InputChain{
 	{Flow: 0, Pos: "gemm.jdf:22:8", Select: gemmGEMMInA},
 	{Flow: 1, Pos: "gemm.jdf:23:8", Select: gemmGEMMInB},
-	{Flow: 2, Pos: "gemm.jdf:24:8", Select: gemmGEMMInC},
+	{Flow: 2, Pos: "gemm.jdf:24:6", Select: gemmGEMMInC},
 }
 
 func gemmGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -101,10 +101,10 @@ func gemmGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 func gemmGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
 	if k == 0 {
-		return rt.DataInput(0, g.descC, rt.Ix(m, n_), "gemm.jdf:24:24")
+		return rt.DataInput(0, g.descC, rt.Ix(m, n_), "gemm.jdf:24:22")
 	} else {
 		pl := rt.Locals{0: m, 1: n_, 2: k - 1}
-		return rt.TaskInput(0, &gemmGEMM, 2, gemmGEMMComplete(tp, &pl), &pl, "gemm.jdf:24:38", "C GEMM(m, n, k - 1)")
+		return rt.TaskInput(0, &gemmGEMM, 2, gemmGEMMComplete(tp, &pl), &pl, "gemm.jdf:24:36", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -186,10 +186,10 @@ var gemmSource = rt.Source{
 	Err:     ErrGemmGraph,
 	Classes: []string{"gemm.jdf:17:1"},
 	Flows: [][]string{
-		{"gemm.jdf:22:8", "gemm.jdf:23:8", "gemm.jdf:24:8"},
+		{"gemm.jdf:22:8", "gemm.jdf:23:8", "gemm.jdf:24:6"},
 	},
 	Deps: [][][]string{
-		{{"gemm.jdf:22:10"}, {"gemm.jdf:23:10"}, {"gemm.jdf:24:10", "gemm.jdf:25:10"}},
+		{{"gemm.jdf:22:10"}, {"gemm.jdf:23:10"}, {"gemm.jdf:24:8", "gemm.jdf:25:8"}},
 	},
 }
 

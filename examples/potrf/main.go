@@ -19,8 +19,7 @@
 // each class on one task costs more than the CPU brings). With a CUDA device
 // the tiles live in page-locked memory, which the GPU reads and writes without
 // staging; otherwise in the Go heap, or with -hugepages in huge-page memory
-// (rt.HugePagePool: its tile kernels ran 2–5 % faster alone, the whole
-// factorisation at N=8192 no measurably faster on a 2-core EPYC). -resident
+// (rt.HugePagePool; docs/runtime.md, "Memory", says when it helps). -resident
 // stages every tile on a device before the timed factorisation (the data
 // starts resident instead of in host memory). The simulated and CUDA backends
 // are linked in, so the same binary (CGO_ENABLED=0) runs on a GPU machine.
@@ -205,7 +204,7 @@ func stageTiles(a *rt.TiledMatrix, devs []*gpu.RTDevice) error {
 }
 
 // peerCopies formats, per device, the tiles it copied from the other devices' memory and
-// how the readers of its own tiles were released (gpu-manager.md §1.6): "gpu0 12 in (3
+// how the readers of its own tiles were released (docs/gpu.md, "The manager"): "gpu0 12 in (3
 // direct, 9 by command)".
 func peerCopies(devs []*gpu.RTDevice) string {
 	parts := make([]string, len(devs))

@@ -15,6 +15,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
 )
 
 // TestPotrf factors small matrices, ragged tiles included, on every available backend.
@@ -197,5 +198,21 @@ func TestTasks(t *testing.T) {
 		if got, want := tp.Total(), cholesky.Tasks(mt); got != want {
 			t.Errorf("mt=%d: the taskpool has %d tasks, Tasks says %d", mt, got, want)
 		}
+	}
+}
+
+// TestExplicitCUDAWithoutCUDA: -gpus cuda on a machine without CUDA fails with the reason
+// instead of running on the CPU only.
+func TestExplicitCUDAWithoutCUDA(t *testing.T) {
+	if cuda.Init() == nil {
+		t.Skip("CUDA is available here")
+	}
+	var out bytes.Buffer
+	err := run([]string{"-gpus", "cuda", "-n", "64", "-nb", "32", "-trace", ""}, &out)
+	if !errors.Is(err, gpu.ErrNoDevice) || !errors.Is(err, cuda.ErrUnavailable) {
+		t.Fatalf("run -gpus cuda = %v, want ErrNoDevice wrapping cuda.ErrUnavailable", err)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("a failed device choice printed %q", out.String())
 	}
 }

@@ -71,17 +71,17 @@ func init() {
 
 // reduceReduceInputs are the input chains of Reduce(l, i): reduceReduceIn<Flow> selects the input of flow <Flow>.
 var reduceReduceInputs = []rt.InputChain{
-	{Flow: 0, Pos: "reduce.jdf:20:8", Select: reduceReduceInA},
+	{Flow: 0, Pos: "reduce.jdf:20:6", Select: reduceReduceInA},
 	{Flow: 1, Pos: "reduce.jdf:24:8", Select: reduceReduceInB},
 }
 
 func reduceReduceInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
 	if l_ == 0 {
-		return rt.DataInput(0, g.data, rt.Ix(i), "reduce.jdf:20:24")
+		return rt.DataInput(0, g.data, rt.Ix(i), "reduce.jdf:20:22")
 	} else {
 		pl := rt.Locals{0: l_ - 1, 1: 2 * i}
-		return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:20:34", "A Reduce(l - 1, 2 * i)")
+		return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:20:32", "A Reduce(l - 1, 2 * i)")
 	}
 }
 
@@ -179,10 +179,10 @@ var reduceSource = rt.Source{
 	Err:     ErrReduceGraph,
 	Classes: []string{"reduce.jdf:16:1"},
 	Flows: [][]string{
-		{"reduce.jdf:20:8", "reduce.jdf:24:8"},
+		{"reduce.jdf:20:6", "reduce.jdf:24:8"},
 	},
 	Deps: [][][]string{
-		{{"reduce.jdf:20:10", "reduce.jdf:21:10", "reduce.jdf:22:10", "reduce.jdf:23:10"}, {"reduce.jdf:24:10"}},
+		{{"reduce.jdf:20:8", "reduce.jdf:21:8", "reduce.jdf:22:8", "reduce.jdf:23:8"}, {"reduce.jdf:24:10"}},
 	},
 }
 

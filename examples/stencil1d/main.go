@@ -85,7 +85,6 @@ func stencil(x []float64, bs, steps, workers int) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	tp.SetArena("DEFAULT", rt.NewArena(8*bs))
 	if err := tp.Verify(); err != nil {
 		return nil, err
 	}

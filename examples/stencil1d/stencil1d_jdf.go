@@ -32,22 +32,26 @@ var (
 // nil or malformed data collection and a negative size (ErrStencil1DArgument), and computes the hidden globals.
 func NewStencil1D(T int, data *rt.Vector) (*Stencil1D, error) {
 	if T < 0 {
-		return nil, fmt.Errorf("NewStencil1D: %s is %d, want at least 0 (it bounds a range at %s): %w", "T", T, "stencil1d.jdf:15:12", ErrStencil1DArgument)
+		return nil, fmt.Errorf("NewStencil1D: %s is %d, want at least 0 (it bounds a range at %s): %w", "T", T, "stencil1d.jdf:16:12", ErrStencil1DArgument)
 	}
 	if err := rt.VerifyCollection(data, 1, ErrStencil1DArgument); err != nil {
 		return nil, fmt.Errorf("NewStencil1D: data: %w", err)
 	}
-//line ../stencil1d.jdf:12
+//line ../stencil1d.jdf:13
 	var NX int = data.NT
 //line stencil1d_jdf.go:43
 	tp := &Stencil1D{T: T, data: data, NX: NX}
 	tp.Taskpool = rt.NewTaskpool("Stencil1D", tp, &stencil1DStep)
+//line ../stencil1d.jdf:26
+	stencil1DCount0 := data.NB
+//line stencil1d_jdf.go:48
+	tp.SetArena("DEFAULT", rt.NewSliceArena[float64](stencil1DCount0))
 	return tp, nil
 }
 
 // The task classes of stencil1d.jdf, assigned in init: their functions refer to one another.
 var (
-	stencil1DStep rt.TaskClass // Step at stencil1d.jdf:14:1
+	stencil1DStep rt.TaskClass // Step at stencil1d.jdf:15:1
 )
 
 func init() {
@@ -75,19 +79,19 @@ func init() {
 
 // stencil1DStepInputs are the input chains of Step(t, x): stencil1DStepIn<Flow> selects the input of flow <Flow>.
 var stencil1DStepInputs = []rt.InputChain{
-	{Flow: 0, Pos: "stencil1d.jdf:18:9", Select: stencil1DStepInC},
-	{Flow: 1, Pos: "stencil1d.jdf:19:9", Select: stencil1DStepInL},
-	{Flow: 2, Pos: "stencil1d.jdf:22:9", Select: stencil1DStepInR},
-	{Flow: 3, Pos: "stencil1d.jdf:25:9", Select: stencil1DStepInN},
+	{Flow: 0, Pos: "stencil1d.jdf:19:8", Select: stencil1DStepInC},
+	{Flow: 1, Pos: "stencil1d.jdf:20:8", Select: stencil1DStepInL},
+	{Flow: 2, Pos: "stencil1d.jdf:23:8", Select: stencil1DStepInR},
+	{Flow: 3, Pos: "stencil1d.jdf:26:9", Select: stencil1DStepInN},
 }
 
 func stencil1DStepInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
 	if t == 0 {
-		return rt.DataInput(0, g.data, rt.Ix(x), "stencil1d.jdf:18:25")
+		return rt.DataInput(0, g.data, rt.Ix(x), "stencil1d.jdf:19:24")
 	} else {
 		pl := rt.Locals{0: t - 1, 1: x}
-		return rt.TaskInput(0, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:18:35", "N Step(t - 1, x)")
+		return rt.TaskInput(0, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:19:34", "N Step(t - 1, x)")
 	}
 }
 
@@ -99,7 +103,7 @@ func stencil1DStepInL(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 		return rt.NullInput(1)
 	} else {
 		pl := rt.Locals{0: t - 1, 1: x - 1}
-		return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:21:14", "N Step(t - 1, x - 1)")
+		return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:22:13", "N Step(t - 1, x - 1)")
 	}
 }
 
@@ -111,12 +115,12 @@ func stencil1DStepInR(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 		return rt.NullInput(1)
 	} else {
 		pl := rt.Locals{0: t - 1, 1: x + 1}
-		return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:24:14", "N Step(t - 1, x + 1)")
+		return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:25:13", "N Step(t - 1, x + 1)")
 	}
 }
 
 func stencil1DStepInN(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	return rt.NewInput(0, "DEFAULT", "stencil1d.jdf:25:14")
+	return rt.NewInput(0, "DEFAULT", "stencil1d.jdf:26:14")
 }
 
 // stencil1DStepSpace enumerates the execution space of Step(t, x).
@@ -164,17 +168,17 @@ func stencil1DStepSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e
 // stencil1DStepPriority returns the priority of Step(t, x) (higher runs first).
 func stencil1DStepPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, t := tp.Globals().(*Stencil1D), l[0]
-//line ../stencil1d.jdf:30
+//line ../stencil1d.jdf:31
 	return int32(g.T - t)
-//line stencil1d_jdf.go:170
+//line stencil1d_jdf.go:174
 }
 
 // stencil1DStepAffinity returns the data collection element that owns Step(t, x).
 func stencil1DStepAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, x := tp.Globals().(*Stencil1D), l[1]
-//line ../stencil1d.jdf:17
+//line ../stencil1d.jdf:18
 	return g.data, rt.Ix(x)
-//line stencil1d_jdf.go:178
+//line stencil1d_jdf.go:182
 }
 
 // stencil1DStepHook runs the CPU body of Step(t, x).
@@ -189,9 +193,9 @@ func stencil1DStepHook(task *rt.Task) error {
 	return stencil1DStepBody(g, task, g.T, g.data, g.NX, l[0], l[1], C, L, R, N)
 }
 
-// stencil1DStepBody is the CPU body of Step(t, x) at stencil1d.jdf:31:1.
+// stencil1DStepBody is the CPU body of Step(t, x) at stencil1d.jdf:32:1.
 func stencil1DStepBody(tp *Stencil1D, task *rt.Task, T int, data *rt.Vector, NX int, t int, x int, C []float64, L []float64, R []float64, N []float64) error {
-//line ../stencil1d.jdf:32
+//line ../stencil1d.jdf:33
 	{
 		if t == 0 {
 			copy(N, C)
@@ -209,19 +213,19 @@ func stencil1DStepBody(tp *Stencil1D, task *rt.Task, T int, data *rt.Vector, NX 
 			N[j] = (left + C[j] + right) / 3
 		}
 	}
-//line stencil1d_jdf.go:213
+//line stencil1d_jdf.go:217
 	return nil
 }
 
 // stencil1DSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of stencil1d.jdf.
 var stencil1DSource = rt.Source{
 	Err:     ErrStencil1DGraph,
-	Classes: []string{"stencil1d.jdf:14:1"},
+	Classes: []string{"stencil1d.jdf:15:1"},
 	Flows: [][]string{
-		{"stencil1d.jdf:18:9", "stencil1d.jdf:19:9", "stencil1d.jdf:22:9", "stencil1d.jdf:25:9"},
+		{"stencil1d.jdf:19:8", "stencil1d.jdf:20:8", "stencil1d.jdf:23:8", "stencil1d.jdf:26:9"},
 	},
 	Deps: [][][]string{
-		{{"stencil1d.jdf:18:11"}, {"stencil1d.jdf:19:11", "stencil1d.jdf:20:11", "stencil1d.jdf:21:11"}, {"stencil1d.jdf:22:11", "stencil1d.jdf:23:11", "stencil1d.jdf:24:11"}, {"stencil1d.jdf:25:11", "stencil1d.jdf:26:11", "stencil1d.jdf:27:11", "stencil1d.jdf:28:11", "stencil1d.jdf:29:11"}},
+		{{"stencil1d.jdf:19:10"}, {"stencil1d.jdf:20:10", "stencil1d.jdf:21:10", "stencil1d.jdf:22:10"}, {"stencil1d.jdf:23:10", "stencil1d.jdf:24:10", "stencil1d.jdf:25:10"}, {"stencil1d.jdf:26:11", "stencil1d.jdf:27:11", "stencil1d.jdf:28:11", "stencil1d.jdf:29:11", "stencil1d.jdf:30:11"}},
 	},
 }
 

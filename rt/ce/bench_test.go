@@ -11,9 +11,9 @@ import (
 	"github.com/jdf2go/jdf2go/rt/ce/cetest"
 )
 
-// In-process figures (benchmarks.md §4): the AM rate between two ranks of a World (goal:
-// ≥ 1 M AMs/s), on the direct path (a worker, LevelMultiple) and the shifted path (a device
-// manager), and the in-process half round trip.
+// In-process figures (docs/runtime.md, "Benchmarks"): the AM rate between two ranks of a World
+// (goal: ≥ 1 M AMs/s), on the direct path (a worker, LevelMultiple) and the shifted path (a
+// device manager), and the in-process half round trip.
 //
 //	go test -run '^$' -bench . ./rt/ce/
 

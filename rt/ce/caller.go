@@ -8,9 +8,9 @@ import (
 
 // Caller is one goroutine's handle on the Engine: a worker, a device manager, a test, or the
 // comm goroutine itself (handed to handlers and callbacks). Its path is fixed for its life
-// (ce.md §4.3): direct callers call the transport themselves, the others shift every
-// operation to the comm goroutine, fire and forget. Either way completions are found by the
-// comm goroutine, so done callbacks always run there.
+// (docs/ce.md, "Callers and paths"): direct callers call the transport themselves, the others
+// shift every operation to the comm goroutine, fire and forget. Either way completions are found
+// by the comm goroutine, so done callbacks always run there.
 //
 // A Caller may be used from several goroutines, but messages are ordered per Caller only
 // when its calls are ordered (one goroutine, as with a worker or a device manager).

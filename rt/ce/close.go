@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Shutdown (ce.md §4.9). Close sets the closing state, so every new operation fails with
-// ErrClosed, and wakes the comm goroutine, which then steps through:
+// Shutdown (docs/ce.md, "Shutdown and errors"). Close sets the closing state, so every new
+// operation fails with ErrClosed, and wakes the comm goroutine, which then steps through:
 //
 //	drain:   wait until no Caller is inside an operation, the shift queue is empty and
 //	         nothing is in flight (sends, transfers either side, barriers);

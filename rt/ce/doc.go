@@ -1,8 +1,8 @@
 // Package ce is jdf2go's communication engine: one wrapper between the runtime and a
 // transport (in-process ranks, MPI), which decides per caller whether to call the transport
 // directly or to hand the operation to its communication goroutine, and which owns every buffer
-// it is given. The design is ce.md in the design notes; §4 (API, policies) and §5 (invariants,
-// one test each) are its contract.
+// it is given. docs/ce.md states its contract: the API and its policies, and the invariants,
+// one test each.
 //
 // # Layers and owners
 //
@@ -22,7 +22,7 @@
 // creator of a World owns nothing to close: its only goroutine (for injected delays) stops when
 // its last rank's transport closes.
 //
-// # Paths (ce.md §4.3), fixed per Caller for its whole life
+// # Paths (docs/ce.md, "Callers and paths"), fixed per Caller for its whole life
 //
 //	caller                            transport level                        path
 //	comm goroutine (handlers, done)   any                                    direct
@@ -39,7 +39,7 @@
 // a Caller that mixed paths could overtake its own queued messages. Messages from one Caller to
 // one (destination, tag) arrive in order.
 //
-// # Buffers (ce.md §4.5)
+// # Buffers (docs/ce.md, "Messages and buffers")
 //
 // Message buffers belong to the Engine. NewMsg (waits while the byte budget is spent; ctx
 // bounds the wait) and TryNewMsg (fails with ErrNoBuffers; device managers use only this) hand
@@ -54,7 +54,7 @@
 // A handler's payload belongs to the transport and is valid only during the call; copy what
 // you keep (debug mode poisons it afterwards). A Get/Put note is copied at submit.
 //
-// # Registrations and one-sided transfers (ce.md §4.6, §4.8)
+// # Registrations and one-sided transfers (docs/ce.md, "Registrations and one-sided transfers")
 //
 // Register returns a ref-counted MemReg whose Key is an opaque RemoteKey (rank, slot,
 // generation, length; never an address) to send to peers. The owner's Release drops one
@@ -67,7 +67,7 @@
 // without touching memory. At most MaxInflight transfers run at once on each side; the others
 // wait in a priority heap.
 //
-// # Tags (ce.md §4.7)
+// # Tags (docs/ce.md, "Tags")
 //
 // Tags 0..7 are the Engine's, TagActivate, TagRemoteGet and TagTermination are reserved for the
 // runtime's remote-dependency protocol, tags from FirstUserTag to MaxTags-1 are free. Tags are
@@ -75,7 +75,7 @@
 // Start. A message for a tag the receiver does not know is dropped, counted and reported on
 // Errors with its source.
 //
-// # Shutdown and errors (ce.md §4.9)
+// # Shutdown and errors (docs/ce.md, "Shutdown and errors")
 //
 // Close refuses new operations (ErrClosed), drains the shift queue, waits for everything in
 // flight, exchanges goodbyes so that no message is lost, runs a non-blocking barrier and closes

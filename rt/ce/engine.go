@@ -304,7 +304,7 @@ func (e *Engine) setup(rank Rank, size int) error {
 	return nil
 }
 
-// directFor is the per-caller path table of ce.md §4.3.
+// directFor is the per-caller path table of docs/ce.md, "Callers and paths"
 func (e *Engine) directFor(r Role) bool {
 	switch r {
 	case RoleComm:
@@ -411,7 +411,8 @@ func (l *errorLog) snapshot() []error {
 	return append([]error(nil), l.errs...)
 }
 
-// countStart and countDone maintain the per-taskpool in-flight counters (ce.md §4.9).
+// countStart and countDone maintain the per-taskpool in-flight counters (docs/ce.md, "Shutdown
+// and errors").
 func (e *Engine) countStart(tp TaskpoolID) {
 	if tp == 0 {
 		return

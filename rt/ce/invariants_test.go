@@ -18,8 +18,9 @@ import (
 	"github.com/jdf2go/jdf2go/rt/ce/cetest"
 )
 
-// The invariants of ce.md §5 that only the in-process world can show (debug poisoning against
-// delayed transports, Kill, parking) or that need several ranks in one address space.
+// The invariants of docs/ce.md, "Invariants" that only the in-process world can show (debug
+// poisoning against delayed transports, Kill, parking) or that need several ranks in one address
+// space.
 
 const tagA, tagB, tagN = ce.FirstUserTag + 20, ce.FirstUserTag + 21, ce.FirstUserTag + 22
 

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The comm goroutine (ce.md §4.4). One loop iteration:
+// The comm goroutine (docs/ce.md, "The comm goroutine"). One loop iteration:
 //
 //  1. swap out the shift queue and apply its ops in order (tag arming, sends, transfer
 //     admissions through the window, registrations, barriers);
@@ -245,7 +245,7 @@ func (e *Engine) arrival(src Rank, t Tag, payload []byte) {
 		e.callHandler(h, src, t, payload)
 	}
 	if e.cfg.debug {
-		fillPoison(payload) // a handler that kept the slice sees this (ce.md §5.9)
+		fillPoison(payload) // a handler that kept the slice sees this (docs/ce.md, "Invariants")
 	}
 	e.checkFin(src)
 }

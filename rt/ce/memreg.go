@@ -9,8 +9,9 @@ import (
 )
 
 // RemoteKey names a registration of another rank (or this one) for Get and Put. It is opaque:
-// rank, registry slot, generation and length, never an address (ce.md §4.6). Send it to peers
-// with AppendBinary and read it back with ParseRemoteKey. The zero RemoteKey is invalid.
+// rank, registry slot, generation and length, never an address (docs/ce.md, "Registrations and
+// one-sided transfers"). Send it to peers with AppendBinary and read it back with ParseRemoteKey.
+// The zero RemoteKey is invalid.
 type RemoteKey struct {
 	rank Rank
 	slot uint32
@@ -49,7 +50,7 @@ func ParseRemoteKey(b []byte) (RemoteKey, error) {
 	}, nil
 }
 
-// MemReg is a ref-counted registration (ce.md §4.6). The owner holds one reference and drops
+// MemReg is a ref-counted registration (docs/ce.md, "Registrations and one-sided transfers"). The owner holds one reference and drops
 // it with Release; every Get or Put that uses it, on either side, holds another while it is in
 // flight. The transport registration ends once, on the comm goroutine, when the last
 // reference goes, so an owner may Release while transfers still run.

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 )
 
-// Msg is a CE-owned message buffer (ce.md §4.5). Its life:
+// Msg is a CE-owned message buffer (docs/ce.md, "Messages and buffers"). Its life:
 //
 //	NewMsg/TryNewMsg → owned by the caller (write Bytes)
 //	SendAM           → submitted: the caller has lost every right to it, on either path
@@ -108,8 +108,8 @@ func (m *Msg) submit() error {
 }
 
 // finish releases a submitted message: the one place a sent message goes back to the pool
-// (ce.md §4.5, "released exactly once: on local completion, on any error, or on Close").
-// It reports a second release instead of performing it.
+// (docs/ce.md, "Messages and buffers", "released exactly once: on local completion, on any error,
+// or on Close"). It reports a second release instead of performing it.
 func (m *Msg) finish() error {
 	if !m.state.CompareAndSwap(msgSubmitted, msgReleased) {
 		err := fmt.Errorf("%w: message completed twice", ErrReleased)

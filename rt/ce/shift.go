@@ -34,8 +34,8 @@ type op struct {
 
 // shiftQueue is the fire-and-forget hand-off from Callers to the comm goroutine: a mutex and
 // a double-buffered slice. Producers append; the comm goroutine swaps the whole slice out, so
-// neither side waits for the other beyond one short critical section (ce.md §4.4: "the hot
-// path is one atomic and a slice append").
+// neither side waits for the other beyond one short critical section (docs/ce.md, "The comm
+// goroutine": "the hot path is one atomic and a slice append").
 type shiftQueue struct {
 	mu     sync.Mutex
 	ops    []op

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 )
 
-// Strict wraps a Transport and records the OS thread of every call (ce.md §4.10a, strict
+// Strict wraps a Transport and records the OS thread of every call (docs/ce.md, "Backends", strict
 // mode). It reports PinThread, so the Engine locks its comm goroutine to one OS thread, and
 // takes that thread's id at Start. A call from another thread is a violation when the
 // transport's level forbids it: always for Start, Poll and Close, and for everything below

@@ -22,9 +22,9 @@ type Transfer struct {
 }
 
 // One-sided transfers are emulated over two-sided transports like PaRSEC's rendezvous
-// (ce.md §2.3, §4.8), with ids and registered notify tags instead of pointers on the wire.
-// The rank that receives the data always allocates its data tag, from its per-peer counter,
-// so tags never collide.
+// (docs/ce.md, "The distributed layer"), with ids and registered notify tags instead of pointers
+// on the wire. The rank that receives the data always allocates its data tag, from its per-peer
+// counter, so tags never collide.
 //
 //	Get (A reads B):  A posts RecvData(B, dtag)  →  A sends GETREQ{id, key, off, n, dtag}
 //	                  B checks the key (NACK if bad) → B SendData(A, dtag) when its serve window allows
@@ -363,8 +363,8 @@ func (e *Engine) failXfer(x *xfer, err error) {
 	}
 }
 
-// finishXfer completes x exactly once (comm goroutine, ce.md §4.6): drop the registration
-// reference, pass the window slot on, count, and call back.
+// finishXfer completes x exactly once (comm goroutine, docs/ce.md, "Registrations and one-sided
+// transfers"): drop the registration reference, pass the window slot on, count, and call back.
 func (e *Engine) finishXfer(x *xfer, err error) {
 	if x.state.Swap(xDone) == xDone {
 		return

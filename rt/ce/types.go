@@ -10,7 +10,7 @@ type Rank int32
 // reserved for the runtime's remote-dependency protocol, the rest are for DSL and user code.
 type Tag uint16
 
-// Tag space layout (ce.md §4.7).
+// Tag space layout (docs/ce.md, "Tags").
 const (
 	// NoTag is the zero Tag: "no notification" in a Transfer.
 	NoTag Tag = 0

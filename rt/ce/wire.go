@@ -6,7 +6,8 @@ import (
 )
 
 // Wire formats of the Engine's own messages (little endian). They carry ids and keys, never
-// pointers (ce.md §2.5: function pointers on the wire are a quirk not to copy).
+// pointers (docs/ce.md, "The distributed layer": function pointers on the wire are a quirk not to
+// copy).
 
 // xferReq is a GET or PUT request: initiator → owner of the registration.
 type xferReq struct {

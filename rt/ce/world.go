@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// World is the in-process backend (ce.md §4.10a): n ranks in one process, each with its own
-// Transport, so that tests and examples run many ranks without MPI. AMs are copied into the
+// World is the in-process backend (docs/ce.md, "Backends"): n ranks in one process, each with its
+// own Transport, so that tests and examples run many ranks without MPI. AMs are copied into the
 // receiver's inbox; data transfers are matched like MPI's two-sided messages (an unmatched
 // send waits for its receive) and copied between registered buffers. An idle rank blocks:
 // the transport is wakeable, so its comm loop parks instead of spinning.

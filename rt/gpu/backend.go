@@ -98,7 +98,7 @@ type DeviceInfo struct {
 	// Type is the backend family, matched against Incarnation.Type.
 	Type DeviceType
 	// Batching reports whether the device type supports batch collection
-	// (gpu-manager.md §4.2 step 3).
+	// (docs/gpu.md, "Batching" step 3).
 	Batching bool
 	// ThreadBound says that backend calls must come from the OS thread on
 	// which SetCurrent ran (a CUDA context is current per thread): the

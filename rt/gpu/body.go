@@ -2,7 +2,7 @@ package gpu
 
 import "fmt"
 
-// The device-neutral body API (ARCHITECTURE.md decision 6): what a GPU body
+// The device-neutral body API (docs/architecture.md decision 6): what a GPU body
 // calls on the stream it was given. Every call checks its arguments against
 // the buffers (ErrBadArgument), then enqueues the operation on the stream
 // and returns; the work runs in enqueue order, after the stage-in copies of

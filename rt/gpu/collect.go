@@ -2,14 +2,14 @@ package gpu
 
 import "fmt"
 
-// Match is a batch-match callback (§4.2): it decides, for one candidate of
+// Match is a batch-match callback: it decides, for one candidate of
 // the stream's FIFO, whether it joins head's ring. It runs with the FIFO lock
 // held: it must be short, must not block, and must not touch the FIFO or call
 // CollectBatch (which would fail with ErrReentrantCollect).
 type Match func(cand, head *Task, data any) Action
 
 // CollectBatch moves compatible wrappers from the stream's FIFO to the tail
-// of head's ring and returns the number of followers now attached (§4).
+// of head's ring and returns the number of followers now attached.
 //
 // On a continuation of a committed ring (head not a singleton) it returns the
 // follower count at once: no lock, no scan, no callback. Otherwise it returns
@@ -75,7 +75,7 @@ func (s *Stream) CollectBatch(head *Task, match Match, data any) (int, error) {
 	return n, nil
 }
 
-// RequeueFollowers disbands head's ring manually (§4.6): it chops head out,
+// RequeueFollowers disbands head's ring manually: it chops head out,
 // makes it a singleton, and merges the followers back into this stream's
 // FIFO with the priority policy. The followers keep their execution-interval
 // state. A hook calls it outside any batch callback, then enqueues work for
@@ -93,7 +93,7 @@ func (s *Stream) RequeueFollowers(head *Task) int {
 }
 
 // BatchPolicy is the batch-match callback that generated code installs for a
-// `batch = true` body (jdf-language.md §A.7): it rejects candidates of
+// `batch = true` body (docs/language.md, "GPU bodies"): it rejects candidates of
 // another incarnation (class and body) or device, stops once the ring holds
 // Max wrappers (no bound when Max <= 0), and otherwise defers to User, or
 // accepts.

@@ -144,7 +144,7 @@ type devCopy struct {
 	peerWait bool
 }
 
-// memory is a device's memory accounting (§1.1): device copies by Data, and
+// memory is a device's memory accounting: device copies by Data, and
 // LRUs of unpinned clean copies (evictable) and unpinned dirty copies
 // (written back first). Only the manager touches it.
 type memory struct {
@@ -282,7 +282,7 @@ func (d *Device) pin(t *Task, i int, c *devCopy) {
 }
 
 // unpin drops t's use of flow i's copy; a copy nobody uses goes to the back
-// of its LRU, and the epoch moves (§1.1).
+// of its LRU, and the epoch moves.
 func (d *Device) unpin(t *Task, i int) {
 	fs := &t.fs[i]
 	if !fs.pinned {
@@ -377,7 +377,7 @@ func (d *Device) stageInTransfers(t *Task, s *Stream) (int, Result, error) {
 }
 
 // stageInComplete is the runtime's own complete-stage of the stage-in
-// (§2 transition 4): copies queued by t are now usable.
+// (transition 4): copies queued by t are now usable.
 func (d *Device) stageInComplete(t *Task) error {
 	moved := false
 	for i := range t.fs {
@@ -404,7 +404,7 @@ func (d *Device) stageInComplete(t *Task) error {
 }
 
 // refreshPushout recomputes the write-back bits of t at the end of its exec
-// stage (§2 transition 7: for every member, not only the head).
+// stage (transition 7: for every member, not only the head).
 func (t *Task) refreshPushout() {
 	t.pushout = 0
 	for i := range t.flows {
@@ -428,7 +428,7 @@ func (t *Task) deviceOnlyInput() int {
 	return -1
 }
 
-// stageOutTransfers is the default stage-out (§2 transition 8): it releases
+// stageOutTransfers is the default stage-out (transition 8): it releases
 // the readers of read-only flows, marks written copies newer than the host,
 // and enqueues the D2H of written flows with a pushout bit.
 func (d *Device) stageOutTransfers(t *Task, s *Stream) (int, Result, error) {
@@ -474,7 +474,7 @@ func (d *Device) markWritten(f *Flow, c *devCopy) {
 	d.mirror(c)
 }
 
-// epilog settles the copies of a completed wrapper (§2 transition 10):
+// epilog settles the copies of a completed wrapper (transition 10):
 // written-back flows make the host copy current and their device copy clean;
 // the others stay dirty on the device.
 func (d *Device) epilog(t *Task) {
@@ -493,7 +493,7 @@ func (d *Device) epilog(t *Task) {
 }
 
 // cleanout drops what a failed or given-up task did to device copies
-// (§3.7 step 3): its written copies no longer hold anything usable, and every
+// (terminal path, step 3): its written copies no longer hold anything usable, and every
 // copy is unpinned.
 func (d *Device) cleanout(t *Task) {
 	for i := range t.fs {
@@ -522,7 +522,7 @@ func (d *Device) cleanout(t *Task) {
 	d.bumpEpoch()
 }
 
-// newWriteBack makes an uncounted eviction wrapper (w2r, §1.6) for the
+// newWriteBack makes an uncounted eviction wrapper (w2r) for the
 // unpinned dirty copies, oldest first, or returns nil when there are none.
 func (d *Device) newWriteBack() *Task {
 	var t *Task

@@ -11,7 +11,7 @@ import (
 )
 
 // Device is one accelerator shared by all CPU workers of the process
-// (gpu-manager.md §1.1). Workers hand it wrappers with Submit; the worker
+// (docs/gpu.md, "The manager"). Workers hand it wrappers with Submit; the worker
 // whose submission moves the outstanding counter from 0 to 1 becomes the
 // manager until the counter drains (manager.go).
 type Device struct {
@@ -108,7 +108,7 @@ func WithEvents(n int) Option { return func(c *config) { c.events = n } }
 // Compute streams always record.
 func WithSkipEmptyEvents(on bool) Option { return func(c *config) { c.skipEmpty = on } }
 
-// WithPriorityOrder sets the FIFO ordering policy (§1.3): sorted by
+// WithPriorityOrder sets the FIFO ordering policy: sorted by
 // descending priority and stable (default), or plain arrival order.
 func WithPriorityOrder(on bool) Option { return func(c *config) { c.sorted = on } }
 
@@ -164,9 +164,8 @@ func WithCounterObserver(fn func(delta int32)) Option {
 // DefaultPendingDrain is how many submissions the manager takes from
 // device.pending per iteration unless WithPendingDrain says otherwise. A
 // batched body collects what one iteration moved to its stream, so this is
-// also the usual largest ring when submissions outpace the device: 64 made
-// the host cost of a cuBLAS batched call (about 18 µs on an H200's host)
-// 0.3 µs per task of a batch of tiny GEMMs, 256 makes it 0.07.
+// also the usual largest ring when submissions outpace the device: a larger
+// drain spreads the host cost of one batched BLAS call over more tasks.
 const DefaultPendingDrain = 256
 
 // DefaultBackoff is the manager's idle policy: yield the processor for the
@@ -256,6 +255,7 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 		}
 		if d.prof != nil {
 			s.track = d.prof.Track(d.name + "/" + name)
+			s.tracks, s.laneOpen = []int{s.track}, []int32{0}
 		}
 		d.streams = append(d.streams, s)
 	}
@@ -435,11 +435,11 @@ func (d *Device) Compute(k int) *Stream { return d.compute[k] }
 // NumCompute returns the number of compute streams.
 func (d *Device) NumCompute() int { return len(d.compute) }
 
-// Outstanding returns the outstanding counter (§1.6): wrappers accepted and
+// Outstanding returns the outstanding counter: wrappers accepted and
 // not released, or -1 while another device holds the idle lock.
 func (d *Device) Outstanding() int32 { return d.outstanding.Load() }
 
-// Epoch returns data_avail_epoch (§1.1).
+// Epoch returns data_avail_epoch.
 func (d *Device) Epoch() uint64 { return d.epoch.Load() }
 
 // Pending returns the number of wrappers in device.pending.
@@ -555,7 +555,7 @@ func (d *Device) Stats() Stats {
 }
 
 // TryLockIdle takes the transient -1 lock of the outstanding counter when it
-// is 0 (§1.6), for a one-off bookkeeping action by another device on a device
+// is 0, for a one-off bookkeeping action by another device on a device
 // that has no manager. While it is held no submitter enters; UnlockIdle
 // releases it.
 func (d *Device) TryLockIdle() bool { return d.outstanding.CompareAndSwap(0, -1) }

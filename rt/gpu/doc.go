@@ -1,9 +1,9 @@
 // Package gpu is jdf2go's device-agnostic GPU manager: it runs the GPU
 // bodies of a JDF program on accelerators shared by all CPU workers, with
-// PaRSEC's submit and batching protocol (shared/design/gpu-manager.md,
-// sections 1 to 7, which this package implements and tests scenario by
-// scenario). Backends plug in through a small interface: rt/gpu/sim (CPU
-// simulation, for CI) and rt/gpu/cuda (CUDA through purego).
+// PaRSEC's submit and batching protocol (docs/gpu.md, which this package
+// implements and tests scenario by scenario). Backends plug in through a
+// small interface: rt/gpu/sim (CPU simulation, for CI) and rt/gpu/cuda
+// (CUDA through purego).
 //
 // # Devices
 //
@@ -70,7 +70,7 @@
 // device's current copy when there is one (a peer copy), and the release of
 // that copy's reader goes through the source device's counter (directly under
 // its idle lock, or as a counted D2D_COMPLETE command to its manager,
-// gpu-manager.md §1.6; peer.go).
+// docs/gpu.md, "The manager"; peer.go).
 //
 // # Choosing devices
 //
@@ -83,7 +83,7 @@
 //
 // The simulated device runs in manual mode (a test advances each stream
 // operation by operation and, with WithBackoff, runs the manager in
-// lockstep) for the deterministic scenarios of gpu-manager.md §7, and in
+// lockstep) for the deterministic scenarios of docs/gpu.md, "Tests", and in
 // free-running mode (a goroutine per stream) for stress tests and
 // benchmarks (bench/internal/gpubench).
 package gpu

@@ -39,6 +39,10 @@ var (
 	// ErrNoBackend: the device specification names a backend that is not
 	// linked into the program (import rt/gpu/sim or rt/gpu/cuda).
 	ErrNoBackend = errors.New("gpu: backend not available")
+	// ErrNoDevice: the device specification names a backend explicitly
+	// ("cuda") and it finds no device, or cannot be used at all (the error
+	// then also wraps the backend's reason).
+	ErrNoDevice = errors.New("gpu: no device")
 	// ErrMisuse: the API was used against its contract (a wrapper submitted
 	// twice, a flow index out of range, ...).
 	ErrMisuse = errors.New("gpu: misuse")

@@ -5,13 +5,13 @@ import (
 	"sync"
 )
 
-// fifo is a stream's pending FIFO (§1.3): a locked, intrusive, doubly-linked
+// fifo is a stream's pending FIFO: a locked, intrusive, doubly-linked
 // list of singleton wrappers. With ordering on it is sorted by descending
 // priority snapshot and stable: an insertion goes after every element of
 // equal priority, so the members of an inserted ring keep their ring order
-// among equals (§4.5). Only the manager and hooks running under it touch a
+// among equals. Only the manager and hooks running under it touch a
 // stream FIFO; the lock exists because the batch collector runs user
-// callbacks while holding it, and because of direct-style collection (§4.7).
+// callbacks while holding it, and because of direct-style collection.
 //
 // An insertion finds its place through the last element of each priority
 // present (tails, sorted by descending priority), so it costs O(log P) for P
@@ -23,7 +23,7 @@ type fifo struct {
 	sorted      bool
 	tails       []tail
 	// collecting is set while CollectBatch scans this FIFO, so a re-entrant
-	// call is detected instead of deadlocking (§4.3).
+	// call is detected instead of deadlocking.
 	collecting bool
 }
 
@@ -39,7 +39,7 @@ func (q *fifo) find(p int32) int {
 }
 
 // insert puts the singleton t at its place. The caller holds mu. The
-// priority snapshot is refreshed from the logical task first (§4.5).
+// priority snapshot is refreshed from the logical task first.
 func (q *fifo) insert(t *Task) {
 	if t.ec != nil {
 		t.priority = t.ec.Priority()

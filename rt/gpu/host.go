@@ -5,7 +5,7 @@ package gpu
 // that rt/gpu builds and is tested without rt.
 
 // Worker is the CPU worker that calls Submit. When it wins the election it
-// becomes the device's manager for the episode (gpu-manager.md §1.6, §6).
+// becomes the device's manager for the episode (docs/gpu.md, "The manager").
 type Worker interface {
 	// FlushNextTask moves the task in the worker's private next_task slot, if
 	// any, to the shared scheduler, where other workers can take it. The
@@ -38,7 +38,7 @@ type Canceller interface {
 // Scheduler takes logical tasks back from the device.
 type Scheduler interface {
 	// Reschedule gives t's logical task up on this device (NEXT from a
-	// complete-stage callback, §3.5): the runtime runs it elsewhere, usually
+	// complete-stage callback): the runtime runs it elsewhere, usually
 	// through its CPU body. The wrapper is released right after the call.
 	Reschedule(t *Task) error
 }

@@ -9,8 +9,7 @@ package gpu
 // every task's output on the single stage-out stream, and every successor
 // waits for it: a tiled Cholesky at N=32768, NB=2048 moves 26 GB back for
 // 4.4 GB of final tiles, and the stage-out stream, not the compute streams,
-// sets the pace (examples/potrf on an H200: 17.5 TFLOP/s that way, 41.2 with
-// final-only write-backs; cudabench/RESULTS.md).
+// sets the pace (docs/gpu.md, "Data on devices", has the figures).
 //
 // So RTDevice keeps a written flow on the device (Flow.KeepOnDevice) when no
 // host reader can see that value: it walks the task's successors

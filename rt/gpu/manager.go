@@ -1,12 +1,12 @@
 package gpu
 
-// The GPU manager (gpu-manager.md §1.6, §2, §3, §6).
+// The GPU manager (docs/gpu.md, "The manager").
 //
 // Actors. CPU workers call Device.Submit with a wrapper. The device has
 // an outstanding counter, a device-wide pending queue, and streams (stage-in,
 // stage-out, compute), each with a priority FIFO and a ring of event slots.
 //
-// Election (§1.6). Submit loops { v := counter; if v < 0 wait (another device
+// Election. Submit loops { v := counter; if v < 0 wait (another device
 // holds the idle lock); CAS v -> v+1 }. The worker whose CAS moved 0 -> 1 is
 // the manager; any other pushes its wrapper on device.pending *after* its
 // increment and returns at once, keeping its next_task. Increment-before-
@@ -14,8 +14,8 @@ package gpu
 // decrement brings the counter to 0, so no counted wrapper can be on its
 // way to the queue at that moment.
 //
-// Design choice (§8). The manager is the elected worker goroutine, not a
-// long-lived goroutine per device: it keeps next_task observable (§6,
+// Design choice. The manager is the elected worker goroutine, not a
+// long-lived goroutine per device: it keeps next_task observable (
 // scenarios 34 and 35), and a device without work costs no goroutine. For
 // the episode the backend is made current on the goroutine's thread, and a
 // ThreadBound backend (CUDA) has the goroutine locked to that thread;
@@ -28,8 +28,8 @@ package gpu
 // after the final decrement nothing of the device may be touched, because a
 // new manager may already run.
 //
-// Episode (§2 transition 1, §6). Flush the worker's next_task, emit the
-// "own" start, then loop; each iteration (§2 transition 13) is
+// Episode (transition 1). Flush the worker's next_task, emit the
+// "own" start, then loop; each iteration (transition 13) is
 //   1. the stage-in pass, with the wrapper just taken (if any) inserted in
 //      the stage-in FIFO, its output going to this iteration's compute
 //      stream (round robin, restarted at each election);
@@ -41,7 +41,7 @@ package gpu
 //      previous one was launched, so whenever a launch costs the host more
 //      than the device needs to run it (tiny kernels) the compute streams
 //      never fill, nothing waits in their FIFOs, and every batch is a
-//      singleton (the H200 run of the CUDA backend). Taking what is
+//      singleton. Taking what is
 //      waiting lets the stage-in pass move every wrapper that has nothing
 //      to copy into this iteration's compute FIFO, where the collector
 //      finds them. The bound keeps an iteration short, so that event
@@ -53,12 +53,12 @@ package gpu
 // next_task after each completion, and leaves when a release brings the
 // counter to 0, emitting the "own" end.
 //
-// Hook results are handled by commitExec (§3.2), event completions of
-// compute streams by execDone (§3.3 to 3.5), terminal failures by failRing
-// (§3.7: quiesce, clean out, release every member, one counter update).
+// Hook results are handled by commitExec, event completions of
+// compute streams by execDone, terminal failures by terminate
+// (quiesce, clean out, release every member, one counter update).
 // D2D_COMPLETE commands from linked devices (peer.go) go from device.pending
 // straight to the stage-out FIFO, where the manager does their bookkeeping
-// and releases them (§2 transitions 2 and 11).
+// and releases them (transitions 2 and 11).
 
 import (
 	"context"
@@ -129,11 +129,11 @@ type episode struct {
 	d    *Device
 	ctx  context.Context
 	w    Worker
-	rr   int  // compute-stream rotation, local to the episode (§1.2)
+	rr   int  // compute-stream rotation, local to the episode
 	left bool // the counter reached 0: touch nothing more
 	err  error
 	// While deferring, releases add to owed instead of updating the counter;
-	// settle subtracts them in one step (§1.6: k wrappers released at once),
+	// settle subtracts them in one step (k wrappers released at once),
 	// so a stage-out pass that completes many tasks touches the counter,
 	// which every submitting worker also updates, once.
 	deferring bool
@@ -228,7 +228,7 @@ func (ep *episode) setErr(err error) {
 	}
 }
 
-// iterate runs one manager iteration (§2 transition 13) with the wrappers
+// iterate runs one manager iteration (transition 13) with the wrappers
 // taken from device.pending since the last one, and reports whether anything
 // changed.
 func (ep *episode) iterate(taken []*Task) bool {
@@ -237,7 +237,7 @@ func (ep *episode) iterate(taken []*Task) bool {
 	ep.rr = (ep.rr + 1) % len(d.compute)
 	progress := len(taken) > 0
 	for _, nw := range taken {
-		// §2 transition 2: re-singleton, force one reservation attempt. A
+		// transition 2: re-singleton, force one reservation attempt. A
 		// D2D_COMPLETE command skips to the stage-out FIFO.
 		nw.makeSingleton()
 		if nw.kind == KindD2DComplete {
@@ -301,7 +301,7 @@ func (ep *episode) stageInPass(exec *Stream) bool {
 	return progress
 }
 
-// stageIn attempts the stage-in of w (§2 transition 3). It reports false
+// stageIn attempts the stage-in of w (transition 3). It reports false
 // when nothing changed: a retry blocked on an unchanged epoch.
 func (ep *episode) stageIn(s *Stream, w *Task, exec *Stream) bool {
 	d := ep.d
@@ -340,7 +340,7 @@ func (ep *episode) stageIn(s *Stream, w *Task, exec *Stream) bool {
 			ep.terminate(s, w, Error, rerr, true)
 		}
 	case Next:
-		// Back to IN_Q; escalate to the eviction path (§2 transition 3).
+		// Back to IN_Q; escalate to the eviction path (transition 3).
 		s.fifo.push(w, StateInQ)
 		if wb := d.newWriteBack(); wb != nil {
 			d.out.fifo.push(wb, StateOutQ)
@@ -375,7 +375,7 @@ func (ep *episode) reserveAndStage(s *Stream, w *Task) (int, Result, error) {
 	return d.stageInTransfers(w, s)
 }
 
-// stageInDone is the stage-in completion (§2 transition 4).
+// stageInDone is the stage-in completion (transition 4).
 func (ep *episode) stageInDone(w *Task, exec *Stream) {
 	d := ep.d
 	ep.endStage(w)
@@ -404,7 +404,7 @@ func (ep *episode) computePass(s *Stream) bool {
 			ep.terminate(nil, head, Error, err, false)
 		case head.lastStatus == Again:
 			// EX_PARKED: the same ring re-enters the hook before any FIFO
-			// wrapper is considered (§2 transition 6, scenario 13). A stage
+			// wrapper is considered (transition 6, scenario 13). A stage
 			// interval due at this event ends here; execution intervals
 			// stay open.
 			for x := range head.Ring() {
@@ -531,7 +531,7 @@ func (ep *episode) stuck(head *Task) bool {
 	return head.retries > d.retryLimit
 }
 
-// commitExec handles a hook result (§3.2). It reports whether the compute
+// commitExec handles a hook result. It reports whether the compute
 // pass must stop starting wrappers (NEXT).
 func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 	d := ep.d
@@ -556,11 +556,21 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 	}
 	switch r {
 	case Done, Again:
-		// One start per PENDING member at each commit (§5.3).
+		// One start per PENDING member at each commit, on the ring's lane.
+		lane := -1
+		for x := range head.Ring() {
+			if x.exec == ExecOpen && x.execStream == s {
+				lane = x.execLane
+				break
+			}
+		}
 		for x := range head.Ring() {
 			if x.exec == ExecPending {
+				if lane < 0 {
+					lane = s.freeLane()
+				}
 				x.exec = ExecOpen
-				d.prof.Begin(s.track, SpanExec, x)
+				s.beginExec(x, lane)
 			}
 			x.state = StateExFollower
 		}
@@ -577,7 +587,7 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 			ep.terminate(s, head, Error, err, true)
 		}
 	case Next:
-		// Followers back in one locked merge, then the head alone (§3.5).
+		// Followers back in one locked merge, then the head alone.
 		rest := head.Chop()
 		s.fifo.mu.Lock()
 		if rest != nil {
@@ -609,7 +619,7 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 	return false
 }
 
-// execDone is the event completion of a DONE ring (§2 transition 7, §3.3).
+// execDone is the event completion of a DONE ring (transition 7).
 func (ep *episode) execDone(s *Stream, head *Task) {
 	d := ep.d
 	r := Done
@@ -623,7 +633,7 @@ func (ep *episode) execDone(s *Stream, head *Task) {
 		d.stats.batches.Add(1)
 		d.stats.batched.Add(int64(head.RingLen()))
 		// Stage ends first, then execution ends: the stage end due at this
-		// event is never skipped (reviewer defect 1, §5.3).
+		// event is never skipped (docs/gpu.md, "Profiling").
 		for x := range head.Ring() {
 			ep.endStage(x)
 		}
@@ -643,7 +653,7 @@ func (ep *episode) execDone(s *Stream, head *Task) {
 		}
 		ep.releaseRing(head, StateHandedOff)
 	case Next:
-		// Give up on this device for every member (§3.5, Go port).
+		// Give up on this device for every member (Go port).
 		ep.closeExec(s, head)
 		for x := range head.Ring() {
 			if i := x.deviceOnlyInput(); i >= 0 {
@@ -729,7 +739,7 @@ func (ep *episode) stageOutPass() bool {
 		)
 		switch {
 		case w.kind == KindD2DComplete:
-			// §2 transition 11: the bookkeeping of a linked device's peer copy.
+			// transition 11: the bookkeeping of a linked device's peer copy.
 			d.peerReleased(w.peer, w.peerCounted)
 		case w.kind == KindWriteBack:
 			if n, err = d.writeBackTransfers(w, s); err != nil {
@@ -779,9 +789,9 @@ func (ep *episode) stageOutPass() bool {
 	return progress
 }
 
-// complete is COMPLETING (§2 transition 10): epilog, completion exactly
+// complete is COMPLETING (transition 10): epilog, completion exactly
 // once, next_task flush, release. A D2D_COMPLETE command has no logical task:
-// it is only released (§2 transition 11).
+// it is only released (transition 11).
 func (ep *episode) complete(w *Task) {
 	d := ep.d
 	if w.kind == KindD2DComplete {
@@ -804,7 +814,7 @@ func (ep *episode) complete(w *Task) {
 
 // ---------------------------------------------------------------- failures
 
-// terminate is the terminal path (§3.7) for the ring headed by head, which
+// terminate is the terminal path for the ring headed by head, which
 // failed with r on stream s: quiesce s when the failure happened while
 // submitting, clean out every kernel member, release every member with one
 // counter update. s is nil when the failure was seen at an event completion.
@@ -831,15 +841,11 @@ func (ep *episode) terminate(s *Stream, head *Task, r Result, cause error, quies
 		err = fmt.Errorf("%w: %v on %s returned %v", sentinel, head, d.name, r)
 	}
 	ep.setErr(err)
-	track := d.out.track
-	if s != nil {
-		track = s.track
-	}
 	for x := range head.Ring() {
 		ep.endStage(x)
 		if x.exec == ExecOpen {
 			x.exec = ExecClosed
-			d.prof.End(track, SpanExec, x)
+			endExec(x)
 		}
 		if x.kind == KindWriteBack {
 			d.writeBackDone(x, false)
@@ -853,7 +859,7 @@ func (ep *episode) terminate(s *Stream, head *Task, r Result, cause error, quies
 	ep.releaseRing(head, StateFailed)
 }
 
-// quiesce waits until everything enqueued on s so far has run (§3.7 step 2).
+// quiesce waits until everything enqueued on s so far has run (terminal path, step 2).
 func (ep *episode) quiesce(s *Stream) error {
 	slot := s.quiesceSlot()
 	if err := s.be.Record(slot); err != nil {
@@ -882,7 +888,9 @@ func (ep *episode) endStage(w *Task) {
 		return
 	}
 	w.stage.pending = false
-	ep.d.prof.End(w.stage.track, w.stage.name, w)
+	s := w.stage.stream
+	s.laneOpen[w.stage.lane]--
+	ep.d.prof.End(s.tracks[w.stage.lane], w.stage.name, w)
 }
 
 // closeExec emits one end for every OPEN member of the ring.
@@ -890,7 +898,7 @@ func (ep *episode) closeExec(s *Stream, head *Task) {
 	for x := range head.Ring() {
 		if x.exec == ExecOpen {
 			x.exec = ExecClosed
-			ep.d.prof.End(s.track, SpanExec, x)
+			endExec(x)
 		}
 	}
 }
@@ -908,7 +916,7 @@ func (t *Task) traceID() TraceID {
 
 // ---------------------------------------------------------------- release
 
-// release gives one wrapper back (§2 transition 10).
+// release gives one wrapper back (transition 10).
 func (ep *episode) release(w *Task, final State) {
 	counted := w.counted
 	ep.d.freeTask(w, final)
@@ -930,7 +938,7 @@ func (ep *episode) settle() {
 }
 
 // releaseRing gives every member of a ring back and subtracts their number
-// from the counter in one step (§3.2: ASYNC, ERROR, DISABLE).
+// from the counter in one step (ASYNC, ERROR, DISABLE).
 func (ep *episode) releaseRing(head *Task, final State) {
 	var n int32
 	forEachChopped(head, func(x *Task) {
@@ -944,7 +952,7 @@ func (ep *episode) releaseRing(head *Task, final State) {
 
 // decrement subtracts n released wrappers from the counter. When that
 // empties it, the episode is over: the caller must return without touching
-// the device (§1.6).
+// the device.
 func (ep *episode) decrement(n int32) {
 	if n == 0 {
 		return

@@ -1,6 +1,6 @@
 package gpu
 
-// Device-to-device transfers (gpu-manager.md §1.6 "remote increment", §2 transitions 2, 4
+// Device-to-device transfers (docs/gpu.md, "The manager" "remote increment", transitions 2, 4
 // and 11, scenario 40).
 //
 // Devices opened together are linked (Link): a stage-in on device B that needs a datum
@@ -195,7 +195,7 @@ func (d *Device) peerSource(data Data, want uint64) (peerSrc, uint64) {
 	return peerSrc{}, 0
 }
 
-// releasePeer gives back a peer reader of src (§1.6 remote increment; see the top of
+// releasePeer gives back a peer reader of src (remote increment; see the top of
 // this file). counted says whether the reader was counted in src.dev's peer pins.
 func (d *Device) releasePeer(src peerSrc, counted bool) {
 	a := src.dev

@@ -2,7 +2,7 @@ package gpu
 
 import "sync"
 
-// pendingQueue is device.pending (§1.1): the multi-producer FIFO of wrappers
+// pendingQueue is device.pending: the multi-producer FIFO of wrappers
 // submitted by workers that lost the election. Producers push after their
 // counter increment; only the manager pops, without blocking.
 type pendingQueue struct {

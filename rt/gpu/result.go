@@ -3,9 +3,9 @@ package gpu
 import "strconv"
 
 // Result is what a submit hook, a stage function or a complete-stage callback
-// returns (gpu-manager.md §3.2). The values are PaRSEC's, so traces of both
+// returns (docs/gpu.md, "Result codes"). The values are PaRSEC's, so traces of both
 // runtimes can be compared. Any non-negative value is treated as Done by the
-// exec stage, and an unknown negative value as Error (§3.1).
+// exec stage, and an unknown negative value as Error.
 type Result int32
 
 // Hook results.
@@ -14,16 +14,16 @@ const (
 	// completes at the next event.
 	Done Result = 0
 	// Again: committed progress; the same ring re-enters the hook after the
-	// event recorded behind the enqueued work (§3.4).
+	// event recorded behind the enqueued work.
 	Again Result = -1
 	// Next: physical constraint, try this head later; followers go back to the
-	// FIFO (§3.5).
+	// FIFO.
 	Next Result = -2
-	// Disable: terminal failure with the DISABLE status (§3.7).
+	// Disable: terminal failure with the DISABLE status.
 	Disable Result = -3
-	// Async: every member's logical task was handed to another owner (§3.6).
+	// Async: every member's logical task was handed to another owner.
 	Async Result = -4
-	// Error: terminal failure (§3.7).
+	// Error: terminal failure.
 	Error Result = -5
 )
 
@@ -58,7 +58,7 @@ func (r Result) String() string {
 	return "Result(" + strconv.Itoa(int(r)) + ")"
 }
 
-// Action is what a batch-match callback answers for one candidate (§4.2).
+// Action is what a batch-match callback answers for one candidate.
 // Any other value makes the collector fail with ErrInvalidAction.
 type Action int32
 
@@ -84,7 +84,7 @@ func (a Action) String() string {
 	return "Action(" + strconv.Itoa(int(a)) + ")"
 }
 
-// State is where a wrapper is in its life (gpu-manager.md §2).
+// State is where a wrapper is in its life (docs/gpu.md, "Life of a GPU task").
 type State uint8
 
 // Wrapper states.
@@ -133,7 +133,7 @@ func (s State) String() string {
 	return "State(" + strconv.Itoa(int(s)) + ")"
 }
 
-// ExecState is the state of a wrapper's logical execution interval (§5.3).
+// ExecState is the state of a wrapper's logical execution interval.
 type ExecState uint8
 
 // Execution interval states.
@@ -162,7 +162,7 @@ func (e ExecState) String() string {
 	return "ExecState(" + strconv.Itoa(int(e)) + ")"
 }
 
-// Kind says what a wrapper does on the device (§1.5).
+// Kind says what a wrapper does on the device.
 type Kind uint8
 
 // Wrapper kinds.

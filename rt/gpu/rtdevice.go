@@ -346,6 +346,7 @@ func (h hostCopy) DropCopy(dev int) {
 type rtProfiler struct {
 	once   sync.Once
 	tr     *profile.Tracer
+	group  string // the device's name: the tracks' group
 	names  []string
 	tracks []*profile.Track
 	open   []map[rtSpan]int64 // per track: start times of open spans
@@ -363,7 +364,7 @@ func (p *rtProfiler) bind(tr *profile.Tracer, d *Device) {
 		if tr == nil {
 			return
 		}
-		p.tr = tr
+		p.tr, p.group = tr, d.name
 		p.byName = make(map[string]profile.Name)
 		p.own = tr.Name("gpu own " + d.name)
 		for _, n := range p.names {
@@ -375,6 +376,10 @@ func (p *rtProfiler) bind(tr *profile.Tracer, d *Device) {
 
 func (p *rtProfiler) Track(name string) int {
 	p.names = append(p.names, name)
+	if p.tr != nil { // a lane added by the manager after bind
+		p.tracks = append(p.tracks, p.tr.NewTrack(p.group, name))
+		p.open = append(p.open, make(map[rtSpan]int64))
+	}
 	return len(p.names) - 1
 }
 

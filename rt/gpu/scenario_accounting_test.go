@@ -13,7 +13,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
-// Scenarios 1 to 6 of gpu-manager.md §7: accounting and election.
+// Scenarios 1 to 6 of docs/gpu.md, "Tests": accounting and election.
 
 func TestScenario01_CounterMatchesLiveWrappers(t *testing.T) {
 	h := newHarness(t, harnessConfig{opts: []gpu.Option{gpu.WithComputeStreams(2)}})

@@ -9,7 +9,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
-// Scenarios 21 to 27 of gpu-manager.md §7: the batch collector.
+// Scenarios 21 to 27 of docs/gpu.md, "Tests": the batch collector.
 
 // collectOnce builds a harness whose batch hook runs probe on its first call
 // (as the head, with the other tasks waiting in the FIFO), then completes

@@ -8,7 +8,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
-// Scenario 40 of gpu-manager.md §7 on two simulated devices: a stage-in on B copies a
+// Scenario 40 of docs/gpu.md, "Tests" on two simulated devices: a stage-in on B copies a
 // datum from A's memory (a peer copy), and the release of A's copy's reader at the end of
 // that transfer is A's bookkeeping. When A has no manager, B does it directly under A's
 // transient idle lock (A's counter goes 0 -> -1 -> 0, no wrapper); when A has one, B

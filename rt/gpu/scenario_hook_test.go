@@ -9,7 +9,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
-// Scenarios 12 to 20 of gpu-manager.md §7: the submit-hook protocol.
+// Scenarios 12 to 20 of docs/gpu.md, "Tests": the submit-hook protocol.
 
 // batchInc is a batch-capable incarnation around hook.
 func batchInc(name string, hook gpu.SubmitHook) *gpu.Incarnation {
@@ -101,7 +101,7 @@ func TestScenario12_AgainRingOf5(t *testing.T) {
 		}
 	}
 	// The members release at their completions; a stage-out pass that
-	// completes several subtracts them in one step (§1.6: k at once).
+	// completes several subtracts them in one step (k at once).
 	var memberDeltas int32
 	for _, dlt := range h.counterDeltas()[deltas+4:] {
 		if dlt >= 0 {

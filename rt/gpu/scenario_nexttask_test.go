@@ -6,7 +6,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
-// Scenarios 34 and 35 of gpu-manager.md §7: next_task.
+// Scenarios 34 and 35 of docs/gpu.md, "Tests": next_task.
 
 func TestScenario34_WinnerFlushesLoserKeeps(t *testing.T) {
 	h := newHarness(t, harnessConfig{})

@@ -7,7 +7,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
-// Scenarios 28 to 30 of gpu-manager.md §7: priorities.
+// Scenarios 28 to 30 of docs/gpu.md, "Tests": priorities.
 
 func prios(ts []*gpu.Task) []int32 {
 	out := make([]int32, len(ts))

@@ -7,7 +7,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
-// Scenarios 31 to 33 of gpu-manager.md §7: profiling.
+// Scenarios 31 to 33 of docs/gpu.md, "Tests": profiling.
 
 func TestScenario31_DisabledNeverTracedNoReleaseWhileOpen(t *testing.T) {
 	h := newHarness(t, harnessConfig{})

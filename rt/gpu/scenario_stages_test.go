@@ -9,7 +9,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
-// Scenarios 7 to 11 of gpu-manager.md §7: stages and events.
+// Scenarios 7 to 11 of docs/gpu.md, "Tests": stages and events.
 
 // opJournal makes the simulated device journal every operation as it runs.
 func opJournal(j *journal) sim.Option {
@@ -127,7 +127,7 @@ func TestScenario09_InOrderOnePerPassFourInFlight(t *testing.T) {
 }
 
 func TestScenario10_ExecLifeOnOneStreamRoundRobin(t *testing.T) {
-	// One submission per iteration (the spec's loop, §2 transition 13): the
+	// One submission per iteration (the spec's loop, transition 13): the
 	// round robin below is asserted per arrival, which holds only when each
 	// arrival is taken by its own iteration. The manager's default takes up
 	// to DefaultPendingDrain waiting submissions at once (TestPendingDrainOneStream).
@@ -227,8 +227,8 @@ func TestScenario11_StageInAgainWaitsForEpoch(t *testing.T) {
 // The manager takes what waits in device.pending at once (WithPendingDrain),
 // so submissions that arrive while it is busy reach the compute FIFO
 // together and a batched head collects them, even when the stream has room
-// for each of them (no backpressure: the H200 situation where launches cost
-// the host more than the device). Taking one per iteration, every ring is a
+// for each of them (no backpressure: launches cost the host more than the
+// device). Taking one per iteration, every ring is a
 // singleton.
 func TestPendingDrainBatchesWithoutBackpressure(t *testing.T) {
 	for _, c := range []struct {

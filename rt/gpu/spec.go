@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"sort"
 	"strconv"
@@ -128,7 +129,10 @@ func lookupBackend(name string) (BackendFactory, bool) {
 }
 
 // OpenBackends opens the backends a Spec asks for. "sim" and "cuda" fail with
-// ErrNoBackend when the family is not linked in; "auto" quietly yields none.
+// ErrNoBackend when the family is not linked in, and "cuda" fails with
+// ErrNoDevice, wrapping the reason, when CUDA cannot be used or finds no
+// device. "auto" then yields none, and says so in one log line (slog.Default)
+// when the CUDA family is linked.
 func OpenBackends(spec Spec) ([]Backend, error) {
 	name, n := spec.Backend, spec.Count
 	switch name {
@@ -141,8 +145,13 @@ func OpenBackends(spec Spec) ([]Backend, error) {
 		}
 		c, err := f.Count()
 		if err != nil || c == 0 {
-			// auto means "CUDA when it works": a driver that fails to count
-			// devices is a machine without CUDA, not an error.
+			// auto means "CUDA when it works": a machine without CUDA runs
+			// on the CPU only.
+			reason := "the driver finds no device"
+			if err != nil {
+				reason = err.Error()
+			}
+			slog.Info("gpu: auto: no CUDA device, running without GPUs", "reason", reason)
 			return nil, nil
 		}
 		name, n = "cuda", c
@@ -154,7 +163,10 @@ func OpenBackends(spec Spec) ([]Backend, error) {
 	if n == 0 {
 		c, err := f.Count()
 		if err != nil {
-			return nil, fmt.Errorf("gpu: count %s devices: %w", name, err)
+			return nil, fmt.Errorf("%w: %w", ErrNoDevice, err)
+		}
+		if c == 0 {
+			return nil, fmt.Errorf("%w: %s: the driver finds no device", ErrNoDevice, name)
 		}
 		n = c
 	}

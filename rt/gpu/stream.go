@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// Role is what a stream is used for (§1.1).
+// Role is what a stream is used for.
 type Role uint8
 
 // Stream roles.
@@ -25,7 +25,7 @@ func (r Role) String() string {
 	return "compute"
 }
 
-// Stream is one execution stream of a device (§1.2): an in-order backend
+// Stream is one execution stream of a device: an in-order backend
 // queue, a pending FIFO and a fixed ring of event slots. A hook receives the
 // compute stream it runs on and enqueues its device work there through the
 // body API (Memcpy, the BLAS subset, Launch).
@@ -35,11 +35,16 @@ type Stream struct {
 	name  string
 	role  Role
 	be    BackendStream
-	track int
+	track int // the first of tracks
+
+	// Trace lanes (profile.go): profiler tracks of this stream, each with the
+	// number of spans open on it. Touched only by the manager.
+	tracks   []int
+	laneOpen []int32
 
 	fifo fifo
 
-	// Event slots (§1.4), touched only by the manager: slots[start] empty
+	// Event slots, touched only by the manager: slots[start] empty
 	// means room; only slots[end] is queried.
 	slots      []*Task
 	start, end int
@@ -126,7 +131,7 @@ func (s *Stream) Records() uint64 { return s.records.Load() }
 func (s *Stream) Executed() uint64 { return s.executed.Load() }
 
 // FIFOLocked reports whether the stream's FIFO lock is held, as it is while
-// a batch callback runs (§4.3). It is a diagnostic for tests and assertions.
+// a batch callback runs. It is a diagnostic for tests and assertions.
 func (s *Stream) FIFOLocked() bool {
 	if s.fifo.mu.TryLock() {
 		s.fifo.mu.Unlock()
@@ -135,14 +140,17 @@ func (s *Stream) FIFOLocked() bool {
 	return true
 }
 
-// BeginStage opens a stage interval for t on this stream's track that the
-// manager closes at t's next event completion (§5.2). At the final DONE event
-// the stage end is emitted before the execution ends (reviewer defect 1).
+// BeginStage opens a stage interval for t on one of this stream's tracks
+// that the manager closes at t's next event completion. At the final DONE
+// event the stage end is emitted before the execution ends, never instead of
+// it.
 func (s *Stream) BeginStage(t *Task, name string) {
 	d := s.dev
 	if d.prof == nil || t.stage.pending {
 		return
 	}
-	t.stage = stageSpan{name: name, track: s.track, pending: true}
-	d.prof.Begin(s.track, name, t)
+	lane := s.freeLane()
+	t.stage = stageSpan{name: name, stream: s, lane: lane, pending: true}
+	s.laneOpen[lane]++
+	d.prof.Begin(s.tracks[lane], name, t)
 }

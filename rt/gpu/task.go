@@ -8,11 +8,11 @@ import (
 
 // EC is the logical task (PaRSEC's execution context) as the manager sees
 // it: *rt.Task satisfies it, so submitting an rt task allocates nothing
-// beyond its wrapper. Trace records name a member by its own task (§5.3:
+// beyond its wrapper. Trace records name a member by its own task (
 // never by the head's saved fields): a Profiler gets the wrapper, and the
 // TraceRecorder asks the task for its TraceID when it implements Traced.
 type EC interface {
-	// Priority is read before every FIFO insertion of the wrapper (§4.5), so a
+	// Priority is read before every FIFO insertion of the wrapper, so a
 	// hook that changes it is honoured at the next insertion.
 	Priority() int32
 }
@@ -23,12 +23,12 @@ type Traced interface {
 }
 
 // SubmitHook is a GPU body: it enqueues device work for every member of the
-// ring headed by task on stream and says what happens next (§3). Generated
+// ring headed by task on stream and says what happens next. Generated
 // code builds one per `BODY [type=CUDA]` or `[type=GPU]`.
 type SubmitHook func(dev *Device, task *Task, stream *Stream) Result
 
 // CompleteFn is a one-shot callback run at the next successful event
-// completion of the stage (§3.8); its result has the meaning of a hook
+// completion of the stage; its result has the meaning of a hook
 // result at that point.
 type CompleteFn func(dev *Device, head *Task, stream *Stream) Result
 
@@ -52,7 +52,7 @@ type Incarnation struct {
 	Submit SubmitHook
 	// Batch marks the body batch-capable (JDF batch = true | manual).
 	Batch bool
-	// NoProfile turns execution intervals off for this body (§5.3, DSL
+	// NoProfile turns execution intervals off for this body (DSL
 	// policy): its wrappers start DISABLED.
 	NoProfile bool
 	// StageIn and StageOut replace the default transfers when not nil.
@@ -68,7 +68,7 @@ func (inc *Incarnation) runsOn(dev *Device) bool {
 	return inc.Type == TypeAny || inc.Type == dev.info.Type
 }
 
-// Task is the GPU task wrapper (§1.5): one per (logical task, submission).
+// Task is the GPU task wrapper: one per (logical task, submission).
 // Wrappers of one batch form an intrusive circular ring whose head is the
 // wrapper handed to the submit hook. Only the manager and the hook running
 // under it touch a submitted wrapper.
@@ -103,8 +103,11 @@ type Task struct {
 	stage     stageSpan
 	exec      ExecState
 	execStart time.Duration // device clock at the first commit of the exec stage
-	wb        []*devCopy    // copies written back by a KindWriteBack wrapper
-	cause     error         // why the body failed (Fail), for the cleanout
+	// execStream and execLane: where the open execution interval is recorded.
+	execStream *Stream
+	execLane   int
+	wb         []*devCopy // copies written back by a KindWriteBack wrapper
+	cause      error      // why the body failed (Fail), for the cleanout
 	// retries counts the AGAIN and NEXT results in a row while the device made
 	// no other progress; retryMark is the device's decrement count at the last.
 	retries   int32
@@ -115,10 +118,11 @@ type Task struct {
 }
 
 // stageSpan is a stage interval whose end is due at the wrapper's next event
-// completion (§5.2: it belongs to the stage, not to the logical execution).
+// completion (it belongs to the stage, not to the logical execution).
 type stageSpan struct {
 	name    string
-	track   int
+	stream  *Stream // the stream and trace lane the interval is recorded on
+	lane    int
 	pending bool
 }
 
@@ -139,8 +143,8 @@ func (d *Device) NewTask(ec EC, inc *Incarnation, flows ...Flow) *Task {
 	return t
 }
 
-// SetCompleteStage installs fn as the one-shot callback of the current stage
-// (§3.8). A hook uses it to learn when its work for the whole ring is done;
+// SetCompleteStage installs fn as the one-shot callback of the current stage.
+// A hook uses it to learn when its work for the whole ring is done;
 // it runs once, at the DONE event of the ring, never at AGAIN events.
 func (t *Task) SetCompleteStage(fn CompleteFn) { t.completeStage = fn }
 
@@ -150,7 +154,7 @@ func (t *Task) OnRelease(fn func(*Task)) { t.onRelease = fn }
 
 // Fail records err as the reason why the body gives up on this wrapper's
 // task and returns Error, for `return task.Fail(err)` in a body: the
-// manager's terminal path (§3.7) fails the logical task with err instead of
+// manager's terminal path fails the logical task with err instead of
 // a bare "returned ERROR".
 func (t *Task) Fail(err error) Result {
 	if t.cause == nil {
@@ -181,7 +185,7 @@ func (t *Task) State() State { return t.state }
 func (t *Task) ExecState() ExecState { return t.exec }
 
 // Continuation reports whether the current hook call re-enters a ring parked
-// by AGAIN (§3.1); it is false on a fresh submission.
+// by AGAIN; it is false on a fresh submission.
 func (t *Task) Continuation() bool { return t.continuation }
 
 // Stream returns the compute stream the wrapper's exec life is bound to, or

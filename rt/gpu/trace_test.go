@@ -3,7 +3,9 @@ package gpu_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
@@ -93,5 +95,81 @@ func TestTraceAgainThriceThenDone(t *testing.T) {
 		if threads[sp.tid] != "gpu0/exec0" {
 			t.Fatalf("%s traced on %q, want gpu0/exec0", m.name, threads[sp.tid])
 		}
+	}
+}
+
+// TestTraceLanesNest: wrappers in flight together on one stream record their
+// stage and execution intervals on separate lanes, so that on every track the
+// intervals nest or are disjoint (what viewers can draw), and a span ends on
+// the track it began on.
+func TestTraceLanesNest(t *testing.T) {
+	h := newHarness(t, harnessConfig{opts: []gpu.Option{gpu.WithComputeStreams(1)}})
+	inc := &gpu.Incarnation{Name: "S", Submit: func(d *gpu.Device, task *gpu.Task, s *gpu.Stream) gpu.Result {
+		s.BeginStage(task, "transfer")
+		work(s, task.EC().(*ec).name)
+		return gpu.Done
+	}}
+	const n = 6
+	for i := range n {
+		tk, _ := h.task(fmt.Sprintf("S%d", i), 0, inc)
+		h.submit(nil, tk)
+	}
+	h.finish()
+	type key struct {
+		track int
+		name  string
+		id    gpu.TraceID
+	}
+	type interval struct {
+		key
+		b, e time.Duration
+	}
+	open := map[key]time.Duration{}
+	var ivs []interval
+	for _, ev := range h.prof.Events() {
+		if ev.Name == gpu.SpanOwn {
+			continue
+		}
+		k := key{ev.Track, ev.Name, ev.ID}
+		if ev.Begin {
+			open[k] = ev.At
+			continue
+		}
+		b, ok := open[k]
+		if !ok {
+			t.Fatalf("%s %v ends on %q without a begin there", ev.Name, ev.ID, h.prof.TrackName(ev.Track))
+		}
+		delete(open, k)
+		ivs = append(ivs, interval{k, b, ev.At})
+	}
+	if len(open) != 0 || len(ivs) != 2*n {
+		t.Fatalf("%d intervals (%d left open), want %d", len(ivs), len(open), 2*n)
+	}
+	lanes := map[string]bool{}
+	overlapped := false
+	for i, a := range ivs {
+		lanes[h.prof.TrackName(a.track)] = true
+		for _, b := range ivs[i+1:] {
+			if a.name == "transfer" && b.name == "transfer" && a.b < b.e && b.b < a.e {
+				overlapped = true
+			}
+			if a.track != b.track {
+				continue
+			}
+			x, y := a, b
+			if y.b < x.b {
+				x, y = y, x
+			}
+			if y.b < x.e && y.e > x.e {
+				t.Errorf("on %s, %s %v [%v, %v] and %s %v [%v, %v] overlap without nesting",
+					h.prof.TrackName(a.track), x.name, x.id, x.b, x.e, y.name, y.id, y.b, y.e)
+			}
+		}
+	}
+	if !overlapped {
+		t.Fatal("no two transfers were in flight together: the test shows nothing")
+	}
+	if !lanes["gpu0/exec0"] || !lanes["gpu0/exec0 #2"] {
+		t.Fatalf("tracks used: %v, want gpu0/exec0 and its second lane", lanes)
 	}
 }

@@ -127,10 +127,9 @@ func (c costStream) DgemmBatched(ta, tb gpu.Transpose, m, n, k int, alpha float6
 // With launches dearer on the host than on the device, a manager that takes
 // one submission per iteration (WithPendingDrain(1), PaRSEC's loop) hardly
 // batches: a submission reaches the compute FIFO only after the previous one
-// was launched, so nothing waits there to be collected (the H200 showed a
-// mean ring of 1). Taking what waits in device.pending at once (the default)
-// makes rings as large as a drain. The times are logged, not checked: speed
-// is the benchmarks' business.
+// was launched, so nothing waits there to be collected (mean ring of 1). Taking what waits in
+// device.pending at once (the default) makes rings as large as a drain. The times are logged, not
+// checked: speed is the benchmarks' business.
 func TestBatchingWhenLaunchesCostTheHost(t *testing.T) {
 	const tasks = 4000
 	rings := map[int]float64{}

@@ -13,7 +13,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
 )
 
-// TestGPUFigures measures the benchmarks.md §3 workloads on CUDA device 0
+// TestGPUFigures measures the docs/runtime.md, "Benchmarks" workloads on CUDA device 0
 // and prints them as FIGURE lines with their goals. It skips without a GPU.
 // On the GPU machine (no Go there), with the binary built here:
 //

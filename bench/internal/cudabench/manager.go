@@ -1,4 +1,4 @@
-// Package cudabench holds the GPU benchmark workloads of benchmarks.md §3:
+// Package cudabench holds the GPU benchmark workloads of docs/runtime.md, "Benchmarks":
 // what the manager costs per task (empty kernels), what batching gains on
 // small GEMM tasks, how close GEMM tasks get to one cuBLAS call on large
 // tiles, and a tiled Cholesky through rt against cuSOLVER. The manager

@@ -16,8 +16,8 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
-// TestGPUNextTask measures the next_task benchmark (issue 8, gpu-manager.md
-// §6; the graph and the method are in bench/internal/gpubench/nexttask.go) on every
+// TestGPUNextTask measures the next_task benchmark (docs/gpu.md, "next_task";
+// the graph and the method are in bench/internal/gpubench/nexttask.go) on every
 // CUDA device of the machine (one manager per device; rt spreads the parents
 // by load) with rt's default workers (GOMAXPROCS, or JDF2GO_WORKERS): NG
 // parents (10 000; JDF2GO_BENCH_PARENTS) that each launch the empty kernel,

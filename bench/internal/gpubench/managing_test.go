@@ -13,7 +13,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
-// TestNextTaskSuccessorsRunWhileManaging is gpu-manager.md §6 (and
+// TestNextTaskSuccessorsRunWhileManaging is docs/gpu.md, "next_task" (and
 // scenario 35) with rt's real workers: the CPU successors of a GPU task are
 // run by the other worker while the manager is still in the episode in
 // which that task completed. Two GPU tasks on 2 workers and one simulated
@@ -21,7 +21,7 @@ import (
 //   - G(0)'s kernel waits until G(1) reached its body, so both tasks belong
 //     to one episode;
 //   - G(1) stays on the device (its body returns AGAIN behind a short
-//     operation, §3.4) until every successor of G(0) ran, so the episode
+//     operation) until every successor of G(0) ran, so the episode
 //     cannot end before they did. It does not block its stream: G(0) may be
 //     queued behind it on the same one.
 //

@@ -1,7 +1,6 @@
 package gpubench
 
-// The next_task throughput benchmark (issue 8; gpu-manager.md §6 and the
-// "next_task throughput benchmark the PR left open" of §7 scenario 40): CPU
+// The next_task throughput benchmark (docs/gpu.md, "next_task"): CPU
 // successors of GPU tasks, picked up by other workers while a manager runs.
 //
 // Why. A worker that completes a task keeps its best ready successor in its
@@ -9,7 +8,7 @@ package gpubench
 // GPU task of its episode, and an episode lasts as long as the device has
 // work, so a successor parked in the manager's slot would be invisible to
 // the other workers until the manager leaves. The manager therefore flushes
-// its slot when it wins the election and after each completion (§6). This
+// its slot when it wins the election and after each completion. This
 // benchmark runs a graph where that matters and measures what the other
 // workers make of it.
 //
@@ -29,7 +28,7 @@ package gpubench
 // D > 0 the successor S(g, 0) gates G(g+D), so at most D GPU tasks are ready
 // or running at once and the critical path goes through CPU successors: a
 // successor hidden in the manager's slot would stall the pipeline (the
-// "serialized critical path" of §6). Successors outrank GPU tasks (priority
+// serialized critical path). Successors outrank GPU tasks (priority
 // 1), as the critical path would in a real program.
 //
 // What is measured, from the rt trace (the Context runs with profiling on)

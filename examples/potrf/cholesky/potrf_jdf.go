@@ -221,7 +221,7 @@ func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.
 // potrfTRSMInputs are the input chains of TRSM(m, k): potrfTRSMIn<Flow> selects the input of flow <Flow>.
 var potrfTRSMInputs = []rt.InputChain{
 	{Flow: 0, Pos: "potrf.jdf:62:8", TaskOnly: true, Select: potrfTRSMInT},
-	{Flow: 1, Pos: "potrf.jdf:63:8", Select: potrfTRSMInC},
+	{Flow: 1, Pos: "potrf.jdf:63:6", Select: potrfTRSMInC},
 }
 
 func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -233,10 +233,10 @@ func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:63:24")
+		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:63:22")
 	} else {
 		pl := rt.Locals{1: m, 2: k, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:63:38", "C GEMM(m, k, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:63:36", "C GEMM(m, k, k - 1)")
 	}
 }
 
@@ -337,7 +337,7 @@ func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.I
 // potrfSYRKInputs are the input chains of SYRK(k, m): potrfSYRKIn<Flow> selects the input of flow <Flow>.
 var potrfSYRKInputs = []rt.InputChain{
 	{Flow: 0, Pos: "potrf.jdf:89:8", TaskOnly: true, Select: potrfSYRKInA},
-	{Flow: 1, Pos: "potrf.jdf:90:8", Select: potrfSYRKInT},
+	{Flow: 1, Pos: "potrf.jdf:90:6", Select: potrfSYRKInT},
 }
 
 func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -349,10 +349,10 @@ func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:90:24")
+		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:90:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: m}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:90:38", "T SYRK(k - 1, m)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:90:36", "T SYRK(k - 1, m)")
 	}
 }
 
@@ -450,7 +450,7 @@ func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.I
 var potrfGEMMInputs = []rt.InputChain{
 	{Flow: 0, Pos: "potrf.jdf:114:8", TaskOnly: true, Select: potrfGEMMInA},
 	{Flow: 1, Pos: "potrf.jdf:115:8", TaskOnly: true, Select: potrfGEMMInB},
-	{Flow: 2, Pos: "potrf.jdf:116:8", Select: potrfGEMMInC},
+	{Flow: 2, Pos: "potrf.jdf:116:6", Select: potrfGEMMInC},
 }
 
 func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -468,10 +468,10 @@ func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:116:24")
+		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:116:22")
 	} else {
 		pl := rt.Locals{1: m, 2: n_, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:116:38", "C GEMM(m, n, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:116:36", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -574,15 +574,15 @@ var potrfSource = rt.Source{
 	Classes: []string{"potrf.jdf:35:1", "potrf.jdf:58:1", "potrf.jdf:85:1", "potrf.jdf:109:1"},
 	Flows: [][]string{
 		{"potrf.jdf:38:6"},
-		{"potrf.jdf:62:8", "potrf.jdf:63:8"},
-		{"potrf.jdf:89:8", "potrf.jdf:90:8"},
-		{"potrf.jdf:114:8", "potrf.jdf:115:8", "potrf.jdf:116:8"},
+		{"potrf.jdf:62:8", "potrf.jdf:63:6"},
+		{"potrf.jdf:89:8", "potrf.jdf:90:6"},
+		{"potrf.jdf:114:8", "potrf.jdf:115:8", "potrf.jdf:116:6"},
 	},
 	Deps: [][][]string{
 		{{"potrf.jdf:38:8", "potrf.jdf:39:8", "potrf.jdf:40:8"}},
-		{{"potrf.jdf:62:10"}, {"potrf.jdf:63:10", "potrf.jdf:64:10", "potrf.jdf:65:10", "potrf.jdf:66:10", "potrf.jdf:67:10"}},
-		{{"potrf.jdf:89:10"}, {"potrf.jdf:90:10", "potrf.jdf:91:10"}},
-		{{"potrf.jdf:114:10"}, {"potrf.jdf:115:10"}, {"potrf.jdf:116:10", "potrf.jdf:117:10"}},
+		{{"potrf.jdf:62:10"}, {"potrf.jdf:63:8", "potrf.jdf:64:8", "potrf.jdf:65:8", "potrf.jdf:66:8", "potrf.jdf:67:8"}},
+		{{"potrf.jdf:89:10"}, {"potrf.jdf:90:8", "potrf.jdf:91:8"}},
+		{{"potrf.jdf:114:10"}, {"potrf.jdf:115:10"}, {"potrf.jdf:116:8", "potrf.jdf:117:8"}},
 	},
 }
 

@@ -1,7 +1,8 @@
-// Package cetest holds the rt/ce invariant tests that must hold on every transport (ce.md §5,
-// the ones marked for MPI in invariant 29), written once, SPMD style: every rank runs the same
-// function with its own Engine. RunWorld runs them on an in-process world, one goroutine per
-// rank; the MPI tests (rt/ce/mpi, build tag mpi) run them once per process under mpirun.
+// Package cetest holds the rt/ce invariant tests that must hold on every transport (docs/ce.md,
+// "Invariants", the ones marked for MPI in invariant 29), written once, SPMD style: every rank
+// runs the same function with its own Engine. RunWorld runs them on an in-process world, one
+// goroutine per rank; the MPI tests (rt/ce/mpi, build tag mpi) run them once per process under
+// mpirun.
 package cetest
 
 import (

@@ -43,7 +43,7 @@ func counter(n *atomic.Int64) ce.Handler {
 	return func(*ce.Caller, ce.Rank, []byte) { n.Add(1) }
 }
 
-// Invariant1 (ce.md §5.1): an AM sent by a RoleDeviceManager Caller is handed to the
+// Invariant1 (docs/ce.md, "Invariants"): an AM sent by a RoleDeviceManager Caller is handed to the
 // transport by the comm goroutine; the strict checker records zero calls from other threads.
 func Invariant1(t *testing.T, env *Env) {
 	if env.Strict == nil {
@@ -69,7 +69,7 @@ func Invariant1(t *testing.T, env *Env) {
 	}
 }
 
-// Invariant2 (§5.2): with a FUNNELED transport every transport call, from every role, comes
+// Invariant2: with a FUNNELED transport every transport call, from every role, comes
 // from the comm thread, and workers report zero direct operations.
 func Invariant2(t *testing.T, env *Env) {
 	if lvl := env.E.Caps().Level; lvl != ce.LevelFunneled {
@@ -137,7 +137,7 @@ func Invariant2(t *testing.T, env *Env) {
 	}
 }
 
-// Invariant3 (§5.3): with LevelMultiple, workers go direct (direct > 0, shifted = 0) while
+// Invariant3: with LevelMultiple, workers go direct (direct > 0, shifted = 0) while
 // device managers stay 100 % shifted.
 func Invariant3(t *testing.T, env *Env) {
 	if lvl := env.E.Caps().Level; lvl != ce.LevelMultiple {
@@ -182,7 +182,7 @@ func Invariant3(t *testing.T, env *Env) {
 	}
 }
 
-// Invariant4 (§5.4): a Caller's path never changes: per-Caller stats have one non-zero
+// Invariant4: a Caller's path never changes: per-Caller stats have one non-zero
 // column, the one its Direct() names, whatever operations it performed.
 func Invariant4(t *testing.T, env *Env) {
 	var got atomic.Int64
@@ -244,7 +244,7 @@ func Invariant4(t *testing.T, env *Env) {
 	}
 }
 
-// Invariant5 (§5.5): AMs from one Caller to one (destination, tag) arrive in send order, on
+// Invariant5: AMs from one Caller to one (destination, tag) arrive in send order, on
 // both paths, under concurrent senders: 4 Callers × 10^4 numbered messages.
 func Invariant5(t *testing.T, env *Env) {
 	const callers, k = 4, 10_000
@@ -288,7 +288,7 @@ func Invariant5(t *testing.T, env *Env) {
 	}
 }
 
-// Invariant6 (§5.6): every Msg is released exactly once: allocations equal releases after
+// Invariant6: every Msg is released exactly once: allocations equal releases after
 // successful sends, failed sends and discards. (After Close with pending operations:
 // Invariant19.)
 func Invariant6(t *testing.T, env *Env) {
@@ -373,7 +373,7 @@ func checkErrors(t *testing.T, env *Env, n int, want string) {
 	}
 }
 
-// Invariant10 (§5.10): SendAM to an unregistered tag gives ErrUnknownTag, to a tag out of
+// Invariant10: SendAM to an unregistered tag gives ErrUnknownTag, to a tag out of
 // range ErrTagRange; the buffer is released and nothing reaches the network.
 func Invariant10(t *testing.T, env *Env) {
 	var got atomic.Int64
@@ -413,7 +413,7 @@ func Invariant10(t *testing.T, env *Env) {
 	checkErrors(t, env, 3*4, "Msg.Bytes after SendAM or Discard")
 }
 
-// Invariant11 (§5.11): a payload above the tag's maximum gives ErrTooLarge at the sender, and
+// Invariant11: a payload above the tag's maximum gives ErrTooLarge at the sender, and
 // the receiver keeps working.
 func Invariant11(t *testing.T, env *Env) {
 	var got atomic.Int64
@@ -436,7 +436,7 @@ func Invariant11(t *testing.T, env *Env) {
 	}
 }
 
-// Invariant12 (§5.12): registering a tag twice gives ErrTagInUse; a tag registered after
+// Invariant12: registering a tag twice gives ErrTagInUse; a tag registered after
 // Start receives a message sent after RegisterTag returned.
 func Invariant12(t *testing.T, env *Env) {
 	var n atomic.Int64
@@ -466,7 +466,7 @@ func Invariant12(t *testing.T, env *Env) {
 	env.Sync(t)
 }
 
-// Invariant14 (§5.14): Get copies exactly (sizes 0, 1, 4095 and 4 MiB, non-zero offsets,
+// Invariant14: Get copies exactly (sizes 0, 1, 4095 and 4 MiB, non-zero offsets,
 // bytes outside the range untouched); the initiator's done and the peer's notify handler each
 // fire exactly once per transfer.
 func Invariant14(t *testing.T, env *Env) {
@@ -546,7 +546,7 @@ func firstDiff(a, b []byte) int {
 	return min(len(a), len(b))
 }
 
-// Invariant15 (§5.15): a registration with a transfer in flight is unregistered only after the
+// Invariant15: a registration with a transfer in flight is unregistered only after the
 // transfer completed, even though its owner released it first; Register and Unregister counts
 // match at the end.
 func Invariant15(t *testing.T, env *Env) {
@@ -598,7 +598,7 @@ func Invariant15(t *testing.T, env *Env) {
 	})
 }
 
-// Invariant19 (§5.19): Close with operations pending returns by its deadline; their
+// Invariant19: Close with operations pending returns by its deadline; their
 // callbacks get nil (drained), ErrClosed or ErrShutdownTimeout, each exactly once; every
 // buffer is back in the pool; the goroutine count returns to baseline.
 func Invariant19(t *testing.T, env *Env) {
@@ -645,7 +645,7 @@ func Invariant19(t *testing.T, env *Env) {
 	}
 }
 
-// Invariant20 (§5.20): Close twice is fine, and every operation after Close returns ErrClosed
+// Invariant20: Close twice is fine, and every operation after Close returns ErrClosed
 // without panicking.
 func Invariant20(t *testing.T, env *Env) {
 	pre, err := env.E.Attach(ce.RoleWorker, "before-close")
@@ -695,7 +695,7 @@ func Invariant20(t *testing.T, env *Env) {
 	check("Barrier", pre.Barrier(ctx))
 }
 
-// Invariant21 (§5.21): handlers and done callbacks never run concurrently with each other.
+// Invariant21: handlers and done callbacks never run concurrently with each other.
 func Invariant21(t *testing.T, env *Env) {
 	var in, overlap, got, notes atomic.Int64
 	enter := func() {
@@ -742,7 +742,7 @@ func Invariant21(t *testing.T, env *Env) {
 	}
 }
 
-// Invariant22 (§5.22): a handler that replies never deadlocks: 10^4 round trips between pairs
+// Invariant22: a handler that replies never deadlocks: 10^4 round trips between pairs
 // of ranks, every reply sent from the handler.
 func Invariant22(t *testing.T, env *Env) {
 	const rounds = 10_000

@@ -11,7 +11,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/ce"
 )
 
-// Path names how a ping-pong sends (benchmarks.md §4).
+// Path names how a ping-pong sends (docs/runtime.md, "Benchmarks").
 type Path int
 
 const (

@@ -14,10 +14,10 @@ import (
 	"github.com/jdf2go/jdf2go/rt/ce/cetest"
 )
 
-// The communication benchmarks of benchmarks.md §4, in one run: the raw binding against the
-// Engine's direct path and its shifted path (a device-manager Caller), for 8-byte latency and
-// 4 MiB bandwidth, between ranks 0 and 1. Run with a fixed iteration count, so that every rank
-// agrees on b.N, and with -run '^$', so that the tests do not close the Engine first:
+// The communication benchmarks of docs/runtime.md, "Benchmarks", in one run: the raw binding
+// against the Engine's direct path and its shifted path (a device-manager Caller), for 8-byte
+// latency and 4 MiB bandwidth, between ranks 0 and 1. Run with a fixed iteration count, so that
+// every rank agrees on b.N, and with -run '^$', so that the tests do not close the Engine first:
 //
 //	go test -tags mpi -run '^$' -bench . -benchtime 2000x \
 //	    -exec "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2" ./rt/ce/mpi/

@@ -19,12 +19,12 @@
 //	...
 //	err = e.Close(ctx)  // ... and MPI_Finalize, on the same thread
 //
-// Design (ce.md §4.10b): request and status arrays and message buffers live in C memory, so
-// MPI may keep their addresses; Go keeps per-slot state and dispatches after MPI_Testsome.
-// Active messages use one duplicated communicator (no "allow overtaking"), data transfers a
-// second and barriers a third. One ring of persistent receives (MPI_Recv_init, any source,
-// any tag, MaxAM bytes each) serves every tag: completions are handed out in posting order,
-// which keeps each sender's messages in send order, a tag registered while the Engine runs
+// Design (docs/ce.md, "Backends"): request and status arrays and message buffers live in C
+// memory, so MPI may keep their addresses; Go keeps per-slot state and dispatches after
+// MPI_Testsome. Active messages use one duplicated communicator (no "allow overtaking"), data
+// transfers a second and barriers a third. One ring of persistent receives (MPI_Recv_init, any
+// source, any tag, MaxAM bytes each) serves every tag: completions are handed out in posting
+// order, which keeps each sender's messages in send order, a tag registered while the Engine runs
 // needs no new receive, a message for a tag this rank never registered still arrives (and the
 // Engine reports it), and MPI_Testsome scans a short array. Under MPI_THREAD_MULTIPLE direct callers post their own
 // requests and hand the request handle to the comm goroutine through a small mutex-guarded

@@ -9,10 +9,10 @@ import (
 	"github.com/jdf2go/jdf2go/rt/ce/cetest"
 )
 
-// TestInvariant29_SharedSuiteUnderMPI is invariant 29 of ce.md §5: under mpirun (np 2 and 4)
-// invariants 1-6, 10-12, 14-15 and 19-22 hold, and in FUNNELED mode MPI_Is_thread_main is
-// true at every transport call. The invariants are the cetest functions the in-process tests
-// run too. 19 and 20 close the Engine, so they come last.
+// TestInvariant29_SharedSuiteUnderMPI is invariant 29 of docs/ce.md, "Invariants": under mpirun
+// (np 2 and 4) invariants 1-6, 10-12, 14-15 and 19-22 hold, and in FUNNELED mode
+// MPI_Is_thread_main is true at every transport call. The invariants are the cetest functions the
+// in-process tests run too. 19 and 20 close the Engine, so they come last.
 func TestInvariant29_SharedSuiteUnderMPI(t *testing.T) {
 	suite := []struct {
 		name string

@@ -27,7 +27,8 @@ type options struct {
 }
 
 // ThreadLevel sets the level asked of MPI_Init_thread (default LevelFunneled: every call from
-// the comm goroutine). With LevelMultiple workers call MPI directly (ce.md §4.3).
+// the comm goroutine). With LevelMultiple workers call MPI directly (docs/ce.md, "Callers and
+// paths").
 func ThreadLevel(l ce.Level) Option { return func(o *options) { o.level = l } }
 
 // RecvDepth sets how many persistent receives of MaxAM bytes, any tag, stay posted

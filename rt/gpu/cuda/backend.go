@@ -38,7 +38,7 @@ const (
 
 func init() {
 	gpu.RegisterBackend("cuda", gpu.BackendFactory{
-		Count: Count,
+		Count: countOrReason,
 		Open:  func(i int) (gpu.Backend, error) { return OpenDevice(i) },
 	})
 }
@@ -50,6 +50,16 @@ func Count() (int, error) {
 		if errors.Is(err, ErrUnavailable) {
 			return 0, nil
 		}
+		return 0, err
+	}
+	return DeviceCount()
+}
+
+// countOrReason is Count for gpu.OpenBackends: it returns why CUDA is not available (a
+// library or an entry point missing, the driver's own error), so that a program that asks
+// for CUDA explicitly can fail with the reason.
+func countOrReason() (int, error) {
+	if err := Init(); err != nil {
 		return 0, err
 	}
 	return DeviceCount()

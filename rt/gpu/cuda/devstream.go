@@ -113,12 +113,11 @@ func (s *DeviceStream) Blas() (Blas, error) {
 // PrepareCompute implements gpu.ComputePreparer: it creates the stream's
 // cuBLAS and cuSOLVER handles and its pointer-array rings now, when the
 // device opens, instead of in the first bodies, and calls each operation of
-// the BLAS subset once on scratch memory. On an H200 the first call of each
-// in a process took 9 to 77 ms (dgemm 77, dpotrf 53, dsyrk 19, dtrsm 9 at
-// nb=1024: the libraries initialize, and lazy module loading loads the
-// kernels), which a tiled Cholesky of 120 tasks otherwise pays inside its
-// first tasks; after these small calls the first calls at nb=1024 took 0.2
-// to 1.3 ms (TestCUDAColdStart).
+// the BLAS subset once on scratch memory. The first call of each operation
+// in a process is slow (the libraries initialize, and lazy module loading
+// loads the kernels), which a tiled Cholesky would otherwise pay inside its
+// first tasks; TestCUDAColdStart measures the first calls after these small
+// ones, and docs/gpu.md, "CUDA", gives the figures.
 func (s *DeviceStream) PrepareCompute() error {
 	if err := s.b.bind(); err != nil {
 		return err

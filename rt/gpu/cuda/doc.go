@@ -43,7 +43,7 @@
 //     with DeviceStream.CopyPeer (cuMemcpyPeerAsync on the stage-in stream)
 //     instead of from the host.
 //   - Kernels: gpu.RegisterKernel's CUDA source is compiled with NVRTC for
-//     the device's architecture (sm_90 on an H200), once per process and
+//     the device's architecture (sm_90 for compute capability 9.0), once per process and
 //     architecture, and loaded once per device. Launch arguments map to
 //     kernel parameters: gpu.Buffer and gpu.Ptr to pointers, int and int32 to
 //     int, int64 to long long, uint32 and uint64 to their unsigned types,

@@ -222,7 +222,7 @@ func (dev Device) Attribute(attr DeviceAttribute) (int, error) {
 	return int(int32(v)), nil
 }
 
-// ComputeCapability is the device's compute capability (9, 0 on an H200).
+// ComputeCapability is the device's compute capability (9, 0 on a Hopper GPU).
 func (dev Device) ComputeCapability() (major, minor int, err error) {
 	if major, err = dev.Attribute(AttrComputeCapabilityMajor); err != nil {
 		return 0, 0, err

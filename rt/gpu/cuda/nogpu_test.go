@@ -1,8 +1,11 @@
 package cuda
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
@@ -21,19 +24,26 @@ func TestBackendWithoutGPU(t *testing.T) {
 	if n, err := Count(); n != 0 || err != nil {
 		t.Fatalf("Count() = %d, %v; want 0, nil without a driver", n, err)
 	}
-	for _, spec := range []string{"cuda", "auto"} {
-		s, err := gpu.ParseSpec(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bes, err := gpu.OpenBackends(s)
-		if err != nil || len(bes) != 0 {
-			t.Fatalf("%s: %d backends, %v; want none", spec, len(bes), err)
-		}
+	// auto falls back to no device, with one log line that says why.
+	var logged bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+	bes, err := gpu.OpenBackends(gpu.Spec{Backend: "auto"})
+	slog.SetDefault(prev)
+	if err != nil || len(bes) != 0 {
+		t.Fatalf("auto: %d backends, %v; want none", len(bes), err)
+	}
+	if n := strings.Count(logged.String(), "\n"); n != 1 || !strings.Contains(logged.String(), "no CUDA device") {
+		t.Fatalf("auto logged %q, want one line saying it runs without GPUs", logged.String())
+	}
+	// An explicit cuda fails with the reason.
+	if bes, err := gpu.OpenBackends(gpu.Spec{Backend: "cuda"}); !errors.Is(err, gpu.ErrNoDevice) ||
+		!errors.Is(err, ErrUnavailable) || len(bes) != 0 {
+		t.Fatalf("cuda: %d backends, %v; want ErrNoDevice wrapping ErrUnavailable", len(bes), err)
 	}
 	t.Setenv(gpu.EnvDevices, "cuda")
-	if devs, err := gpu.OpenRTFromEnv(); err != nil || len(devs) != 0 {
-		t.Fatalf("JDF2GO_GPUS=cuda: %d devices, %v", len(devs), err)
+	if devs, err := gpu.OpenRTFromEnv(); !errors.Is(err, gpu.ErrNoDevice) || len(devs) != 0 {
+		t.Fatalf("JDF2GO_GPUS=cuda: %d devices, %v; want ErrNoDevice", len(devs), err)
 	}
 	if _, err := OpenDevice(0); !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("OpenDevice: %v, want ErrUnavailable", err)
