@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -25,6 +26,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	suite := fs.String("suite", "", "run only suites whose name matches this regexp")
 	quick := fs.Bool("quick", false, "small sizes (smoke test of the driver)")
 	out := fs.String("json", "bench/results.json", "where to write the results (empty: nowhere)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -47,6 +49,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: -cpuprofile: %v\n", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				log.Error("writing the CPU profile", "err", err)
+			}
+		}()
+	}
 	var rows []Row
 	var skipped []string
 	status := 0
