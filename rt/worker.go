@@ -81,6 +81,8 @@ type Worker struct {
 	seq   uint32
 	rng   uint32
 	steal []*Task
+
+	cred arrivalCredit // gathered CTL arrivals (deps.go)
 }
 
 func newWorker(c *Context, id int) *Worker {
@@ -108,6 +110,7 @@ func (w *Worker) Track() *profile.Track { return w.track }
 // so that other workers can run it. rt/gpu calls it when this worker becomes a device manager
 // and after each completion inside the manager loop (gpu-manager.md §6).
 func (w *Worker) FlushNextTask() {
+	w.settleCredit()
 	if t := w.next; t != nil {
 		w.next = nil
 		w.pushOne(t)
@@ -150,6 +153,10 @@ func (w *Worker) loop() {
 			w.seen.Store(e)
 		}
 		t := w.take()
+		if t == nil && w.cred.t != nil {
+			w.settleCredit()
+			t = w.take()
+		}
 		if t == nil {
 			w.flushDone()
 			if t = w.idle(); t == nil {
@@ -219,6 +226,9 @@ func (w *Worker) run(t *Task) {
 	tp := t.cs.tp
 	if w.doneTP != tp && w.doneTP != nil {
 		w.flushDone()
+	}
+	if w.cred.t != nil && w.cred.src != t.cs {
+		w.settleCredit()
 	}
 	if tp.failed.Load() {
 		w.discard(t)
