@@ -70,7 +70,7 @@ func kernelFlops(n, nb int) (work, path []float64) {
 type tileSet struct{ a, b, c, s []float64 }
 
 // boundCalls is the least number of calls of each kernel whose shortest is kept.
-const boundCalls = 20
+const boundCalls = 30
 
 // kernelRates times each kernel of boundKernels on nb×nb tiles, on one locked thread, for at
 // least d and boundCalls calls, and returns its rate in flop/s in its shortest call.
@@ -151,12 +151,9 @@ func shortestCall(impl *blas.Impl, ts *tileSet, kind, nb int, d time.Duration) (
 }
 
 // potrfBound returns the ceiling of the factorisation of an n×n matrix in nb×nb tiles on w
-// workers, in flop/s, and a note with the kernel rates and which bound binds.
-func potrfBound(impl *blas.Impl, n, nb, w int) (float64, string, error) {
-	rates, err := kernelRates(impl, nb, 150*time.Millisecond)
-	if err != nil {
-		return 0, "", err
-	}
+// workers, in flop/s, and a note with the kernel rates and which bound binds. rates are
+// kernelRates' for nb.
+func potrfBound(rates []float64, n, nb, w int) (float64, string) {
 	work, path := kernelFlops(n, nb)
 	var tWork, tPath float64
 	parts := make([]string, len(rates))
@@ -172,5 +169,5 @@ func potrfBound(impl *blas.Impl, n, nb, w int) (float64, string, error) {
 	}
 	t := max(tWork, tPath)
 	return blas.PotrfFlops(n) / t, fmt.Sprintf("bound by %s (work/w %.3fs, path %.3fs); best-call GFLOP/s per thread: %s",
-		binds, tWork, tPath, strings.Join(parts, ", ")), nil
+		binds, tWork, tPath, strings.Join(parts, ", "))
 }

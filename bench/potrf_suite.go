@@ -104,6 +104,7 @@ func potrfWorkloads(cfg *Config, spec potrfSpec) ([]Row, error) {
 		return rows, err
 	}
 	checked := false
+	kernelRateCache := map[int][]float64{} // by NB: they do not depend on the workers
 	for _, w := range cfg.Workers {
 		runtime.GOMAXPROCS(w)
 		scheds := []string{"lfq"}
@@ -160,10 +161,14 @@ func potrfWorkloads(cfg *Config, spec potrfSpec) ([]Row, error) {
 				}
 				var ceiling time.Duration
 				if spec.openblas {
-					rate, note, err := potrfBound(spec.impl, n, nb, w)
-					if err != nil {
-						return rs, err
+					rates := kernelRateCache[nb]
+					if rates == nil {
+						if rates, err = kernelRates(spec.impl, nb, 300*time.Millisecond); err != nil {
+							return rs, err
+						}
+						kernelRateCache[nb] = rates
 					}
+					rate, note := potrfBound(rates, n, nb, w)
 					ceiling = time.Duration(flops / rate * 1e9)
 					r := row(nb, w, "ceiling", Stats{Median: ceiling, Min: ceiling, Max: ceiling})
 					r.Note = fmt.Sprintf("%.1f GFLOP/s ceiling; %s", rate/1e9, note)
