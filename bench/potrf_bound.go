@@ -31,10 +31,10 @@ import (
 // → SYRK(k, k+1) → POTRF(k+1) that every schedule must run in order. The ceiling is the
 // factorisation's flops over that time.
 //
-// Rejected: the mean rate of w threads running one kernel at once (the model this replaced),
-// which a factorisation beat on 2 and on 16 cores: a mean over a window is lowered by any
-// interference during it, and w threads in lockstep on one kernel share caches, memory and
-// turbo differently from a factorisation whose cores do different things.
+// Rejected: the mean rate of w threads running one kernel at once, which factorisations
+// beat: a mean over a window is lowered by any interference during it, and w threads in
+// lockstep on one kernel share caches, memory and turbo differently from a factorisation
+// whose cores do different things.
 
 // boundKernels are the tile kernels in the order of their classes in potrf.jdf.
 var boundKernels = []string{"POTRF", "TRSM", "SYRK", "GEMM"}

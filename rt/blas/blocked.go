@@ -6,10 +6,8 @@ package blas
 // tile below the diagonal) is solved by column blocks of trsmBlock: each block of X is solved
 // against its diagonal block of A, then removed from the columns to its right with one Dgemm.
 // Nearly all the flops then run in the library's Dgemm, which OpenBLAS runs much faster than
-// its Dtrsm on tile-sized operands: on one thread, n = m = 256 to 512, the blocked solve ran
-// 1.1 to 1.2 times as fast with OpenBLAS 0.3.21's Haswell kernels and 1.3 to 1.4 times with
-// its AVX-512 ones. The result differs from the unblocked solve only by rounding (the same
-// products, summed in another order).
+// its Dtrsm on tile-sized operands (bench/RESULTS-perf.md has the figures). The result differs
+// from the unblocked solve only by rounding (the same products, summed in another order).
 
 // trsmBlock is the column block of the blocked solve; it runs only when A has at least two.
 const trsmBlock = 32
