@@ -15,10 +15,9 @@ package rt
 // walks the space again, skips the instances before its slice, stops after it, and makes ready
 // every local instance of its slice whose goal is zero (or whose Startup predicate holds), in
 // batches of readyBatch. Skipping costs one callback per instance, far less than making a task
-// ready. To bound memory when a
-// space is huge, the walker stops after each batch while its backlog exceeds startupHigh and
-// runs tasks itself, as any worker would, until the backlog is down to startupLow; other
-// workers steal from it meanwhile. A startup pseudo-task met while draining is set aside and
+// ready. To bound memory when a space is huge, the walker stops after each batch while its
+// backlog exceeds startupHigh and runs tasks itself, as any worker would, until the backlog is
+// down to startupLow; other workers steal from it meanwhile. A startup pseudo-task met while draining is set aside and
 // requeued, so walks never nest.
 
 import (

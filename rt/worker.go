@@ -9,7 +9,8 @@ package rt
 //
 // One turn of a worker:
 //  1. Take the private next_task slot if it holds a task, else pop from the scheduler (which
-//     steals under lfq). Nothing found: flush the done count, then park (below).
+//     steals under lfq). Nothing found: apply the arrival credit (deps.go) and look again,
+//     then flush the done count and park (below).
 //  2. Drop the task if its taskpool failed. Otherwise prepare its memory inputs once, then try
 //     its incarnations in order: a CPU hook runs here (panics recovered in callHook, the one
 //     place rt recovers); a device incarnation is handed to Device.Submit.
