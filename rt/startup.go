@@ -17,8 +17,8 @@ package rt
 // batches of readyBatch. Skipping costs one callback per instance, far less than making a task
 // ready. To bound memory when a space is huge, the walker stops after each batch while its
 // backlog exceeds startupHigh and runs tasks itself, as any worker would, until the backlog is
-// down to startupLow; other workers steal from it meanwhile. A startup pseudo-task met while draining is set aside and
-// requeued, so walks never nest.
+// down to startupLow; other workers steal from it meanwhile. A startup pseudo-task met while
+// draining is set aside and requeued, so walks never nest.
 
 import (
 	"fmt"
