@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -27,6 +28,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("json", "bench/results.json", "where to write the results (empty: nowhere)")
 	html := fs.String("html", "bench/report.html", "where to write the HTML report with plots (empty: nowhere)")
 	from := fs.String("from", "", "write the report from this results.json instead of running the suites")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -55,6 +57,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "bench: bad -suite: %v\n", err)
 		return 2
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "bench: -cpuprofile: %v\n", err)
+			return 2
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			if err := f.Close(); err != nil {
+				log.Error("writing the CPU profile", "err", err)
+			}
+		}()
 	}
 	var rows []Row
 	var skipped []string

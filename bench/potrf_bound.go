@@ -5,194 +5,169 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 )
 
-// The kernel ceiling of the tiled Cholesky (potrf suite, variants kernels-hot and
-// kernels-cold): how fast the factorisation would run if its w workers did nothing but tile
-// kernels, never waited for a dependency and paid nothing for the runtime.
+// The ceiling of the tiled Cholesky (potrf suite, variant ceiling): a rate that no schedule
+// of examples/potrf.jdf's tasks on w workers can exceed with these tile kernels, whatever
+// the runtime does.
 //
 // Each of the four kernels (POTRF, TRSM, SYRK, GEMM on NB×NB tiles, with the arguments of
-// examples/potrf.jdf) is timed with w locked threads running it at once, each on its own
-// tiles in huge-page memory (rt.HugePagePool, as the jdf2go variants use): hot, each thread
-// reuses one set of tiles, so they stay in its caches as far as they fit (no schedule can do
-// better: an upper bound); cold, each thread cycles through 64 MiB of tiles, so every call
-// reads them from memory. The ceiling is w divided by the flop-weighted mean time per flop:
-// w / Σ_c share_c / rate_c, with share_c the fraction of the factorisation's flops in class c
-// (ragged edge tiles counted at their size) and rate_c the per-thread rate of c's kernel.
+// potrf.jdf) is called again and again by one locked thread, alone, on one set of tiles in
+// huge-page memory that it reuses (so they stay in its caches as far as they fit), and the
+// shortest call is kept, timed by the thread's CPU time (on Linux; elsewhere the wall clock).
+// A call in the factorisation cannot be faster than that: its tiles are no hotter, the core
+// shares the chip with busy neighbours rather than idle ones, and other processes only add
+// time (the thread's CPU time does not count the time it waits for a core, and the minimum,
+// unlike a mean, is not lowered by a disturbed call). Edge tiles are smaller; they are counted at the full tile's rate, which is
+// faster than theirs. The factorisation then takes at least
+//
+//	max( Σ_tasks t_task / w , Σ_{task on the path} t_task )
+//
+// the work spread perfectly over w workers, and the dependency chain POTRF(k) → TRSM(k+1, k)
+// → SYRK(k, k+1) → POTRF(k+1) that every schedule must run in order. The ceiling is the
+// factorisation's flops over that time.
+//
+// Rejected: the mean rate of w threads running one kernel at once, which factorisations
+// beat: a mean over a window is lowered by any interference during it, and w threads in
+// lockstep on one kernel share caches, memory and turbo differently from a factorisation
+// whose cores do different things.
 
 // boundKernels are the tile kernels in the order of their classes in potrf.jdf.
 var boundKernels = []string{"POTRF", "TRSM", "SYRK", "GEMM"}
 
-// kernelShares returns the fraction of the flops of the tiled factorisation of an n×n matrix
-// in nb×nb tiles that each kernel of boundKernels does.
-func kernelShares(n, nb int) []float64 {
+// kernelFlops returns, for each kernel of boundKernels, the flops of the factorisation of an
+// n×n matrix in nb×nb tiles that it does (edge tiles at their size), and the flops of each
+// kernel along the chain POTRF(k) → TRSM(k+1, k) → SYRK(k, k+1) → POTRF(k+1).
+func kernelFlops(n, nb int) (work, path []float64) {
 	mt := (n + nb - 1) / nb
 	rows := func(i int) int { return min(nb, n-i*nb) }
-	f := make([]float64, len(boundKernels))
+	work = make([]float64, len(boundKernels))
+	path = make([]float64, len(boundKernels))
 	for k := 0; k < mt; k++ {
-		f[0] += blas.PotrfFlops(rows(k))
+		work[0] += blas.PotrfFlops(rows(k))
+		path[0] += blas.PotrfFlops(rows(k))
+		if k+1 < mt {
+			path[1] += blas.TrsmFlops(blas.Right, rows(k+1), rows(k))
+			path[2] += blas.SyrkFlops(rows(k+1), rows(k))
+		}
 		for m := k + 1; m < mt; m++ {
-			f[1] += blas.TrsmFlops(blas.Right, rows(m), rows(k))
-			f[2] += blas.SyrkFlops(rows(m), rows(k))
+			work[1] += blas.TrsmFlops(blas.Right, rows(m), rows(k))
+			work[2] += blas.SyrkFlops(rows(m), rows(k))
 			for j := k + 1; j < m; j++ {
-				f[3] += blas.GemmFlops(rows(m), rows(j), rows(k))
+				work[3] += blas.GemmFlops(rows(m), rows(j), rows(k))
 			}
 		}
 	}
-	var total float64
-	for _, x := range f {
-		total += x
-	}
-	for i := range f {
-		f[i] /= total
-	}
-	return f
+	return work, path
 }
 
 // tileSet is the operands of one kernel call: A and B are read, C is updated; S keeps an SPD
 // tile that POTRF factors a fresh copy of.
 type tileSet struct{ a, b, c, s []float64 }
 
-// boundCold is the memory each thread cycles through in the cold measurement: more than the
-// last-level cache of the machines we measure on.
-const boundCold = 64 << 20
+// boundCalls is the least number of calls of each kernel whose shortest is kept.
+const boundCalls = 30
 
-// kernelRates times each kernel of boundKernels with w threads at once on nb×nb tiles, in
-// windows of about d, and returns the mean per-thread rate of each, in flop/s.
-func kernelRates(impl *blas.Impl, nb, w int, hot bool, d time.Duration) ([]float64, error) {
+// kernelRates times each kernel of boundKernels on nb×nb tiles, on one locked thread, for at
+// least d and boundCalls calls, and returns its rate in flop/s in its shortest call.
+func kernelRates(impl *blas.Impl, nb int, d time.Duration) ([]float64, error) {
 	pool := rt.NewHugePagePool(0)
 	defer pool.Close()
-	sets := 1
-	if !hot {
-		sets = max(1, boundCold/(4*nb*nb*8))
-	}
-	tiles := make([][]tileSet, w)
-	for p := range tiles {
-		r := rand.New(rand.NewPCG(uint64(p), uint64(nb)))
-		for range sets {
-			var ts tileSet
-			for _, x := range []*[]float64{&ts.a, &ts.b, &ts.c, &ts.s} {
-				f, err := pool.Float64s(nb * nb)
-				if err != nil {
-					return nil, err
-				}
-				for i := range f {
-					f[i] = r.Float64() - 0.5
-				}
-				*x = f
-			}
-			for i := 0; i < nb; i++ {
-				// A: unit-like lower triangle (TRSM keeps C bounded call after call);
-				// S: diagonally dominant, so SPD.
-				for j := 0; j < nb; j++ {
-					ts.a[i+j*nb] /= float64(nb)
-				}
-				ts.a[i+i*nb] = 1
-				ts.s[i+i*nb] += float64(nb)
-			}
-			tiles[p] = append(tiles[p], ts)
+	var ts tileSet
+	r := rand.New(rand.NewPCG(1, uint64(nb)))
+	for _, x := range []*[]float64{&ts.a, &ts.b, &ts.c, &ts.s} {
+		f, err := pool.Float64s(nb * nb)
+		if err != nil {
+			return nil, err
 		}
+		for i := range f {
+			f[i] = r.Float64() - 0.5
+		}
+		*x = f
+	}
+	for i := 0; i < nb; i++ {
+		// A: unit-like lower triangle (TRSM keeps C bounded call after call);
+		// S: diagonally dominant, so SPD.
+		for j := 0; j < nb; j++ {
+			ts.a[i+j*nb] /= float64(nb)
+		}
+		ts.a[i+i*nb] = 1
+		ts.s[i+i*nb] += float64(nb)
 	}
 	flops := []float64{blas.PotrfFlops(nb), blas.TrsmFlops(blas.Right, nb, nb), blas.SyrkFlops(nb, nb), blas.GemmFlops(nb, nb, nb)}
 	rates := make([]float64, len(boundKernels))
-	for kind := range boundKernels {
-		// The best of boundWindows windows: a ceiling, so interference from other
-		// processes should not lower it.
-		for range boundWindows {
-			r, err := kernelWindow(impl, tiles, kind, nb, flops[kind], d)
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		for kind := range boundKernels {
+			best, err := shortestCall(impl, &ts, kind, nb, d)
 			if err != nil {
-				return nil, err
+				errc <- fmt.Errorf("%s on %d×%d tiles: %w", boundKernels[kind], nb, nb, err)
+				return
 			}
-			rates[kind] = max(rates[kind], r)
+			rates[kind] = flops[kind] / best.Seconds()
 		}
-	}
-	return rates, nil
+		errc <- nil
+	}()
+	return rates, <-errc
 }
 
-// boundWindows is the number of timing windows per kernel.
-const boundWindows = 3
-
-// kernelWindow runs kernel kind on every thread's tiles at once for about d and returns the
-// mean per-thread rate.
-func kernelWindow(impl *blas.Impl, tiles [][]tileSet, kind, nb int, flops float64, d time.Duration) (float64, error) {
-	w := len(tiles)
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	perThread := make([]float64, w)
-	errs := make([]error, w)
-	for p := 0; p < w; p++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			<-start
-			sets := len(tiles[p])
-			var busy time.Duration
-			calls := 0
-			for i := 0; !stop.Load() || calls < 2; i++ {
-				ts := tiles[p][i%sets]
-				// Outside the timing: POTRF factors a fresh SPD tile; TRSM's right-hand side,
-				// which grows slowly call after call, restarts every 64 calls on a set.
-				if kind == 0 || (kind == 1 && (i/sets)%64 == 0) {
-					copy(ts.c, ts.s)
-				}
-				t0 := time.Now()
-				var err error
-				switch kind {
-				case 0:
-					err = impl.Dpotrf(blas.Lower, nb, ts.c, nb)
-				case 1:
-					err = impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, nb, nb, 1, ts.a, nb, ts.c, nb)
-				case 2:
-					err = impl.Dsyrk(blas.Lower, blas.NoTrans, nb, nb, -1, ts.a, nb, 1, ts.c, nb)
-				case 3:
-					err = impl.Dgemm(blas.NoTrans, blas.Trans, nb, nb, nb, -1, ts.a, nb, ts.b, nb, 1, ts.c, nb)
-				}
-				busy += time.Since(t0)
-				if err != nil {
-					errs[p] = err
-					return
-				}
-				calls++
-			}
-			perThread[p] = flops * float64(calls) / busy.Seconds()
-		}()
-	}
-	close(start)
-	time.Sleep(d)
-	stop.Store(true)
-	wg.Wait()
-	var mean float64
-	for p := 0; p < w; p++ {
-		if errs[p] != nil {
-			return 0, fmt.Errorf("%s on %d×%d tiles: %w", boundKernels[kind], nb, nb, errs[p])
+// shortestCall calls kernel kind on ts for at least d and boundCalls calls and returns the
+// duration of the shortest call.
+func shortestCall(impl *blas.Impl, ts *tileSet, kind, nb int, d time.Duration) (time.Duration, error) {
+	best := time.Duration(1<<63 - 1)
+	end := time.Now().Add(d)
+	for i := 0; i < boundCalls || time.Now().Before(end); i++ {
+		// Outside the timing: POTRF factors a fresh SPD tile; TRSM's right-hand side,
+		// which grows slowly call after call, restarts every 64 calls.
+		if kind == 0 || (kind == 1 && i%64 == 0) {
+			copy(ts.c, ts.s)
 		}
-		mean += perThread[p] / float64(w)
+		t0 := threadTime()
+		var err error
+		switch kind {
+		case 0:
+			err = impl.Dpotrf(blas.Lower, nb, ts.c, nb)
+		case 1:
+			err = impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, nb, nb, 1, ts.a, nb, ts.c, nb)
+		case 2:
+			err = impl.Dsyrk(blas.Lower, blas.NoTrans, nb, nb, -1, ts.a, nb, 1, ts.c, nb)
+		case 3:
+			err = impl.Dgemm(blas.NoTrans, blas.Trans, nb, nb, nb, -1, ts.a, nb, ts.b, nb, 1, ts.c, nb)
+		}
+		if dt := threadTime() - t0; dt < best {
+			best = dt
+		}
+		if err != nil {
+			return 0, err
+		}
 	}
-	return mean, nil
+	return best, nil
 }
 
-// potrfBound returns the kernel ceiling of the factorisation of an n×n matrix on w workers,
-// in flop/s, and a note with the per-thread kernel rates.
-func potrfBound(impl *blas.Impl, n, nb, w int, hot bool) (float64, string, error) {
-	rates, err := kernelRates(impl, nb, w, hot, 150*time.Millisecond)
-	if err != nil {
-		return 0, "", err
-	}
-	shares := kernelShares(n, nb)
-	var perFlop float64
+// potrfBound returns the ceiling of the factorisation of an n×n matrix in nb×nb tiles on w
+// workers, in flop/s, and a note with the kernel rates and which bound binds. rates are
+// kernelRates' for nb.
+func potrfBound(rates []float64, n, nb, w int) (float64, string) {
+	work, path := kernelFlops(n, nb)
+	var tWork, tPath float64
 	parts := make([]string, len(rates))
 	for i, r := range rates {
-		perFlop += shares[i] / r
-		parts[i] = fmt.Sprintf("%s %.1f (%.1f%% of flops)", boundKernels[i], r/1e9, 100*shares[i])
+		tWork += work[i] / r
+		tPath += path[i] / r
+		parts[i] = fmt.Sprintf("%s %.1f", boundKernels[i], r/1e9)
 	}
-	return float64(w) / perFlop, "per-thread GFLOP/s: " + strings.Join(parts, ", "), nil
+	tWork /= float64(w)
+	binds := "work/w"
+	if tPath > tWork {
+		binds = "critical path"
+	}
+	t := max(tWork, tPath)
+	return blas.PotrfFlops(n) / t, fmt.Sprintf("bound by %s (work/w %.3fs, path %.3fs); best-call GFLOP/s per thread: %s",
+		binds, tWork, tPath, strings.Join(parts, ", "))
 }

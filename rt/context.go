@@ -234,10 +234,15 @@ func (c *Context) Add(tp *Taskpool) error {
 		if cs.tc.NoStartup || cs.total == 0 {
 			continue
 		}
-		t := c.ext.newTask()
-		t.kind, t.cs = kindStartup, cs
-		t.prio = 1<<31 - 1
-		c.ext.pushOne(t)
+		// The parts go round-robin over the workers' queues (lfq).
+		parts := startupParts(cs.all, len(c.workers))
+		for part := range parts {
+			t := c.ext.newTask()
+			t.kind, t.cs = kindStartup, cs
+			t.l[0], t.l[1] = part, parts
+			t.prio = 1<<31 - 1
+			c.ext.pushOne(t)
+		}
 	}
 	c.extMu.Unlock()
 	tp.countDone(1)

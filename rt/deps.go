@@ -448,6 +448,8 @@ func (w *Worker) arriveDense(tp *Taskpool, cs *classState, c *Copy, peer *TaskCl
 		if old|bit != goal {
 			return nil
 		}
+	} else if c == nil && w.id >= 0 && w.edges.src != nil {
+		return w.credit(slot, t, peer, peerFlow, goal)
 	} else if n := atomic.AddUint32(&t.pending, ^uint32(0)); n != 0 {
 		if n > goal { // wrapped below zero
 			return errTooMany(peer, peerFlow, l, goal)
@@ -481,4 +483,80 @@ func (w *Worker) initTask(t *Task, tp *Taskpool, cs *classState, l *Locals, key 
 	if cs.tc.Priority != nil {
 		t.prio += cs.tc.Priority(tp, &t.l)
 	}
+}
+
+// Arrival credits. Many CTL arrivals at one record (a gather: every task of a class releasing
+// the same sink) would otherwise each decrement the record's count with an atomic operation
+// on one cache line, which all cores fight over. A worker instead counts, in its credit,
+// consecutive CTL arrivals at one published dense record while it runs tasks of one class,
+// and applies them with one atomic subtraction: when creditMax have gathered, when an arrival
+// goes to another record, before it runs a task of another class, before it parks, and when
+// it flushes its next_task slot (device managers). So a record waits for a worker's credit at
+// most as long as that worker keeps running tasks of the class that produced it. Only records
+// that already exist gather credits: the first arrival publishes the record as before, and a
+// record can become ready only once every credit is applied, so it cannot be recycled
+// meanwhile; a credit found applied to a record no longer in its slot means more arrivals
+// than the goal, reported as usual.
+
+// creditMax bounds the arrivals a worker gathers before applying them.
+const creditMax = 64
+
+// arrivalCredit is a worker's pending arrivals at one dense record.
+type arrivalCredit struct {
+	t        *Task
+	slot     *atomic.Pointer[Task]
+	src      *classState // the class whose tasks produced the arrivals
+	n        uint32
+	goal     uint32
+	peerFlow int
+}
+
+// credit counts one CTL arrival at the published record t of a dense table (in slot).
+func (w *Worker) credit(slot *atomic.Pointer[Task], t *Task, peer *TaskClass, peerFlow int, goal uint32) error {
+	cr := &w.cred
+	if cr.t == t {
+		if cr.n++; cr.n >= creditMax {
+			return w.applyCredit()
+		}
+		return nil
+	}
+	err := w.applyCredit()
+	w.cred = arrivalCredit{t: t, slot: slot, src: w.edges.src.cs, n: 1, goal: goal, peerFlow: peerFlow}
+	return err
+}
+
+// applyCredit applies the worker's credit, making its record ready if it was the last input.
+func (w *Worker) applyCredit() error {
+	cr := w.cred
+	if cr.t == nil {
+		return nil
+	}
+	w.cred = arrivalCredit{}
+	t := cr.t
+	if cr.slot.Load() != t { // made ready without these arrivals: there are too many
+		return errTooMany(t.cs.tc, cr.peerFlow, &t.l, cr.goal)
+	}
+	n := atomic.AddUint32(&t.pending, -cr.n)
+	if n == 0 {
+		cr.slot.Store(&readyRecord)
+		w.makeReady(t)
+		return nil
+	}
+	if n > cr.goal { // wrapped below zero
+		return errTooMany(t.cs.tc, cr.peerFlow, &t.l, cr.goal)
+	}
+	return nil
+}
+
+// settleCredit applies the worker's credit outside a release and hands what became ready to
+// the next_task slot and the scheduler. An error fails the record's taskpool.
+func (w *Worker) settleCredit() {
+	if w.cred.t == nil {
+		return
+	}
+	tp := w.cred.t.cs.tp
+	if err := w.applyCredit(); err != nil {
+		tp.fail(&TaskError{Taskpool: tp.name, Task: "arrivals", Err: err})
+	}
+	w.flushReady()
 }

@@ -67,6 +67,9 @@ func TestDependencyErrors(t *testing.T) {
 			rt.ErrDependency, "does not expect"},
 		{"too many", edgeProgram{n: 4, target: func(k int) int { return 0 }, twice: true, goal: 2},
 			rt.ErrDependency, "more inputs than its goal (2)"},
+		// A gather: workers apply CTL arrivals in batches (arrival credits).
+		{"too many gathered", edgeProgram{n: 500, target: func(k int) int { return 0 }, goal: 300},
+			rt.ErrDependency, "more inputs than its goal (300)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := edgeClasses(&tc.p)

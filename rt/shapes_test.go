@@ -63,7 +63,8 @@ func TestShapes(t *testing.T) {
 		order func(t *testing.T, s *stamps)
 	}
 	shapes := []shape{
-		{"independent", 5000, func(b rttest.Body) *rt.Taskpool { return rttest.Independent(5000, b) },
+		// 20000 instances: on 2 and 3 workers the startup walk is split into parts.
+		{"independent", 20000, func(b rttest.Body) *rt.Taskpool { return rttest.Independent(20000, b) },
 			func(t *rt.Task) int { return t.Local(0) }, nil},
 		{"chain", 3000, func(b rttest.Body) *rt.Taskpool { return rttest.Chains(1, 3000, b) },
 			func(t *rt.Task) int { return t.Local(1) },

@@ -7,13 +7,18 @@ package rt
 // from which the mixed-radix keys are built. The counts give the taskpool's termination
 // count before any task can run, so no later counter adjustment is needed.
 //
-// Then one startup pseudo-task per class (kindStartup) is queued with the highest priority. A
-// worker running it walks the space again and makes ready every local instance whose goal is
-// zero (or whose Startup predicate holds), in batches of readyBatch. To bound memory when a
-// space is huge, the walker stops after each batch while its backlog exceeds startupHigh and
-// runs tasks itself, as any worker would, until the backlog is down to startupLow; other
-// workers steal from it meanwhile. A startup pseudo-task met while draining is set aside and
-// requeued, so walks never nest.
+// Then startup pseudo-tasks (kindStartup) are queued with the highest priority: one per class,
+// or, for a class of at least 2*startupPart instances, one per worker (at most one per
+// startupPart instances), each owning a contiguous slice of the class's instances in walk
+// order, so that the workers make a large space ready in parallel instead of one worker
+// feeding all others (the parts go to different workers' queues). A worker running a part
+// walks the space again, skips the instances before its slice, stops after it, and makes ready
+// every local instance of its slice whose goal is zero (or whose Startup predicate holds), in
+// batches of readyBatch. Skipping costs one callback per instance, far less than making a task
+// ready. To bound memory when a space is huge, the walker stops after each batch while its
+// backlog exceeds startupHigh and runs tasks itself, as any worker would, until the backlog is
+// down to startupLow; other workers steal from it meanwhile. A startup pseudo-task met while
+// draining is set aside and requeued, so walks never nest.
 
 import (
 	"fmt"
@@ -23,7 +28,14 @@ import (
 const (
 	startupHigh = 4 * readyBatch
 	startupLow  = readyBatch
+	startupPart = 4096 // least instances per startup part
 )
+
+// startupParts returns the number of startup pseudo-tasks of a class of all instances on a
+// Context of workers workers.
+func startupParts(all int64, workers int) int {
+	return int(max(1, min(int64(workers), all/startupPart)))
+}
 
 // validate checks the descriptors that rt relies on.
 func (tp *Taskpool) validate() error {
@@ -121,7 +133,7 @@ func (cs *classState) count() (err error) {
 		}
 		return true
 	})
-	cs.total = n
+	cs.total, cs.all = n, all
 	stride := uint64(1)
 	for i := cs.nparams - 1; i >= 0; i-- {
 		cs.min[i] = lo[i]
@@ -197,7 +209,18 @@ func (w *Worker) startup(st *Task) {
 			}
 		}()
 		n := 0
+		// This part's slice of the walk: instances [lo, hi) in walk order (st.l holds the
+		// part and the number of parts).
+		part, parts := int64(st.l[0]), int64(max(st.l[1], 1))
+		lo, hi := cs.all*part/parts, cs.all*(part+1)/parts
+		i := int64(-1)
 		tc.Space(tp, &l, func(l *Locals) bool {
+			if i++; i < lo {
+				return true
+			}
+			if i >= hi {
+				return false
+			}
 			if !tp.isLocal(tc, l) {
 				return true
 			}

@@ -229,7 +229,8 @@ type classState struct {
 	min     [MaxParams]int
 	span    [MaxParams]uint64 // max - min
 	stride  [MaxParams]uint64
-	total   int64
+	total   int64 // local instances
+	all     int64 // instances on every rank: the length of the walk
 	// denseN > 0 means that a dense table of denseN slots, one per key of the parameters'
 	// bounding box, replaces deps (deps.go, arriveDense). It is allocated by the first
 	// arrival that needs a record, so classes whose goals never exceed one arrival (chains,

@@ -9,7 +9,8 @@ package rt
 //
 // One turn of a worker:
 //  1. Take the private next_task slot if it holds a task, else pop from the scheduler (which
-//     steals under lfq). Nothing found: flush the done count, then park (below).
+//     steals under lfq). Nothing found: apply the arrival credit (deps.go) and look again,
+//     then flush the done count and park (below).
 //  2. Drop the task if its taskpool failed. Otherwise prepare its memory inputs once, then try
 //     its incarnations in order: a CPU hook runs here (panics recovered in callHook, the one
 //     place rt recovers); a device incarnation is handed to Device.Submit.
@@ -97,6 +98,8 @@ type Worker struct {
 	seq   uint32
 	rng   uint32
 	steal []*Task
+
+	cred arrivalCredit // gathered CTL arrivals (deps.go)
 }
 
 func newWorker(c *Context, id int) *Worker {
@@ -127,6 +130,7 @@ func (w *Worker) Track() *profile.Track { return w.track }
 // so that other workers can run it. rt/gpu calls it when this worker becomes a device manager
 // and after each completion inside the manager loop (docs/gpu.md, "next_task").
 func (w *Worker) FlushNextTask() {
+	w.settleCredit()
 	if t := w.next; t != nil {
 		w.next = nil
 		w.pushOne(t)
@@ -188,6 +192,10 @@ func (w *Worker) serve() {
 	}
 	for !c.closed.Load() {
 		t := w.take()
+		if t == nil && w.cred.t != nil {
+			w.settleCredit()
+			t = w.take()
+		}
 		if t == nil {
 			w.flushDone()
 			if t = w.idle(); t == nil {
@@ -298,6 +306,9 @@ func (w *Worker) run(t *Task) {
 	w.setCur(tp)
 	if w.doneTP != tp && w.doneTP != nil {
 		w.flushDone()
+	}
+	if w.cred.t != nil && w.cred.src != t.cs {
+		w.settleCredit()
 	}
 	if tp.failed.Load() {
 		w.discard(t)

@@ -140,6 +140,10 @@ func (i *Impl) Dtrsm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, al
 		scale(All, m, n, 0, b, ldb)
 		return nil
 	}
+	if i.blockedTrsm(side, uplo, tA, n) {
+		i.dtrsmRLT(diag, m, n, alpha, a, lda, b, ldb)
+		return nil
+	}
 	i.k.dtrsm(side, uplo, tA, diag, m, n, alpha, a, lda, b, ldb)
 	return nil
 }

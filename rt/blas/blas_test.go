@@ -519,6 +519,11 @@ func TestGonumCallsDoNotAllocate(t *testing.T) {
 
 func checkNoAllocs(t *testing.T, impl *Impl) {
 	t.Helper()
+	if raceEnabled {
+		// The OpenBLAS calls take their argument block from a sync.Pool, which the race
+		// detector empties at random; a blocked Dtrsm makes several calls.
+		t.Skip("skipped under the race detector: sync.Pool drops items on purpose")
+	}
 	const n = 96
 	rng := rand.New(rand.NewPCG(5, 5))
 	a, b, c := randMatrix(rng, n, n, n), randMatrix(rng, n, n, n), randMatrix(rng, n, n, n)

@@ -41,7 +41,8 @@ func TestOpenBLASSyrkMatchesGonum(t *testing.T) {
 
 func TestOpenBLASTrsmMatchesGonum(t *testing.T) {
 	ob := openblasOrSkip(t)
-	forTrsmCases(7, [][2]int{{1, 1}, {9, 4}, {64, 65}, {150, 33}}, func(c trsmCase) {
+	// {64, 65} and {40, 130}: the blocked right-side solve (blocked.go), ragged last block.
+	forTrsmCases(7, [][2]int{{1, 1}, {9, 4}, {64, 65}, {150, 33}, {40, 130}}, func(c trsmCase) {
 		want, got := slices.Clone(c.b), slices.Clone(c.b)
 		if err := Gonum().Dtrsm(c.side, c.uplo, c.tA, c.diag, c.m, c.n, -2, c.a, c.lda, want, c.ldb); err != nil {
 			t.Fatal(err)
