@@ -132,6 +132,9 @@ func (g *generator) generate() []byte {
 		return nil
 	}
 	g.pfx = lowerPrefix(g.name)
+	if !g.checkNesting() {
+		return nil
+	}
 	if g.prog.Prologue != nil {
 		g.prologue = g.codeBlock(g.prog.Prologue, "the prologue")
 	}

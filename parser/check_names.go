@@ -83,11 +83,15 @@ func (c *checker) resolve(x Expr, e *env) {
 			c.resolve(a, e)
 		}
 	case *BinaryExpr:
-		if x.Op == OpAnd1 || x.Op == OpOr1 {
-			c.warnf(x.OpPos, "%s is a logical operator in JDF; write %s", x.Op, x.Op.GoString())
+		chain, first := LeftChain(x)
+		c.resolve(first, e)
+		for i := len(chain) - 1; i >= 0; i-- {
+			b := chain[i]
+			if b.Op == OpAnd1 || b.Op == OpOr1 {
+				c.warnf(b.OpPos, "%s is a logical operator in JDF; write %s", b.Op, b.Op.GoString())
+			}
+			c.resolve(b.Y, e)
 		}
-		c.resolve(x.X, e)
-		c.resolve(x.Y, e)
 	case *UnaryExpr:
 		c.resolve(x.X, e)
 	case *TernaryExpr:

@@ -390,11 +390,14 @@ func (p *printer) args(args []Expr) {
 func (p *printer) expr(e Expr) {
 	switch e := e.(type) {
 	case *BinaryExpr:
-		p.expr(e.X)
-		p.ws(" ")
-		p.ws(e.Op.String())
-		p.ws(" ")
-		p.expr(e.Y)
+		chain, first := LeftChain(e)
+		p.expr(first)
+		for i := len(chain) - 1; i >= 0; i-- {
+			p.ws(" ")
+			p.ws(chain[i].Op.String())
+			p.ws(" ")
+			p.expr(chain[i].Y)
+		}
 	case *UnaryExpr:
 		p.ws(e.Op.String())
 		if u, ok := e.X.(*UnaryExpr); ok && u.Op == e.Op && e.Op == OpNeg {
