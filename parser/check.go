@@ -14,6 +14,10 @@ import (
 
 type checker struct {
 	prog    *Program
+	opts    CheckOptions
+	// foreign: the file's code is C (a C prologue or epilogue), whose names
+	// jdf2go cannot know.
+	foreign bool
 	diags   ErrorList
 	globals map[string]*Global
 	classes map[string]*TaskClass
@@ -31,13 +35,25 @@ type checker struct {
 // resolution fields (see the package documentation). It returns the sorted
 // diagnostics; the program is usable by codegen when they hold no Error.
 // Check must be called at most once per Program.
-func Check(prog *Program) ErrorList {
+func Check(prog *Program) ErrorList { return CheckWith(prog, CheckOptions{}) }
+
+// CheckOptions select optional diagnostics of Check.
+type CheckOptions struct {
+	// WarnUnknownNames reports the names in expressions that neither the
+	// JDF nor a Go prologue declares, which are otherwise left silently to
+	// the compiler of the file's code (C headers, Go packages).
+	WarnUnknownNames bool
+}
+
+// CheckWith is Check with options.
+func CheckWith(prog *Program, opts CheckOptions) ErrorList {
 	if prog.checked {
 		return nil
 	}
 	prog.checked = true
 	c := &checker{
 		prog:    prog,
+		opts:    opts,
 		globals: map[string]*Global{},
 		classes: map[string]*TaskClass{},
 		collUse: map[*Global]lexer.Position{},

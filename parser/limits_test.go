@@ -1,6 +1,8 @@
 package parser
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -67,5 +69,34 @@ func TestLongChain(t *testing.T) {
 	})
 	if n != terms {
 		t.Errorf("Inspect visited %d binary expressions, want %d", n, terms)
+	}
+}
+
+// TestWarnUnknownNames: the names left to the compiler of the file's code are listed under
+// CheckOptions.WarnUnknownNames, and only then.
+func TestWarnUnknownNames(t *testing.T) {
+	for _, file := range []string{"parsec/c_header_names.jdf", "valid/go_unknown_names.jdf"} {
+		src, err := os.ReadFile(filepath.Join(testdataDir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, diags := ParseAndCheck(file, src); len(diags) != 0 {
+			t.Errorf("%s: %v, want no diagnostic", file, diags)
+		}
+		_, diags := ParseAndCheckWith(file, src, CheckOptions{WarnUnknownNames: true})
+		var names []string
+		for _, d := range diags {
+			if d.Severity != Warning || !strings.Contains(d.Msg, "left to the") {
+				t.Errorf("%s: unexpected %v", file, d)
+			}
+			names = append(names, strings.Split(d.Msg, `"`)[1])
+		}
+		want := map[string]string{
+			"parsec/c_header_names.jdf":  "dplasmaUpper PARSEC_STEP PARSEC_MATRIX_UPPER MAX_TILE PRIO_BASE",
+			"valid/go_unknown_names.jdf": "chunkSize",
+		}[file]
+		if got := strings.Join(names, " "); got != want {
+			t.Errorf("%s: warned about %q, want %q", file, got, want)
+		}
 	}
 }

@@ -24,11 +24,16 @@ func Parse(filename string, src []byte) (*Program, ErrorList) {
 // The diagnostics of both passes are returned together, sorted. The program
 // is ready for codegen when diags.Err() is nil.
 func ParseAndCheck(filename string, src []byte) (*Program, ErrorList) {
+	return ParseAndCheckWith(filename, src, CheckOptions{})
+}
+
+// ParseAndCheckWith is ParseAndCheck with the options of the check.
+func ParseAndCheckWith(filename string, src []byte, opts CheckOptions) (*Program, ErrorList) {
 	prog, diags := Parse(filename, src)
 	if diags.HasErrors() {
 		return prog, diags
 	}
-	diags = append(diags, Check(prog)...)
+	diags = append(diags, CheckWith(prog, opts)...)
 	diags.Sort()
 	return prog, diags
 }
