@@ -13,8 +13,8 @@ import (
 )
 
 type checker struct {
-	prog    *Program
-	opts    CheckOptions
+	prog *Program
+	opts CheckOptions
 	// foreign: the file's code is C (a C prologue or epilogue), whose names
 	// jdf2go cannot know.
 	foreign bool
