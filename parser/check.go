@@ -25,6 +25,10 @@ type checker struct {
 	collUse  map[*Global]lexer.Position
 	implicit []*Global
 
+	// consts caches constant (const.go) for the operands of divisions and
+	// range steps.
+	consts map[Expr]constValue
+
 	// The names of the class being checked, kept from class to class.
 	params map[string]*Param
 	defs   map[string]*Definition
@@ -60,6 +64,7 @@ func CheckWith(prog *Program, opts CheckOptions) ErrorList {
 		params:  map[string]*Param{},
 		defs:    map[string]*Definition{},
 		flows:   map[string]*Flow{},
+		consts:  map[Expr]constValue{},
 	}
 	c.checkGoCode()
 	c.checkOptions()

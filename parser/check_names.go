@@ -91,6 +91,9 @@ func (c *checker) resolve(x Expr, e *env) {
 				c.warnf(b.OpPos, "%s is a logical operator in JDF; write %s", b.Op, b.Op.GoString())
 			}
 			c.resolve(b.Y, e)
+			if v, ok := c.constant(b.Y); ok && v == 0 && (b.Op == OpDiv || b.Op == OpRem) {
+				c.errorf(b.Y.Pos(), "division by zero")
+			}
 		}
 	case *UnaryExpr:
 		c.resolve(x.X, e)
@@ -104,6 +107,9 @@ func (c *checker) resolve(x Expr, e *env) {
 		c.resolve(x.From, e)
 		c.resolve(x.To, e)
 		c.resolve(x.Step, e)
+		if v, ok := c.constant(x.Step); ok && v < 1 {
+			c.errorf(x.Step.Pos(), "the step of a range must be at least 1")
+		}
 	case *LocalSetExpr:
 		inner := e.withNamed(x.Named)
 		c.resolve(x.X, &inner)
