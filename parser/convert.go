@@ -115,7 +115,7 @@ func (c *converter) class(g *taskClass) *TaskClass {
 		bodies[i] = Body{
 			Span:    Span{Pos: b.Pos, EndPos: tokenEnd(&b.End)},
 			Props:   c.props(b.Props),
-			Text:    b.Text.Value,
+			Text:    lf(b.Text.Value),
 			TextPos: b.Text.Pos,
 			EndKw:   b.End.Pos,
 		}

@@ -514,7 +514,7 @@ func codeBlock(t *lexer.Token) *CodeBlock {
 	return &CodeBlock{
 		Span:    Span{Pos: t.Pos, EndPos: advance(t.Pos, t.Value)},
 		Lang:    c.lang,
-		Text:    t.Value[c.text:c.textEnd],
+		Text:    lf(t.Value[c.text:c.textEnd]),
 		TextPos: shift(t.Pos, c.text), // the prefix and the delimiter are on the first line
 	}
 }

@@ -3,6 +3,7 @@ package parser
 // The exported entry points of the front end.
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"runtime"
@@ -13,6 +14,9 @@ import (
 // filename is used in positions only. A large file is parsed on several
 // cores (chunk.go).
 func Parse(filename string, src []byte) (*Program, ErrorList) {
+	// A UTF-8 byte order mark is not part of the text; positions count
+	// from after it, as editors show the file.
+	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
 	workers := runtime.GOMAXPROCS(0)
 	if len(src) < parallelBytes {
 		workers = 1
