@@ -1,6 +1,7 @@
 package parser
 
-// The JDF scanner is a participle stateful lexer with one state per mode of
+// The JDF lexer is one participle stateful lexer, lexRules, compiled to Go
+// by participle's generator (lexer_gen.go), with one state per mode of
 // PaRSEC's flex scanner (jdf-language.md Part B §1.1):
 //
 //	Root      INITIAL: keywords, code blocks, BODY and %option at line start
@@ -8,7 +9,6 @@ package parser
 //	BodyInit  after BODY until the newline that ends the BODY line
 //	Body      whole lines, up to a line that is exactly `ws* END`
 //	Comment   /* ... */, with jdf2c's nesting rule (§1.7)
-//	String    "..." with C escapes
 //
 // A regexp rule sees only the text in front of it, so the context the flex
 // rules get from `^` is carried by the rules themselves:
@@ -30,6 +30,8 @@ package parser
 //     because the identifier rule (dotted names are one token) is longer.
 //   - Code blocks are one rule each: `%` followed by anything but `}` is
 //     consumed as a pair, so `%%}` does not close a block (§1.4).
+//   - Names are Go's identifiers; a word takes any non-ASCII character,
+//     and the scanner reports those that are not letters or digits.
 //   - Characters matched by no other rule are matched by Stray, and become
 //     warnings instead of vanishing silently as in jdf2c.
 //
@@ -40,9 +42,10 @@ package parser
 // generator gets wrong.
 // TestGeneratedLexer checks that the two agree.
 //
-// The tokens of those states (string pieces, comment pieces, body lines) are
-// assembled into the tokens the grammar reads by the scanner (below), which
-// also computes positions (byte columns, as go/token does) and reports
+// The scanner (below) passes the lexer's tokens to the grammar. It joins
+// what one token cannot hold: a comment (its pieces, as comments nest) and
+// a body (its lines); it drops blanks and newlines, tells keywords from
+// names, computes positions (byte columns, as go/token does) and reports
 // lexical errors as diagnostics.
 
 import (
@@ -273,9 +276,9 @@ var (
 	rStray        = rawSymbols["Stray"]
 )
 
-// scanner turns the raw tokens of the stateful lexer into the tokens the
-// grammar reads. It is a lexer.Lexer: participle's PeekingLexer pulls the
-// tokens from it, so that they are stored only once.
+// scanner turns the tokens of the lexer into the tokens the grammar reads.
+// It is a lexer.Lexer: participle's PeekingLexer pulls the tokens from it,
+// so that they are stored only once.
 type scanner struct {
 	file string
 	src  string // the original source
@@ -283,6 +286,7 @@ type scanner struct {
 
 	queue []lexer.Token // tokens ready for Next
 	qi    int
+	count int  // tokens returned by Next, up to the first EOF
 	done  bool // EOF queued
 
 	onBodyLine bool // after BODY, before the newline that ends its line
@@ -333,6 +337,7 @@ func (s *scanner) Next() (lexer.Token, error) {
 	}
 	t := s.queue[s.qi]
 	s.qi++
+	s.count++
 	return t, nil
 }
 

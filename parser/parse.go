@@ -6,22 +6,15 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"runtime"
 )
 
 // Parse parses one JDF file. It always returns a Program, partial when there
 // are syntax errors, and the sorted diagnostics of scanning and parsing.
-// filename is used in positions only. A large file is parsed on several
-// cores (chunk.go).
+// filename is used in positions only.
 func Parse(filename string, src []byte) (*Program, ErrorList) {
 	// A UTF-8 byte order mark is not part of the text; positions count
 	// from after it, as editors show the file.
-	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
-	workers := runtime.GOMAXPROCS(0)
-	if len(src) < parallelBytes {
-		workers = 1
-	}
-	return parse(filename, src, workers)
+	return parse(filename, bytes.TrimPrefix(src, []byte("\xef\xbb\xbf")))
 }
 
 // ParseAndCheck parses src and, when it has no syntax error, checks it.
