@@ -100,3 +100,24 @@ func TestWarnUnknownNames(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkNestingError measures how long a 100,000-deep parenthesised expression takes to
+// be refused (goal: under 2 s), and BenchmarkLongChain a million-term sum checked.
+func BenchmarkNestingError(b *testing.B) {
+	const n = 100_000
+	src := classWith(strings.Repeat("(", n) + "k" + strings.Repeat(")", n))
+	for b.Loop() {
+		if _, diags := ParseAndCheck("deep.jdf", src); !diags.HasErrors() {
+			b.Fatal("no error")
+		}
+	}
+}
+
+func BenchmarkLongChain(b *testing.B) {
+	src := classWith(strings.Repeat("k + ", 999_999) + "k")
+	for b.Loop() {
+		if _, diags := ParseAndCheck("long.jdf", src); diags.HasErrors() {
+			b.Fatal(diags[0])
+		}
+	}
+}
