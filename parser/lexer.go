@@ -231,7 +231,8 @@ func onOffValue(word string) (v int64, ok bool) {
 	return 0, false
 }
 
-// Comment is a comment kept for `jdf2go fmt`; Text includes the delimiters.
+// Comment is a comment kept for `jdf2go fmt`; Text includes the delimiters,
+// its line breaks are \n.
 type Comment struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
@@ -408,7 +409,7 @@ func (s *scanner) pos(off int) lexer.Position {
 func (s *scanner) emit(typ lexer.TokenType, start, end int) {
 	if typ == tComment {
 		p := s.pos(start)
-		s.comments = append(s.comments, &Comment{Pos: p, EndPos: advance(p, s.src[start:end]), Text: s.src[start:end]})
+		s.comments = append(s.comments, &Comment{Pos: p, EndPos: advance(p, s.src[start:end]), Text: lf(s.src[start:end])})
 		if !s.keepComments {
 			return
 		}
