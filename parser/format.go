@@ -27,31 +27,9 @@ type printer struct {
 // Format prints a parsed program in canonical layout. Formatting is
 // idempotent, and parsing the output gives the same tree as parsing the
 // input, positions aside. Lines end with \n, including those of bodies,
-// code blocks and comments of a file written with \r\n or \r.
+// code blocks and comments of a file written with \r\n or \r (the tree
+// holds their text so, lf).
 func Format(prog *Program) []byte {
-	return normalizeNewlines(format(prog))
-}
-
-// normalizeNewlines turns the line breaks \r\n and \r into \n.
-func normalizeNewlines(b []byte) []byte {
-	if bytes.IndexByte(b, '\r') < 0 {
-		return b
-	}
-	b = bytes.ReplaceAll(b, []byte("\r\n"), []byte("\n"))
-	return bytes.ReplaceAll(b, []byte("\r"), []byte("\n"))
-}
-
-// lf returns text with its line breaks \r\n and \r turned into \n: the
-// text of bodies and code blocks in the tree, as Go reads it and as fmt
-// prints it.
-func lf(text string) string {
-	if strings.IndexByte(text, '\r') < 0 {
-		return text
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
-}
-
-func format(prog *Program) []byte {
 	p := &printer{comments: prog.Comments}
 	if prog.Prologue != nil {
 		p.leading(prog.Prologue.Pos().Offset, "")
@@ -473,4 +451,14 @@ func (p *printer) expr(e Expr) {
 		p.named(e.Named)
 		p.expr(e.X)
 	}
+}
+
+// lf returns text with its line breaks \r\n and \r turned into \n: the
+// text of bodies and code blocks in the tree, as Go reads it and as fmt
+// prints it.
+func lf(text string) string {
+	if strings.IndexByte(text, '\r') < 0 {
+		return text
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 }
