@@ -6,10 +6,16 @@ package codegen
 // condition becomes `x != 0`, a condition used as a number goes through the generated
 // bool-to-int helper. Operators are re-parenthesised for Go's precedence, which differs from
 // JDF's (in JDF `a << b + c` shifts by b+c and `^` binds looser than `==`). A ternary becomes
-// an immediately called function literal, so only the taken branch is evaluated. Inline
-// code and strings pasted as code become generated functions (inline.go).
+// if/else statements that assign a local, so only the taken branch is evaluated: the
+// outermost ternary of an expression is an immediately called function literal holding
+// them, and the ternaries inside it (in its branches, its condition or their operands) are
+// more statements of the same literal, never literals of their own, so that the size and
+// formatting time of the generated code stay linear in the nesting. Inline code and strings
+// pasted as code become generated functions (inline.go).
 
 import (
+	"strconv"
+
 	"github.com/dave/jennifer/jen"
 	"github.com/jdf2go/jdf2go/parser"
 )
@@ -74,6 +80,15 @@ type scope struct {
 	// inline says how generated inline functions are called here; nil means inline code is
 	// pasted in place (the constructor, where the globals are local variables).
 	inline *inlineSite
+	// flat is the function literal being filled with the statements of ternaries, nil
+	// outside one.
+	flat *flatFunc
+}
+
+// flatFunc collects the statements of the ternaries of one expression (see ternary).
+type flatFunc struct {
+	stmts []jen.Code // the block being filled
+	n     int        // temporaries declared so far
 }
 
 func (s *scope) withNamed(nr ...*parser.NamedRange) *scope {
@@ -162,21 +177,28 @@ func (s *scope) tr(e parser.Expr, want parser.Kind) gx {
 	return gx{code: jen.Lit(0), kind: parser.KindInt, prec: precPrimary}
 }
 
+// binary translates a chain of binary operators at one level (a + b + c ...) in a loop, as
+// the chain is a tree as deep as it is long, on its left side.
 func (s *scope) binary(e *parser.BinaryExpr) gx {
-	p := goPrec(e.Op)
-	ok := e.Op.OperandKind()
-	x := paren(s.conv(s.tr(e.X, ok), ok), p)
-	y := paren(s.conv(s.tr(e.Y, ok), ok), p+1)
-	kind := parser.KindInt
-	if p <= precCompare {
-		kind = parser.KindBool
+	chain, first := parser.LeftChain(e)
+	x := s.tr(first, chain[len(chain)-1].Op.OperandKind())
+	for i := len(chain) - 1; i >= 0; i-- {
+		b := chain[i]
+		p := goPrec(b.Op)
+		ok := b.Op.OperandKind()
+		l := paren(s.conv(x, ok), p)
+		r := paren(s.conv(s.tr(b.Y, ok), ok), p+1)
+		kind := parser.KindInt
+		if p <= precCompare {
+			kind = parser.KindBool
+		}
+		x = gx{code: jen.Add(l.code).Op(b.Op.GoString()).Add(r.code), kind: kind, prec: p}
 	}
-	return gx{code: jen.Add(x.code).Op(e.Op.GoString()).Add(y.code), kind: kind, prec: p}
+	return x
 }
 
-// ternary emits func() T { if c { return a }; return b }(), which evaluates only the taken
-// branch; Go inlines such literals.
-func (s *scope) ternary(e *parser.TernaryExpr, want parser.Kind) gx {
+// ternaryKind is the kind a ternary produces where want is wanted.
+func ternaryKind(e *parser.TernaryExpr, want parser.Kind) parser.Kind {
 	kind := want
 	if kind == parser.KindOpaque {
 		kind = parser.ResultKind(e)
@@ -184,18 +206,121 @@ func (s *scope) ternary(e *parser.TernaryExpr, want parser.Kind) gx {
 			kind = parser.KindInt
 		}
 	}
+	return kind
+}
+
+// tempPrefix starts the names of the temporaries of ternaries; goVar renames JDF names that
+// look like one.
+const tempPrefix = "tern"
+
+// ternary translates c ? a : b. Outside a function literal of ternaries it emits
+//
+//	func() T { var tern0 T; if c { tern0 = a } else { tern0 = b }; return tern0 }()
+//
+// and inside one only the declaration and the if statement, in the literal's current block,
+// and the expression is the temporary. A ternary in the else branch continues the chain as
+// `else if` when its condition needs no statements of its own (c1 ? a : c2 ? b : d), and
+// assigns the same temporary, as does a ternary in the then branch.
+func (s *scope) ternary(e *parser.TernaryExpr, want parser.Kind) gx {
+	kind := ternaryKind(e, want)
 	typ := jen.Int()
 	if kind == parser.KindBool {
 		typ = jen.Bool()
 	}
-	c := s.expr(e.Cond, parser.KindBool)
-	a := s.expr(e.Then, kind)
-	b := s.expr(e.Else, kind)
-	code := jen.Func().Params().Add(typ).Block(
-		jen.If(c).Block(jen.Return(a)),
-		jen.Return(b),
-	).Call()
-	return gx{code: code, kind: kind, prec: precPrimary}
+	if s.flat != nil {
+		v := tempPrefix + strconv.Itoa(s.flat.n)
+		s.flat.n++
+		s.flat.stmts = append(s.flat.stmts, jen.Var().Id(v).Add(typ))
+		s.assign(e, kind, v)
+		return gx{code: jen.Id(v), kind: kind, prec: precPrimary}
+	}
+	inner := *s
+	inner.flat = &flatFunc{}
+	x := inner.ternary(e, kind)
+	body := append(inner.flat.stmts, jen.Return(x.code))
+	return gx{code: jen.Func().Params().Add(typ).Block(body...).Call(), kind: kind, prec: precPrimary}
+}
+
+// assign appends to the current block the statements that set v to the value of ternary e:
+// one if / else-if chain along the ternaries of the branches, so that the usual nestings
+// (c1 ? a : c2 ? b : d, and c1 ? (c2 ? a : b) : d, as if !c1 ? d : c2 ? a : b) give no nested
+// blocks; only a ternary in both branches nests the then branch in a block. (Nested blocks
+// are indented, so deep ones would make the generated file quadratic in size.)
+func (s *scope) assign(e *parser.TernaryExpr, kind parser.Kind, v string) {
+	var conds []jen.Code
+	var thens [][]jen.Code
+	var rest parser.Expr // the final else
+	for {
+		// The condition of an else-if must be an expression: chain only when translating it
+		// adds no statement (no ternary inside it); the first condition's statements go
+		// before the if.
+		saved := s.flat.stmts
+		s.flat.stmts = nil
+		c := s.expr(e.Cond, parser.KindBool)
+		pre := s.flat.stmts
+		s.flat.stmts = saved
+		if len(pre) > 0 {
+			if len(conds) > 0 {
+				rest = e // else { ...; if c { } else { } }, by branch
+				break
+			}
+			s.flat.stmts = append(s.flat.stmts, pre...)
+		}
+		then, els := unparen(e.Then), unparen(e.Else)
+		thenT, thenIsT := then.(*parser.TernaryExpr)
+		elsT, elsIsT := els.(*parser.TernaryExpr)
+		if thenIsT && !elsIsT {
+			conds = append(conds, jen.Op("!").Parens(c))
+			thens = append(thens, s.branch(els, kind, v))
+			e = thenT
+			continue
+		}
+		conds = append(conds, c)
+		thens = append(thens, s.branch(then, kind, v))
+		if !elsIsT {
+			rest = els
+			break
+		}
+		e = elsT
+	}
+	// Built from the end, each if-else a statement of its own inside the previous one: one
+	// long jennifer statement takes quadratic time to render.
+	chain := jen.Else().Block(s.branch(rest, kind, v)...)
+	for i := len(conds) - 1; i >= 0; i-- {
+		st := jen.If(conds[i]).Block(thens[i]...).Add(chain)
+		if i == 0 {
+			chain = st
+		} else {
+			chain = jen.Else().Add(st)
+		}
+	}
+	s.flat.stmts = append(s.flat.stmts, chain)
+}
+
+// branch returns the statements that set v to the value of x, a branch of a ternary.
+func (s *scope) branch(x parser.Expr, kind parser.Kind, v string) []jen.Code {
+	saved := s.flat.stmts
+	s.flat.stmts = nil
+	if t, ok := unparen(x).(*parser.TernaryExpr); ok {
+		s.assign(t, kind, v)
+	} else {
+		val := s.expr(x, kind)
+		s.flat.stmts = append(s.flat.stmts, jen.Id(v).Op("=").Add(val))
+	}
+	out := s.flat.stmts
+	s.flat.stmts = saved
+	return out
+}
+
+// unparen strips the parentheses around x.
+func unparen(x parser.Expr) parser.Expr {
+	for {
+		p, ok := x.(*parser.ParenExpr)
+		if !ok {
+			return x
+		}
+		x = p.X
+	}
 }
 
 // name translates a resolved name.

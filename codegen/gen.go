@@ -132,6 +132,9 @@ func (g *generator) generate() []byte {
 		return nil
 	}
 	g.pfx = lowerPrefix(g.name)
+	if !g.checkNesting() {
+		return nil
+	}
 	if g.prog.Prologue != nil {
 		g.prologue = g.codeBlock(g.prog.Prologue, "the prologue")
 	}
@@ -249,6 +252,9 @@ func (g *generator) finish(src []byte) ([]byte, error) {
 	return fixRestores(out, g.restorePrefix()), nil
 }
 
+// importedPackages are the names of the packages generated code refers to.
+var importedPackages = map[string]bool{"rt": true, "gpu": true, "fmt": true, "errors": true, "io": true}
+
 // checkNames reports JDF names that generated code cannot give to user code.
 func (g *generator) checkNames() {
 	bad := func(pos posT, what, name string) {
@@ -258,6 +264,14 @@ func (g *generator) checkNames() {
 	}
 	for _, gl := range g.prog.Globals {
 		bad(gl.Pos(), "global", gl.Name)
+		// Globals are variables in the constructor and in bodies, where they would hide
+		// the packages and the type the generated code refers to.
+		switch {
+		case importedPackages[gl.Name]:
+			g.errorf(gl.Pos(), "global %q has the name of a package the generated code imports; rename it", gl.Name)
+		case gl.Name == g.name:
+			g.errorf(gl.Pos(), "global %q has the name of the generated taskpool type (%%option name or the file name); rename one of them", gl.Name)
+		}
 	}
 	for _, tc := range g.prog.Classes {
 		for _, d := range tc.Defs {

@@ -7,7 +7,10 @@ package codegen
 // there. Names that user code must see under their own spelling and that the generated code
 // also needs (tp and task in bodies) are reported as errors instead.
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 var goKeywords = map[string]bool{
 	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
@@ -51,7 +54,7 @@ var reservedInBodies = map[string]bool{"tp": true, "task": true}
 // goVar returns the Go variable name for a JDF local, parameter or named-range index inside
 // a generated function.
 func goVar(name string) string {
-	if goKeywords[name] || goPredeclared[name] || internalNames[name] {
+	if goKeywords[name] || goPredeclared[name] || internalNames[name] || isTempName(name) {
 		return name + "_"
 	}
 	return name
@@ -83,4 +86,19 @@ var taskpoolMembers = map[string]bool{
 	"SetArena": true, "Arena": true, "NewCopy": true, "Total": true, "Remaining": true,
 	"Done": true, "Err": true, "Wait": true, "Cancel": true, "VisitSuccessors": true,
 	"VisitPredecessors": true,
+}
+
+// isTempName reports whether name has the form of the temporaries of ternaries (expr.go):
+// tern followed by digits.
+func isTempName(name string) bool {
+	digits := strings.TrimPrefix(name, tempPrefix)
+	if len(digits) == len(name) || digits == "" {
+		return false
+	}
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }

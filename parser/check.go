@@ -13,13 +13,21 @@ import (
 )
 
 type checker struct {
-	prog    *Program
+	prog *Program
+	opts CheckOptions
+	// foreign: the file's code is C (a C prologue or epilogue), whose names
+	// jdf2go cannot know.
+	foreign bool
 	diags   ErrorList
 	globals map[string]*Global
 	classes map[string]*TaskClass
 	// collUse remembers the first use of each collection, for the arity check.
 	collUse  map[*Global]lexer.Position
 	implicit []*Global
+
+	// consts caches constant (const.go) for the operands of divisions and
+	// range steps.
+	consts map[Expr]constValue
 
 	// The names of the class being checked, kept from class to class.
 	params map[string]*Param
@@ -31,19 +39,32 @@ type checker struct {
 // resolution fields (see the package documentation). It returns the sorted
 // diagnostics; the program is usable by codegen when they hold no Error.
 // Check must be called at most once per Program.
-func Check(prog *Program) ErrorList {
+func Check(prog *Program) ErrorList { return CheckWith(prog, CheckOptions{}) }
+
+// CheckOptions select optional diagnostics of Check.
+type CheckOptions struct {
+	// WarnUnknownNames reports the names in expressions that neither the
+	// JDF nor a Go prologue declares, which are otherwise left silently to
+	// the compiler of the file's code (C headers, Go packages).
+	WarnUnknownNames bool
+}
+
+// CheckWith is Check with options.
+func CheckWith(prog *Program, opts CheckOptions) ErrorList {
 	if prog.checked {
 		return nil
 	}
 	prog.checked = true
 	c := &checker{
 		prog:    prog,
+		opts:    opts,
 		globals: map[string]*Global{},
 		classes: map[string]*TaskClass{},
 		collUse: map[*Global]lexer.Position{},
 		params:  map[string]*Param{},
 		defs:    map[string]*Definition{},
 		flows:   map[string]*Flow{},
+		consts:  map[Expr]constValue{},
 	}
 	c.checkGoCode()
 	c.checkOptions()
@@ -624,8 +645,10 @@ func (c *checker) bodyProps(tc *TaskClass, b *Body) {
 			c.warnf(p.NamePos, "unknown body property %q%s", p.Name, suggest(p.Name, bodyPropNames))
 		}
 	}
-	if (a.Batch != BatchOff || a.BatchMax != nil || a.BatchMatch != nil) && !b.IsGPU() {
-		c.errorf(b.Pos(), "batching properties apply to GPU bodies only (type = CUDA, HIP or GPU)")
+	if (a.Batch != BatchOff || a.BatchMax != nil || a.BatchMatch != nil) && !b.IsGPU() && !c.foreign {
+		// PaRSEC batches CPU bodies too, so a C file keeps them; jdf2go
+		// generates batching for GPU bodies only.
+		c.errorf(b.Pos(), "jdf2go batches GPU bodies only (type = CUDA, HIP or GPU): batching properties on a CPU body are not supported")
 	}
 	if a.Batch == BatchOff && (a.BatchMax != nil || a.BatchMatch != nil) && b.IsGPU() {
 		c.warnf(b.Pos(), "batch_max and batch_match have no effect without batch = true or batch = manual")

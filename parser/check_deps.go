@@ -213,8 +213,16 @@ func (c *checker) checkMatching(tc *TaskClass, f *Flow) {
 				other = In
 			}
 			if !g.hasDeps(other) {
-				c.errorf(t.FlowPos, "flow %q of %s has no %s dependency, but %s %s %s here",
-					g.Name, g.Class.Name, dirWord(other), f.Name, d.Dir, t.Flow+" "+t.Name)
+				switch {
+				case f.Access != AccessCTL || g.Access != AccessCTL:
+					c.errorf(t.FlowPos, "flow %q of %s has no %s dependency, but %s %s %s here",
+						g.Name, g.Class.Name, dirWord(other), f.Name, d.Dir, t.Flow+" "+t.Name)
+				case !isFalse(d.Guard):
+					// PaRSEC accepts a CTL dependency on a flow with no
+					// dependency back; it is satisfied only if never taken.
+					c.warnf(t.FlowPos, "CTL flow %q of %s has no %s dependency, so %s %s %s here can never be satisfied: its guard must never hold",
+						g.Name, g.Class.Name, dirWord(other), f.Name, d.Dir, t.Flow+" "+t.Name)
+				}
 				continue
 			}
 			if !namesBack(g, other, tc, f) {
@@ -244,4 +252,18 @@ func namesBack(g *Flow, dir Direction, tc *TaskClass, f *Flow) bool {
 		}
 	}
 	return false
+}
+
+// isFalse reports whether guard is the constant 0 (a dependency never
+// taken, as PaRSEC files write to keep one for reference).
+func isFalse(guard Expr) bool {
+	for {
+		p, ok := guard.(*ParenExpr)
+		if !ok {
+			break
+		}
+		guard = p.X
+	}
+	lit, ok := guard.(*IntLit)
+	return ok && lit.Value == 0
 }

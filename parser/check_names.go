@@ -83,11 +83,18 @@ func (c *checker) resolve(x Expr, e *env) {
 			c.resolve(a, e)
 		}
 	case *BinaryExpr:
-		if x.Op == OpAnd1 || x.Op == OpOr1 {
-			c.warnf(x.OpPos, "%s is a logical operator in JDF; write %s", x.Op, x.Op.GoString())
+		chain, first := LeftChain(x)
+		c.resolve(first, e)
+		for i := len(chain) - 1; i >= 0; i-- {
+			b := chain[i]
+			if b.Op == OpAnd1 || b.Op == OpOr1 {
+				c.warnf(b.OpPos, "%s is a logical operator in JDF; write %s", b.Op, b.Op.GoString())
+			}
+			c.resolve(b.Y, e)
+			if v, ok := c.constant(b.Y); ok && v == 0 && (b.Op == OpDiv || b.Op == OpRem) {
+				c.errorf(b.Y.Pos(), "division by zero")
+			}
 		}
-		c.resolve(x.X, e)
-		c.resolve(x.Y, e)
 	case *UnaryExpr:
 		c.resolve(x.X, e)
 	case *TernaryExpr:
@@ -100,6 +107,9 @@ func (c *checker) resolve(x Expr, e *env) {
 		c.resolve(x.From, e)
 		c.resolve(x.To, e)
 		c.resolve(x.Step, e)
+		if v, ok := c.constant(x.Step); ok && v < 1 {
+			c.errorf(x.Step.Pos(), "the step of a range must be at least 1")
+		}
 	case *LocalSetExpr:
 		inner := e.withNamed(x.Named)
 		c.resolve(x.X, &inner)
@@ -142,7 +152,30 @@ func (c *checker) resolveName(n *Name, e *env) {
 	if e.lenient {
 		return
 	}
-	c.errorf(n.Pos(), "undefined name %q%s", n.Name, suggest(n.Name, c.visible(e)))
+	c.unknown(n.Pos(), "name", n.Name, c.visible(e))
+}
+
+// unknown handles a name (what: "name" or "function") that neither the
+// JDF nor a Go prologue declares. The code of the file may define it:
+// the headers of a C file (enum constants, macros), or the packages of a
+// Go file. So it is left to that language's compiler (the //line
+// directives point its messages at the .jdf), unless it is a Go file and
+// the name is a misspelling of one of candidates: that is an error with
+// the suggestion. Under CheckOptions.WarnUnknownNames it is a warning.
+func (c *checker) unknown(pos lexer.Position, what, name string, candidates []string) {
+	if !c.foreign {
+		if s := suggest(name, candidates); s != "" {
+			c.errorf(pos, "undefined %s %q%s", what, name, s)
+			return
+		}
+	}
+	if c.opts.WarnUnknownNames {
+		lang := "Go"
+		if c.foreign {
+			lang = "C"
+		}
+		c.warnf(pos, "%s %q is not declared in this file; it is left to the %s compiler", what, name, lang)
+	}
 }
 
 // resolveCallee resolves the function of a call: a Go function of the
@@ -156,10 +189,10 @@ func (c *checker) resolveCallee(n *Name, e *env) {
 		n.Ref, n.Global = RefGlobal, g
 		return
 	}
-	if c.prog.GoPrologue == nil || e.lenient {
-		return // no Go prologue to look in: the Go compiler will tell
+	if e.lenient {
+		return
 	}
-	c.errorf(n.Pos(), "undefined function %q: declare it in the prologue%s", n.Name, suggest(n.Name, sortedKeys(c.prog.GoPrologue)))
+	c.unknown(n.Pos(), "function", n.Name, sortedKeys(c.prog.GoPrologue))
 }
 
 // resolveFunc checks a property that names a function.
@@ -213,14 +246,20 @@ func sortedKeys(m map[string]bool) []string {
 // checkGoCode parses the prologue and epilogue with go/parser when they are
 // Go, and records their top-level names in Program.GoPrologue. An
 // `extern "Go"` block that does not parse is an error; a plain `%{` block
-// that does not parse is taken to be foreign (C) code, as bodies are.
+// that does not parse is taken to be foreign (C) code, as bodies are, and
+// so is an `extern "C"` block: the file's code is then C (checker.foreign).
 func (c *checker) checkGoCode() {
 	for _, cb := range []*CodeBlock{c.prog.Prologue, c.prog.Epilogue} {
-		if cb == nil || cb.Lang == "C" {
+		if cb == nil {
+			continue
+		}
+		if cb.Lang == "C" {
+			c.foreign = true
 			continue
 		}
 		names, ok := c.goDecls(cb)
 		if !ok {
+			c.foreign = c.foreign || cb.Lang == ""
 			continue
 		}
 		if c.prog.GoPrologue == nil {

@@ -9,9 +9,9 @@ import (
 )
 
 type converter struct {
-	toks  []lexer.Token // the tokens of a chunk of the file (parse.go), EOF last
-	first bool          // the first chunk
-	errs  ErrorList     // syntax errors of the chunk
+	toks  []lexer.Token // the tokens of the file from where the parse started (resync.go), EOF last
+	first bool          // the parse started at the start of the file
+	errs  ErrorList     // syntax errors of the parse
 }
 
 // endBefore returns the end of a node whose EndPos participle set to next,
@@ -115,7 +115,7 @@ func (c *converter) class(g *taskClass) *TaskClass {
 		bodies[i] = Body{
 			Span:    Span{Pos: b.Pos, EndPos: tokenEnd(&b.End)},
 			Props:   c.props(b.Props),
-			Text:    b.Text.Value,
+			Text:    lf(b.Text.Value),
 			TextPos: b.Text.Pos,
 			EndKw:   b.End.Pos,
 		}

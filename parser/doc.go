@@ -130,22 +130,24 @@
 //   - a line that starts with the word body begins a BODY anywhere, so a
 //     definition named body at line start is a syntax error, with a hint.
 //
-// A file is parsed in chunks that end after a task class (after an END that
-// no BODY follows), on several cores for a large file. A syntax error stops
-// the parse of its chunk, as participle stops at the first error; parsing
-// resumes with the next chunk, so each task class gets at most one syntax
-// error, and a file at most ten. Syntax errors read like the Go compiler's
-// ("syntax error: unexpected X, expected Y", see syntax.go), with Y in JDF
-// terms.
+// A file is parsed in one pass over its tokens. A syntax error stops the
+// parse, as participle stops at the first error; parsing resumes after the
+// task class that holds it (after an END that no BODY follows, resync.go),
+// so each task class gets at most one syntax error, and a file at most ten.
+// Syntax errors read like the Go compiler's ("syntax error: unexpected X,
+// expected Y", see syntax.go), with Y in JDF terms.
+//
+// Limits: an expression nests at most MaxNesting levels (parentheses,
+// conditionals, unary operators, calls), a located syntax error beyond; a
+// chain of binary operators at one level is not nesting and is parsed,
+// checked and printed in loops, however long.
 //
 // Throughput: participle parses by reflection, allocating for every
 // production and alternative it tries, so it is several times slower than a
 // hand-written parser. The custom productions above are the frequent ones
-// for that reason; the lexer rules take the blanks after a token, so that
-// blanks are not tokens of their own; and the chunks reuse participle's
-// token arrays (chunk.go). BenchmarkParseCheck measures parse+check on a
-// generated file of at least 20,000 lines (goal: 200,000 lines/s on two
-// cores), BenchmarkScan the scanner alone.
+// for that reason. BenchmarkParseCheck measures parse+check on a generated
+// file of at least 20,000 lines (floor: 50,000 lines/s), BenchmarkScan the
+// scanner alone.
 //
 // # Where jdf2go deliberately differs from jdf2c
 //
@@ -154,6 +156,8 @@
 //	"6", "*", "  " (digits, one op,        INT 6 then "" (parse error)    the string it is
 //	  blanks)
 //	stray character (~ # @ $ { } ...)      silently dropped               dropped, with a warning
+//	non-ASCII letter in a name (Tâche)     splits the name                part of the name (Go's identifiers)
+//	other non-ASCII character, bad UTF-8   silently dropped               an error where it is
 //	// comment on the BODY line            swallows the newline; the      ends the BODY line; the body starts on
 //	                                       next line's { is dropped       the next line, unchanged
 //	body line that is exactly /*           starts a JDF comment, drops    body text (a Go block comment)

@@ -80,8 +80,30 @@ func startsExpr(t *lexer.Token) bool {
 
 // exprParser parses expressions from the tokens of a PeekingLexer.
 type exprParser struct {
-	lex  *lexer.PeekingLexer
-	last *lexer.Token // the last token consumed
+	lex   *lexer.PeekingLexer
+	last  *lexer.Token // the last token consumed
+	depth int          // nesting of the expression being parsed (MaxNesting)
+}
+
+// MaxNesting bounds how deeply expressions nest (parentheses, conditionals,
+// unary operators, call arguments), far above what programs write, so that
+// the recursive passes over an expression (checks, fmt, codegen) cannot
+// exhaust the stack. A deeper expression is a syntax error at the token
+// that goes past the limit. A long chain of binary operators at one level
+// (a + b + ... ) is not nesting: it is parsed, checked and printed
+// iteratively.
+const MaxNesting = 50000
+
+// errTooDeep is the message of an expression nested beyond MaxNesting.
+var errTooDeep = fmt.Sprintf("expression nested too deeply (more than %d levels)", MaxNesting)
+
+// enter counts one more level of nesting at token t.
+func (p *exprParser) enter(t *lexer.Token) error {
+	p.depth++
+	if p.depth > MaxNesting {
+		return &syntaxError{pos: t.Pos, msg: errTooDeep}
+	}
+	return nil
 }
 
 func (p *exprParser) next() *lexer.Token {
@@ -114,6 +136,10 @@ func (p *exprParser) expect(s, expected string) error {
 
 // expr = binary ('?' expr ':' expr)?
 func (p *exprParser) expr() (Expr, error) {
+	if err := p.enter(p.lex.Peek()); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
 	pos := p.lex.Peek().Pos
 	c, err := p.binary(lowestBinary)
 	if err != nil || !p.is("?") {
@@ -205,21 +231,31 @@ func (p *exprParser) binary(minPrec int) (Expr, error) {
 	}
 }
 
-// unary = ('!' | '-') unary | primary
+// unary = ('!' | '-') unary | primary, read as a loop: each operator is
+// one level of nesting.
 func (p *exprParser) unary() (Expr, error) {
-	if p.is("!") || p.is("-") {
+	var ops []*lexer.Token
+	for p.is("!") || p.is("-") {
 		t := p.next()
-		op := OpNot
-		if t.Value == "-" {
-			op = OpNeg
-		}
-		x, err := p.unary()
-		if err != nil {
+		ops = append(ops, t)
+		if err := p.enter(t); err != nil {
+			p.depth -= len(ops)
 			return nil, err
 		}
-		return &UnaryExpr{Span: p.span(t.Pos), Op: op, X: x}, nil
 	}
-	return p.primary()
+	x, err := p.primary()
+	p.depth -= len(ops)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(ops) - 1; i >= 0; i-- {
+		op := OpNot
+		if ops[i].Value == "-" {
+			op = OpNeg
+		}
+		x = &UnaryExpr{Span: p.span(ops[i].Pos), Op: op, X: x}
+	}
+	return x, nil
 }
 
 func (p *exprParser) primary() (Expr, error) {
@@ -247,6 +283,11 @@ func (p *exprParser) primary() (Expr, error) {
 		p.next()
 		return &InlineCode{Span: p.span(t.Pos), Code: codeBlock(t)}, nil
 	case tIdent:
+		if t.Value == "inline_c" {
+			if x := p.inlineC(t); x != nil {
+				return x, nil
+			}
+		}
 		return p.name()
 	case tPunct:
 		if t.Value == "(" {
@@ -262,6 +303,22 @@ func (p *exprParser) primary() (Expr, error) {
 		}
 	}
 	return nil, unexpected(t, "expression")
+}
+
+// inlineC reads `inline_c %{ ... %}` in a property list, where the words
+// of the lexer's properties mode make inline_c a name and the block a code
+// token (the prefix is sugar), as one inline code expression. It
+// returns nil, having consumed nothing, when no code block follows.
+func (p *exprParser) inlineC(t *lexer.Token) Expr {
+	cp := p.lex.MakeCheckpoint()
+	p.next()
+	if p.lex.Peek().Type != tCode {
+		p.lex.LoadCheckpoint(cp)
+		return nil
+	}
+	code := codeBlock(p.next())
+	code.Span.Pos = t.Pos
+	return &InlineCode{Span: p.span(t.Pos), Code: code}
 }
 
 // name parses `IDENT (ARROW IDENT)*` and an optional call. The dotted
@@ -457,7 +514,7 @@ func codeBlock(t *lexer.Token) *CodeBlock {
 	return &CodeBlock{
 		Span:    Span{Pos: t.Pos, EndPos: advance(t.Pos, t.Value)},
 		Lang:    c.lang,
-		Text:    t.Value[c.text:c.textEnd],
+		Text:    lf(t.Value[c.text:c.textEnd]),
 		TextPos: shift(t.Pos, c.text), // the prefix and the delimiter are on the first line
 	}
 }

@@ -26,7 +26,9 @@ type printer struct {
 
 // Format prints a parsed program in canonical layout. Formatting is
 // idempotent, and parsing the output gives the same tree as parsing the
-// input, positions aside.
+// input, positions aside. Lines end with \n, including those of bodies,
+// code blocks and comments of a file written with \r\n or \r (the tree
+// holds their text so, lf).
 func Format(prog *Program) []byte {
 	p := &printer{comments: prog.Comments}
 	if prog.Prologue != nil {
@@ -390,11 +392,14 @@ func (p *printer) args(args []Expr) {
 func (p *printer) expr(e Expr) {
 	switch e := e.(type) {
 	case *BinaryExpr:
-		p.expr(e.X)
-		p.ws(" ")
-		p.ws(e.Op.String())
-		p.ws(" ")
-		p.expr(e.Y)
+		chain, first := LeftChain(e)
+		p.expr(first)
+		for i := len(chain) - 1; i >= 0; i-- {
+			p.ws(" ")
+			p.ws(chain[i].Op.String())
+			p.ws(" ")
+			p.expr(chain[i].Y)
+		}
 	case *UnaryExpr:
 		p.ws(e.Op.String())
 		if u, ok := e.X.(*UnaryExpr); ok && u.Op == e.Op && e.Op == OpNeg {
@@ -462,4 +467,14 @@ func TargetString(t *Target) string {
 	var p printer
 	p.target(t)
 	return p.buf.String()
+}
+
+// lf returns text with its line breaks \r\n and \r turned into \n: the
+// text of bodies and code blocks in the tree, as Go reads it and as fmt
+// prints it.
+func lf(text string) string {
+	if strings.IndexByte(text, '\r') < 0 {
+		return text
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(text, "\r\n", "\n"), "\r", "\n")
 }

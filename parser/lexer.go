@@ -1,6 +1,7 @@
 package parser
 
-// The JDF scanner is a participle stateful lexer with one state per mode of
+// The JDF lexer is one participle stateful lexer, lexRules, compiled to Go
+// by participle's generator (lexer_gen.go), with one state per mode of
 // PaRSEC's flex scanner (docs/language.md, "Lexical rules"):
 //
 //	Root      INITIAL: keywords, code blocks, BODY and %option at line start
@@ -8,7 +9,6 @@ package parser
 //	BodyInit  after BODY until the newline that ends the BODY line
 //	Body      whole lines, up to a line that is exactly `ws* END`
 //	Comment   /* ... */, with jdf2c's nesting rule
-//	String    "..." with C escapes
 //
 // A regexp rule sees only the text in front of it, so the context the flex
 // rules get from `^` is carried by the rules themselves:
@@ -30,6 +30,8 @@ package parser
 //     because the identifier rule (dotted names are one token) is longer.
 //   - Code blocks are one rule each: `%` followed by anything but `}` is
 //     consumed as a pair, so `%%}` does not close a block.
+//   - Names are Go's identifiers; a word takes any non-ASCII character,
+//     and the scanner reports those that are not letters or digits.
 //   - Characters matched by no other rule are matched by Stray, and become
 //     warnings instead of vanishing silently as in jdf2c.
 //
@@ -40,56 +42,65 @@ package parser
 // generator gets wrong.
 // TestGeneratedLexer checks that the two agree.
 //
-// The tokens of those states (string pieces, comment pieces, body lines) are
-// assembled into the tokens the grammar reads by the scanner (below), which
-// also computes positions (byte columns, as go/token does) and reports
+// The scanner (below) passes the lexer's tokens to the grammar. It joins
+// what one token cannot hold: a comment (its pieces, as comments nest) and
+// a body (its lines); it drops blanks and newlines, tells keywords from
+// names, computes positions (byte columns, as go/token does) and reports
 // lexical errors as diagnostics.
 
 import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
 const (
-	blanks    = `[ \t\v\f]`
-	nl        = `\r?\n`
-	word      = `[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*`
+	blanks = `[ \t\v\f]`
+	nl     = `\r?\n`
+	// Identifiers are Go's: a letter (any Unicode letter) or _, then letters,
+	// digits (Unicode decimal digits) and _; a dotted name is one word. The
+	// rules take any non-ASCII character into a word, and the scanner
+	// checks that those are letters and digits (checkWord): Unicode's
+	// classes would make the generated lexer four times longer.
+	letter    = `[A-Za-z_\x{80}-\x{10FFFF}]`
+	alnum     = `[A-Za-z0-9_\x{80}-\x{10FFFF}]`
+	word      = letter + alnum + `*(?:\.` + letter + alnum + `*)*`
 	codeBody  = `(?:[^%]|%[^}])*%\}` // the rest of a code block after its opening
 	anyToEOF  = `[\x00-\x{10FFFF}]*` // an unterminated block runs to the end of the file
 	externTag = `extern` + blanks + `*"[^"\n]*"` + blanks + `*%\{`
 	inlineTag = `inline_c` + blanks + `*%\{`
-	trailing  = blanks + `*` // the blanks after a token, trimmed by the scanner
+	// A string ends at its closing quote, or unterminated at a newline.
+	stringTok = `"(?:[^"\\\r\n]|\\[^\r\n]?)*"?`
 )
 
 // lexRules is the stateful lexer definition. Rules are tried in order and
-// the first that matches wins. Most rules also take the blanks that follow
-// their token (trailing, below), which the scanner trims: without them
-// every blank between two tokens was a token of its own, a third of all
-// the tokens. The rules that share no first character come in order of
-// frequency (words, then operators), as each rule tried costs a call.
+// the first that matches wins. The rules that share no first character
+// come in order of frequency (words, then operators), as each rule tried
+// costs a call.
 var lexRules = lexer.Rules{
 	"Root": {
-		{Name: "ExternCode", Pattern: externTag + codeBody + trailing},
+		{Name: "ExternCode", Pattern: externTag + codeBody},
 		{Name: "ExternOpen", Pattern: externTag + anyToEOF},
-		{Name: "InlineCode", Pattern: inlineTag + codeBody + trailing},
+		{Name: "InlineCode", Pattern: inlineTag + codeBody},
 		{Name: "InlineOpen", Pattern: inlineTag + anyToEOF},
-		{Name: "Word", Pattern: word + trailing},
+		{Name: "Word", Pattern: word},
 		lexer.Include("Common"),
 		// "body" followed by more of a name is a name, not BODY.
-		{Name: "LineIdent", Pattern: nl + blanks + `*[Bb][Oo][Dd][Yy](?:[A-Za-z0-9_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)*|(?:\.[A-Za-z_][A-Za-z0-9_]*)+)` + trailing},
-		{Name: "Body", Pattern: nl + blanks + `*[Bb][Oo][Dd][Yy]` + trailing, Action: lexer.Push("BodyInit")},
-		{Name: "Option", Pattern: nl + `%[Oo][Pp][Tt][Ii][Oo][Nn]` + trailing},
+		{Name: "LineIdent", Pattern: nl + blanks + `*[Bb][Oo][Dd][Yy](?:` + alnum + `+(?:\.` + letter + alnum + `*)*|(?:\.` + letter + alnum + `*)+)`},
+		{Name: "Body", Pattern: nl + blanks + `*[Bb][Oo][Dd][Yy]`, Action: lexer.Push("BodyInit")},
+		{Name: "Option", Pattern: nl + `%[Oo][Pp][Tt][Ii][Oo][Nn]`},
 		{Name: "Newline", Pattern: nl + blanks + `*`},
-		{Name: "LBracket", Pattern: `\[` + trailing, Action: lexer.Push("Props")},
+		{Name: "LBracket", Pattern: `\[`, Action: lexer.Push("Props")},
 		{Name: "Blank", Pattern: blanks + `+`},
 		lexer.Include("Stray"),
 	},
 	"Props": {
-		{Name: "RBracket", Pattern: `\]` + trailing, Action: lexer.Pop()},
-		{Name: "PropWord", Pattern: word + trailing},
+		{Name: "RBracket", Pattern: `\]`, Action: lexer.Pop()},
+		{Name: "PropWord", Pattern: word},
 		lexer.Include("Common"),
 		{Name: "Newline", Pattern: nl + blanks + `*`},
 		{Name: "Blank", Pattern: blanks + `+`},
@@ -97,9 +108,9 @@ var lexRules = lexer.Rules{
 	},
 	"BodyInit": {
 		{Name: "End", Pattern: blanks + `*[Ee][Nn][Dd]`, Action: lexer.Pop()},
-		{Name: "Ident", Pattern: word + trailing},
+		{Name: "Ident", Pattern: word},
 		lexer.Include("Common"),
-		{Name: "LBracket", Pattern: `\[` + trailing, Action: lexer.Push("Props")},
+		{Name: "LBracket", Pattern: `\[`, Action: lexer.Push("Props")},
 		{Name: "BodyNewline", Pattern: nl, Action: lexer.Push("Body")},
 		{Name: "Blank", Pattern: blanks + `+`},
 		lexer.Include("Stray"),
@@ -120,24 +131,18 @@ var lexRules = lexer.Rules{
 		{Name: "CommentStar", Pattern: `\*`},
 		{Name: "CommentNewline", Pattern: `\n`},
 	},
-	"String": {
-		{Name: "StringClose", Pattern: `"`, Action: lexer.Pop()},
-		{Name: "StringEscape", Pattern: `\\[^\r\n]?`},
-		{Name: "StringText", Pattern: `[^"\\\r\n]+`},
-		lexer.Return(), // a newline ends an unterminated string
-	},
 	// Common is never entered: it holds the rules Root, Props and BodyInit
 	// share, which start with no letter, newline or bracket. An operator
 	// comes after the rules that start with one of its characters.
 	"Common": {
-		{Name: "Arrow", Pattern: `(?:<-|->)` + trailing},
+		{Name: "Arrow", Pattern: `(?:<-|->)`},
 		{Name: "LineComment", Pattern: `//[^\r\n]*`},
 		{Name: "CommentOpen", Pattern: `/\*`, Action: lexer.Push("Comment")},
-		{Name: "Code", Pattern: `%c?\{` + codeBody + trailing},
+		{Name: "Code", Pattern: `%c?\{` + codeBody},
 		{Name: "CodeOpen", Pattern: `%c?\{` + anyToEOF},
-		{Name: "Punct", Pattern: `(?:\.\.|==|!=|&&|\|\||<=|>=|<<|>>|[()&|^<>!+\-*/%=?:;,])` + trailing},
-		{Name: "Int", Pattern: `[0-9]+` + trailing},
-		{Name: "StringOpen", Pattern: `"`, Action: lexer.Push("String")},
+		{Name: "Punct", Pattern: `(?:\.\.|==|!=|&&|\|\||<=|>=|<<|>>|[()&|^<>!+\-*/%=?:;,])`},
+		{Name: "Int", Pattern: `[0-9]+`},
+		{Name: "String", Pattern: stringTok},
 	},
 	// Stray is never entered either: any character no other rule matches,
 	// last in the states that include it.
@@ -146,21 +151,18 @@ var lexRules = lexer.Rules{
 	},
 }
 
-// rulesLexer is the lexer built from lexRules at run time, with regular
-// expressions. The scanner uses the equivalent code participle generates
-// (rawLexer), several times faster; tests compare the two.
-var rulesLexer = lexer.MustStateful(lexRules)
-
-// rawLexer is jdfLexer, generated into lexer_gen.go from lexRules by
-// participle's command (github.com/alecthomas/participle/v2/cmd/participle).
-// After changing lexRules, regenerate it with
+// The lexer is lexRules compiled to Go: jdfLexer, generated into
+// lexer_gen.go by participle's command
+// (github.com/alecthomas/participle/v2/cmd/participle); it is the only
+// lexer that runs. After changing lexRules, regenerate it with
 //
 //	go test ./parser -run TestLexerRulesJSON -update
 //	participle gen lexer --name jdf parser parser/testdata/lexer.json | gofmt > parser/lexer_gen.go
 //
 // TestLexerRulesJSON fails while testdata/lexer.json is stale, and
-// TestGeneratedLexer while lexer_gen.go is.
-var rawLexer lexer.Definition = jdfLexer
+// TestGeneratedLexer while lexer_gen.go is: it compares the generated
+// lexer with participle's regexp interpretation of lexRules.
+var rawLexer lexer.StringDefinition = jdfLexer.(lexer.StringDefinition)
 
 // The token types of the assembled stream the grammar reads.
 const (
@@ -229,7 +231,8 @@ func onOffValue(word string) (v int64, ok bool) {
 	return 0, false
 }
 
-// Comment is a comment kept for `jdf2go fmt`; Text includes the delimiters.
+// Comment is a comment kept for `jdf2go fmt`; Text includes the delimiters,
+// its line breaks are \n.
 type Comment struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
@@ -241,7 +244,7 @@ func isLetter(c byte) bool { return c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z')
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 
 // rawSymbols maps the rule names of lexRules to their token types.
-var rawSymbols = rulesLexer.Symbols()
+var rawSymbols = jdfLexer.Symbols()
 
 // raw token types, looked up once.
 var (
@@ -263,36 +266,20 @@ var (
 	rBodyLine     = rawSymbols["BodyLine"]
 	rCommentClose = rawSymbols["CommentClose"]
 	rCommentOpen  = rawSymbols["CommentOpen"]
-	rStringClose  = rawSymbols["StringClose"]
-	rStringOpen   = rawSymbols["StringOpen"]
-	rStringEscape = rawSymbols["StringEscape"]
-	rStringText   = rawSymbols["StringText"]
 	rBlank        = rawSymbols["Blank"]
 	rLineComment  = rawSymbols["LineComment"]
 	rCode         = rawSymbols["Code"]
 	rCodeOpen     = rawSymbols["CodeOpen"]
+	rString       = rawSymbols["String"]
 	rInt          = rawSymbols["Int"]
 	rArrow        = rawSymbols["Arrow"]
 	rPunct        = rawSymbols["Punct"]
 	rStray        = rawSymbols["Stray"]
 )
 
-// trailingBlanks marks the raw token types whose rules take the blanks
-// after their token (trailing), indexed by -type.
-var trailingBlanks = func() (set [128]bool) {
-	for _, rules := range lexRules {
-		for _, r := range rules {
-			if r.Pattern != "" && strings.HasSuffix(r.Pattern, trailing) {
-				set[-rawSymbols[r.Name]] = true
-			}
-		}
-	}
-	return set
-}()
-
-// scanner turns the raw tokens of the stateful lexer into the tokens the
-// grammar reads. It is a lexer.Lexer: participle's PeekingLexer pulls the
-// tokens from it, so that they are stored only once.
+// scanner turns the tokens of the lexer into the tokens the grammar reads.
+// It is a lexer.Lexer: participle's PeekingLexer pulls the tokens from it,
+// so that they are stored only once.
 type scanner struct {
 	file string
 	src  string // the original source
@@ -300,6 +287,7 @@ type scanner struct {
 
 	queue []lexer.Token // tokens ready for Next
 	qi    int
+	count int  // tokens returned by Next, up to the first EOF
 	done  bool // EOF queued
 
 	onBodyLine bool // after BODY, before the newline that ends its line
@@ -332,7 +320,7 @@ func newScanner(file, src string, keepComments bool) *scanner {
 		b = append(b, c)
 	}
 	b = append(b, '\n')
-	raw, err := rawLexer.(lexer.StringDefinition).LexString(file, string(b))
+	raw, err := rawLexer.LexString(file, string(b))
 	if err != nil {
 		panic(err) // LexString of a stateful lexer does not fail
 	}
@@ -350,6 +338,7 @@ func (s *scanner) Next() (lexer.Token, error) {
 	}
 	t := s.queue[s.qi]
 	s.qi++
+	s.count++
 	return t, nil
 }
 
@@ -392,11 +381,6 @@ func (s *scanner) rawNext() rawToken {
 	}
 	start := max(t.Pos.Offset-1, 0)
 	end := min(t.Pos.Offset-1+len(t.Value), len(s.src))
-	if trailingBlanks[-t.Type] {
-		for end > start && isBlank(s.src[end-1]) {
-			end--
-		}
-	}
 	return rawToken{t.Type, start, end}
 }
 
@@ -425,12 +409,37 @@ func (s *scanner) pos(off int) lexer.Position {
 func (s *scanner) emit(typ lexer.TokenType, start, end int) {
 	if typ == tComment {
 		p := s.pos(start)
-		s.comments = append(s.comments, &Comment{Pos: p, EndPos: advance(p, s.src[start:end]), Text: s.src[start:end]})
+		s.comments = append(s.comments, &Comment{Pos: p, EndPos: advance(p, s.src[start:end]), Text: lf(s.src[start:end])})
 		if !s.keepComments {
 			return
 		}
 	}
-	s.queue = append(s.queue, lexer.Token{Type: typ, Value: s.src[start:end], Pos: s.pos(start)})
+	p := s.pos(start)
+	if typ == tIdent {
+		s.checkWord(p, s.src[start:end])
+	}
+	s.queue = append(s.queue, lexer.Token{Type: typ, Value: s.src[start:end], Pos: p})
+}
+
+// checkWord reports the characters of a name other than letters, digits,
+// _ and the dots between its parts, as Go's identifiers have them: the
+// rules take any non-ASCII character into a word, so that a name is never
+// split around one.
+func (s *scanner) checkWord(p lexer.Position, w string) {
+	for i := 0; i < len(w); {
+		if w[i] < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(w[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			s.diags.Errorf(shift(p, i), "invalid UTF-8 encoding in a name")
+		case !unicode.IsLetter(r) && !(unicode.IsDigit(r) && i > 0 && w[i-1] != '.'):
+			s.diags.Errorf(shift(p, i), "invalid character %U %q in a name (names are made of letters, digits and _)", r, r)
+		}
+		i += n
+	}
 }
 
 // step handles the next raw token, or construct of raw tokens.
@@ -518,8 +527,8 @@ func (s *scanner) one(typ lexer.TokenType, start, end int) {
 		s.emit(tArrow, start, end)
 	case rCode, rCodeOpen:
 		s.code(start, end)
-	case rStringOpen:
-		s.string(start)
+	case rString:
+		s.string(start, end)
 	case rCommentOpen:
 		s.comment(start)
 	case rLineComment:
@@ -571,23 +580,12 @@ func shift(p lexer.Position, n int) lexer.Position {
 	return p
 }
 
-// string reads a string after its opening quote and emits it raw. A string
-// ends at its closing quote, or unterminated at a newline (the String state
-// returns) or at the end of the file.
-func (s *scanner) string(start int) {
-	end := start + 1
-	closed := false
-	for {
-		typ := s.peek()
-		if typ != rStringEscape && typ != rStringText && typ != rStringClose {
-			break
-		}
-		_, _, end, _ = s.next()
-		if typ == rStringClose {
-			closed = true
-			break
-		}
-	}
+// string emits a string token and reports its errors. A string ends at
+// its closing quote, or unterminated at a newline or at the end of the
+// file.
+func (s *scanner) string(start, end int) {
+	raw := s.src[start:end]
+	closed := len(raw) > 1 && raw[len(raw)-1] == '"' && !escapedAt(raw, len(raw)-1)
 	p := s.pos(start)
 	s.emit(tString, start, end)
 	_, bad := unquote(s.src[start:end])
@@ -632,16 +630,12 @@ func (s *scanner) comment(start int) {
 }
 
 // stray reports characters that no rule matches: flex drops them silently;
-// we drop them too, but say so, once per byte.
+// we drop them too, but say so, once per byte. Only ASCII gets here:
+// a word takes any other character (checkWord).
 func (s *scanner) stray(start, end int) {
 	p := s.pos(start)
 	for i := start; i < end; i++ {
-		c := s.src[i]
-		what := fmt.Sprintf("%q", c)
-		if c >= 0x80 {
-			what = "non-ASCII byte"
-		}
-		s.diags.Warnf(shift(p, i-start), "stray character %s ignored", what)
+		s.diags.Warnf(shift(p, i-start), "stray character %q ignored", s.src[i])
 	}
 }
 

@@ -54,12 +54,9 @@ func (lexerjdfDefinitionImpl) Symbols() map[string]lexer.TokenType {
 		"Punct":          -54,
 		"RBracket":       -31,
 		"Stray":          -64,
-		"StringClose":    -65,
-		"StringEscape":   -66,
-		"StringOpen":     -56,
-		"StringText":     -67,
+		"String":         -56,
 		"Word":           -48,
-		"returnToParent": -68,
+		"returnToParent": -3,
 	}
 }
 
@@ -148,10 +145,9 @@ func (l *lexerjdfImpl) Next() (lexer.Token, error) {
 		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -55
 			groups = match[:]
-		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		} else if match := matchjdfString(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -56
 			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "String"})
 		} else if match := matchjdfLBracket(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -61
 			groups = match[:]
@@ -209,10 +205,9 @@ func (l *lexerjdfImpl) Next() (lexer.Token, error) {
 		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -55
 			groups = match[:]
-		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		} else if match := matchjdfString(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -56
 			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "String"})
 		}
 	case "Props":
 		if match := matchjdfRBracket(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
@@ -244,10 +239,9 @@ func (l *lexerjdfImpl) Next() (lexer.Token, error) {
 		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -55
 			groups = match[:]
-		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		} else if match := matchjdfString(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -56
 			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "String"})
 		} else if match := matchjdfNewline(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -60
 			groups = match[:]
@@ -296,10 +290,9 @@ func (l *lexerjdfImpl) Next() (lexer.Token, error) {
 		} else if match := matchjdfInt(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -55
 			groups = match[:]
-		} else if match := matchjdfStringOpen(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
+		} else if match := matchjdfString(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -56
 			groups = match[:]
-			l.states = append(l.states, lexerjdfState{name: "String"})
 		} else if match := matchjdfLineIdent(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -57
 			groups = match[:]
@@ -328,21 +321,6 @@ func (l *lexerjdfImpl) Next() (lexer.Token, error) {
 		if match := matchjdfStray(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
 			sym = -64
 			groups = match[:]
-		}
-	case "String":
-		if match := matchjdfStringClose(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -65
-			groups = match[:]
-			l.states = l.states[:len(l.states)-1]
-		} else if match := matchjdfStringEscape(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -66
-			groups = match[:]
-		} else if match := matchjdfStringText(l.s, l.p, l.states[len(l.states)-1].groups); match[1] != 0 {
-			sym = -67
-			groups = match[:]
-		} else if true {
-			l.states = l.states[:len(l.states)-1]
-			return l.Next()
 		}
 	}
 	if groups == nil {
@@ -784,14 +762,22 @@ func matchjdfEnd(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]*
+// [A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)*
 func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
-	// [A-Z_a-z] (CharClass)
+	// [A-Z_a-z\x80-\x{10ffff}] (CharClass)
 	l0 := func(s string, p int) int {
 		if len(s) <= p {
 			return -1
 		}
-		rn := s[p]
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
 		switch {
 		case rn >= 'A' && rn <= 'Z':
 			return p + 1
@@ -799,15 +785,25 @@ func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
 			return p + 1
 		case rn >= 'a' && rn <= 'z':
 			return p + 1
+		case rn >= '\u0080' && rn <= '\U0010ffff':
+			return p + n
 		}
 		return -1
 	}
-	// [0-9A-Z_a-z] (CharClass)
+	// [0-9A-Z_a-z\x80-\x{10ffff}] (CharClass)
 	l1 := func(s string, p int) int {
 		if len(s) <= p {
 			return -1
 		}
-		rn := s[p]
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
 		switch {
 		case rn >= '0' && rn <= '9':
 			return p + 1
@@ -817,10 +813,12 @@ func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
 			return p + 1
 		case rn >= 'a' && rn <= 'z':
 			return p + 1
+		case rn >= '\u0080' && rn <= '\U0010ffff':
+			return p + n
 		}
 		return -1
 	}
-	// [0-9A-Z_a-z]* (Star)
+	// [0-9A-Z_a-z\x80-\x{10ffff}]* (Star)
 	l2 := func(s string, p int) int {
 		for len(s) > p {
 			if np := l1(s, p); np == -1 {
@@ -838,7 +836,7 @@ func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// \.[A-Z_a-z][0-9A-Z_a-z]* (Concat)
+	// \.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]* (Concat)
 	l4 := func(s string, p int) int {
 		if p = l3(s, p); p == -1 {
 			return -1
@@ -851,7 +849,7 @@ func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// (?:\.[A-Z_a-z][0-9A-Z_a-z]*)* (Star)
+	// (?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)* (Star)
 	l5 := func(s string, p int) int {
 		for len(s) > p {
 			if np := l4(s, p); np == -1 {
@@ -862,35 +860,8 @@ func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// [\t\v\f ] (CharClass)
+	// [A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)* (Concat)
 	l6 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l7 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l6(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]* (Concat)
-	l8 := func(s string, p int) int {
 		if p = l0(s, p); p == -1 {
 			return -1
 		}
@@ -900,12 +871,9 @@ func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l5(s, p); p == -1 {
 			return -1
 		}
-		if p = l7(s, p); p == -1 {
-			return -1
-		}
 		return p
 	}
-	np := l8(s, p)
+	np := l6(s, p)
 	if np == -1 {
 		return
 	}
@@ -914,7 +882,7 @@ func matchjdfIdent(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// (?:<-|->)[\t\v\f ]*
+// <-|->
 func matchjdfArrow(s string, p int, backrefs []string) (groups [2]int) {
 	// <- (Literal)
 	l0 := func(s string, p int) int {
@@ -940,44 +908,7 @@ func matchjdfArrow(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// [\t\v\f ] (CharClass)
-	l3 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l4 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l3(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// (?:<-|->)[\t\v\f ]* (Concat)
-	l5 := func(s string, p int) int {
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		if p = l4(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l5(s, p)
+	np := l2(s, p)
 	if np == -1 {
 		return
 	}
@@ -1058,7 +989,7 @@ func matchjdfCommentOpen(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// %c?\{(?:[^%]|%[^\}])*%\}[\t\v\f ]*
+// %c?\{(?:[^%]|%[^\}])*%\}
 func matchjdfCode(s string, p int, backrefs []string) (groups [2]int) {
 	// % (Literal)
 	l0 := func(s string, p int) int {
@@ -1170,35 +1101,8 @@ func matchjdfCode(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// [\t\v\f ] (CharClass)
+	// %c?\{(?:[^%]|%[^\}])*%\} (Concat)
 	l10 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l11 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l10(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// %c?\{(?:[^%]|%[^\}])*%\}[\t\v\f ]* (Concat)
-	l12 := func(s string, p int) int {
 		if p = l0(s, p); p == -1 {
 			return -1
 		}
@@ -1214,12 +1118,9 @@ func matchjdfCode(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l9(s, p); p == -1 {
 			return -1
 		}
-		if p = l11(s, p); p == -1 {
-			return -1
-		}
 		return p
 	}
-	np := l12(s, p)
+	np := l10(s, p)
 	if np == -1 {
 		return
 	}
@@ -1314,7 +1215,7 @@ func matchjdfCodeOpen(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// (?:\.\.|==|!=|&&|\|\||<=|>=|<<|>>|[!%&\(-\-/:-\?\^\|])[\t\v\f ]*
+// \.\.|==|!=|&&|\|\||<=|>=|<<|>>|[!%&\(-\-/:-\?\^\|]
 func matchjdfPunct(s string, p int, backrefs []string) (groups [2]int) {
 	// \.\. (Literal)
 	l0 := func(s string, p int) int {
@@ -1437,44 +1338,7 @@ func matchjdfPunct(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// [\t\v\f ] (CharClass)
-	l11 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l12 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l11(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// (?:\.\.|==|!=|&&|\|\||<=|>=|<<|>>|[!%&\(-\-/:-\?\^\|])[\t\v\f ]* (Concat)
-	l13 := func(s string, p int) int {
-		if p = l10(s, p); p == -1 {
-			return -1
-		}
-		if p = l12(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l13(s, p)
+	np := l10(s, p)
 	if np == -1 {
 		return
 	}
@@ -1483,7 +1347,7 @@ func matchjdfPunct(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// [0-9]+[\t\v\f ]*
+// [0-9]+
 func matchjdfInt(s string, p int, backrefs []string) (groups [2]int) {
 	// [0-9] (CharClass)
 	l0 := func(s string, p int) int {
@@ -1511,44 +1375,7 @@ func matchjdfInt(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// [\t\v\f ] (CharClass)
-	l2 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l3 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l2(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// [0-9]+[\t\v\f ]* (Concat)
-	l4 := func(s string, p int) int {
-		if p = l1(s, p); p == -1 {
-			return -1
-		}
-		if p = l3(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l4(s, p)
+	np := l1(s, p)
 	if np == -1 {
 		return
 	}
@@ -1557,44 +1384,105 @@ func matchjdfInt(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// "
-func matchjdfStringOpen(s string, p int, backrefs []string) (groups [2]int) {
-	if p < len(s) && s[p] == '"' {
-		groups[0] = p
-		groups[1] = p + 1
-	}
-	return
-}
-
-// \[[\t\v\f ]*
-func matchjdfLBracket(s string, p int, backrefs []string) (groups [2]int) {
-	// \[ (Literal)
+// "(?:[^\n\r"\\]|\\[^\n\r]?)*"?
+func matchjdfString(s string, p int, backrefs []string) (groups [2]int) {
+	// " (Literal)
 	l0 := func(s string, p int) int {
-		if p < len(s) && s[p] == '[' {
+		if p < len(s) && s[p] == '"' {
 			return p + 1
 		}
 		return -1
 	}
-	// [\t\v\f ] (CharClass)
+	// [^\n\r"\\] (CharClass)
 	l1 := func(s string, p int) int {
 		if len(s) <= p {
 			return -1
 		}
-		rn := s[p]
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
 		switch {
-		case rn == '\t':
+		case rn >= '\x00' && rn <= '\t':
 			return p + 1
 		case rn >= '\v' && rn <= '\f':
 			return p + 1
-		case rn == ' ':
+		case rn >= '\x0e' && rn <= '!':
+			return p + 1
+		case rn >= '#' && rn <= '[':
+			return p + 1
+		case rn >= ']' && rn <= '\U0010ffff':
+			return p + n
+		}
+		return -1
+	}
+	// \\ (Literal)
+	l2 := func(s string, p int) int {
+		if p < len(s) && s[p] == '\\' {
 			return p + 1
 		}
 		return -1
 	}
-	// [\t\v\f ]* (Star)
-	l2 := func(s string, p int) int {
+	// [^\n\r] (CharClass)
+	l3 := func(s string, p int) int {
+		if len(s) <= p {
+			return -1
+		}
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
+		switch {
+		case rn >= '\x00' && rn <= '\t':
+			return p + 1
+		case rn >= '\v' && rn <= '\f':
+			return p + 1
+		case rn >= '\x0e' && rn <= '\U0010ffff':
+			return p + n
+		}
+		return -1
+	}
+	// [^\n\r]? (Quest)
+	l4 := func(s string, p int) int {
+		if np := l3(s, p); np != -1 {
+			return np
+		}
+		return p
+	}
+	// \\[^\n\r]? (Concat)
+	l5 := func(s string, p int) int {
+		if p = l2(s, p); p == -1 {
+			return -1
+		}
+		if p = l4(s, p); p == -1 {
+			return -1
+		}
+		return p
+	}
+	// [^\n\r"\\]|\\[^\n\r]? (Alternate)
+	l6 := func(s string, p int) int {
+		if np := l1(s, p); np != -1 {
+			return np
+		}
+		if np := l5(s, p); np != -1 {
+			return np
+		}
+		return -1
+	}
+	// (?:[^\n\r"\\]|\\[^\n\r]?)* (Star)
+	l7 := func(s string, p int) int {
 		for len(s) > p {
-			if np := l1(s, p); np == -1 {
+			if np := l6(s, p); np == -1 {
 				return p
 			} else {
 				p = np
@@ -1602,22 +1490,41 @@ func matchjdfLBracket(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// \[[\t\v\f ]* (Concat)
-	l3 := func(s string, p int) int {
+	// "? (Quest)
+	l8 := func(s string, p int) int {
+		if np := l0(s, p); np != -1 {
+			return np
+		}
+		return p
+	}
+	// "(?:[^\n\r"\\]|\\[^\n\r]?)*"? (Concat)
+	l9 := func(s string, p int) int {
 		if p = l0(s, p); p == -1 {
 			return -1
 		}
-		if p = l2(s, p); p == -1 {
+		if p = l7(s, p); p == -1 {
+			return -1
+		}
+		if p = l8(s, p); p == -1 {
 			return -1
 		}
 		return p
 	}
-	np := l3(s, p)
+	np := l9(s, p)
 	if np == -1 {
 		return
 	}
 	groups[0] = p
 	groups[1] = np
+	return
+}
+
+// \[
+func matchjdfLBracket(s string, p int, backrefs []string) (groups [2]int) {
+	if p < len(s) && s[p] == '[' {
+		groups[0] = p
+		groups[1] = p + 1
+	}
 	return
 }
 
@@ -1804,69 +1711,31 @@ func matchjdfCommentNewline(s string, p int, backrefs []string) (groups [2]int) 
 	return
 }
 
-// \][\t\v\f ]*
+// \]
 func matchjdfRBracket(s string, p int, backrefs []string) (groups [2]int) {
-	// \] (Literal)
-	l0 := func(s string, p int) int {
-		if p < len(s) && s[p] == ']' {
-			return p + 1
-		}
-		return -1
+	if p < len(s) && s[p] == ']' {
+		groups[0] = p
+		groups[1] = p + 1
 	}
-	// [\t\v\f ] (CharClass)
-	l1 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l2 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l1(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// \][\t\v\f ]* (Concat)
-	l3 := func(s string, p int) int {
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l3(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
 	return
 }
 
-// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]*
+// [A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)*
 func matchjdfPropWord(s string, p int, backrefs []string) (groups [2]int) {
-	// [A-Z_a-z] (CharClass)
+	// [A-Z_a-z\x80-\x{10ffff}] (CharClass)
 	l0 := func(s string, p int) int {
 		if len(s) <= p {
 			return -1
 		}
-		rn := s[p]
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
 		switch {
 		case rn >= 'A' && rn <= 'Z':
 			return p + 1
@@ -1874,15 +1743,25 @@ func matchjdfPropWord(s string, p int, backrefs []string) (groups [2]int) {
 			return p + 1
 		case rn >= 'a' && rn <= 'z':
 			return p + 1
+		case rn >= '\u0080' && rn <= '\U0010ffff':
+			return p + n
 		}
 		return -1
 	}
-	// [0-9A-Z_a-z] (CharClass)
+	// [0-9A-Z_a-z\x80-\x{10ffff}] (CharClass)
 	l1 := func(s string, p int) int {
 		if len(s) <= p {
 			return -1
 		}
-		rn := s[p]
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
 		switch {
 		case rn >= '0' && rn <= '9':
 			return p + 1
@@ -1892,10 +1771,12 @@ func matchjdfPropWord(s string, p int, backrefs []string) (groups [2]int) {
 			return p + 1
 		case rn >= 'a' && rn <= 'z':
 			return p + 1
+		case rn >= '\u0080' && rn <= '\U0010ffff':
+			return p + n
 		}
 		return -1
 	}
-	// [0-9A-Z_a-z]* (Star)
+	// [0-9A-Z_a-z\x80-\x{10ffff}]* (Star)
 	l2 := func(s string, p int) int {
 		for len(s) > p {
 			if np := l1(s, p); np == -1 {
@@ -1913,7 +1794,7 @@ func matchjdfPropWord(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// \.[A-Z_a-z][0-9A-Z_a-z]* (Concat)
+	// \.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]* (Concat)
 	l4 := func(s string, p int) int {
 		if p = l3(s, p); p == -1 {
 			return -1
@@ -1926,7 +1807,7 @@ func matchjdfPropWord(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// (?:\.[A-Z_a-z][0-9A-Z_a-z]*)* (Star)
+	// (?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)* (Star)
 	l5 := func(s string, p int) int {
 		for len(s) > p {
 			if np := l4(s, p); np == -1 {
@@ -1937,35 +1818,8 @@ func matchjdfPropWord(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// [\t\v\f ] (CharClass)
+	// [A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)* (Concat)
 	l6 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l7 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l6(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]* (Concat)
-	l8 := func(s string, p int) int {
 		if p = l0(s, p); p == -1 {
 			return -1
 		}
@@ -1975,12 +1829,9 @@ func matchjdfPropWord(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l5(s, p); p == -1 {
 			return -1
 		}
-		if p = l7(s, p); p == -1 {
-			return -1
-		}
 		return p
 	}
-	np := l8(s, p)
+	np := l6(s, p)
 	if np == -1 {
 		return
 	}
@@ -2061,7 +1912,7 @@ func matchjdfNewline(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}[\t\v\f ]*
+// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}
 func matchjdfExternCode(s string, p int, backrefs []string) (groups [2]int) {
 	// extern (Literal)
 	l0 := func(s string, p int) int {
@@ -2235,7 +2086,7 @@ func matchjdfExternCode(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}[\t\v\f ]* (Concat)
+	// extern[\t\v\f ]*"[^\n"]*"[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\} (Concat)
 	l14 := func(s string, p int) int {
 		if p = l0(s, p); p == -1 {
 			return -1
@@ -2262,9 +2113,6 @@ func matchjdfExternCode(s string, p int, backrefs []string) (groups [2]int) {
 			return -1
 		}
 		if p = l13(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
 			return -1
 		}
 		return p
@@ -2431,7 +2279,7 @@ func matchjdfExternOpen(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// inline_c[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}[\t\v\f ]*
+// inline_c[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}
 func matchjdfInlineCode(s string, p int, backrefs []string) (groups [2]int) {
 	// inline_c (Literal)
 	l0 := func(s string, p int) int {
@@ -2563,7 +2411,7 @@ func matchjdfInlineCode(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// inline_c[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\}[\t\v\f ]* (Concat)
+	// inline_c[\t\v\f ]*%\{(?:[^%]|%[^\}])*%\} (Concat)
 	l11 := func(s string, p int) int {
 		if p = l0(s, p); p == -1 {
 			return -1
@@ -2578,9 +2426,6 @@ func matchjdfInlineCode(s string, p int, backrefs []string) (groups [2]int) {
 			return -1
 		}
 		if p = l10(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
 			return -1
 		}
 		return p
@@ -2693,14 +2538,22 @@ func matchjdfInlineOpen(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]*
+// [A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)*
 func matchjdfWord(s string, p int, backrefs []string) (groups [2]int) {
-	// [A-Z_a-z] (CharClass)
+	// [A-Z_a-z\x80-\x{10ffff}] (CharClass)
 	l0 := func(s string, p int) int {
 		if len(s) <= p {
 			return -1
 		}
-		rn := s[p]
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
 		switch {
 		case rn >= 'A' && rn <= 'Z':
 			return p + 1
@@ -2708,15 +2561,25 @@ func matchjdfWord(s string, p int, backrefs []string) (groups [2]int) {
 			return p + 1
 		case rn >= 'a' && rn <= 'z':
 			return p + 1
+		case rn >= '\u0080' && rn <= '\U0010ffff':
+			return p + n
 		}
 		return -1
 	}
-	// [0-9A-Z_a-z] (CharClass)
+	// [0-9A-Z_a-z\x80-\x{10ffff}] (CharClass)
 	l1 := func(s string, p int) int {
 		if len(s) <= p {
 			return -1
 		}
-		rn := s[p]
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
 		switch {
 		case rn >= '0' && rn <= '9':
 			return p + 1
@@ -2726,10 +2589,12 @@ func matchjdfWord(s string, p int, backrefs []string) (groups [2]int) {
 			return p + 1
 		case rn >= 'a' && rn <= 'z':
 			return p + 1
+		case rn >= '\u0080' && rn <= '\U0010ffff':
+			return p + n
 		}
 		return -1
 	}
-	// [0-9A-Z_a-z]* (Star)
+	// [0-9A-Z_a-z\x80-\x{10ffff}]* (Star)
 	l2 := func(s string, p int) int {
 		for len(s) > p {
 			if np := l1(s, p); np == -1 {
@@ -2747,7 +2612,7 @@ func matchjdfWord(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// \.[A-Z_a-z][0-9A-Z_a-z]* (Concat)
+	// \.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]* (Concat)
 	l4 := func(s string, p int) int {
 		if p = l3(s, p); p == -1 {
 			return -1
@@ -2760,7 +2625,7 @@ func matchjdfWord(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// (?:\.[A-Z_a-z][0-9A-Z_a-z]*)* (Star)
+	// (?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)* (Star)
 	l5 := func(s string, p int) int {
 		for len(s) > p {
 			if np := l4(s, p); np == -1 {
@@ -2771,35 +2636,8 @@ func matchjdfWord(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// [\t\v\f ] (CharClass)
+	// [A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)* (Concat)
 	l6 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l7 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l6(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// [A-Z_a-z][0-9A-Z_a-z]*(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*[\t\v\f ]* (Concat)
-	l8 := func(s string, p int) int {
 		if p = l0(s, p); p == -1 {
 			return -1
 		}
@@ -2809,12 +2647,9 @@ func matchjdfWord(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l5(s, p); p == -1 {
 			return -1
 		}
-		if p = l7(s, p); p == -1 {
-			return -1
-		}
 		return p
 	}
-	np := l8(s, p)
+	np := l6(s, p)
 	if np == -1 {
 		return
 	}
@@ -2823,7 +2658,7 @@ func matchjdfWord(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// \r?\n[\t\v\f ]*(?i:BODY)(?:[0-9A-Z_a-z]+(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*|(?:\.[A-Z_a-z][0-9A-Z_a-z]*)+)[\t\v\f ]*
+// (?i:\r?\n[\t\v\f ]*BODY(?:[0-9A-Z_a-z\x80-\x{10ffff}]+(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)*|(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)+))
 func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 	// \r (Literal)
 	l0 := func(s string, p int) int {
@@ -2880,12 +2715,20 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// [0-9A-Z_a-z] (CharClass)
+	// [0-9A-Z_a-z\x80-\x{10ffff}] (CharClass)
 	l6 := func(s string, p int) int {
 		if len(s) <= p {
 			return -1
 		}
-		rn := s[p]
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
 		switch {
 		case rn >= '0' && rn <= '9':
 			return p + 1
@@ -2895,10 +2738,12 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 			return p + 1
 		case rn >= 'a' && rn <= 'z':
 			return p + 1
+		case rn >= '\u0080' && rn <= '\U0010ffff':
+			return p + n
 		}
 		return -1
 	}
-	// [0-9A-Z_a-z]+ (Plus)
+	// [0-9A-Z_a-z\x80-\x{10ffff}]+ (Plus)
 	l7 := func(s string, p int) int {
 		if p = l6(s, p); p == -1 {
 			return -1
@@ -2919,12 +2764,20 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// [A-Z_a-z] (CharClass)
+	// [A-Z_a-z\x80-\x{10ffff}] (CharClass)
 	l9 := func(s string, p int) int {
 		if len(s) <= p {
 			return -1
 		}
-		rn := s[p]
+		var (
+			rn rune
+			n  int
+		)
+		if s[p] < utf8.RuneSelf {
+			rn, n = rune(s[p]), 1
+		} else {
+			rn, n = utf8.DecodeRuneInString(s[p:])
+		}
 		switch {
 		case rn >= 'A' && rn <= 'Z':
 			return p + 1
@@ -2932,10 +2785,12 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 			return p + 1
 		case rn >= 'a' && rn <= 'z':
 			return p + 1
+		case rn >= '\u0080' && rn <= '\U0010ffff':
+			return p + n
 		}
 		return -1
 	}
-	// [0-9A-Z_a-z]* (Star)
+	// [0-9A-Z_a-z\x80-\x{10ffff}]* (Star)
 	l10 := func(s string, p int) int {
 		for len(s) > p {
 			if np := l6(s, p); np == -1 {
@@ -2946,7 +2801,7 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// \.[A-Z_a-z][0-9A-Z_a-z]* (Concat)
+	// \.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]* (Concat)
 	l11 := func(s string, p int) int {
 		if p = l8(s, p); p == -1 {
 			return -1
@@ -2959,7 +2814,7 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// (?:\.[A-Z_a-z][0-9A-Z_a-z]*)* (Star)
+	// (?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)* (Star)
 	l12 := func(s string, p int) int {
 		for len(s) > p {
 			if np := l11(s, p); np == -1 {
@@ -2970,7 +2825,7 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// [0-9A-Z_a-z]+(?:\.[A-Z_a-z][0-9A-Z_a-z]*)* (Concat)
+	// [0-9A-Z_a-z\x80-\x{10ffff}]+(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)* (Concat)
 	l13 := func(s string, p int) int {
 		if p = l7(s, p); p == -1 {
 			return -1
@@ -2980,7 +2835,7 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// (?:\.[A-Z_a-z][0-9A-Z_a-z]*)+ (Plus)
+	// (?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)+ (Plus)
 	l14 := func(s string, p int) int {
 		if p = l11(s, p); p == -1 {
 			return -1
@@ -2994,7 +2849,7 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return p
 	}
-	// [0-9A-Z_a-z]+(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*|(?:\.[A-Z_a-z][0-9A-Z_a-z]*)+ (Alternate)
+	// [0-9A-Z_a-z\x80-\x{10ffff}]+(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)*|(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)+ (Alternate)
 	l15 := func(s string, p int) int {
 		if np := l13(s, p); np != -1 {
 			return np
@@ -3004,7 +2859,7 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// \r?\n[\t\v\f ]*(?i:BODY)(?:[0-9A-Z_a-z]+(?:\.[A-Z_a-z][0-9A-Z_a-z]*)*|(?:\.[A-Z_a-z][0-9A-Z_a-z]*)+)[\t\v\f ]* (Concat)
+	// (?i:\r?\n[\t\v\f ]*BODY(?:[0-9A-Z_a-z\x80-\x{10ffff}]+(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)*|(?:\.[A-Z_a-z\x80-\x{10ffff}][0-9A-Z_a-z\x80-\x{10ffff}]*)+)) (Concat)
 	l16 := func(s string, p int) int {
 		if p = l1(s, p); p == -1 {
 			return -1
@@ -3021,9 +2876,6 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l15(s, p); p == -1 {
 			return -1
 		}
-		if p = l4(s, p); p == -1 {
-			return -1
-		}
 		return p
 	}
 	np := l16(s, p)
@@ -3035,7 +2887,7 @@ func matchjdfLineIdent(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// (?i:\r?\n[\t\v\f ]*BODY[\t\v\f ]*)
+// (?i:\r?\n[\t\v\f ]*BODY)
 func matchjdfBody(s string, p int, backrefs []string) (groups [2]int) {
 	// \r (Literal)
 	l0 := func(s string, p int) int {
@@ -3092,7 +2944,7 @@ func matchjdfBody(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// (?i:\r?\n[\t\v\f ]*BODY[\t\v\f ]*) (Concat)
+	// (?i:\r?\n[\t\v\f ]*BODY) (Concat)
 	l6 := func(s string, p int) int {
 		if p = l1(s, p); p == -1 {
 			return -1
@@ -3106,9 +2958,6 @@ func matchjdfBody(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l5(s, p); p == -1 {
 			return -1
 		}
-		if p = l4(s, p); p == -1 {
-			return -1
-		}
 		return p
 	}
 	np := l6(s, p)
@@ -3120,7 +2969,7 @@ func matchjdfBody(s string, p int, backrefs []string) (groups [2]int) {
 	return
 }
 
-// (?i:\r?\n%OPTION[\t\v\f ]*)
+// (?i:\r?\n%OPTION)
 func matchjdfOption(s string, p int, backrefs []string) (groups [2]int) {
 	// \r (Literal)
 	l0 := func(s string, p int) int {
@@ -3150,35 +2999,8 @@ func matchjdfOption(s string, p int, backrefs []string) (groups [2]int) {
 		}
 		return -1
 	}
-	// [\t\v\f ] (CharClass)
+	// (?i:\r?\n%OPTION) (Concat)
 	l4 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		rn := s[p]
-		switch {
-		case rn == '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn == ' ':
-			return p + 1
-		}
-		return -1
-	}
-	// [\t\v\f ]* (Star)
-	l5 := func(s string, p int) int {
-		for len(s) > p {
-			if np := l4(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	// (?i:\r?\n%OPTION[\t\v\f ]*) (Concat)
-	l6 := func(s string, p int) int {
 		if p = l1(s, p); p == -1 {
 			return -1
 		}
@@ -3188,133 +3010,9 @@ func matchjdfOption(s string, p int, backrefs []string) (groups [2]int) {
 		if p = l3(s, p); p == -1 {
 			return -1
 		}
-		if p = l5(s, p); p == -1 {
-			return -1
-		}
 		return p
 	}
-	np := l6(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// "
-func matchjdfStringClose(s string, p int, backrefs []string) (groups [2]int) {
-	if p < len(s) && s[p] == '"' {
-		groups[0] = p
-		groups[1] = p + 1
-	}
-	return
-}
-
-// \\[^\n\r]?
-func matchjdfStringEscape(s string, p int, backrefs []string) (groups [2]int) {
-	// \\ (Literal)
-	l0 := func(s string, p int) int {
-		if p < len(s) && s[p] == '\\' {
-			return p + 1
-		}
-		return -1
-	}
-	// [^\n\r] (CharClass)
-	l1 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		var (
-			rn rune
-			n  int
-		)
-		if s[p] < utf8.RuneSelf {
-			rn, n = rune(s[p]), 1
-		} else {
-			rn, n = utf8.DecodeRuneInString(s[p:])
-		}
-		switch {
-		case rn >= '\x00' && rn <= '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn >= '\x0e' && rn <= '\U0010ffff':
-			return p + n
-		}
-		return -1
-	}
-	// [^\n\r]? (Quest)
-	l2 := func(s string, p int) int {
-		if np := l1(s, p); np != -1 {
-			return np
-		}
-		return p
-	}
-	// \\[^\n\r]? (Concat)
-	l3 := func(s string, p int) int {
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		if p = l2(s, p); p == -1 {
-			return -1
-		}
-		return p
-	}
-	np := l3(s, p)
-	if np == -1 {
-		return
-	}
-	groups[0] = p
-	groups[1] = np
-	return
-}
-
-// [^\n\r"\\]+
-func matchjdfStringText(s string, p int, backrefs []string) (groups [2]int) {
-	// [^\n\r"\\] (CharClass)
-	l0 := func(s string, p int) int {
-		if len(s) <= p {
-			return -1
-		}
-		var (
-			rn rune
-			n  int
-		)
-		if s[p] < utf8.RuneSelf {
-			rn, n = rune(s[p]), 1
-		} else {
-			rn, n = utf8.DecodeRuneInString(s[p:])
-		}
-		switch {
-		case rn >= '\x00' && rn <= '\t':
-			return p + 1
-		case rn >= '\v' && rn <= '\f':
-			return p + 1
-		case rn >= '\x0e' && rn <= '!':
-			return p + 1
-		case rn >= '#' && rn <= '[':
-			return p + 1
-		case rn >= ']' && rn <= '\U0010ffff':
-			return p + n
-		}
-		return -1
-	}
-	// [^\n\r"\\]+ (Plus)
-	l1 := func(s string, p int) int {
-		if p = l0(s, p); p == -1 {
-			return -1
-		}
-		for len(s) > p {
-			if np := l0(s, p); np == -1 {
-				return p
-			} else {
-				p = np
-			}
-		}
-		return p
-	}
-	np := l1(s, p)
+	np := l4(s, p)
 	if np == -1 {
 		return
 	}

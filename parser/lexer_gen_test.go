@@ -9,6 +9,10 @@ import (
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
+// rulesLexer is participle's regexp interpretation of lexRules, which the
+// generated lexer must equal.
+var rulesLexer = lexer.MustStateful(lexRules)
+
 // TestLexerRulesJSON keeps testdata/lexer.json, the input of the lexer
 // generator, equal to lexRules (go test ./parser -run LexerRules -update
 // rewrites it; see lexer_gen.go for the command that regenerates the lexer).

@@ -5,7 +5,14 @@ package parser
 // children are not visited. Resolution fields (Name.Global, Target.Class...)
 // are references, not children, and are not followed.
 func Inspect(n Node, f func(Node) bool) {
-	if n == nil || !f(n) {
+	if n == nil {
+		return
+	}
+	if b, ok := n.(*BinaryExpr); ok {
+		inspectChain(b, f)
+		return
+	}
+	if !f(n) {
 		return
 	}
 	walkList := func(list []Expr) {
@@ -81,9 +88,6 @@ func Inspect(n Node, f func(Node) bool) {
 		inspectExpr(n.Value, f)
 	case *Body:
 		inspectProps(n.Props, f)
-	case *BinaryExpr:
-		Inspect(n.X, f)
-		Inspect(n.Y, f)
 	case *UnaryExpr:
 		Inspect(n.X, f)
 	case *TernaryExpr:
@@ -123,5 +127,45 @@ func inspectExpr(e Expr, f func(Node) bool) {
 func inspectProps(p *Props, f func(Node) bool) {
 	if p != nil {
 		Inspect(p, f)
+	}
+}
+
+// inspectChain is Inspect of a binary expression, with its left operands
+// visited in a loop: a long chain such as a + b + c + ... is a tree as
+// deep as it is long, on its left side.
+func inspectChain(b *BinaryExpr, f func(Node) bool) {
+	var chain []*BinaryExpr
+	var x Expr = b
+	for {
+		b, ok := x.(*BinaryExpr)
+		if !ok {
+			Inspect(x, f) // the operand at the bottom
+			break
+		}
+		if !f(b) {
+			break // b and its operands skipped
+		}
+		chain = append(chain, b)
+		x = b.X
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		Inspect(chain[i].Y, f)
+	}
+}
+
+// LeftChain returns the binary expressions on the left side of b, b first,
+// and the operand at the bottom of the chain: for a + b + c, the two sums
+// and a. Recursive passes over expressions use it to walk long chains in a
+// loop.
+func LeftChain(b *BinaryExpr) ([]*BinaryExpr, Expr) {
+	var chain []*BinaryExpr
+	var x Expr = b
+	for {
+		b, ok := x.(*BinaryExpr)
+		if !ok {
+			return chain, x
+		}
+		chain = append(chain, b)
+		x = b.X
 	}
 }

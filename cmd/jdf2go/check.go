@@ -10,13 +10,17 @@ import (
 func init() { register(newCheckCmd) }
 
 func newCheckCmd(s *streams) *cobra.Command {
-	var werror bool
+	var werror, unknownNames bool
 	cmd := &cobra.Command{
 		Use:   "check [flags] FILE...",
 		Short: "Parse and check JDF files",
 		Long: `check parses and checks each JDF file and prints its diagnostics on standard
 error, as file.jdf:LINE:COL: error: message (or warning:). Bodies and code
 blocks are opaque, so PaRSEC files with C bodies check too.
+
+Names that neither the JDF nor a Go prologue declares are left to the
+compiler of the file's code (C headers, Go packages); -Wunknown-names
+lists them as warnings. In a Go file, a misspelled JDF name is an error.
 
 It exits 1 when any file has an error, or a warning under -Werror.`,
 		Example: "  jdf2go check examples/*.jdf\n  jdf2go check -Werror potrf.jdf",
@@ -28,7 +32,7 @@ It exits 1 when any file has an error, or a warning under -Werror.`,
 				if err != nil {
 					return err
 				}
-				_, diags := parser.ParseAndCheck(path, src)
+				_, diags := parser.ParseAndCheckWith(path, src, parser.CheckOptions{WarnUnknownNames: unknownNames})
 				for _, d := range diags {
 					fmt.Fprintln(s.err, d)
 				}
@@ -43,6 +47,7 @@ It exits 1 when any file has an error, or a warning under -Werror.`,
 		},
 	}
 	cmd.Flags().BoolVar(&werror, "Werror", false, "treat warnings as errors")
+	cmd.Flags().BoolVar(&unknownNames, "Wunknown-names", false, "warn about names the file does not declare")
 	return cmd
 }
 

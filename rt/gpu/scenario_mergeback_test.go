@@ -8,8 +8,8 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
-// Followers merged back into the FIFO, by NEXT (§3.5) or by RequeueFollowers
-// (§4.6), take their place by priority: a follower of priority 7 goes ahead
+// Followers merged back into the FIFO, by NEXT or by RequeueFollowers
+// take their place by priority: a follower of priority 7 goes ahead
 // of a task of priority 5 that was already waiting, not behind it.
 func TestMergeBackKeepsPriorityOrder(t *testing.T) {
 	onlyF := func(cand, _ *gpu.Task, _ any) gpu.Action {

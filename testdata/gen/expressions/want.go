@@ -63,7 +63,7 @@ var (
 
 func init() {
 	exprsE = rt.TaskClass{
-		Name: "E", ID: 0, Locals: []string{"k", "neg", "mix", "cl", "bl", "asInt", "sh", "xo", "tern", "mt"}, Params: []int{0},
+		Name: "E", ID: 0, Locals: []string{"k", "neg", "mix", "cl", "bl", "asInt", "sh", "xo", "tern", "tthen", "tonly", "tcond", "mt"}, Params: []int{0},
 		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "C", Access: rt.CTL}},
 		Space:        exprsESpace,
 		Complete:     exprsEComplete,
@@ -80,14 +80,14 @@ func init() {
 }
 
 // exprsEInputs are the input chains of E(k): exprsEIn<Flow> selects the input of flow <Flow>.
-var exprsEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:32:8", Select: exprsEInX}}
+var exprsEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:35:8", Select: exprsEInX}}
 
 func exprsEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, cl := tp.Globals().(*Exprs), l[0], l[3]
 	if -k < 0 && !(k == g.N) || k == 0 {
-		return rt.DataInput(0, g.V, rt.Ix(cl), "in.jdf:32:45")
+		return rt.DataInput(0, g.V, rt.Ix(cl), "in.jdf:35:45")
 	} else {
-		return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:32:53")
+		return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:35:53")
 	}
 }
 
@@ -111,19 +111,73 @@ func exprsESpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 		xo := k ^ exprsB2I(1 == 0)
 		l[7] = xo
 		tern := func() int {
+			var tern0 int
 			if k >= 0 {
-				return k * 2
+				tern0 = k * 2
+			} else if k < 0 {
+				tern0 = 7
+			} else {
+				tern0 = boom()
 			}
-			return func() int {
-				if k < 0 {
-					return 7
-				}
-				return boom()
-			}()
+			return tern0
 		}()
 		l[8] = tern
+		tthen := func() int {
+			var tern0 int
+			if k > -2 {
+				if k > 1 {
+					tern0 = 10
+				} else {
+					tern0 = 11
+				}
+			} else if k < -5 {
+				tern0 = boom()
+			} else {
+				tern0 = 12
+			}
+			return tern0
+		}()
+		l[9] = tthen
+		tonly := func() int {
+			var tern0 int
+			if !(k > -2) {
+				tern0 = 12
+			} else if k > 1 {
+				tern0 = 10
+			} else {
+				tern0 = 11
+			}
+			return tern0
+		}()
+		l[10] = tonly
+		tcond := func() int {
+			var tern0 int
+			var tern1 int
+			if k > 0 {
+				tern1 = k
+			} else {
+				tern1 = 0 - k
+			}
+			if !(tern1 > 1) {
+				tern0 = 22
+			} else {
+				var tern3 bool
+				if k < 0 {
+					tern3 = true
+				} else {
+					tern3 = false
+				}
+				if tern3 {
+					tern0 = 20
+				} else {
+					tern0 = 21
+				}
+			}
+			return tern0
+		}()
+		l[11] = tcond
 		mt := g.desc.MT + g.desc.NT
-		l[9] = mt
+		l[12] = mt
 		if !yield(l) {
 			return
 		}
@@ -147,17 +201,68 @@ func exprsEComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	l[6] = 1 << (cl + 1)
 	l[7] = k ^ exprsB2I(1 == 0)
 	l[8] = func() int {
+		var tern0 int
 		if k >= 0 {
-			return k * 2
+			tern0 = k * 2
+		} else if k < 0 {
+			tern0 = 7
+		} else {
+			tern0 = boom()
 		}
-		return func() int {
-			if k < 0 {
-				return 7
-			}
-			return boom()
-		}()
+		return tern0
 	}()
-	l[9] = g.desc.MT + g.desc.NT
+	l[9] = func() int {
+		var tern0 int
+		if k > -2 {
+			if k > 1 {
+				tern0 = 10
+			} else {
+				tern0 = 11
+			}
+		} else if k < -5 {
+			tern0 = boom()
+		} else {
+			tern0 = 12
+		}
+		return tern0
+	}()
+	l[10] = func() int {
+		var tern0 int
+		if !(k > -2) {
+			tern0 = 12
+		} else if k > 1 {
+			tern0 = 10
+		} else {
+			tern0 = 11
+		}
+		return tern0
+	}()
+	l[11] = func() int {
+		var tern0 int
+		var tern1 int
+		if k > 0 {
+			tern1 = k
+		} else {
+			tern1 = 0 - k
+		}
+		if !(tern1 > 1) {
+			tern0 = 22
+		} else {
+			var tern3 bool
+			if k < 0 {
+				tern3 = true
+			} else {
+				tern3 = false
+			}
+			if tern3 {
+				tern0 = 20
+			} else {
+				tern0 = 21
+			}
+		}
+		return tern0
+	}()
+	l[12] = g.desc.MT + g.desc.NT
 	return true
 }
 
@@ -207,17 +312,17 @@ func exprsEPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 // exprsEPriority returns the priority of E(k) (higher runs first).
 func exprsEPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	k, bl := l[0], l[4]
-//line in.jdf:35
+//line in.jdf:38
 	return int32(-k + bl)
-//line want.go:213
+//line want.go:318
 }
 
 // exprsEAffinity returns the data collection element that owns E(k).
 func exprsEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Exprs), l[0]
-//line in.jdf:31
+//line in.jdf:34
 	return g.V, rt.Ix(clamp(k, 0, g.N))
-//line want.go:221
+//line want.go:326
 }
 
 // exprsEHook runs the CPU body of E(k).
@@ -227,16 +332,16 @@ func exprsEHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return exprsEBody(g, task, g.N, g.desc, g.V, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9], X)
+	return exprsEBody(g, task, g.N, g.desc, g.V, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9], l[10], l[11], l[12], X)
 }
 
-// exprsEBody is the CPU body of E(k) at in.jdf:36:1.
-func exprsEBody(tp *Exprs, task *rt.Task, N int, desc *rt.TiledMatrix, V *rt.Vector, k int, neg int, mix int, cl int, bl int, asInt int, sh int, xo int, tern int, mt int, X []float64) error {
-//line in.jdf:37
+// exprsEBody is the CPU body of E(k) at in.jdf:39:1.
+func exprsEBody(tp *Exprs, task *rt.Task, N int, desc *rt.TiledMatrix, V *rt.Vector, k int, neg int, mix int, cl int, bl int, asInt int, sh int, xo int, tern int, tthen int, tonly int, tcond int, mt int, X []float64) error {
+//line in.jdf:40
 	{
-		fmt.Fprintln(out, k, neg, mix, cl, bl, asInt, sh, xo, tern, mt)
+		fmt.Fprintln(out, k, neg, mix, cl, bl, asInt, sh, xo, tern, tthen, tonly, tcond, mt)
 	}
-//line want.go:240
+//line want.go:345
 	return nil
 }
 
@@ -245,10 +350,10 @@ var exprsSource = rt.Source{
 	Err:     ErrExprsGraph,
 	Classes: []string{"in.jdf:20:1"},
 	Flows: [][]string{
-		{"in.jdf:32:8", "in.jdf:33:7"},
+		{"in.jdf:35:8", "in.jdf:36:7"},
 	},
 	Deps: [][][]string{
-		{{"in.jdf:32:10"}, {"in.jdf:33:9", "in.jdf:34:9"}},
+		{{"in.jdf:35:10"}, {"in.jdf:36:9", "in.jdf:37:9"}},
 	},
 }
 
@@ -271,20 +376,20 @@ func exprsB2I(b bool) int {
 	return 0
 }
 
-//line in.jdf:50
+//line in.jdf:53
 var (
 	mu  sync.Mutex
 	buf bytes.Buffer
 	out = writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
 )
 
-//line in.jdf:56
+//line in.jdf:59
 type writerFunc func([]byte) (int, error)
 
-//line in.jdf:58
+//line in.jdf:61
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-//line in.jdf:60
+//line in.jdf:63
 func Case() error {
 	ctx, err := rt.New(rt.Workers(1), rt.Scheduler("ap"))
 	if err != nil {
@@ -306,4 +411,4 @@ func Case() error {
 	return fmt.Errorf("%s", buf.String())
 }
 
-//line want.go:310
+//line want.go:415

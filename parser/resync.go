@@ -1,0 +1,121 @@
+package parser
+
+// A file is parsed in one pass over its tokens. After a syntax error the
+// parse resumes after the task class where it happened, at the first
+// token after an END that no BODY follows (the bodies of a task class end
+// it), so that one run reports the errors of several classes, up to
+// maxSyntaxErrors.
+
+import "github.com/alecthomas/participle/v2/lexer"
+
+// maxSyntaxErrors bounds the syntax errors reported for one file.
+const maxSyntaxErrors = 10
+
+// parse parses a file.
+func parse(filename string, src []byte) (*Program, ErrorList) {
+	sc := newScanner(filename, string(src), false)
+	// The PeekingLexer reads every token of the scanner and keeps them in
+	// one array, which resumption after an error shares.
+	peek, err := lexer.Upgrade(sc)
+	if err != nil {
+		panic(err) // the scanner does not fail
+	}
+	origin := peek.MakeCheckpoint()
+	toks := peek.Range(0, lexer.RawCursor(sc.count))
+	prog := &Program{
+		Span:     Span{Pos: lexer.Position{Filename: filename, Offset: 0, Line: 1, Column: 1}, EndPos: toks[len(toks)-1].Pos},
+		Filename: filename,
+		Comments: sc.comments,
+	}
+	diags := sc.diags
+	for start, nsyntax := 0, 0; nsyntax < maxSyntaxErrors; {
+		peek.LoadCheckpoint(origin)
+		if start > 0 {
+			peek.FastForward(lexer.RawCursor(start - 1))
+		}
+		p := &part{toks: toks[start:], first: start == 0}
+		p.parse(peek)
+		p.merge(prog)
+		if len(p.c.errs) == 0 {
+			break
+		}
+		nsyntax += len(p.c.errs)
+		diags = append(diags, p.c.errs...)
+		next := resumeAt(toks, start+p.c.tokenAt(p.c.errs[len(p.c.errs)-1].Pos.Offset))
+		if next < 0 {
+			break
+		}
+		start = next
+	}
+	diags.Sort()
+	return prog, diags
+}
+
+// resumeAt returns the index of the first token after the task class that
+// holds token i: the first token after an END that no BODY follows, or
+// -1 when the file ends first.
+func resumeAt(toks []lexer.Token, i int) int {
+	for j := i + 1; j < len(toks); j++ {
+		if toks[j-1].Type == tEnd && toks[j].Type != tBody {
+			if toks[j].EOF() {
+				return -1
+			}
+			return j
+		}
+	}
+	return -1
+}
+
+// part is the tokens of the file from the start or from where the parse
+// resumed after an error, EOF last, and the result of parsing them.
+type part struct {
+	toks  []lexer.Token
+	first bool // the part at the start of the file
+	c     *converter
+	f     *file
+	items []Item
+}
+
+// parse parses the part's tokens from peek, which is at the first of
+// them, and converts them, recording syntax errors in c.errs.
+func (p *part) parse(peek *lexer.PeekingLexer) {
+	c := &converter{toks: p.toks, first: p.first}
+	p.c = c
+	f, err := grammar.ParseFromLexer(peek)
+	p.f = f
+	if f.Prologue != nil && !p.first && !p.toks[1].EOF() {
+		// A code block between items; the parse resumes after the next class.
+		c.errs.Add(f.Prologue.Pos, Error, codeBetween)
+		return
+	}
+	p.items = c.items(f)
+	if err != nil {
+		c.errs = append(c.errs, c.syntaxError(err, f))
+	}
+}
+
+// merge adds the part's code blocks and items to prog.
+func (p *part) merge(prog *Program) {
+	f, ok := p.f, len(p.c.errs) == 0
+	switch {
+	case f.Prologue == nil:
+	case p.first:
+		prog.Prologue = codeBlock(f.Prologue)
+	case ok: // parse checked that the part holds only a code block: the last one
+		prog.Epilogue = codeBlock(f.Prologue)
+	}
+	for _, it := range p.items {
+		prog.Items = append(prog.Items, it)
+		switch it := it.(type) {
+		case *Global:
+			prog.Globals = append(prog.Globals, it)
+		case *Option:
+			prog.Options = append(prog.Options, it)
+		case *TaskClass:
+			prog.Classes = append(prog.Classes, it)
+		}
+	}
+	if f.Epilogue != nil && ok {
+		prog.Epilogue = codeBlock(f.Epilogue)
+	}
+}
