@@ -28,6 +28,7 @@ type config struct {
 	maxSleep    time.Duration
 	logger      *slog.Logger
 	onIdle      func(TaskpoolID)
+	onPeerLost  func(Rank)
 	maxNote     int
 }
 
@@ -83,3 +84,8 @@ func Logger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 // OnTaskpoolIdle registers a hook called on the comm goroutine whenever a taskpool's in-flight
 // count drops to zero. It may fire again later if new operations start; re-check InFlight.
 func OnTaskpoolIdle(f func(TaskpoolID)) Option { return func(c *config) { c.onIdle = f } }
+
+// OnPeerLost registers a hook called on the comm goroutine, once per rank, when the transport
+// reports that rank lost (after its pending operations were failed with ErrPeerLost), so that
+// a client with nothing in flight to that rank learns of the loss too. It must not block.
+func OnPeerLost(f func(Rank)) Option { return func(c *config) { c.onPeerLost = f } }

@@ -1,0 +1,187 @@
+package dist_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/ce"
+	"github.com/jdf2go/jdf2go/rt/dist"
+)
+
+// The test program: P(k), k = 0 .. N-1, on the owner of V(k) (V is 1-D cyclic), passes a
+// block along a chain, adding 1 to each element, so every step crosses ranks; P(N-1) feeds
+// C(j), j = 0 .. J-1, on the owner of V(j) (a broadcast, several successors per rank), and
+// writes its result back to V(0). C(j) checks the value. With N and J below the number of
+// ranks some ranks have no task at all.
+type prog struct {
+	n, j, nb int
+	v        *rt.Vector
+	seen     *atomic.Int64 // C tasks that saw the right value
+	failAt   int           // P(failAt) fails when >= 0
+}
+
+var classP, classC rt.TaskClass
+
+func pg(tp *rt.Taskpool) *prog { return tp.Globals().(*prog) }
+
+var errBody = errors.New("body failed on purpose")
+
+func init() {
+	classP = rt.TaskClass{Name: "P", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows: []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			for k := 0; k < pg(tp).n; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: func(tp *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] < pg(tp).n },
+		Goal:     func(tp *rt.Taskpool, l *rt.Locals) uint32 { return uint32(min(l[0], 1)) },
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return pg(tp).v, rt.Ix(l[0]) },
+		Prepare: func(t *rt.Task) error {
+			if t.Local(0) == 0 {
+				return t.BindElement(0, pg(t.Taskpool()).v, rt.Ix(0))
+			}
+			return nil
+		},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, f rt.FlowMask, e *rt.Edges) {
+			p := pg(tp)
+			if l[0] < p.n-1 {
+				e.L[0] = l[0] + 1
+				e.Task(0, 0, &classP, 0)
+				return
+			}
+			for j := 0; j < p.j; j++ {
+				e.L[0] = j
+				e.Task(0, 1, &classC, 0)
+			}
+			e.Data(0, 2, p.v, rt.Ix(0))
+		},
+		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
+			if t.Local(0) == pg(t.Taskpool()).failAt {
+				return errBody
+			}
+			x := t.Flow(0).Float64s()
+			for i := range x {
+				x[i]++
+			}
+			return nil
+		}}},
+	}
+	classC = rt.TaskClass{Name: "C", ID: 1, Locals: []string{"j"}, Params: []int{0},
+		Flows: []rt.Flow{{Name: "X", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			for j := 0; j < pg(tp).j; j++ {
+				l[0] = j
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: func(tp *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] < pg(tp).j },
+		Goal:     func(tp *rt.Taskpool, l *rt.Locals) uint32 { return 1 },
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return pg(tp).v, rt.Ix(l[0]) },
+		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
+			p := pg(t.Taskpool())
+			x := t.Flow(0).Float64s()
+			if len(x) != p.nb {
+				return fmt.Errorf("C(%d) got %d elements, want %d", t.Local(0), len(x), p.nb)
+			}
+			for i, v := range x {
+				if v != float64(i+p.n) {
+					return fmt.Errorf("C(%d): x[%d] = %g, want %d", t.Local(0), i, v, i+p.n)
+				}
+			}
+			p.seen.Add(1)
+			return nil
+		}}},
+	}
+}
+
+type runCase struct {
+	ranks, n, j, nb int
+	opts            []dist.Option
+	failAt          int
+}
+
+// runProg runs the program on c.ranks in-process ranks and checks the result.
+func runProg(t *testing.T, c runCase, hook func(j *dist.Job, tp *rt.Taskpool)) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var seen atomic.Int64
+	err := dist.Run(ctx, dist.Config{Ranks: c.ranks, Workers: c.ranks, Dist: c.opts, CE: []ce.Option{ce.Debug(true)}},
+		func(ctx context.Context, j *dist.Job) error {
+			v, err := rt.NewVector(max(c.n, c.j)*c.nb, c.nb, j.Size, j.Rank)
+			if err != nil {
+				return err
+			}
+			if b := v.Block(0); b != nil {
+				for i := range b {
+					b[i] = float64(i)
+				}
+			}
+			p := &prog{n: c.n, j: c.j, nb: c.nb, v: v, seen: &seen, failAt: c.failAt}
+			tp := rt.NewTaskpool("prog", p, &classP, &classC)
+			if err := j.Add(tp); err != nil {
+				return err
+			}
+			if hook != nil {
+				hook(j, tp)
+			}
+			if err := tp.Wait(ctx); err != nil {
+				return err
+			}
+			if b := v.Block(0); b != nil {
+				for i, x := range b {
+					if x != float64(i+c.n) {
+						return fmt.Errorf("V(0)[%d] = %g after the write-back, want %d", i, x, i+c.n)
+					}
+				}
+			}
+			st := j.Node.Engine().Stats()
+			_ = st
+			return nil
+		})
+	if err == nil && seen.Load() != int64(c.j) {
+		return fmt.Errorf("%d C tasks saw the right value, want %d", seen.Load(), c.j)
+	}
+	return err
+}
+
+func TestChainAndBroadcast(t *testing.T) {
+	for _, ranks := range []int{1, 2, 3, 4} {
+		for _, mode := range []struct {
+			name string
+			nb   int
+			opts []dist.Option
+		}{
+			{"eager-star", 4, nil},
+			{"get-star", 64, []dist.Option{dist.Eager(64)}},
+			{"eager-binomial", 4, []dist.Option{dist.Broadcast(dist.Binomial)}},
+			{"get-binomial", 64, []dist.Option{dist.Eager(64), dist.Broadcast(dist.Binomial)}},
+		} {
+			t.Run(fmt.Sprintf("%d-ranks/%s", ranks, mode.name), func(t *testing.T) {
+				if err := runProg(t, runCase{ranks: ranks, n: 7, j: 9, nb: mode.nb, opts: mode.opts, failAt: -1}, nil); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// Ranks without tasks: N and J below the number of ranks.
+func TestRanksWithoutTasks(t *testing.T) {
+	for _, c := range []runCase{{ranks: 4, n: 2, j: 1, nb: 8, failAt: -1}, {ranks: 3, n: 1, j: 1, nb: 8, failAt: -1}} {
+		if err := runProg(t, c, nil); err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+	}
+}

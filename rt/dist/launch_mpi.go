@@ -1,0 +1,55 @@
+//go:build mpi
+
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/jdf2go/jdf2go/rt/ce"
+	"github.com/jdf2go/jdf2go/rt/ce/mpi"
+)
+
+// mpiTransport returns the MPI transport when this process was started by mpirun (Open
+// MPI's or a PMI launcher's environment is set).
+func mpiTransport() (ce.Transport, bool) {
+	for _, v := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"} {
+		if os.Getenv(v) != "" {
+			level := ce.LevelMultiple
+			if s := os.Getenv("JDF2GO_CE_MPI_LEVEL"); s != "" {
+				if l, err := ce.ParseLevel(s); err == nil {
+					level = l
+				}
+			}
+			// Messages carry an eager tile of up to 64 KiB plus the activation header.
+			return mpi.New(mpi.ThreadLevel(level), mpi.MaxAM(80<<10)), true
+		}
+	}
+	return nil, false
+}
+
+// runMPI runs this process's rank of an MPI job.
+func runMPI(ctx context.Context, cfg Config, t ce.Transport, fn func(context.Context, *Job) error) error {
+	var node atomic.Pointer[Node]
+	opts := append(append([]ce.Option(nil), cfg.CE...), ce.OnPeerLost(func(lost ce.Rank) {
+		if nd := node.Load(); nd != nil {
+			nd.PeerLost(lost)
+		}
+	}))
+	e := ce.New(t, opts...)
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	err := runRank(ctx, cfg, e, &node, nil, workers, fn)
+	if err != nil {
+		err = fmt.Errorf("rank %d: %w", e.Rank(), err)
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), cfg.CloseTimeout)
+	defer cancel()
+	return errors.Join(err, e.Close(cctx))
+}
