@@ -39,13 +39,45 @@ type Config struct {
 type Job struct {
 	Rank, Size int
 	Node       *Node
-	RT         *rt.Context
 	// World is the in-process world (nil under MPI), for tests that Kill a rank.
 	World *ce.World
+
+	cfg     *Config
+	workers int
+	rt      *rt.Context
 }
 
-// Add adds tp to the job on this rank (Node.Add).
-func (j *Job) Add(tp *rt.Taskpool) error { return j.Node.Add(j.RT, tp) }
+// Context returns the rank's rt.Context, creating it on the first call with the rank's
+// share of the workers, Config.RT, extra (devices, scheduler …), the rank's trace file and
+// the Node's options. Run closes it after the rank's function returns.
+func (j *Job) Context(extra ...rt.Option) (*rt.Context, error) {
+	if j.rt != nil {
+		return j.rt, nil
+	}
+	opts := append([]rt.Option{rt.Workers(j.workers)}, j.cfg.RT...)
+	opts = append(opts, extra...)
+	if p := j.TracePath(); p != "" {
+		opts = append(opts, rt.WithTrace(p))
+	}
+	c, err := rt.New(append(opts, j.Node.RTOptions()...)...)
+	if err != nil {
+		return nil, err
+	}
+	j.rt = c
+	return c, nil
+}
+
+// TracePath is this rank's trace file ("" without Config.Trace).
+func (j *Job) TracePath() string { return TracePath(j.cfg.Trace, j.Rank, j.Size) }
+
+// Add adds tp to the job on this rank (Node.Add), on the rank's Context.
+func (j *Job) Add(tp *rt.Taskpool) error {
+	c, err := j.Context()
+	if err != nil {
+		return err
+	}
+	return j.Node.Add(c, tp)
+}
 
 // Backend names the transport: "in-process" or "MPI".
 func (j *Job) Backend() string {
@@ -140,14 +172,11 @@ func runRank(ctx context.Context, cfg Config, e *ce.Engine, slot *atomic.Pointer
 	if err := nd.other.Barrier(ctx); err != nil {
 		return err
 	}
-	opts := append(append([]rt.Option{rt.Workers(workers)}, cfg.RT...), nd.RTOptions()...)
-	if cfg.Trace != "" {
-		opts = append(opts, rt.WithTrace(TracePath(cfg.Trace, nd.Rank(), nd.Size())))
-	}
-	rc, err := rt.New(opts...)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, rc.Close()) }()
-	return fn(ctx, &Job{Rank: nd.Rank(), Size: nd.Size(), Node: nd, RT: rc, World: world})
+	j := &Job{Rank: nd.Rank(), Size: nd.Size(), Node: nd, World: world, cfg: &cfg, workers: workers}
+	defer func() {
+		if j.rt != nil {
+			err = errors.Join(err, j.rt.Close())
+		}
+	}()
+	return fn(ctx, j)
 }

@@ -204,6 +204,9 @@ func New(e *ce.Engine, opts ...Option) (*Node, error) {
 func (n *Node) Rank() int { return n.rank }
 func (n *Node) Size() int { return n.size }
 
+// Barrier returns once every rank has entered it (collective; not from a task body).
+func (n *Node) Barrier(ctx context.Context) error { return n.other.Barrier(ctx) }
+
 // Engine returns the communication engine.
 func (n *Node) Engine() *ce.Engine { return n.e }
 
