@@ -78,6 +78,7 @@ type Node struct {
 	rtc         *rt.Context
 	slots       []slot
 	tps         map[uint32]*tpState
+	byTP        map[*rt.Taskpool]*tpState
 	nextID      uint32 // taskpool IDs below it were added here
 	parked      map[uint32][]parkedMsg
 	parkedBytes int
@@ -169,7 +170,7 @@ func New(e *ce.Engine, opts ...Option) (*Node, error) {
 	if cfg.eager < 0 {
 		return nil, fmt.Errorf("dist: eager threshold %d is negative", cfg.eager)
 	}
-	n := &Node{e: e, cfg: cfg, rank: int(e.Rank()), size: e.Size(), tps: map[uint32]*tpState{},
+	n := &Node{e: e, cfg: cfg, rank: int(e.Rank()), size: e.Size(), tps: map[uint32]*tpState{}, byTP: map[*rt.Taskpool]*tpState{},
 		parked: map[uint32][]parkedMsg{}, earlyFail: map[uint32]error{}, pending: map[uint64]*pendingGet{}}
 	if n.size < 1 {
 		return nil, fmt.Errorf("dist: %w", ce.ErrNotStarted)
@@ -239,11 +240,19 @@ func (n *Node) Add(c *rt.Context, tp *rt.Taskpool) error {
 			tp.AddActions(int(wb))
 		}
 	}
+	// Tasks start sending as soon as Context.Add has queued them: the state must exist first.
+	st := &tpState{tp: tp}
+	n.mu.Lock()
+	n.byTP[tp] = st
+	n.mu.Unlock()
 	if err := c.Add(tp); err != nil {
+		n.mu.Lock()
+		delete(n.byTP, tp)
+		n.mu.Unlock()
 		return err
 	}
-	st := &tpState{tp: tp, id: uint32(tp.ID())}
 	n.mu.Lock()
+	st.id = uint32(tp.ID())
 	n.tps[st.id] = st
 	n.nextID = max(n.nextID, st.id+1)
 	parked := n.parked[st.id]
@@ -325,6 +334,9 @@ func (n *Node) watch(st *tpState) {
 		n.broadcastFailure(st, err)
 	}
 	n.dropPending(st)
+	n.mu.Lock()
+	delete(n.byTP, st.tp)
+	n.mu.Unlock()
 }
 
 func (n *Node) broadcastFailure(st *tpState, err error) {

@@ -232,7 +232,11 @@ func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, c
 func (n *Node) state(tp *rt.Taskpool) *tpState {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.tps[uint32(tp.ID())]
+	if st := n.byTP[tp]; st != nil {
+		return st
+	}
+	return &tpState{tp: tp} // finished and forgotten: only its errors matter now
+
 }
 
 // addPending keeps reg and cp until the peer's Get completes, holding st's taskpool open.
