@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -183,5 +184,25 @@ func TestRanksWithoutTasks(t *testing.T) {
 		if err := runProg(t, c, nil); err != nil {
 			t.Fatalf("%+v: %v", c, err)
 		}
+	}
+}
+
+// TestBodyFailsOnRank2: P(2) fails on rank 2 of 4; every rank's taskpool fails, the others
+// with a RemoteError naming rank 2, the task and the cause; no rank hangs.
+func TestBodyFailsOnRank2(t *testing.T) {
+	err := runProg(t, runCase{ranks: 4, n: 7, j: 9, nb: 8, failAt: 2}, nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for r := 0; r < 4; r++ {
+		if !strings.Contains(err.Error(), fmt.Sprintf("rank %d: ", r)) {
+			t.Errorf("rank %d did not fail:\n%v", r, err)
+		}
+	}
+	if !errors.Is(err, dist.ErrRemoteFailure) || !errors.Is(err, errBody) {
+		t.Errorf("err = %v, want the body's error on rank 2 and RemoteErrors elsewhere", err)
+	}
+	if n := strings.Count(err.Error(), "cancelled: rank 2: rt: taskpool prog failed: P(2): body failed on purpose"); n != 3 {
+		t.Errorf("%d ranks name rank 2 and P(2), want 3:\n%v", n, err)
 	}
 }

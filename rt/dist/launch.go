@@ -149,11 +149,22 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, j *Job) e
 	cctx, cancel := context.WithTimeout(context.Background(), cfg.CloseTimeout)
 	defer cancel()
 	cerr := ce.CloseAll(cctx, engines...)
+	for r, e := range engines {
+		cerr = errors.Join(cerr, balanced(r, e))
+	}
 	err := errors.Join(errs...)
 	if err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// balanced checks, after Close, that rank r's Engine got every message buffer back.
+func balanced(r int, e *ce.Engine) error {
+	if s := e.Stats(); s.MsgAllocs != s.MsgReleases {
+		return fmt.Errorf("dist: rank %d: %d message buffers handed out, %d released", r, s.MsgAllocs, s.MsgReleases)
+	}
+	return nil
 }
 
 // runRank runs one rank: Engine start, Node, rt.Context, fn, and the closes in reverse.

@@ -51,5 +51,9 @@ func runMPI(ctx context.Context, cfg Config, t ce.Transport, fn func(context.Con
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), cfg.CloseTimeout)
 	defer cancel()
-	return errors.Join(err, e.Close(cctx))
+	cerr := e.Close(cctx)
+	if cerr == nil {
+		cerr = balanced(int(e.Rank()), e)
+	}
+	return errors.Join(err, cerr)
 }
