@@ -26,16 +26,19 @@ test-unit:
 test-race:
 	$(GO) test -race -count=1 $(RACE_PKGS)
 
-## test-mpi: the MPI transport under mpirun with 2 and 4 ranks (build tag mpi, cgo, Open MPI).
+## test-mpi: the MPI transport, and potrf with its residual check, under mpirun with 2 and 4 ranks (build tag mpi, cgo, Open MPI).
 test-mpi:
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -x JDF2GO_CE_MPI_LEVEL=funneled -np 2" ./rt/ce/mpi/
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -np 4" ./rt/ce/mpi/
+	@d=$$(mktemp -d) && $(GO) build -tags mpi -o $$d/potrf ./examples/potrf && \
+	for np in 2 4; do echo "mpirun -np $$np potrf -P 2"; \
+	$(MPIRUN) -np $$np $$d/potrf -P 2 -n 768 -nb 96 -workers 1 -trace "" -verify=false || { rm -rf $$d; exit 1; }; done; rm -rf $$d
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
 	if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./examples/pingpong; fi
+	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./rt/dist ./examples/pingpong ./examples/potrf; fi
 
 ## fuzz: every fuzz target for FUZZTIME (60 s by default).
 fuzz:
