@@ -65,6 +65,52 @@ func (n *Node) GatherDense(ctx context.Context, a *rt.TiledMatrix, root int, dst
 	if n.rank == root {
 		a.GatherToDense(dst, lda)
 	}
+	var local []block
+	want := 0
+	for j := 0; j < a.NT; j++ {
+		for i := 0; i < a.MT; i++ {
+			if t := a.Tile(i, j); t != nil {
+				local = append(local, block{i, j, t})
+			} else if a.RankOf(rt.Ix(i, j)) != n.rank {
+				want++
+			}
+		}
+	}
+	return n.gatherBlocks(ctx, root, local, want, a.MB*a.NB, func(i, j int, buf []float64) {
+		for c := 0; c < a.TileCols(j); c++ {
+			col := (j*a.NB + c) * lda
+			copy(dst[col+i*a.MB:col+i*a.MB+a.TileRows(i)], buf[c*a.MB:c*a.MB+a.TileRows(i)])
+		}
+	})
+}
+
+// GatherVector copies every block of v (distributed over the job) into dst (at least v.N
+// elements) on rank root. Collective, like GatherDense.
+func (n *Node) GatherVector(ctx context.Context, v *rt.Vector, root int, dst []float64) error {
+	var local []block
+	want := 0
+	put := func(k int, b []float64) { copy(dst[k*v.NB:min((k+1)*v.NB, v.N)], b) }
+	for k := 0; k < v.NT; k++ {
+		if b := v.Block(k); b != nil {
+			local = append(local, block{k, 0, b})
+			if n.rank == root {
+				put(k, b)
+			}
+		} else if v.RankOf(rt.Ix(k)) != n.rank {
+			want++
+		}
+	}
+	return n.gatherBlocks(ctx, root, local, want, v.NB, func(i, _ int, buf []float64) { put(i, buf) })
+}
+
+type block struct {
+	i, j int
+	data []float64
+}
+
+// gatherBlocks sends the keys of the local blocks to root, where want blocks of elems
+// elements are fetched one at a time and handed to place; a barrier ends it.
+func (n *Node) gatherBlocks(ctx context.Context, root int, local []block, want, elems int, place func(i, j int, buf []float64)) error {
 	if n.size == 1 {
 		return nil
 	}
@@ -89,24 +135,18 @@ func (n *Node) GatherDense(ctx context.Context, a *rt.TiledMatrix, root int, dst
 			msg = msg[:0]
 			return n.other.SendAM(ce.Rank(root), ce.TagTermination, m, nil)
 		}
-		for j := 0; j < a.NT; j++ {
-			for i := 0; i < a.MT; i++ {
-				t := a.Tile(i, j)
-				if t == nil {
-					continue
-				}
-				r, err := n.other.Register(ce.HostMem(asBytes(t)))
-				if err != nil {
+		for _, b := range local {
+			r, err := n.other.Register(ce.HostMem(asBytes(b.data)))
+			if err != nil {
+				return err
+			}
+			regs = append(regs, r)
+			msg = binary.LittleEndian.AppendUint32(msg, uint32(b.i))
+			msg = binary.LittleEndian.AppendUint32(msg, uint32(b.j))
+			msg, _ = r.Key().AppendBinary(msg)
+			if len(msg)+gatherEntry >= 4000 {
+				if err := flush(); err != nil {
 					return err
-				}
-				regs = append(regs, r)
-				msg = binary.LittleEndian.AppendUint32(msg, uint32(i))
-				msg = binary.LittleEndian.AppendUint32(msg, uint32(j))
-				msg, _ = r.Key().AppendBinary(msg)
-				if len(msg)+gatherEntry >= 4000 {
-					if err := flush(); err != nil {
-						return err
-					}
 				}
 			}
 		}
@@ -115,16 +155,8 @@ func (n *Node) GatherDense(ctx context.Context, a *rt.TiledMatrix, root int, dst
 		}
 		return n.other.Barrier(ctx) // root has fetched everything
 	}
-	want := 0
-	for j := 0; j < a.NT; j++ {
-		for i := 0; i < a.MT; i++ {
-			if a.RankOf(rt.Ix(i, j)) != n.rank {
-				want++
-			}
-		}
-	}
 	g := n.gatherBox()
-	buf := make([]float64, a.MB*a.NB)
+	buf := make([]float64, elems)
 	reg, err := n.other.Register(ce.HostMem(asBytes(buf)))
 	if err != nil {
 		return err
@@ -138,7 +170,7 @@ func (n *Node) GatherDense(ctx context.Context, a *rt.TiledMatrix, root int, dst
 		g.mu.Unlock()
 		for _, k := range keys {
 			if k.key.Len() != len(buf)*8 {
-				return fmt.Errorf("%w: tile (%d, %d) of %d bytes, want %d", ErrSizeMismatch, k.i, k.j, k.key.Len(), len(buf)*8)
+				return fmt.Errorf("%w: block (%d, %d) of %d bytes, want %d", ErrSizeMismatch, k.i, k.j, k.key.Len(), len(buf)*8)
 			}
 			if err := n.other.Get(ce.Transfer{Local: reg, Remote: k.key, Len: len(buf) * 8},
 				func(_ *ce.Caller, err error) { done <- err }); err != nil {
@@ -152,10 +184,7 @@ func (n *Node) GatherDense(ctx context.Context, a *rt.TiledMatrix, root int, dst
 			case <-ctx.Done():
 				return context.Cause(ctx)
 			}
-			for c := 0; c < a.TileCols(k.j); c++ {
-				col := (k.j*a.NB + c) * lda
-				copy(dst[col+k.i*a.MB:col+k.i*a.MB+a.TileRows(k.i)], buf[c*a.MB:c*a.MB+a.TileRows(k.i)])
-			}
+			place(k.i, k.j, buf)
 			got++
 		}
 		if got < want {
