@@ -25,6 +25,7 @@ test-unit:
 
 test-race:
 	$(GO) test -race -count=1 $(RACE_PKGS)
+	$(GO) test -race -count=1 -run 'Dist|Summa' ./examples/potrf ./examples/stencil1d ./examples/summa
 
 ## test-mpi: the MPI transport, and potrf with its residual check, under mpirun with 2 and 4 ranks (build tag mpi, cgo, Open MPI).
 test-mpi:
