@@ -93,7 +93,13 @@ func run(args []string, stdout io.Writer) error {
 	}
 	o.stdout = stdout
 	cfg := dist.Config{Ranks: *ranks, Workers: *workers, Trace: *trace, Dist: dopts}
-	return dist.Run(context.Background(), cfg, o.rank)
+	if err := dist.Run(context.Background(), cfg, o.rank); err != nil {
+		return err
+	}
+	if *trace != "" {
+		fmt.Fprintf(stdout, "  trace: %s (open it in https://ui.perfetto.dev)\n", *trace)
+	}
+	return nil
 }
 
 // opts are the command's settings, the same on every rank.
@@ -229,9 +235,6 @@ func (o *opts) rank(bg context.Context, j *dist.Job) (err error) {
 				return fmt.Errorf("residual %g is not below %g", res, maxResidual)
 			}
 		}
-	}
-	if tr := j.TracePath(); tr != "" && j.Rank == 0 {
-		fmt.Fprintf(stdout, "  trace: %s (open it in https://ui.perfetto.dev)\n", tr)
 	}
 	return nil
 }

@@ -2,8 +2,11 @@ package dist_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -204,5 +207,72 @@ func TestBodyFailsOnRank2(t *testing.T) {
 	}
 	if n := strings.Count(err.Error(), "cancelled: rank 2: rt: taskpool prog failed: P(2): body failed on purpose"); n != 3 {
 		t.Errorf("%d ranks name rank 2 and P(2), want 3:\n%v", n, err)
+	}
+}
+
+// TestMergedTrace: with a trace, each rank writes its own file and Run merges them into one
+// in which every message is an arrow from a send span on one rank to a receive span on
+// another.
+func TestMergedTrace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "trace.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var seen atomic.Int64
+	err := dist.Run(ctx, dist.Config{Ranks: 3, Workers: 3, Trace: path}, func(ctx context.Context, j *dist.Job) error {
+		v, err := rt.NewVector(9*4, 4, j.Size, j.Rank)
+		if err != nil {
+			return err
+		}
+		if b := v.Block(0); b != nil {
+			for i := range b {
+				b[i] = float64(i)
+			}
+		}
+		tp := rt.NewTaskpool("prog", &prog{n: 9, j: 3, nb: 4, v: v, seen: &seen, failAt: -1}, &classP, &classC)
+		if err := j.Add(tp); err != nil {
+			return err
+		}
+		return tp.Wait(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := 0; r < 3; r++ {
+		if _, err := os.Stat(dist.TracePath(path, r, 3)); err != nil {
+			t.Error(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct {
+		Events []struct {
+			Ph, Name string
+			BindID   string `json:"bind_id"`
+			Pid      int
+			FlowIn           bool `json:"flow_in"`
+			FlowOut          bool `json:"flow_out"`
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatal(err)
+	}
+	out, in := map[string]int{}, map[string]int{}
+	for _, e := range tr.Events {
+		if e.FlowOut {
+			out[e.BindID] = e.Pid / 1000
+		}
+		if e.FlowIn {
+			in[e.BindID] = e.Pid / 1000
+		}
+	}
+	if len(out) < 8 || len(out) != len(in) {
+		t.Fatalf("%d arrow starts, %d arrow ends", len(out), len(in))
+	}
+	for id, r := range out {
+		if rr, ok := in[id]; !ok || rr == r {
+			t.Errorf("arrow %s: from rank %d to rank %d (ok %v)", id, r, rr, ok)
+		}
 	}
 }

@@ -89,7 +89,7 @@ func (j *Job) Backend() string {
 
 // TracePath returns the trace file of rank (of size ranks) for path: path itself for one
 // rank, otherwise path with ".rankN" before its extension (trace.json → trace.rank1.json),
-// so that the files of one job sort together and load side by side.
+// so that the files of one job sort together. Run then merges them into path (MergeTraces).
 func TracePath(path string, rank, size int) string {
 	if size <= 1 || path == "" {
 		return path
@@ -156,7 +156,22 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, j *Job) e
 	if err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = mergeTraces(cfg.Trace, n)
+	}
 	return err
+}
+
+// mergeTraces merges the ranks' traces into path itself, when there are several.
+func mergeTraces(path string, size int) error {
+	if path == "" || size < 2 {
+		return nil
+	}
+	in := make([]string, size)
+	for r := range in {
+		in[r] = TracePath(path, r, size)
+	}
+	return MergeTraces(path, in...)
 }
 
 // balanced checks, after Close, that rank r's Engine got every message buffer back.

@@ -55,5 +55,12 @@ func runMPI(ctx context.Context, cfg Config, t ce.Transport, fn func(context.Con
 	if cerr == nil {
 		cerr = balanced(int(e.Rank()), e)
 	}
+	if err == nil && cerr == nil && e.Rank() == 0 {
+		// Close is collective: every rank has written its trace. The files are where rank 0
+		// can read them when the ranks share a file system.
+		if merr := mergeTraces(cfg.Trace, e.Size()); merr != nil {
+			fmt.Fprintln(os.Stderr, "dist: traces not merged:", merr)
+		}
+	}
 	return errors.Join(err, cerr)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/ce"
+	"github.com/jdf2go/jdf2go/rt/profile"
 )
 
 // Tree selects how a datum that several ranks read leaves its producer.
@@ -88,10 +89,14 @@ type Node struct {
 	errs        []error
 	gath        *gather
 
+	amu    sync.Mutex
+	arenas map[arenaKey]*rt.Arena
+
 	pmu       sync.Mutex
 	pending   map[uint64]*pendingGet
 	nextToken uint64
 
+	trc      atomic.Pointer[tracing] // nil without a trace
 	watchers sync.WaitGroup
 	stats    counters
 }
@@ -121,6 +126,7 @@ type slot struct {
 	worker, manager atomic.Pointer[ce.Caller]
 	cur             srcID
 	sent            []uint64 // (kind, flow, rank) already sent for cur
+	track           *profile.Track
 }
 
 type srcID struct {
@@ -230,6 +236,7 @@ func (n *Node) Add(c *rt.Context, tp *rt.Taskpool) error {
 	if n.rtc == nil {
 		n.rtc = c
 		n.slots = make([]slot, c.Workers()+1)
+		n.trc.Store(newTracing(c.Tracer()))
 	} else if n.rtc != c {
 		n.mu.Unlock()
 		return fmt.Errorf("dist: Add with a second rt.Context; a Node serves one")
@@ -274,8 +281,12 @@ func (n *Node) Add(c *rt.Context, tp *rt.Taskpool) error {
 		st.remote.Store(true)
 		tp.Cancel(lost)
 	}
+	var track *profile.Track
+	if len(parked) > 0 && n.tr() != nil {
+		track = n.tr().tr.NewTrack("comm", fmt.Sprintf("receive (before taskpool %d was added)", st.id))
+	}
 	for _, p := range parked {
-		n.handle(n.other, p.src, p.payload)
+		n.handle(n.other, p.src, p.payload, track)
 	}
 	return nil
 }
@@ -464,3 +475,34 @@ func (n *Node) CallerStats() map[ce.Role]ce.CallerStats {
 	add(n.other)
 	return out
 }
+
+type arenaKey struct {
+	typ  uint8
+	size uint64
+}
+
+// newCopy returns a copy of wire type t and size bytes, with one reference, and its bytes.
+// Received data lives in arenas, one per (type, size), so that its buffers are reused once
+// the successors have released them.
+func (n *Node) newCopy(t uint8, size uint64) (*rt.Copy, []byte, error) {
+	if err := checkType(t, size); err != nil {
+		return nil, nil, err
+	}
+	k := arenaKey{t, size}
+	n.amu.Lock()
+	a := n.arenas[k]
+	if a == nil {
+		if n.arenas == nil {
+			n.arenas = map[arenaKey]*rt.Arena{}
+		}
+		a = rt.NewArenaOf(int(size), func() any { return newValue(t, size) })
+		n.arenas[k] = a
+	}
+	n.amu.Unlock()
+	c := a.Get()
+	b, _, err := bytesOf(c.Value)
+	return c, b, err
+}
+
+// tr returns the Node's tracing, nil without a trace (set by the first Add).
+func (n *Node) tr() *tracing { return n.trc.Load() }

@@ -6,14 +6,18 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/ce"
+	"github.com/jdf2go/jdf2go/rt/profile"
 )
 
 // onActivate handles TagActivate on the comm goroutine.
-func (n *Node) onActivate(c *ce.Caller, src ce.Rank, p []byte) { n.handle(c, src, p) }
+func (n *Node) onActivate(c *ce.Caller, src ce.Rank, p []byte) {
+	recv, _ := n.tr().commTracks(c)
+	n.handle(c, src, p, recv)
+}
 
 // handle decodes and carries out one activation or write-back. Messages for a taskpool not
-// added yet are kept (copied) until Add.
-func (n *Node) handle(c *ce.Caller, src ce.Rank, p []byte) {
+// added yet are kept (copied) until Add. The receive span goes on track (nil: none).
+func (n *Node) handle(c *ce.Caller, src ce.Rank, p []byte, track *profile.Track) {
 	n.stats.received.Add(1)
 	var h header
 	rest, err := h.decode(p)
@@ -25,8 +29,12 @@ func (n *Node) handle(c *ce.Caller, src ce.Rank, p []byte) {
 	if st == nil {
 		return
 	}
+	start := n.tr().now()
 	if err := n.carryOut(c, st, src, &h, rest); err != nil {
 		n.fail(st, fmt.Errorf("dist: rank %d, message from rank %d: %w", n.rank, src, err))
+	}
+	if track != nil {
+		track.SpanFlow(n.tr().recv, start, n.tr().now(), h.trace, true, int64(src), int64(h.class), int64(h.flow))
 	}
 }
 
@@ -133,10 +141,15 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 		}
 		return n.deliver(c, st, h, v.tasks, nil, nil)
 	}
-	val, buf, err := newValue(h.typ, h.size)
+	cp, buf, err := n.newCopy(h.typ, h.size)
 	if err != nil {
 		return fmt.Errorf("%s flow %s: %w", name, flowName, err)
 	}
+	defer func() {
+		if cp != nil {
+			cp.Release() // ours; the successors took their own references
+		}
+	}()
 	if f := n.cfg.expect; f != nil && h.kind == kindActivate {
 		for _, t := range v.tasks {
 			typ, size := f(tp, t.peer, t.peerFlow)
@@ -156,7 +169,7 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 			return malformed(ErrSizeMismatch, "%s flow %s declares %d bytes and carries %d", name, flowName, h.size, len(rest))
 		}
 		copy(buf, rest)
-		return n.arrived(c, st, h, v, val, buf)
+		return n.arrived(c, st, h, v, cp, buf)
 	default: // dataGet
 		if uint64(h.key.Len()) != h.size || h.key.Rank() != src {
 			return malformed(ErrSizeMismatch, "%s flow %s declares %d bytes and offers %d on rank %d",
@@ -166,14 +179,21 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 		if err != nil {
 			return err
 		}
+		mine := cp
+		cp = nil // released by the Get's callback
 		note := binary.LittleEndian.AppendUint64(nil, h.token)
 		hh := *h
+		issued := n.tr().now()
 		err = c.Get(ce.Transfer{Local: reg, Remote: h.key, Len: int(h.size), Notify: ce.TagRemoteGet, Note: note,
 			Taskpool: ce.TaskpoolID(h.tp + 1)}, func(c *ce.Caller, err error) {
 			_ = reg.Release()
+			defer mine.Release()
+			if _, gt := n.tr().commTracks(c); gt != nil {
+				gt.Span(n.tr().get, issued, n.tr().now(), int64(src), int64(hh.size))
+			}
 			if err == nil {
 				n.stats.fetched.Add(1)
-				err = n.arrived(c, st, &hh, v, val, buf)
+				err = n.arrived(c, st, &hh, v, mine, buf)
 			}
 			if err != nil {
 				n.fail(st, fmt.Errorf("dist: rank %d, %s flow %s from rank %d: %w", n.rank, name, flowName, src, err))
@@ -181,13 +201,14 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 		})
 		if err != nil {
 			_ = reg.Release()
+			mine.Release()
 		}
 		return err
 	}
 }
 
 // arrived hands the received value to its local successors or collection elements.
-func (n *Node) arrived(c *ce.Caller, st *tpState, h *header, v *collector, val any, buf []byte) error {
+func (n *Node) arrived(c *ce.Caller, st *tpState, h *header, v *collector, cp *rt.Copy, buf []byte) error {
 	if h.kind == kindWriteBack {
 		defer st.tp.AddActions(-1)
 		for _, d := range v.elems {
@@ -207,16 +228,12 @@ func (n *Node) arrived(c *ce.Caller, st *tpState, h *header, v *collector, val a
 		}
 		return nil
 	}
-	return n.deliver(c, st, h, v.tasks, val, buf)
+	return n.deliver(c, st, h, v.tasks, cp, buf)
 }
 
 // deliver forwards the activation down the broadcast tree, then hands the value to the local
 // successors.
-func (n *Node) deliver(c *ce.Caller, st *tpState, h *header, ts []target, val any, buf []byte) error {
-	var cp *rt.Copy
-	if val != nil {
-		cp = rt.NewData(0, val).Host()
-	}
+func (n *Node) deliver(c *ce.Caller, st *tpState, h *header, ts []target, cp *rt.Copy, buf []byte) error {
 	if len(h.tree) > 0 {
 		me := -1
 		for i, r := range h.tree {
@@ -232,16 +249,24 @@ func (n *Node) deliver(c *ce.Caller, st *tpState, h *header, ts []target, val an
 			fwd := cp
 			if cp != nil && writes(ts) {
 				// Local writers may change the value while children fetch it.
-				v2, b2, _ := newValue(h.typ, h.size)
+				f, b2, err := n.newCopy(h.typ, h.size)
+				if err != nil {
+					return err
+				}
+				defer f.Release()
 				copy(b2, buf)
-				fwd = rt.NewData(0, v2).Host()
+				fwd = f
 			}
 			for _, k := range kids {
 				hh := *h
 				n.stats.activations.Add(1)
 				n.stats.forwards.Add(1)
+				start := n.tr().now()
 				if err := n.sendCopy(c, st, st.tp, &hh, fwd, int(h.tree[k])); err != nil {
 					return fmt.Errorf("forwarding to rank %d: %w", h.tree[k], err)
+				}
+				if rt, _ := n.tr().commTracks(c); rt != nil {
+					rt.SpanFlow(n.tr().fwd, start, n.tr().now(), hh.trace, false, int64(h.tree[k]))
 				}
 			}
 		}

@@ -22,7 +22,7 @@ func (n *Node) Activate(w *rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass
 	if n.cfg.tree == Star {
 		s.mark(kindActivate, flow, rank)
 		n.stats.activations.Add(1)
-		return n.send(n.callerOf(s, w, src), src, kindActivate, flow, rank, nil)
+		return n.send(n.callerOf(s, w, src), s, w, src, kindActivate, flow, rank, nil)
 	}
 	dests := n.destinations(src, flow)
 	tree := make([]int32, 1, len(dests)+1)
@@ -38,7 +38,7 @@ func (n *Node) Activate(w *rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass
 	c := n.callerOf(s, w, src)
 	for _, ch := range children(0, len(tree)) {
 		n.stats.activations.Add(1)
-		if err := n.send(c, src, kindActivate, flow, int(tree[ch]), tree); err != nil {
+		if err := n.send(c, s, w, src, kindActivate, flow, int(tree[ch]), tree); err != nil {
 			return err
 		}
 	}
@@ -54,7 +54,7 @@ func (n *Node) WriteBack(w *rt.Worker, src *rt.Task, flow int, coll rt.Collectio
 	}
 	s.mark(kindWriteBack, flow, rank)
 	n.stats.writeBacks.Add(1)
-	return n.send(n.callerOf(s, w, src), src, kindWriteBack, flow, rank, nil)
+	return n.send(n.callerOf(s, w, src), s, w, src, kindWriteBack, flow, rank, nil)
 }
 
 // destinations returns the ranks other than this one where flow of src has successors, in
@@ -153,7 +153,8 @@ func (n *Node) callerOf(s *slot, w *rt.Worker, src *rt.Task) *ce.Caller {
 }
 
 // send sends flow of src (its data, if any) to rank, with the broadcast tree (nil: direct).
-func (n *Node) send(c *ce.Caller, src *rt.Task, kind uint8, flow, rank int, tree []int32) error {
+func (n *Node) send(c *ce.Caller, s *slot, w *rt.Worker, src *rt.Task, kind uint8, flow, rank int, tree []int32) error {
+	start := n.tr().now()
 	tp := src.Taskpool()
 	st := n.state(tp)
 	tc := src.Class()
@@ -168,6 +169,13 @@ func (n *Node) send(c *ce.Caller, src *rt.Task, kind uint8, flow, rank int, tree
 		cp = src.Flow(flow)
 	}
 	err := n.sendCopy(c, st, tp, &h, cp, rank)
+	if t := n.tr(); t != nil {
+		name := t.send
+		if kind == kindWriteBack {
+			name = t.wbk
+		}
+		t.sendTrack(s, w.ID()).SpanFlow(name, start, t.now(), h.trace, false, int64(rank), int64(tc.ID), int64(flow))
+	}
 	if err != nil {
 		return fmt.Errorf("dist: sending flow %s to rank %d: %w", tc.Flows[flow].Name, rank, err)
 	}
@@ -189,6 +197,7 @@ func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, c
 			h.data = dataGet
 		}
 	}
+	h.trace = n.tr().flowID(n.rank)
 	var token uint64
 	if h.data == dataGet {
 		reg, err := c.Register(ce.HostMem(body))

@@ -27,7 +27,7 @@ const (
 // header is the fixed part of an activation or write-back:
 //
 //	0 kind u8 | 1 flow u8 | 2 class u16 | 4 taskpool u32 | 8 nparams u8 | 9 data u8 |
-//	10 type u8 | 11 pad | 12 root u32 | 16 size u64 | 24 params i64… |
+//	10 type u8 | 11 pad | 12 root u32 | 16 size u64 | 24 trace flow u64 | 32 params i64… |
 //	[dataGet: key RemoteKeySize, token u64] | ntree u16, ranks u32… | [dataEager: bytes]
 type header struct {
 	kind, flow, nparams, data, typ uint8
@@ -35,13 +35,14 @@ type header struct {
 	tp                             uint32
 	root                           uint32
 	size                           uint64
+	trace                          uint64 // flow arrow of the send in the traces; 0: none
 	params                         [rt.MaxParams]int64
 	key                            ce.RemoteKey
 	token                          uint64
 	tree                           []int32 // broadcast tree: ranks in tree order, root first; empty: direct
 }
 
-const fixedLen = 24
+const fixedLen = 32
 
 // maxHeaderLen bounds a header with size ranks in its tree.
 func maxHeaderLen(size int) int {
@@ -54,6 +55,7 @@ func (h *header) encode(b []byte) []byte {
 	binary.LittleEndian.PutUint32(b[4:], h.tp)
 	b = binary.LittleEndian.AppendUint32(b, h.root)
 	b = binary.LittleEndian.AppendUint64(b, h.size)
+	b = binary.LittleEndian.AppendUint64(b, h.trace)
 	for i := 0; i < int(h.nparams); i++ {
 		b = binary.LittleEndian.AppendUint64(b, uint64(h.params[i]))
 	}
@@ -79,6 +81,7 @@ func (h *header) decode(p []byte) ([]byte, error) {
 	h.nparams, h.data, h.typ = p[8], p[9], p[10]
 	h.root = binary.LittleEndian.Uint32(p[12:])
 	h.size = binary.LittleEndian.Uint64(p[16:])
+	h.trace = binary.LittleEndian.Uint64(p[24:])
 	p = p[fixedLen:]
 	if int(h.nparams) > rt.MaxParams || len(p) < 8*int(h.nparams) {
 		return nil, malformed(ErrOutsideSpace, "%d parameters in a message of %d bytes", h.nparams, len(p)+fixedLen)
@@ -165,14 +168,19 @@ func asBytes[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
-// newValue allocates a value of wire type t holding size bytes, and its byte view.
-func newValue(t uint8, size uint64) (any, []byte, error) {
+// checkType validates wire type t and size.
+func checkType(t uint8, size uint64) error {
 	if int(t) >= len(wireTypes) || wireTypes[t].elem == 0 {
-		return nil, nil, malformed(ErrTypeMismatch, "unknown %s", typeName(t))
+		return malformed(ErrTypeMismatch, "unknown %s", typeName(t))
 	}
 	if size%uint64(wireTypes[t].elem) != 0 || size > 1<<40 {
-		return nil, nil, malformed(ErrSizeMismatch, "%d bytes is no whole number of %s elements", size, typeName(t))
+		return malformed(ErrSizeMismatch, "%d bytes is no whole number of %s elements", size, typeName(t))
 	}
+	return nil
+}
+
+// newValue allocates a value of wire type t holding size bytes (checked by checkType).
+func newValue(t uint8, size uint64) any {
 	n := int(size) / wireTypes[t].elem
 	var v any
 	switch t {
@@ -187,6 +195,5 @@ func newValue(t uint8, size uint64) (any, []byte, error) {
 	default:
 		v = make([]byte, n)
 	}
-	b, _, _ := bytesOf(v)
-	return v, b, nil
+	return v
 }
