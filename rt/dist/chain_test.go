@@ -251,8 +251,8 @@ func TestMergedTrace(t *testing.T) {
 			Ph, Name string
 			BindID   string `json:"bind_id"`
 			Pid      int
-			FlowIn           bool `json:"flow_in"`
-			FlowOut          bool `json:"flow_out"`
+			FlowIn   bool `json:"flow_in"`
+			FlowOut  bool `json:"flow_out"`
 		} `json:"traceEvents"`
 	}
 	if err := json.Unmarshal(b, &tr); err != nil {
