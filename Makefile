@@ -8,7 +8,7 @@ FUZZTIME ?= 60s
 # manager test that drives rt/gpu through its harness).
 RACE_PKGS = ./rt/... ./bench/internal/gpubench
 
-.PHONY: gpu-pack all build test test-unit test-race test-mpi lint fuzz bench demo generate check-generate clean
+.PHONY: gpu-pack dist-pack all build test test-unit test-race test-mpi lint fuzz bench demo generate check-generate clean
 
 all: build
 
@@ -80,6 +80,14 @@ gpu-pack:
 	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_bench_internal_cudabench.test ./bench/internal/cudabench
 	CGO_ENABLED=0 $(GO) build -o .gpu/potrf ./examples/potrf
 	CGO_ENABLED=0 $(GO) build -o .gpu/batch_gemm ./examples/batch_gemm
+
+## dist-pack: binaries for bench/dist_device.sh on a machine without Go (the MPI ones need cgo and Open MPI here and there).
+dist-pack:
+	mkdir -p .gpu
+	CGO_ENABLED=0 $(GO) build -o .gpu/potrf ./examples/potrf
+	$(GO) build -tags mpi -o .gpu/potrf-mpi ./examples/potrf
+	$(GO) build -tags mpi -o .gpu/pingpong-mpi ./examples/pingpong
+	cp bench/dist_device.sh .gpu/
 
 clean:
 	rm -rf bin .gpu bench/results.json
