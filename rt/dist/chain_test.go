@@ -113,6 +113,7 @@ type runCase struct {
 	ranks, n, j, nb int
 	opts            []dist.Option
 	failAt          int
+	stats           []dist.Stats // when not nil, each rank's Node counters after the run
 }
 
 // runProg runs the program on c.ranks in-process ranks and checks the result.
@@ -150,8 +151,9 @@ func runProg(t *testing.T, c runCase, hook func(j *dist.Job, tp *rt.Taskpool)) e
 					}
 				}
 			}
-			st := j.Node.Engine().Stats()
-			_ = st
+			if c.stats != nil {
+				c.stats[j.Rank] = j.Node.Stats()
+			}
 			return nil
 		})
 	if err == nil && seen.Load() != int64(c.j) {
@@ -273,6 +275,38 @@ func TestMergedTrace(t *testing.T) {
 	for id, r := range out {
 		if rr, ok := in[id]; !ok || rr == r {
 			t.Errorf("arrow %s: from rank %d to rank %d (ok %v)", id, r, rr, ok)
+		}
+	}
+}
+
+// TestBroadcastModel: P(0) on rank 0 feeds C(j), two per rank on 8 ranks. One copy goes to
+// each rank whatever its number of readers; with the star the root sends all 7, with the
+// binomial tree no rank sends more than ⌈log2 8⌉ = 3.
+func TestBroadcastModel(t *testing.T) {
+	for _, c := range []struct {
+		tree dist.Tree
+		most int64
+	}{{dist.Star, 7}, {dist.Binomial, 3}} {
+		for _, nb := range []int{4, 64} { // inside messages, by Get
+			stats := make([]dist.Stats, 8)
+			rc := runCase{ranks: 8, n: 1, j: 16, nb: nb, failAt: -1, stats: stats,
+				opts: []dist.Option{dist.Broadcast(c.tree), dist.Eager(256)}}
+			if err := runProg(t, rc, nil); err != nil {
+				t.Fatalf("%v: %v", c.tree, err)
+			}
+			var total, most int64
+			for _, s := range stats {
+				copies := s.Eager + s.Gets
+				total += copies
+				most = max(most, copies)
+			}
+			if total != 7 || most != c.most {
+				t.Errorf("%v, %d-element blocks: %d copies sent, at most %d by one rank; want 7 and %d",
+					c.tree, nb, total, most, c.most)
+			}
+			if c.tree == dist.Star && stats[0].Eager+stats[0].Gets != 7 {
+				t.Errorf("star: the root sent %d copies, want 7", stats[0].Eager+stats[0].Gets)
+			}
 		}
 	}
 }

@@ -155,3 +155,53 @@ func TestUnknownTaskpool(t *testing.T) {
 		t.Fatalf("err = %v, want ErrUnknownTaskpool on rank 1", err)
 	}
 }
+
+// TestExpect: a receiver that expects another type or size of a flow fails the taskpool with
+// ErrTypeMismatch or ErrSizeMismatch.
+func TestExpect(t *testing.T) {
+	good := header{kind: kindActivate, class: 0, nparams: 1, data: dataEager, typ: 1, size: 16}
+	for _, c := range []struct {
+		typ  string
+		size int
+		want error
+	}{{"[]float32", -1, ErrTypeMismatch}, {"", 24, ErrSizeMismatch}, {"[]float64", 16, nil}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var got atomic.Value
+		errs := make([]error, 2)
+		expect := Expect(func(tp *rt.Taskpool, class *rt.TaskClass, flow int) (string, int) { return c.typ, c.size })
+		err := Run(ctx, Config{Ranks: 2, Workers: 2, Dist: []Option{expect}}, func(ctx context.Context, j *Job) error {
+			v, _ := rt.NewVector(2, 1, 2, j.Rank)
+			tp := rt.NewTaskpool("forge", &forgeProg{n: 2, v: v, got: &got}, &classS, &classW)
+			if err := j.Add(tp); err != nil {
+				return err
+			}
+			if j.Rank == 0 {
+				forge(t, j.Node, good, f64bytes(3, 4))
+			}
+			if c.want == nil { // nothing fails: end the taskpool once W(1) ran
+				for got.Load() == nil && ctx.Err() == nil {
+					time.Sleep(time.Millisecond)
+				}
+				if err := j.Node.Barrier(ctx); err != nil {
+					return err
+				}
+				tp.Cancel(errors.New("done"))
+			}
+			errs[j.Rank] = tp.Wait(ctx)
+			return nil
+		})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.want == nil {
+			if g, _ := got.Load().([]float64); fmt.Sprint(g) != "[3 4]" {
+				t.Errorf("expecting what is sent: W(1) received %v", g)
+			}
+			continue
+		}
+		if !errors.Is(errs[1], c.want) {
+			t.Errorf("expect %q, %d bytes: rank 1: %v, want %v", c.typ, c.size, errs[1], c.want)
+		}
+	}
+}
