@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/jdf2go/jdf2go/rt/ce"
 	"github.com/jdf2go/jdf2go/rt/ce/mpi"
@@ -49,7 +50,12 @@ func runMPI(ctx context.Context, cfg Config, t ce.Transport, fn func(context.Con
 	if err != nil {
 		err = fmt.Errorf("rank %d: %w", e.Rank(), err)
 	}
-	cctx, cancel := context.WithTimeout(context.Background(), cfg.CloseTimeout)
+	timeout := cfg.CloseTimeout
+	if err != nil {
+		// Peers may wait for this rank forever: close briefly, exit, and mpirun ends the job.
+		timeout = time.Second
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cerr := e.Close(cctx)
 	if cerr == nil {
