@@ -310,3 +310,29 @@ func TestBroadcastModel(t *testing.T) {
 		}
 	}
 }
+
+// TestRankFailsBeforeAdd: a rank that gives up before adding its taskpool is ended by Run,
+// so the others fail with ce.ErrPeerLost instead of waiting for it.
+func TestRankFailsBeforeAdd(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var seen atomic.Int64
+	gaveUp := errors.New("gave up")
+	err := dist.Run(ctx, dist.Config{Ranks: 3, Workers: 3}, func(ctx context.Context, j *dist.Job) error {
+		if j.Rank == 1 {
+			return gaveUp
+		}
+		v, err := rt.NewVector(9*4, 4, j.Size, j.Rank)
+		if err != nil {
+			return err
+		}
+		tp := rt.NewTaskpool("prog", &prog{n: 9, j: 3, nb: 4, v: v, seen: &seen, failAt: -1}, &classP, &classC)
+		if err := j.Add(tp); err != nil {
+			return err
+		}
+		return tp.Wait(ctx)
+	})
+	if !errors.Is(err, gaveUp) || !errors.Is(err, ce.ErrPeerLost) || ctx.Err() != nil {
+		t.Fatalf("err = %v", err)
+	}
+}

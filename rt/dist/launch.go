@@ -100,9 +100,10 @@ func TracePath(path string, rank, size int) string {
 
 // Run runs fn once per rank of the job cfg describes, each rank with its own Engine, Node
 // and rt.Context, and returns when every rank is done: the ranks' errors joined in process,
-// this rank's error under MPI. A rank whose fn fails is killed in an in-process world, so
-// that its peers fail with ce.ErrPeerLost instead of waiting for it; under MPI the process
-// exits and mpirun ends the job.
+// this rank's error under MPI. A rank whose fn fails for a reason its peers cannot know (not
+// a taskpool failure, which is reported to them) is killed in an in-process world, so that
+// its peers fail with ce.ErrPeerLost instead of waiting for it; under MPI the process exits
+// and mpirun ends the job.
 func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, j *Job) error) error {
 	if cfg.CloseTimeout == 0 {
 		cfg.CloseTimeout = 30 * time.Second
@@ -140,8 +141,14 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, j *Job) e
 			}
 			errs[r] = runRank(ctx, cfg, engines[r], &nodes[r], world, max(w, 1), fn)
 			if errs[r] != nil {
+				// The peers know of a failure that was reported, or that came from them;
+				// for any other they could wait forever on this rank, which must then go.
+				nd := nodes[r].Load()
+				if !errors.Is(errs[r], ErrRemoteFailure) && !errors.Is(errs[r], ce.ErrPeerLost) &&
+					(nd == nil || !nd.reported.Load()) {
+					world.Kill(ce.Rank(r))
+				}
 				errs[r] = fmt.Errorf("rank %d: %w", r, errs[r])
-				world.Kill(ce.Rank(r))
 			}
 		}()
 	}

@@ -97,6 +97,7 @@ type Node struct {
 	nextToken uint64
 
 	trc      atomic.Pointer[tracing] // nil without a trace
+	reported atomic.Bool             // a failure found here was reported to the other ranks
 	watchers sync.WaitGroup
 	stats    counters
 }
@@ -351,6 +352,7 @@ func (n *Node) watch(st *tpState) {
 }
 
 func (n *Node) broadcastFailure(st *tpState, err error) {
+	n.reported.Store(true)
 	text := err.Error()
 	if len(text) > 3000 {
 		text = text[:3000] + "…"
@@ -361,6 +363,17 @@ func (n *Node) broadcastFailure(st *tpState, err error) {
 	b = append(b, text...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
+	// Wait (briefly) until the reports are out, so that a launcher that then ends this rank
+	// does not drop them.
+	var sent sync.WaitGroup
+	defer func() {
+		done := make(chan struct{})
+		go func() { sent.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+		}
+	}()
 	for r := 0; r < n.size; r++ {
 		if r == n.rank {
 			continue
@@ -371,8 +384,12 @@ func (n *Node) broadcastFailure(st *tpState, err error) {
 			continue
 		}
 		copy(m.Bytes(), b)
-		if err := n.other.SendAM(ce.Rank(r), ce.TagTermination, m, nil); err != nil && !errors.Is(err, ce.ErrPeerLost) {
-			n.report(fmt.Errorf("dist: reporting the failure of taskpool %s to rank %d: %w", st.tp.Name(), r, err))
+		sent.Add(1)
+		if err := n.other.SendAM(ce.Rank(r), ce.TagTermination, m, func(*ce.Caller, error) { sent.Done() }); err != nil {
+			sent.Done()
+			if !errors.Is(err, ce.ErrPeerLost) {
+				n.report(fmt.Errorf("dist: reporting the failure of taskpool %s to rank %d: %w", st.tp.Name(), r, err))
+			}
 		}
 	}
 }
