@@ -185,7 +185,7 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 		hh := *h
 		issued := n.tr().now()
 		err = c.Get(ce.Transfer{Local: reg, Remote: h.key, Len: int(h.size), Notify: ce.TagRemoteGet, Note: note,
-			Taskpool: ce.TaskpoolID(h.tp + 1)}, func(c *ce.Caller, err error) {
+			Prio: h.prio, Taskpool: ce.TaskpoolID(h.tp + 1)}, func(c *ce.Caller, err error) {
 			_ = reg.Release()
 			defer mine.Release()
 			if _, gt := n.tr().commTracks(c); gt != nil {

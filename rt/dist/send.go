@@ -159,7 +159,7 @@ func (n *Node) send(c *ce.Caller, s *slot, w *rt.Worker, src *rt.Task, kind uint
 	st := n.state(tp)
 	tc := src.Class()
 	h := header{kind: kind, flow: uint8(flow), class: uint16(tc.ID), tp: uint32(tp.ID()),
-		nparams: uint8(len(tc.Params)), root: uint32(n.rank), tree: tree}
+		nparams: uint8(len(tc.Params)), root: uint32(n.rank), tree: tree, prio: src.Priority()}
 	l := src.Locals()
 	for i, slot := range tc.Params {
 		h.params[i] = int64(l[slot])

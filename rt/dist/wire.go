@@ -27,7 +27,8 @@ const (
 // header is the fixed part of an activation or write-back:
 //
 //	0 kind u8 | 1 flow u8 | 2 class u16 | 4 taskpool u32 | 8 nparams u8 | 9 data u8 |
-//	10 type u8 | 11 pad | 12 root u32 | 16 size u64 | 24 trace flow u64 | 32 params i64… |
+//	10 type u8 | 11 pad | 12 root u32 | 16 size u64 | 24 trace flow u64 | 32 priority i32 |
+//	36 pad | 40 params i64… |
 //	[dataGet: key RemoteKeySize, token u64] | ntree u16, ranks u32… | [dataEager: bytes]
 type header struct {
 	kind, flow, nparams, data, typ uint8
@@ -36,13 +37,14 @@ type header struct {
 	root                           uint32
 	size                           uint64
 	trace                          uint64 // flow arrow of the send in the traces; 0: none
+	prio                           int32  // the producer's priority: orders the receiver's Gets
 	params                         [rt.MaxParams]int64
 	key                            ce.RemoteKey
 	token                          uint64
 	tree                           []int32 // broadcast tree: ranks in tree order, root first; empty: direct
 }
 
-const fixedLen = 32
+const fixedLen = 40
 
 // maxHeaderLen bounds a header with size ranks in its tree.
 func maxHeaderLen(size int) int {
@@ -56,6 +58,8 @@ func (h *header) encode(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, h.root)
 	b = binary.LittleEndian.AppendUint64(b, h.size)
 	b = binary.LittleEndian.AppendUint64(b, h.trace)
+	b = binary.LittleEndian.AppendUint32(b, uint32(h.prio))
+	b = binary.LittleEndian.AppendUint32(b, 0)
 	for i := 0; i < int(h.nparams); i++ {
 		b = binary.LittleEndian.AppendUint64(b, uint64(h.params[i]))
 	}
@@ -82,6 +86,7 @@ func (h *header) decode(p []byte) ([]byte, error) {
 	h.root = binary.LittleEndian.Uint32(p[12:])
 	h.size = binary.LittleEndian.Uint64(p[16:])
 	h.trace = binary.LittleEndian.Uint64(p[24:])
+	h.prio = int32(binary.LittleEndian.Uint32(p[32:]))
 	p = p[fixedLen:]
 	if int(h.nparams) > rt.MaxParams || len(p) < 8*int(h.nparams) {
 		return nil, malformed(ErrOutsideSpace, "%d parameters in a message of %d bytes", h.nparams, len(p)+fixedLen)
