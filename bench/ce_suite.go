@@ -72,23 +72,7 @@ func runCE(cfg *Config) ([]Row, error) {
 	}
 	defer ce.CloseAll(context.Background(), es...)
 	for _, path := range []cetest.Path{cetest.Direct, cetest.ShiftedInline, cetest.Shifted} {
-		s, err := cfg.Measure(func() (time.Duration, error) {
-			var el [2]time.Duration
-			var errs [2]error
-			done := make(chan int)
-			for i := range 2 {
-				go func() {
-					el[i], errs[i] = pps[i].Run(context.Background(), path, 8, trips, false)
-					done <- i
-				}()
-			}
-			<-done
-			<-done
-			if errs[0] != nil {
-				return 0, errs[0]
-			}
-			return el[0], errs[1]
-		})
+		s, err := measurePingPong(cfg, pps, path, 8, trips, false)
 		if err != nil {
 			return rows, fmt.Errorf("pingpong %v: %w", path, err)
 		}
@@ -97,6 +81,28 @@ func runCE(cfg *Config) ([]Row, error) {
 	s, _ = cfg.Measure(func() (time.Duration, error) { return chanPingPong(trips), nil })
 	row("pingpong 8B", "chan", float64(2*trips), "ns/half-rt", s)
 	return rows, nil
+}
+
+// measurePingPong measures n round trips of size bytes on path between the two ranks of pps
+// (AMs, or Puts when put); the time is rank 0's.
+func measurePingPong(cfg *Config, pps []*cetest.PingPong, path cetest.Path, size, n int, put bool) (Stats, error) {
+	return cfg.Measure(func() (time.Duration, error) {
+		var el [2]time.Duration
+		var errs [2]error
+		done := make(chan int)
+		for i := range 2 {
+			go func() {
+				el[i], errs[i] = pps[i].Run(context.Background(), path, size, n, put)
+				done <- i
+			}()
+		}
+		<-done
+		<-done
+		if errs[0] != nil {
+			return 0, errs[0]
+		}
+		return el[0], errs[1]
+	})
 }
 
 // amRate times k one-way AMs between two fresh in-process ranks.

@@ -58,23 +58,7 @@ func runDist(cfg *Config) ([]Row, error) {
 			}
 		}
 		defer ce.CloseAll(context.Background(), es...)
-		return cfg.Measure(func() (time.Duration, error) {
-			var el [2]time.Duration
-			var errs [2]error
-			done := make(chan int)
-			for i := range 2 {
-				go func() {
-					el[i], errs[i] = pps[i].Run(context.Background(), cetest.Direct, size, n, put)
-					done <- i
-				}()
-			}
-			<-done
-			<-done
-			if errs[0] != nil {
-				return 0, errs[0]
-			}
-			return el[0], errs[1]
-		})
+		return measurePingPong(cfg, pps, cetest.Direct, size, n, put)
 	}
 	s, err := ceHalfRT(8, false, hops/2)
 	if err != nil {
