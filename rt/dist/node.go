@@ -98,6 +98,7 @@ type Node struct {
 
 	trc      atomic.Pointer[tracing] // nil without a trace
 	reported atomic.Bool             // a failure found here was reported to the other ranks
+	spare    spare
 	watchers sync.WaitGroup
 	stats    counters
 }
@@ -141,6 +142,7 @@ type counters struct {
 	eager, gets                       atomic.Int64 // data copies sent, by path
 	eagerBytes, getBytes              atomic.Int64
 	received, fetched                 atomic.Int64
+	spared                            atomic.Int64
 }
 
 // Stats counts what a Node did.
@@ -154,6 +156,7 @@ type Stats struct {
 	GetBytes    int64
 	Received    int64 // activations and write-backs handled
 	Fetched     int64 // Gets this rank completed
+	Spared      int64 // messages left to the spare sender (no buffer for a caller that may not wait)
 }
 
 // Stats returns the Node's counters.
@@ -161,7 +164,7 @@ func (n *Node) Stats() Stats {
 	s := &n.stats
 	return Stats{Activations: s.activations.Load(), WriteBacks: s.writeBacks.Load(), Forwards: s.forwards.Load(),
 		Eager: s.eager.Load(), Gets: s.gets.Load(), EagerBytes: s.eagerBytes.Load(), GetBytes: s.getBytes.Load(),
-		Received: s.received.Load(), Fetched: s.fetched.Load()}
+		Received: s.received.Load(), Fetched: s.fetched.Load(), Spared: s.spared.Load()}
 }
 
 // New returns the Node of the rank that e runs. e must be started (its rank, size and
@@ -196,6 +199,8 @@ func New(e *ce.Engine, opts ...Option) (*Node, error) {
 	if n.other, err = e.Attach(ce.RoleOther, "dist"); err != nil {
 		return nil, err
 	}
+	n.spare.wake, n.spare.done = make(chan struct{}, 1), make(chan struct{})
+	n.spare.ctx, n.spare.cancel = context.WithCancel(context.Background())
 	if err := e.RegisterTag(ce.TagActivate, maxLen, n.onActivate); err != nil {
 		return nil, err
 	}
@@ -205,6 +210,7 @@ func New(e *ce.Engine, opts ...Option) (*Node, error) {
 	if err := e.RegisterTag(ce.TagTermination, 4096, n.onTermination); err != nil {
 		return nil, err
 	}
+	go n.spare.run(n)
 	return n, nil
 }
 
@@ -467,6 +473,8 @@ func (n *Node) Close() error {
 		}
 	}
 	n.watchers.Wait()
+	n.spare.cancel()
+	<-n.spare.done
 	return errors.Join(n.Errors()...)
 }
 

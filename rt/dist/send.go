@@ -2,8 +2,10 @@ package dist
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/ce"
@@ -214,16 +216,33 @@ func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, c
 		n.stats.eagerBytes.Add(int64(len(body)))
 	}
 	hl := len(h.encode(make([]byte, 0, maxHeaderLen(len(h.tree)))))
-	m, err := c.NewMsg(context.Background(), hl+len(body))
+	size := hl + len(body)
+	fill := func(b []byte) { copy(b[len(h.encode(b[:0])):], body) }
+	m, err := c.NewMsg(context.Background(), size)
+	if errors.Is(err, ce.ErrNoBuffers) {
+		// Device managers and the comm goroutine never wait for message buffers: the bytes
+		// go to the spare sender, which waits for them instead.
+		p := make([]byte, size)
+		fill(p)
+		tp.AddActions(1)
+		n.stats.spared.Add(1)
+		n.spare.push(spareSend{st: st, rank: rank, token: token, payload: p, tp: h.tp})
+		return nil
+	}
 	if err != nil {
 		n.cancelPending(token)
 		return err
 	}
-	b := h.encode(m.Bytes()[:0])
-	copy(m.Bytes()[len(b):], body)
-	m.SetTaskpool(ce.TaskpoolID(h.tp + 1))
+	fill(m.Bytes())
 	tp.AddActions(1)
-	err = c.SendAM(ce.Rank(rank), ce.TagActivate, m, func(_ *ce.Caller, err error) {
+	return n.post(c, st, rank, token, m, h.tp)
+}
+
+// post sends m (holding one action of st's taskpool, given back when the send completes).
+func (n *Node) post(c *ce.Caller, st *tpState, rank int, token uint64, m *ce.Msg, id uint32) error {
+	tp := st.tp
+	m.SetTaskpool(ce.TaskpoolID(id + 1))
+	err := c.SendAM(ce.Rank(rank), ce.TagActivate, m, func(_ *ce.Caller, err error) {
 		if err != nil {
 			n.fail(st, fmt.Errorf("dist: message to rank %d: %w", rank, err))
 			n.cancelPending(token)
@@ -235,6 +254,78 @@ func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, c
 		n.cancelPending(token)
 	}
 	return err
+}
+
+// spareSend is a message that a caller which may not wait for buffers left to the spare
+// sender.
+type spareSend struct {
+	st      *tpState
+	rank    int
+	token   uint64
+	payload []byte
+	tp      uint32
+}
+
+// spare is the Node's spare sender: one goroutine, started by New and stopped by Close, that
+// waits for message buffers on behalf of device managers and the comm goroutine.
+type spare struct {
+	mu     sync.Mutex
+	q      []spareSend
+	wake   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (s *spare) push(x spareSend) {
+	s.mu.Lock()
+	s.q = append(s.q, x)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run sends the queued messages through n.other until ctx ends; what is left then fails.
+func (s *spare) run(n *Node) {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		q := s.q
+		s.q = nil
+		s.mu.Unlock()
+		for i, x := range q {
+			m, err := n.other.NewMsg(s.ctx, len(x.payload))
+			if err != nil {
+				s.drop(n, q[i:], err)
+				return
+			}
+			copy(m.Bytes(), x.payload)
+			if err := n.post(n.other, x.st, x.rank, x.token, m, x.tp); err != nil {
+				n.fail(x.st, fmt.Errorf("dist: message to rank %d: %w", x.rank, err))
+			}
+		}
+		select {
+		case <-s.wake:
+		case <-s.ctx.Done():
+			s.mu.Lock()
+			q := s.q
+			s.q = nil
+			s.mu.Unlock()
+			s.drop(n, q, ErrClosed)
+			return
+		}
+	}
+}
+
+// drop fails the messages in q with err.
+func (s *spare) drop(n *Node, q []spareSend, err error) {
+	for _, x := range q {
+		n.fail(x.st, fmt.Errorf("dist: message to rank %d: %w", x.rank, err))
+		n.cancelPending(x.token)
+		x.st.tp.AddActions(-1)
+	}
 }
 
 // state returns the Node's record of tp.
