@@ -59,7 +59,9 @@
 // A completion on a worker sends through that worker's RoleWorker Caller; a completion of a
 // device incarnation runs in the device's manager and sends through a RoleDeviceManager
 // Caller, so the CE always shifts it to its comm goroutine: a device manager never calls
-// the transport. rt's pseudo-worker (other goroutines) uses RoleOther.
+// the transport. rt's pseudo-worker (other goroutines) uses RoleOther. Callers that may not
+// wait for message buffers (device managers, the comm goroutine) hand a message to the
+// Node's spare sender when the CE's buffer budget is spent, instead of failing.
 //
 // # Launching
 //
