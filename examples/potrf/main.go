@@ -64,7 +64,7 @@ func run(args []string, stdout io.Writer) error {
 	o := &opts{}
 	fs.IntVar(&o.n, "n", 4096, "matrix size")
 	fs.IntVar(&o.nb, "nb", 256, "tile size")
-	workers := fs.Int("workers", 0, "workers of this process (0: all cores), shared by in-process ranks")
+	workers := fs.Int("workers", 0, "workers of this process (0: all cores, shared by the ranks of this node)")
 	fs.StringVar(&o.sched, "sched", "lfq", "scheduler: lfq, ap (strict priority order) or gd")
 	fs.StringVar(&o.backend, "blas", "auto", "CPU tile kernels: auto, gonum or openblas")
 	fs.StringVar(&o.gpus, "gpus", "", "devices of each rank: none, sim:N, cuda or auto (default: $"+gpu.EnvDevices+", else auto)")

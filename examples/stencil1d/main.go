@@ -32,7 +32,7 @@ func run(args []string, stdout io.Writer) error {
 	n := fs.Int("n", 256, "vector length (a multiple of -bs)")
 	bs := fs.Int("bs", 32, "block size")
 	steps := fs.Int("t", 20, "iterations")
-	workers := fs.Int("workers", 0, "workers of this process (0: all cores), shared by in-process ranks")
+	workers := fs.Int("workers", 0, "workers of this process (0: all cores, shared by the ranks of this node)")
 	ranks := fs.Int("ranks", 0, "in-process ranks (0: one, or one per process under mpirun with -tags mpi)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -39,7 +39,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.IntVar(&s.n, "n", 512, "columns of B and C")
 	fs.IntVar(&s.k, "k", 512, "columns of A, rows of B")
 	fs.IntVar(&s.nb, "nb", 128, "tile size")
-	workers := fs.Int("workers", 0, "workers of this process (0: all cores), shared by in-process ranks")
+	workers := fs.Int("workers", 0, "workers of this process (0: all cores, shared by the ranks of this node)")
 	ranks := fs.Int("ranks", 0, "in-process ranks (0: one, or one per process under mpirun with -tags mpi)")
 	fs.IntVar(&s.p, "P", 1, "rows of the process grid (Q = ranks / P)")
 	tree := fs.String("bcast", "star", "broadcast of a tile to several ranks: star or binomial")

@@ -20,8 +20,9 @@ type Config struct {
 	// Ranks is the number of in-process ranks (a ce.World in this process). 0 means one rank,
 	// or, in a binary built with the mpi tag and started by mpirun, one rank per process.
 	Ranks int
-	// Workers is the number of workers of this process (0: GOMAXPROCS); in-process ranks
-	// share them, the first ranks taking the remainder.
+	// Workers is the number of workers of this process (0: GOMAXPROCS, or under MPI its
+	// share among the ranks on this node); in-process ranks share them, the first ranks
+	// taking the remainder.
 	Workers int
 	// Trace, when set, writes one Perfetto trace per rank (TracePath names them).
 	Trace string

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -44,7 +45,15 @@ func runMPI(ctx context.Context, cfg Config, t ce.Transport, fn func(context.Con
 	e := ce.New(t, opts...)
 	workers := cfg.Workers
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		// The cores are shared by the ranks that mpirun placed on this node.
+		local := 1
+		for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"} {
+			if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
+				local = n
+				break
+			}
+		}
+		workers = max(runtime.GOMAXPROCS(0)/local, 1)
 	}
 	err := runRank(ctx, cfg, e, &node, nil, workers, fn)
 	if err != nil {
