@@ -27,13 +27,14 @@ test-race:
 	$(GO) test -race -count=1 $(RACE_PKGS)
 	$(GO) test -race -count=1 -run 'Dist|Summa' ./examples/potrf ./examples/stencil1d ./examples/summa
 
-## test-mpi: the MPI transport, and potrf with its residual check, under mpirun with 2 and 4 ranks (build tag mpi, cgo, Open MPI).
+## test-mpi: the MPI transport and potrf (residual check) under mpirun with 2 and 4 ranks, summa with 3 (build tag mpi, cgo, Open MPI).
 test-mpi:
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -x JDF2GO_CE_MPI_LEVEL=funneled -np 2" ./rt/ce/mpi/
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -np 4" ./rt/ce/mpi/
-	@d=$$(mktemp -d) && $(GO) build -tags mpi -o $$d/potrf ./examples/potrf && \
+	@d=$$(mktemp -d) && $(GO) build -tags mpi -o $$d/potrf ./examples/potrf && $(GO) build -tags mpi -o $$d/summa ./examples/summa && \
 	for np in 2 4; do echo "mpirun -np $$np potrf -P 2"; \
-	$(MPIRUN) -np $$np $$d/potrf -P 2 -n 768 -nb 96 -workers 1 -trace "" -verify=false || { rm -rf $$d; exit 1; }; done; rm -rf $$d
+	$(MPIRUN) -np $$np $$d/potrf -P 2 -n 768 -nb 96 -workers 1 -trace "" -verify=false || { rm -rf $$d; exit 1; }; done; \
+	echo "mpirun -np 3 summa -P 1"; $(MPIRUN) -np 3 $$d/summa -P 1 -m 200 -n 150 -k 100 -nb 32 -workers 1 || { rm -rf $$d; exit 1; }; rm -rf $$d
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \

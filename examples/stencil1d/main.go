@@ -42,8 +42,8 @@ func run(args []string, stdout io.Writer) error {
 	}
 	x := initial(*n)
 	got, err := stencil(x, *bs, *steps, dist.Config{Ranks: *ranks, Workers: *workers})
-	if err != nil {
-		return err
+	if err != nil || got == nil {
+		return err // got is nil in an MPI process other than rank 0's, which checks and prints
 	}
 	diff := maxDiff(got, reference(x, *steps))
 	fmt.Fprintf(stdout, "%d iterations over %d blocks of %d: max difference to the sequential result %.3g\n",
@@ -66,9 +66,11 @@ func initial(n int) []float64 {
 }
 
 // stencil runs the program on a copy of x cut into blocks of bs, on the ranks of cfg (the
-// blocks dealt cyclically), and returns the result gathered from every rank.
+// blocks dealt cyclically), and returns the result gathered from every rank (nil in an MPI
+// process other than rank 0's).
 func stencil(x []float64, bs, steps int, cfg dist.Config) ([]float64, error) {
 	out := make([]float64, len(x))
+	root := false
 	err := dist.Run(context.Background(), cfg, func(ctx context.Context, j *dist.Job) error {
 		data, err := rt.NewVector(len(x), bs, j.Size, j.Rank)
 		if err != nil {
@@ -95,10 +97,13 @@ func stencil(x []float64, bs, steps int, cfg dist.Config) ([]float64, error) {
 		}
 		var dst []float64
 		if j.Rank == 0 {
-			dst = out
+			dst, root = out, true
 		}
 		return j.Node.GatherVector(ctx, data, 0, dst)
 	})
+	if !root {
+		out = nil
+	}
 	return out, err
 }
 
