@@ -27,6 +27,7 @@ type prog struct {
 	v        *rt.Vector
 	seen     *atomic.Int64 // C tasks that saw the right value
 	failAt   int           // P(failAt) fails when >= 0
+	gate     chan struct{} // when not nil, P waits for it (closed once every rank has added)
 }
 
 var classP, classC rt.TaskClass
@@ -69,6 +70,9 @@ func init() {
 			e.Data(0, 2, p.v, rt.Ix(0))
 		},
 		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
+			if g := pg(t.Taskpool()).gate; g != nil {
+				<-g
+			}
 			if t.Local(0) == pg(t.Taskpool()).failAt {
 				return errBody
 			}
@@ -115,6 +119,7 @@ type runCase struct {
 	failAt          int
 	stats           []dist.Stats // when not nil, each rank's Node counters after the run
 	ce              []ce.Option
+	gate            bool // no task runs before every rank has added the taskpool
 }
 
 // runProg runs the program on c.ranks in-process ranks and checks the result.
@@ -122,7 +127,11 @@ func runProg(t *testing.T, c runCase, hook func(j *dist.Job, tp *rt.Taskpool)) e
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var seen atomic.Int64
+	var seen, added atomic.Int64
+	var gate chan struct{}
+	if c.gate {
+		gate = make(chan struct{})
+	}
 	err := dist.Run(ctx, dist.Config{Ranks: c.ranks, Workers: c.ranks, Dist: c.opts, CE: append([]ce.Option{ce.Debug(true)}, c.ce...)},
 		func(ctx context.Context, j *dist.Job) error {
 			v, err := rt.NewVector(max(c.n, c.j)*c.nb, c.nb, j.Size, j.Rank)
@@ -134,10 +143,13 @@ func runProg(t *testing.T, c runCase, hook func(j *dist.Job, tp *rt.Taskpool)) e
 					b[i] = float64(i)
 				}
 			}
-			p := &prog{n: c.n, j: c.j, nb: c.nb, v: v, seen: &seen, failAt: c.failAt}
+			p := &prog{n: c.n, j: c.j, nb: c.nb, v: v, seen: &seen, failAt: c.failAt, gate: gate}
 			tp := rt.NewTaskpool("prog", p, &classP, &classC)
 			if err := j.Add(tp); err != nil {
 				return err
+			}
+			if added.Add(1) == int64(c.ranks) && gate != nil {
+				close(gate)
 			}
 			if hook != nil {
 				hook(j, tp)
@@ -338,12 +350,13 @@ func TestRankFailsBeforeAdd(t *testing.T) {
 	}
 }
 
-// TestSpareSender: with a message budget smaller than the messages in flight, the comm
-// goroutine (forwarding down a binomial tree), which may not wait for buffers, hands its
-// messages to the spare sender; the broadcast still completes.
+// TestSpareSender: with a message budget of one message, the comm goroutine forwarding to
+// its two children in a binomial tree (rank 1), which may not wait for buffers, hands the
+// second message to the spare sender; the broadcast still completes. The gate makes the
+// forwarding happen in a handler, not in Add's replay of an early arrival.
 func TestSpareSender(t *testing.T) {
 	stats := make([]dist.Stats, 8)
-	rc := runCase{ranks: 8, n: 1, j: 64, nb: 64, failAt: -1, stats: stats,
+	rc := runCase{ranks: 8, n: 1, j: 64, nb: 64, failAt: -1, stats: stats, gate: true,
 		opts: []dist.Option{dist.Broadcast(dist.Binomial), dist.Eager(1024)}, ce: []ce.Option{ce.Budget(1200)}}
 	if err := runProg(t, rc, nil); err != nil {
 		t.Fatal(err)
