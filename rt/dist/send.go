@@ -215,8 +215,7 @@ func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, c
 		n.stats.eager.Add(1)
 		n.stats.eagerBytes.Add(int64(len(body)))
 	}
-	hl := len(h.encode(make([]byte, 0, maxHeaderLen(len(h.tree)))))
-	size := hl + len(body)
+	size := h.len() + len(body)
 	fill := func(b []byte) { copy(b[len(h.encode(b[:0])):], body) }
 	m, err := c.NewMsg(context.Background(), size)
 	if errors.Is(err, ce.ErrNoBuffers) {

@@ -51,6 +51,15 @@ func maxHeaderLen(size int) int {
 	return fixedLen + 8*rt.MaxParams + ce.RemoteKeySize + 8 + 2 + 4*size
 }
 
+// len is the encoded length of h.
+func (h *header) len() int {
+	n := fixedLen + 8*int(h.nparams) + 2 + 4*len(h.tree)
+	if h.data == dataGet {
+		n += ce.RemoteKeySize + 8
+	}
+	return n
+}
+
 func (h *header) encode(b []byte) []byte {
 	b = append(b, h.kind, h.flow, 0, 0, 0, 0, 0, 0, h.nparams, h.data, h.typ, 0)
 	binary.LittleEndian.PutUint16(b[2:], h.class)
