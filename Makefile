@@ -10,7 +10,7 @@ NOTE_CITATIONS = (jdf-language|gpu-manager|ARCHITECTURE|STYLE|benchmarks|dist)\.
 # manager test that drives rt/gpu through its harness).
 RACE_PKGS = ./rt/... ./bench/internal/gpubench
 
-.PHONY: gpu-pack all build test test-unit test-race test-cpu1 test-mpi lint fuzz bench demo generate check-generate clean soak
+.PHONY: gpu-pack dist-pack all build test test-unit test-race test-cpu1 test-mpi lint fuzz bench demo generate check-generate clean soak
 
 all: build
 
@@ -27,21 +27,26 @@ test-unit:
 
 test-race:
 	$(GO) test -race -count=1 $(RACE_PKGS)
+	$(GO) test -race -count=1 -run 'Dist|Summa' ./examples/potrf ./examples/stencil1d ./examples/summa
 
 ## test-cpu1: the runtime's tests once more at GOMAXPROCS 1 (-short skips the slow ones).
 test-cpu1:
 	$(GO) test -short -cpu 1 -count=1 ./rt/...
 
-## test-mpi: the MPI transport under mpirun with 2 and 4 ranks (build tag mpi, cgo, Open MPI).
+## test-mpi: the MPI transport and potrf (residual check) under mpirun with 2 and 4 ranks, summa with 3 (build tag mpi, cgo, Open MPI).
 test-mpi:
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -x JDF2GO_CE_MPI_LEVEL=funneled -np 2" ./rt/ce/mpi/
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -np 4" ./rt/ce/mpi/
+	@d=$$(mktemp -d) && $(GO) build -tags mpi -o $$d/potrf ./examples/potrf && $(GO) build -tags mpi -o $$d/summa ./examples/summa && \
+	for np in 2 4; do echo "mpirun -np $$np potrf -P 2"; \
+	$(MPIRUN) -np $$np $$d/potrf -P 2 -n 768 -nb 96 -workers 1 -trace "" -verify=false || { rm -rf $$d; exit 1; }; done; \
+	echo "mpirun -np 3 summa -P 1"; $(MPIRUN) -np 3 $$d/summa -P 1 -m 200 -n 150 -k 100 -nb 32 -workers 1 || { rm -rf $$d; exit 1; }; rm -rf $$d
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
 	if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./examples/pingpong; fi
+	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./rt/dist ./examples/pingpong ./examples/potrf; fi
 	@out=$$($(GO) run ./cmd/jdf2go fmt -l examples/*.jdf); \
 	if [ -n "$$out" ]; then echo "jdf2go fmt -l lists (run jdf2go fmt -w, then make generate):"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
@@ -94,6 +99,14 @@ gpu-pack:
 	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_bench_internal_cudabench.test ./bench/internal/cudabench
 	CGO_ENABLED=0 $(GO) build -o .gpu/potrf ./examples/potrf
 	CGO_ENABLED=0 $(GO) build -o .gpu/batch_gemm ./examples/batch_gemm
+
+## dist-pack: binaries for bench/dist_device.sh on a machine without Go (the MPI ones need cgo and Open MPI here and there).
+dist-pack:
+	mkdir -p .gpu
+	CGO_ENABLED=0 $(GO) build -o .gpu/potrf ./examples/potrf
+	$(GO) build -tags mpi -o .gpu/potrf-mpi ./examples/potrf
+	$(GO) build -tags mpi -o .gpu/pingpong-mpi ./examples/pingpong
+	cp bench/dist_device.sh .gpu/
 
 clean:
 	rm -rf bin .gpu bench/results.json

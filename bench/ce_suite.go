@@ -74,27 +74,8 @@ func runCE(cfg *Config) ([]Row, error) {
 		}
 	}
 	defer ce.CloseAll(context.Background(), es...)
-	pingPong := func(path cetest.Path, size, n int, put bool) (Stats, error) {
-		return cfg.Measure(func() (time.Duration, error) {
-			var el [2]time.Duration
-			var errs [2]error
-			done := make(chan int)
-			for i := range 2 {
-				go func() {
-					el[i], errs[i] = pps[i].Run(context.Background(), path, size, n, put)
-					done <- i
-				}()
-			}
-			<-done
-			<-done
-			if errs[0] != nil {
-				return 0, errs[0]
-			}
-			return el[0], errs[1]
-		})
-	}
 	for _, path := range []cetest.Path{cetest.Direct, cetest.ShiftedInline, cetest.Shifted} {
-		s, err := pingPong(path, 8, trips, false)
+		s, err := measurePingPong(cfg, pps, path, 8, trips, false)
 		if err != nil {
 			return rows, fmt.Errorf("pingpong %v: %w", path, err)
 		}
@@ -109,7 +90,7 @@ func runCE(cfg *Config) ([]Row, error) {
 	}
 	for _, size := range []int{8, 256, 4096, ceMaxAM} {
 		for _, path := range []cetest.Path{cetest.Direct, cetest.Shifted} {
-			s, err := pingPong(path, size, latTrips, false)
+			s, err := measurePingPong(cfg, pps, path, size, latTrips, false)
 			if err != nil {
 				return rows, fmt.Errorf("latency %dB %v: %w", size, path, err)
 			}
@@ -118,7 +99,7 @@ func runCE(cfg *Config) ([]Row, error) {
 	}
 	for _, size := range []int{4 << 10, 64 << 10, 1 << 20, 4 << 20} {
 		for _, path := range []cetest.Path{cetest.Direct, cetest.Shifted} {
-			s, err := pingPong(path, size, bwTrips, true)
+			s, err := measurePingPong(cfg, pps, path, size, bwTrips, true)
 			if err != nil {
 				return rows, fmt.Errorf("bandwidth %dB %v: %w", size, path, err)
 			}
@@ -127,6 +108,28 @@ func runCE(cfg *Config) ([]Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// measurePingPong measures n round trips of size bytes on path between the two ranks of pps
+// (AMs, or Puts when put); the time is rank 0's.
+func measurePingPong(cfg *Config, pps []*cetest.PingPong, path cetest.Path, size, n int, put bool) (Stats, error) {
+	return cfg.Measure(func() (time.Duration, error) {
+		var el [2]time.Duration
+		var errs [2]error
+		done := make(chan int)
+		for i := range 2 {
+			go func() {
+				el[i], errs[i] = pps[i].Run(context.Background(), path, size, n, put)
+				done <- i
+			}()
+		}
+		<-done
+		<-done
+		if errs[0] != nil {
+			return 0, errs[0]
+		}
+		return el[0], errs[1]
+	})
 }
 
 // amRate times k one-way AMs between two fresh in-process ranks.

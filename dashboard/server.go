@@ -316,24 +316,35 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	for {
+	// send writes the snapshots published after last; false when the client went away.
+	send := func() (<-chan struct{}, bool) {
 		hist, seqs, changed := s.since(last)
 		for i, b := range hist {
 			if _, err := fmt.Fprintf(w, "id: %d\nevent: snapshot\ndata: %s\n\n", seqs[i], b); err != nil {
-				return
+				return nil, false
 			}
 			last = seqs[i]
 		}
 		if len(hist) > 0 {
 			fl.Flush()
 		}
+		return changed, true
+	}
+	for {
+		changed, ok := send()
+		if !ok {
+			return
+		}
 		select {
 		case <-changed:
 		case <-r.Context().Done():
 			return
 		case <-s.done:
-			fmt.Fprint(w, "event: end\ndata: {}\n\n")
-			fl.Flush()
+			// Close comes after the last Publish: the page gets it before the end.
+			if _, ok := send(); ok {
+				fmt.Fprint(w, "event: end\ndata: {}\n\n")
+				fl.Flush()
+			}
 			return
 		}
 	}

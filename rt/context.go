@@ -227,7 +227,8 @@ func (c *Context) Add(tp *Taskpool) error {
 	tp.id = c.nextTP
 	c.nextTP++
 	c.mu.Unlock()
-	tp.pending.Store(tp.total + 1) // the extra one is held until startup tasks are queued
+	// Add, not Store: actions added before Add (Taskpool.AddActions) keep holding it.
+	tp.pending.Add(tp.total + 1) // the extra one is held until startup tasks are queued
 	c.extMu.Lock()
 	for i := range tp.cs {
 		cs := &tp.cs[i]

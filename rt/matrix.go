@@ -6,7 +6,8 @@ import (
 )
 
 // TiledMatrix is a dense M×N float64 matrix cut into MB×NB tiles, distributed 2-D
-// block-cyclically over a P×Q grid of ranks (rank = (i mod P)·Q + (j mod Q) for tile (i, j)).
+// block-cyclically over a P×Q grid of ranks, in supertiles of KP×KQ tiles (DPLASMA's
+// repetition): tile (i, j) lives on rank ((i/KP) mod P)·Q + (j/KQ) mod Q.
 // Each tile is column-major with leading dimension MB, full size even at the ragged edges
 // (TileRows/TileCols give the used part). Only the tiles of this rank are stored. Indices are
 // tile coordinates (i, j). A TiledMatrix is safe for concurrent use by tasks that respect the
@@ -16,6 +17,7 @@ type TiledMatrix struct {
 	MB, NB int // tile size
 	MT, NT int // tiles per column and per row
 	P, Q   int // process grid
+	KP, KQ int // supertile: consecutive tiles per rank along rows and columns (1: plain cyclic)
 	Rank   int // this rank
 
 	tiles []*Data // MT*NT, column-major by tile; nil for remote tiles
@@ -51,12 +53,24 @@ func allocOrMake(alloc Alloc, elems int) ([]float64, error) {
 // heap), one call per local tile of MB·NB elements. It fails with alloc's error, naming
 // the tile.
 func NewTiledMatrixAlloc(m, n, mb, nb, p, q, rank int, alloc Alloc) (*TiledMatrix, error) {
-	if m < 0 || n < 0 || mb < 1 || nb < 1 || p < 1 || q < 1 || rank < 0 || rank >= p*q {
+	return NewTiledMatrixGrid(m, n, mb, nb, Grid{P: p, Q: q, KP: 1, KQ: 1}, rank, alloc)
+}
+
+// Grid is a 2-D block-cyclic distribution: a P×Q grid of ranks (rank r at row r/Q, column
+// r mod Q) dealt supertiles of KP×KQ tiles. P·Q may be below the number of ranks of a job
+// (the ranks above own nothing).
+type Grid struct{ P, Q, KP, KQ int }
+
+// NewTiledMatrixGrid is NewTiledMatrixAlloc with a supertiled grid g (KP, KQ of 0 mean 1).
+func NewTiledMatrixGrid(m, n, mb, nb int, g Grid, rank int, alloc Alloc) (*TiledMatrix, error) {
+	g.KP, g.KQ = max(g.KP, 1), max(g.KQ, 1)
+	p, q := g.P, g.Q
+	if m < 0 || n < 0 || mb < 1 || nb < 1 || p < 1 || q < 1 || rank < 0 {
 		return nil, fmt.Errorf("%w: NewTiledMatrix(m=%d, n=%d, mb=%d, nb=%d, p=%d, q=%d, rank=%d)",
 			ErrBadOption, m, n, mb, nb, p, q, rank)
 	}
 	a := &TiledMatrix{M: m, N: n, MB: mb, NB: nb, MT: (m + mb - 1) / mb, NT: (n + nb - 1) / nb,
-		P: p, Q: q, Rank: rank}
+		P: p, Q: q, KP: g.KP, KQ: g.KQ, Rank: rank}
 	a.tiles = make([]*Data, a.MT*a.NT)
 	for j := 0; j < a.NT; j++ {
 		for i := 0; i < a.MT; i++ {
@@ -73,7 +87,7 @@ func NewTiledMatrixAlloc(m, n, mb, nb, p, q, rank int, alloc Alloc) (*TiledMatri
 	return a, nil
 }
 
-func (a *TiledMatrix) rankOf(i, j int) int { return (i%a.P)*a.Q + j%a.Q }
+func (a *TiledMatrix) rankOf(i, j int) int { return ((i/a.KP)%a.P)*a.Q + (j/a.KQ)%a.Q }
 
 // RankOf returns the rank owning tile (ix.I[0], ix.I[1]).
 func (a *TiledMatrix) RankOf(ix Index) int { return a.rankOf(ix.I[0], ix.I[1]) }

@@ -2,8 +2,8 @@ package rt
 
 import "fmt"
 
-// Remote carries dependencies between ranks; rt/ce implements it and registers it with
-// WithRemote. Without one, a dependency that crosses ranks fails the taskpool.
+// Remote carries dependencies between ranks; rt/dist implements it over rt/ce and registers
+// it with WithRemote. Without one, a dependency that crosses ranks fails the taskpool.
 //
 // rt calls Activate when task src, completing on worker w, releases flow of src to flow
 // peerFlow of the instance of peer whose locals are in l and whose affinity places it on rank;
@@ -70,7 +70,8 @@ func (tp *Taskpool) Deliver(peer *TaskClass, peerFlow int, l *Locals, c *Copy) e
 
 // AddActions adds delta to the runtime actions (communications in flight) that keep the
 // taskpool from finishing: +1 when one starts, -1 when it ends. Counted termination then
-// waits for both the local tasks and the actions.
+// waits for both the local tasks and the actions. Actions added before Context.Add hold the
+// taskpool from its start (a remote layer expecting arrivals that no local task waits for).
 func (tp *Taskpool) AddActions(delta int) {
 	tp.actions.Add(int64(delta))
 	tp.countDone(-int64(delta))

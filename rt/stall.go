@@ -80,8 +80,10 @@ func (w *Worker) sleep() bool {
 			return false
 		case <-fire:
 			fire = nil
-			c.checkStall(snap)
-			snap = nil // a parked worker must not keep the taskpools alive
+			if snap = c.checkStall(snap); snap != nil {
+				timer.Reset(c.cfg.stall)
+				fire = timer.C
+			}
 		}
 	}
 }
@@ -106,18 +108,34 @@ func (c *Context) stallCandidates(parks uint64) *stallSnap {
 	return s
 }
 
-// checkStall fails the taskpools of s that have not moved since s was taken.
-func (c *Context) checkStall(s *stallSnap) {
+// checkStall fails the taskpools of s that have not moved since s was taken. A taskpool
+// whose pending count moved while every worker stayed parked was changed from outside the
+// workers (the goroutine in Context.Add releasing its hold late): checkStall returns a new
+// snapshot of those, to be checked after another StallTimeout, and nil when there are none
+// (a parked worker must not keep the taskpools alive).
+func (c *Context) checkStall(s *stallSnap) *stallSnap {
 	if c.parks.Load() != s.parks || c.nidle.Load() != int32(len(c.workers)) || c.away.Load() != 0 {
-		return
+		return nil
 	}
+	var again *stallSnap
 	for i, tp := range s.tps {
-		if tp.pending.Load() == s.left[i] && tp.actions.Load() == 0 && !tp.failed.Load() {
-			err := tp.stallError(s.left[i])
+		if tp.actions.Load() != 0 || tp.failed.Load() {
+			continue
+		}
+		switch n := tp.pending.Load(); {
+		case n == s.left[i]:
+			err := tp.stallError(n)
 			c.log.Error("rt: taskpool stalled", "taskpool", tp.name, "err", err)
 			tp.fail(err)
+		case n > 0:
+			if again == nil {
+				again = &stallSnap{parks: s.parks}
+			}
+			again.tps = append(again.tps, tp)
+			again.left = append(again.left, n)
 		}
 	}
+	return again
 }
 
 // stallError describes a stalled taskpool: the tasks left, and up to maxStalledNamed tasks

@@ -46,8 +46,9 @@ func VerifyCollection(c Collection, dims int, wrap error) error {
 		if dims != 2 {
 			return bad("is a TiledMatrix (2 indices) but the program uses %d", dims)
 		}
-		if c.P < 1 || c.Q < 1 || c.Rank < 0 || c.Rank >= c.P*c.Q {
-			return bad("process grid %dx%d does not contain rank %d", c.P, c.Q, c.Rank)
+		// A rank beyond the grid is allowed: it owns no tile (uneven jobs).
+		if c.P < 1 || c.Q < 1 || c.KP < 1 || c.KQ < 1 || c.Rank < 0 {
+			return bad("process grid %dx%d (supertiles %dx%d) with rank %d is invalid", c.P, c.Q, c.KP, c.KQ, c.Rank)
 		}
 		if c.MB < 1 || c.NB < 1 || c.MT != (c.M+c.MB-1)/c.MB || c.NT != (c.N+c.NB-1)/c.NB {
 			return bad("%dx%d matrix in %dx%d tiles of %dx%d is inconsistent", c.M, c.N, c.MT, c.NT, c.MB, c.NB)

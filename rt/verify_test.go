@@ -310,7 +310,7 @@ func TestVerifyCollection(t *testing.T) {
 	v, _ := rt.NewVector(8, 4, 1, 0)
 	var nilVec *rt.Vector
 	grid := *m
-	grid.Rank = 1
+	grid.Rank = -1
 	tiles := *m
 	tiles.MT = 3
 	ranks := *v
@@ -328,7 +328,7 @@ func TestVerifyCollection(t *testing.T) {
 		{"nil", nil, 1, "is nil: P: bad argument"},
 		{"nil pointer", nilVec, 1, "is a nil *rt.Vector: P: bad argument"},
 		{"matrix dims", m, 1, "is a TiledMatrix (2 indices) but the program uses 1: P: bad argument"},
-		{"grid", &grid, 2, "process grid 1x1 does not contain rank 1: P: bad argument"},
+		{"grid", &grid, 2, "process grid 1x1 (supertiles 1x1) with rank -1 is invalid: P: bad argument"},
 		{"tiles", &tiles, 2, "8x8 matrix in 3x2 tiles of 4x4 is inconsistent: P: bad argument"},
 		{"vector dims", v, 2, "is a Vector (1 index) but the program uses 2: P: bad argument"},
 		{"ranks", &ranks, 1, "0 ranks do not contain rank 0: P: bad argument"},

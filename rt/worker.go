@@ -241,6 +241,10 @@ func (w *Worker) idle() *Task {
 		if !w.sleep() {
 			return nil
 		}
+		// The token may be stale: sent by a wakeOne that delisted w after w had found work on
+		// its own, and read only now, with w listed again. Left listed, w would be counted
+		// idle twice, and a later wakeOne would wake it instead of a parked worker.
+		w.unpark()
 		w.parked.Store(false)
 	}
 }

@@ -7,6 +7,8 @@
 //	go run ./examples/potrf -n 4096 -nb 256 -workers 2 -blas openblas
 //	JDF2GO_GPUS=sim:2 go run ./examples/potrf -n 2048
 //	./potrf -gpus cuda -n 32768 -nb 1024 -resident
+//	go run ./examples/potrf -ranks 4 -P 2 -n 2048            (4 in-process ranks, 2x2 grid)
+//	go build -tags mpi ./examples/potrf && mpirun --bind-to none -np 4 ./potrf -P 2
 //
 // It exits with an error when the residual is too large.
 // -blas picks the CPU tile kernels: auto (OpenBLAS when libopenblas.so.0 loads,
@@ -40,6 +42,7 @@ import (
 	"github.com/jdf2go/jdf2go/examples/potrf/cholesky"
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
+	"github.com/jdf2go/jdf2go/rt/dist"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
 	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
@@ -55,30 +58,71 @@ func main() {
 // maxResidual is the accuracy the factorisation must reach.
 const maxResidual = 1e-12
 
-func run(args []string, stdout io.Writer) (err error) {
+func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("potrf", flag.ContinueOnError)
-	n := fs.Int("n", 4096, "matrix size")
-	nb := fs.Int("nb", 256, "tile size")
-	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	o := &opts{}
+	fs.IntVar(&o.n, "n", 4096, "matrix size")
+	fs.IntVar(&o.nb, "nb", 256, "tile size")
+	workers := fs.Int("workers", 0, "workers of this process (0: all cores, shared by the ranks of this node)")
+	fs.StringVar(&o.sched, "sched", "lfq", "scheduler: lfq, ap (strict priority order) or gd")
 	fs.Func("dashboard", "serve a live dashboard of the run on `ADDR` (localhost:8080; same as $JDF2GO_DASHBOARD)", func(a string) error { return os.Setenv("JDF2GO_DASHBOARD", a) })
-	sched := fs.String("sched", "lfq", "scheduler: lfq, ap (strict priority order) or gd")
-	backend := fs.String("blas", "auto", "CPU tile kernels: auto, gonum or openblas")
-	gpus := fs.String("gpus", "", "devices: none, sim:N, cuda or auto (default: $"+gpu.EnvDevices+", else auto)")
-	resident := fs.Bool("resident", false, "stage the tiles on the devices before the timed factorisation")
-	share := fs.Bool("share", true, "share the tasks between the CPU workers and the devices by estimated time (false: the devices take every task)")
-	huge := fs.Bool("hugepages", false, "without CUDA, keep the tiles in huge-page memory (rt.HugePagePool) instead of the Go heap")
-	trace := fs.String("trace", filepath.Join(os.TempDir(), "jdf2go-potrf-trace.json"), "Perfetto trace file (empty: none)")
-	verify := fs.Bool("verify", true, "check the task graph (Verify) before running it")
-	check := fs.Bool("check", true, "check the residual after the factorisation")
-	seed := fs.Uint64("seed", 1, "seed of the random matrix")
+	fs.StringVar(&o.backend, "blas", "auto", "CPU tile kernels: auto, gonum or openblas")
+	fs.StringVar(&o.gpus, "gpus", "", "devices of each rank: none, sim:N, cuda or auto (default: $"+gpu.EnvDevices+", else auto)")
+	fs.BoolVar(&o.resident, "resident", false, "stage the tiles on the devices before the timed factorisation")
+	fs.BoolVar(&o.share, "share", true, "share the tasks between the CPU workers and the devices by estimated time (false: the devices take every task)")
+	fs.BoolVar(&o.huge, "hugepages", false, "without CUDA, keep the tiles in huge-page memory (rt.HugePagePool) instead of the Go heap")
+	trace := fs.String("trace", filepath.Join(os.TempDir(), "jdf2go-potrf-trace.json"), "Perfetto trace file (empty: none; several ranks write one file each, trace.rankN.json)")
+	fs.BoolVar(&o.verify, "verify", true, "check the task graph (Verify) before running it")
+	fs.BoolVar(&o.check, "check", true, "check the residual after the factorisation")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random matrix")
+	ranks := fs.Int("ranks", 0, "in-process ranks (0: one, or one per process under mpirun with a binary built with -tags mpi)")
+	fs.IntVar(&o.grid.P, "P", 1, "rows of the process grid (Q = ranks / P; ranks beyond P×Q own no tile)")
+	fs.IntVar(&o.grid.KP, "kp", 1, "supertile rows: consecutive tile rows per grid row")
+	fs.IntVar(&o.grid.KQ, "kq", 1, "supertile columns: consecutive tile columns per grid column")
+	tree := fs.String("bcast", "star", "broadcast of a tile to several ranks: star or binomial")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	impl, err := blas.Select(*backend)
+	var dopts []dist.Option
+	switch *tree {
+	case "star":
+	case "binomial":
+		dopts = append(dopts, dist.Broadcast(dist.Binomial))
+	default:
+		return fmt.Errorf("-bcast %q: want star or binomial", *tree)
+	}
+	o.stdout = stdout
+	cfg := dist.Config{Ranks: *ranks, Workers: *workers, Trace: *trace, Dist: dopts}
+	if err := dist.Run(context.Background(), cfg, o.rank); err != nil {
+		return err
+	}
+	if *trace != "" {
+		fmt.Fprintf(stdout, "  trace: %s (open it in https://ui.perfetto.dev)\n", *trace)
+	}
+	return nil
+}
+
+// opts are the command's settings, the same on every rank.
+type opts struct {
+	n, nb                                int
+	sched, backend, gpus                 string
+	resident, share, huge, verify, check bool
+	seed                                 uint64
+	grid                                 rt.Grid
+	stdout                               io.Writer
+}
+
+// rank runs this rank's part of the factorisation; rank 0 prints.
+func (o *opts) rank(bg context.Context, j *dist.Job) (err error) {
+	stdout := o.stdout
+	if j.Rank != 0 {
+		stdout = io.Discard
+	}
+	impl, err := blas.Select(o.backend)
 	if err != nil {
 		return err
 	}
-	spec, err := gpu.ProgramSpec(*gpus)
+	spec, err := gpu.ProgramSpec(o.gpus)
 	if err != nil {
 		return err
 	}
@@ -109,28 +153,27 @@ func run(args []string, stdout io.Writer) (err error) {
 			return err
 		}
 		alloc, memory = pool.Float64s, "pinned"
-	case *huge:
+	case o.huge:
 		// CPU tile kernels miss the TLB less on huge pages (rt.HugePagePool).
 		hugePool = rt.NewHugePagePool(0)
 		alloc, memory = hugePool.Float64s, "huge pages"
 	}
-	p, err := cholesky.NewProblemAlloc(*n, *nb, *seed, alloc)
+	g := o.grid
+	if g.P < 1 || g.P > j.Size {
+		return fmt.Errorf("-P %d: want 1 .. %d (the number of ranks)", g.P, j.Size)
+	}
+	g.Q = j.Size / g.P
+	p, err := cholesky.NewProblemGrid(o.n, o.nb, o.seed, g, j.Rank, alloc)
 	if err != nil {
 		return err
 	}
-	if *verify {
+	if o.verify && j.Rank == 0 {
 		if err := cholesky.Verify(p.A, impl); err != nil {
 			return err
 		}
 	}
-	opts := []rt.Option{rt.Scheduler(*sched), rt.WithDevices(gpu.RTDevices(devs)...), rt.ShareWork(*share)}
-	if *workers > 0 {
-		opts = append(opts, rt.Workers(*workers))
-	}
-	if *trace != "" {
-		opts = append(opts, rt.WithTrace(*trace))
-	}
-	ctx, err := rt.New(opts...)
+	// The rank's Context comes from the launcher; devices are this rank's own.
+	ctx, err := j.Context(rt.Scheduler(o.sched), rt.WithDevices(gpu.RTDevices(devs)...), rt.ShareWork(o.share))
 	if err != nil {
 		return err
 	}
@@ -138,44 +181,60 @@ func run(args []string, stdout io.Writer) (err error) {
 		memory = "Go heap (no huge pages here)"
 	}
 	fmt.Fprintf(stdout, "potrf: N=%d NB=%d (%dx%d tiles, %s), %d workers, scheduler %s, BLAS %s, devices: %s\n",
-		*n, *nb, p.A.MT, p.A.NT, memory, ctx.Workers(), ctx.SchedulerName(), impl.Config(), gpu.Describe(devs))
-	if *resident && len(devs) > 0 {
+		o.n, o.nb, p.A.MT, p.A.NT, memory, ctx.Workers(), ctx.SchedulerName(), impl.Config(), gpu.Describe(devs))
+	if j.Size > 1 {
+		fmt.Fprintf(stdout, "  %d ranks (%s), grid %dx%d, supertiles %dx%d, %d workers per rank\n",
+			j.Size, j.Backend(), g.P, g.Q, max(g.KP, 1), max(g.KQ, 1), ctx.Workers())
+	}
+	if o.resident && len(devs) > 0 {
 		if err := stageTiles(p.A, devs); err != nil {
-			return errors.Join(err, ctx.Close())
+			return err
 		}
 	}
 	before := executed(devs)
-	start := time.Now()
-	err = cholesky.Factor(context.Background(), ctx, p.A, impl)
-	elapsed := time.Since(start)
-	if cerr := ctx.Close(); err == nil {
-		err = cerr
+	if err := j.Node.Barrier(bg); err != nil {
+		return err
 	}
+	start := time.Now()
+	err = cholesky.FactorOn(bg, j.Add, p.A, impl)
+	elapsed := time.Since(start)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "  factorisation: %v, %.1f GFLOP/s\n", elapsed.Round(time.Microsecond), p.Flops()/elapsed.Seconds()/1e9)
-	fmt.Fprintf(stdout, "  tasks: %s\n", shares(cholesky.Tasks(p.A.MT), devs, before))
+	if j.Size == 1 {
+		fmt.Fprintf(stdout, "  tasks: %s\n", shares(cholesky.Tasks(p.A.MT), devs, before))
+	} else {
+		st := j.Node.Stats()
+		fmt.Fprintf(stdout, "  rank 0 sent %d activations and %d write-backs: %d tiles inside messages, %d by Get\n",
+			st.Activations, st.WriteBacks, st.Eager, st.Gets)
+	}
 	if len(devs) > 1 {
 		fmt.Fprintf(stdout, "  device to device: %s\n", peerCopies(devs))
 	}
-	if *check {
+	if o.check {
 		for _, d := range devs {
 			if err := d.Close(); err != nil { // writes back what stayed on the device
 				return err
 			}
 		}
-		res, err := p.Residual(impl)
-		if err != nil {
+		var f []float64
+		if j.Rank == 0 {
+			f = make([]float64, o.n*o.n)
+		}
+		if err := j.Node.GatherDense(bg, p.A, 0, f, o.n); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "  ‖A − L·Lᵀ‖/‖A‖ = %.3g\n", res)
-		if !(res < maxResidual) {
-			return fmt.Errorf("residual %g is not below %g", res, maxResidual)
+		if j.Rank == 0 {
+			res, err := impl.PotrfResidual(blas.Lower, o.n, p.Dense, o.n, f, o.n)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "  ‖A − L·Lᵀ‖/‖A‖ = %.3g\n", res)
+			if !(res < maxResidual) {
+				return fmt.Errorf("residual %g is not below %g", res, maxResidual)
+			}
 		}
-	}
-	if *trace != "" {
-		fmt.Fprintf(stdout, "  trace: %s (open it in https://ui.perfetto.dev)\n", *trace)
 	}
 	return nil
 }

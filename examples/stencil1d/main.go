@@ -3,6 +3,7 @@
 // neighbouring blocks at every iteration.
 //
 //	go run ./examples/stencil1d -n 1024 -bs 64 -t 50
+//	go run ./examples/stencil1d -ranks 3    (blocks dealt cyclically over 3 in-process ranks)
 package main
 
 //go:generate go run github.com/jdf2go/jdf2go/cmd/jdf2go gen -o stencil1d_jdf.go ../stencil1d.jdf
@@ -16,6 +17,7 @@ import (
 	"os"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/dist"
 )
 
 func main() {
@@ -30,8 +32,9 @@ func run(args []string, stdout io.Writer) error {
 	n := fs.Int("n", 256, "vector length (a multiple of -bs)")
 	bs := fs.Int("bs", 32, "block size")
 	steps := fs.Int("t", 20, "iterations")
-	workers := fs.Int("workers", 0, "workers (0: all cores)")
+	workers := fs.Int("workers", 0, "workers of this process (0: all cores, shared by the ranks of this node)")
 	fs.Func("dashboard", "serve a live dashboard of the run on `ADDR` (localhost:8080; same as $JDF2GO_DASHBOARD)", func(a string) error { return os.Setenv("JDF2GO_DASHBOARD", a) })
+	ranks := fs.Int("ranks", 0, "in-process ranks (0: one, or one per process under mpirun with -tags mpi)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,9 +42,9 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("-n %d must be a positive multiple of -bs %d", *n, *bs)
 	}
 	x := initial(*n)
-	got, err := stencil(x, *bs, *steps, *workers)
-	if err != nil {
-		return err
+	got, err := stencil(x, *bs, *steps, dist.Config{Ranks: *ranks, Workers: *workers})
+	if err != nil || got == nil {
+		return err // got is nil in an MPI process other than rank 0's, which checks and prints
 	}
 	diff := maxDiff(got, reference(x, *steps))
 	fmt.Fprintf(stdout, "%d iterations over %d blocks of %d: max difference to the sequential result %.3g\n",
@@ -63,42 +66,45 @@ func initial(n int) []float64 {
 	return x
 }
 
-// stencil runs the program on a copy of x cut into blocks of bs and returns the result.
-func stencil(x []float64, bs, steps, workers int) ([]float64, error) {
-	var opts []rt.Option
-	if workers > 0 {
-		opts = append(opts, rt.Workers(workers))
+// stencil runs the program on a copy of x cut into blocks of bs, on the ranks of cfg (the
+// blocks dealt cyclically), and returns the result gathered from every rank (nil in an MPI
+// process other than rank 0's).
+func stencil(x []float64, bs, steps int, cfg dist.Config) ([]float64, error) {
+	out := make([]float64, len(x))
+	root := false
+	err := dist.Run(context.Background(), cfg, func(ctx context.Context, j *dist.Job) error {
+		data, err := rt.NewVector(len(x), bs, j.Size, j.Rank)
+		if err != nil {
+			return err
+		}
+		for k := 0; k < data.NT; k++ {
+			if b := data.Block(k); b != nil {
+				copy(b, x[k*bs:])
+			}
+		}
+		tp, err := NewStencil1D(steps, data)
+		if err != nil {
+			return err
+		}
+		if err := tp.Verify(); err != nil {
+			return err
+		}
+		if err := j.Add(tp.Taskpool); err != nil {
+			return err
+		}
+		if err := tp.Wait(ctx); err != nil {
+			return err
+		}
+		var dst []float64
+		if j.Rank == 0 {
+			dst, root = out, true
+		}
+		return j.Node.GatherVector(ctx, data, 0, dst)
+	})
+	if !root {
+		out = nil
 	}
-	ctx, err := rt.New(opts...)
-	if err != nil {
-		return nil, err
-	}
-	defer ctx.Close()
-	data, err := rt.NewVector(len(x), bs, 1, 0)
-	if err != nil {
-		return nil, err
-	}
-	for k := 0; k < data.NT; k++ {
-		copy(data.Block(k), x[k*bs:])
-	}
-	tp, err := NewStencil1D(steps, data)
-	if err != nil {
-		return nil, err
-	}
-	if err := tp.Verify(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Add(tp.Taskpool); err != nil {
-		return nil, err
-	}
-	if err := tp.Wait(context.Background()); err != nil {
-		return nil, err
-	}
-	out := make([]float64, 0, len(x))
-	for k := 0; k < data.NT; k++ {
-		out = append(out, data.Block(k)...)
-	}
-	return out, nil
+	return out, err
 }
 
 // reference is the sequential smoothing: each element becomes the mean of itself and its

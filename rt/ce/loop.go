@@ -144,9 +144,13 @@ func (e *Engine) poll() int {
 			e.barrierDone(ev.ID, e.closeErrFor(ev.Err))
 		case EventPeerLost:
 			if int(ev.Src) >= 0 && int(ev.Src) < len(e.peers) {
+				first := !e.peers[ev.Src].dead
 				e.peers[ev.Src].dead = true
 				e.peers[ev.Src].lost.Store(true)
 				e.failTransfers(ev.Src, fmt.Errorf("%w: rank %d", ErrPeerLost, ev.Src))
+				if first && e.cfg.onPeerLost != nil {
+					e.cfg.onPeerLost(ev.Src)
+				}
 			}
 		default:
 			e.report(fmt.Errorf("ce: transport reported unknown event kind %d", ev.Kind))

@@ -15,7 +15,9 @@ func (tr *Tracer) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	pids := map[string]int{}
 	var buf []byte
-	buf = append(buf, `{"displayTimeUnit":"ns","traceEvents":[`...)
+	buf = append(buf, `{"displayTimeUnit":"ns","jdf2goEpochNs":`...)
+	buf = strconv.AppendInt(buf, tr.start.UnixNano(), 10)
+	buf = append(buf, `,"traceEvents":[`...)
 	first := true
 	sep := func() {
 		if !first {
@@ -65,6 +67,15 @@ func (tr *Tracer) WriteJSON(w io.Writer) error {
 			}
 			buf = append(buf, `,"name":`...)
 			buf = appendJSONString(buf, displayName(names, e))
+			if e.Flow != 0 {
+				buf = append(buf, `,"bind_id":"0x`...)
+				buf = strconv.AppendUint(buf, e.Flow, 16)
+				if e.FlowIn {
+					buf = append(buf, `","flow_in":true`...)
+				} else {
+					buf = append(buf, `","flow_out":true`...)
+				}
+			}
 			buf = append(buf, '}')
 			if len(buf) > 1<<16 {
 				_, werr = bw.Write(buf)

@@ -33,6 +33,10 @@ func New() *Tracer {
 	return &Tracer{start: time.Now(), names: []string{"?"}, byName: map[string]Name{"?": 0}}
 }
 
+// Start returns the wall-clock time at which the Tracer's clock started; traces written by
+// WriteJSON record it (as jdf2goEpochNs), so that traces of several processes can be aligned.
+func (tr *Tracer) Start() time.Time { return tr.start }
+
 // Now returns the time in nanoseconds since the Tracer was created (monotonic).
 func (tr *Tracer) Now() int64 {
 	if tr == nil {
@@ -77,6 +81,10 @@ type Event struct {
 	Name       Name
 	NArgs      int32
 	Args       [MaxArgs]int64
+	// Flow, when not zero, binds the span to a flow arrow (a message between ranks): the span
+	// starts the arrow when FlowIn is false and ends it when FlowIn is true.
+	Flow   uint64
+	FlowIn bool
 }
 
 // Track is a sequence of events with a single writer. The zero Track is not usable; a nil
@@ -99,7 +107,9 @@ type Track struct {
 }
 
 // Span records an interval [start, end) named n with the given arguments.
-func (t *Track) Span(n Name, start, end int64, args ...int64) {
+func (t *Track) Span(n Name, start, end int64, args ...int64) { t.span(n, start, end, 0, false, args) }
+
+func (t *Track) span(n Name, start, end int64, flow uint64, in bool, args []int64) {
 	if t == nil {
 		return
 	}
@@ -117,7 +127,15 @@ func (t *Track) Span(n Name, start, end int64, args ...int64) {
 	e := &t.cur[i]
 	e.Start, e.End, e.Name = start, end, n
 	e.NArgs = int32(copy(e.Args[:], args))
+	e.Flow, e.FlowIn = flow, in
 	t.n.Store(i + 1)
+}
+
+// SpanFlow is Span for a span bound to flow arrow flow (unique in the job): the arrow goes
+// from the span recorded with in false to the one recorded with in true, on any track of
+// any rank's trace once the traces are merged.
+func (t *Track) SpanFlow(n Name, start, end int64, flow uint64, in bool, args ...int64) {
+	t.span(n, start, end, flow, in, args)
 }
 
 // Instant records a point event at time at.

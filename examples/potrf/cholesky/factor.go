@@ -35,7 +35,20 @@ func NewProblemAlloc(n, nb int, seed uint64, alloc rt.Alloc) (*Problem, error) {
 	if err := blas.FillSPD(n, p.Dense, n, seed); err != nil {
 		return nil, err
 	}
-	a, err := rt.NewTiledMatrixAlloc(n, n, nb, nb, 1, 1, 0, alloc)
+	return NewProblemGrid(n, nb, seed, rt.Grid{P: 1, Q: 1}, 0, alloc)
+}
+
+// NewProblemGrid is NewProblemAlloc for rank of a job whose tiles are dealt over grid g
+// (2-D block-cyclic); every rank keeps the whole dense matrix, for the check.
+func NewProblemGrid(n, nb int, seed uint64, g rt.Grid, rank int, alloc rt.Alloc) (*Problem, error) {
+	if n < 1 || nb < 1 {
+		return nil, fmt.Errorf("cholesky: N=%d and NB=%d must be positive", n, nb)
+	}
+	p := &Problem{N: n, NB: nb, Dense: make([]float64, n*n)}
+	if err := blas.FillSPD(n, p.Dense, n, seed); err != nil {
+		return nil, err
+	}
+	a, err := rt.NewTiledMatrixGrid(n, n, nb, nb, g, rank, alloc)
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +81,17 @@ func Tasks(mt int) int64 {
 // triangle of tiles. It returns when the factorisation is done, failed (a tile that is
 // not positive definite) or ctx ends.
 func Factor(ctx context.Context, c *rt.Context, a *rt.TiledMatrix, impl *blas.Impl) error {
+	return FactorOn(ctx, c.Add, a, impl)
+}
+
+// FactorOn is Factor with the taskpool added by add: Context.Add, or a distributed job's
+// Add (dist.Job.Add) on every rank, each with its part of a.
+func FactorOn(ctx context.Context, add func(*rt.Taskpool) error, a *rt.TiledMatrix, impl *blas.Impl) error {
 	tp, err := NewPotrf(a, impl)
 	if err != nil {
 		return err
 	}
-	if err := c.Add(tp.Taskpool); err != nil {
+	if err := add(tp.Taskpool); err != nil {
 		return err
 	}
 	return tp.Wait(ctx)

@@ -1,0 +1,392 @@
+package dist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/ce"
+)
+
+// Activate implements rt.Remote: flow of src feeds a successor on rank. One message goes
+// per (completed task, flow, destination rank), whatever the number of successors there:
+// the receiver recomputes src's successors and delivers one copy to all of its local ones.
+// With the binomial tree the first call for (src, flow) sends to the tree's first level and
+// covers every destination rank.
+func (n *Node) Activate(w *rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass, peerFlow int, l *rt.Locals, rank int) error {
+	s := n.slotOf(w, src)
+	if s.seen(kindActivate, flow, rank) {
+		return nil
+	}
+	if n.cfg.tree == Star {
+		s.mark(kindActivate, flow, rank)
+		n.stats.activations.Add(1)
+		return n.send(n.callerOf(s, w, src), s, w, src, kindActivate, flow, rank, nil)
+	}
+	dests := n.destinations(src, flow)
+	tree := make([]int32, 1, len(dests)+1)
+	tree[0] = int32(n.rank)
+	for _, r := range dests {
+		s.mark(kindActivate, flow, r)
+		tree = append(tree, int32(r))
+	}
+	if !s.seen(kindActivate, flow, rank) { // guards disagreeing between two walks
+		return fmt.Errorf("dist: %s: rank %d is a destination of flow %s but not in its broadcast tree",
+			src, rank, src.Class().Flows[flow].Name)
+	}
+	c := n.callerOf(s, w, src)
+	for _, ch := range children(0, len(tree)) {
+		n.stats.activations.Add(1)
+		if err := n.send(c, s, w, src, kindActivate, flow, int(tree[ch]), tree); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteBack implements rt.Remote: flow of src is the final value of an element of a
+// collection stored on rank. One message per (src, flow, rank) serves every element there.
+func (n *Node) WriteBack(w *rt.Worker, src *rt.Task, flow int, coll rt.Collection, ix rt.Index, rank int) error {
+	s := n.slotOf(w, src)
+	if s.seen(kindWriteBack, flow, rank) {
+		return nil
+	}
+	s.mark(kindWriteBack, flow, rank)
+	n.stats.writeBacks.Add(1)
+	return n.send(n.callerOf(s, w, src), s, w, src, kindWriteBack, flow, rank, nil)
+}
+
+// destinations returns the ranks other than this one where flow of src has successors, in
+// increasing order.
+func (n *Node) destinations(src *rt.Task, flow int) []int {
+	v := &rankSet{tp: src.Taskpool(), flow: flow, self: n.rank}
+	src.Taskpool().VisitSuccessors(src.Class(), src.Locals(), v)
+	return v.ranks
+}
+
+type rankSet struct {
+	tp         *rt.Taskpool
+	flow, self int
+	ranks      []int
+}
+
+func (v *rankSet) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
+	if flow != v.flow || peer.Affinity == nil {
+		return
+	}
+	if coll, ix := peer.Affinity(v.tp, l); coll != nil {
+		if r := coll.RankOf(ix); r != v.self && !slices.Contains(v.ranks, r) {
+			i, _ := slices.BinarySearch(v.ranks, r)
+			v.ranks = slices.Insert(v.ranks, i, r)
+		}
+	}
+}
+func (v *rankSet) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
+
+// children returns the positions of the children of position i in a binomial tree over n
+// positions rooted at 0: i + 2^k for every 2^k > i.
+func children(i, n int) []int {
+	var out []int
+	for k := 1; k < n; k <<= 1 {
+		if k > i && i+k < n {
+			out = append(out, i+k)
+		}
+	}
+	return out
+}
+
+// slotOf returns the sending state of worker w, reset when src is a new task.
+func (n *Node) slotOf(w *rt.Worker, src *rt.Task) *slot {
+	i := w.ID() + 1
+	if i < 0 || i >= len(n.slots) {
+		i = 0
+	}
+	s := &n.slots[i]
+	id := srcID{src.Taskpool(), src.Class().ID, src.Key()}
+	if s.cur != id {
+		s.cur, s.sent = id, s.sent[:0]
+	}
+	return s
+}
+
+func sentKey(kind uint8, flow, rank int) uint64 {
+	return uint64(kind)<<56 | uint64(flow)<<40 | uint64(uint32(rank))
+}
+
+func (s *slot) seen(kind uint8, flow, rank int) bool {
+	k := sentKey(kind, flow, rank)
+	for _, x := range s.sent {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *slot) mark(kind uint8, flow, rank int) { s.sent = append(s.sent, sentKey(kind, flow, rank)) }
+
+// callerOf returns the Caller for the goroutine completing src on w: the device-manager one
+// when src ran a device incarnation (its completion runs in the device's manager, which
+// must never touch the transport), the worker one otherwise. rt's pseudo-worker serves
+// goroutines that are not workers, which get RoleOther.
+func (n *Node) callerOf(s *slot, w *rt.Worker, src *rt.Task) *ce.Caller {
+	dm := false
+	if inc := src.Incarnation(); inc >= 0 && inc < len(src.Class().Incarnations) {
+		dm = src.Class().Incarnations[inc].Kind != rt.CPU
+	}
+	p, role := &s.worker, ce.RoleWorker
+	if dm {
+		p, role = &s.manager, ce.RoleDeviceManager
+	} else if w.ID() < 0 {
+		role = ce.RoleOther
+	}
+	if c := p.Load(); c != nil {
+		return c
+	}
+	c, err := n.e.Attach(role, fmt.Sprintf("dist %s of worker %d", role, w.ID()))
+	if err != nil {
+		return n.other // closed engine: sends through it fail with the engine's error
+	}
+	p.Store(c)
+	return c
+}
+
+// send sends flow of src (its data, if any) to rank, with the broadcast tree (nil: direct).
+func (n *Node) send(c *ce.Caller, s *slot, w *rt.Worker, src *rt.Task, kind uint8, flow, rank int, tree []int32) error {
+	start := n.tr().now()
+	tp := src.Taskpool()
+	st := n.state(tp)
+	tc := src.Class()
+	h := header{kind: kind, flow: uint8(flow), class: uint16(tc.ID), tp: uint32(tp.ID()),
+		nparams: uint8(len(tc.Params)), root: uint32(n.rank), tree: tree, prio: src.Priority()}
+	l := src.Locals()
+	for i, slot := range tc.Params {
+		h.params[i] = int64(l[slot])
+	}
+	var cp *rt.Copy
+	if tc.Flows[flow].Access != rt.CTL {
+		cp = src.Flow(flow)
+	}
+	err := n.sendCopy(c, st, tp, &h, cp, rank)
+	if t := n.tr(); t != nil {
+		name := t.send
+		if kind == kindWriteBack {
+			name = t.wbk
+		}
+		t.sendTrack(s, w.ID()).SpanFlow(name, start, t.now(), h.trace, false, int64(rank), int64(tc.ID), int64(flow))
+	}
+	if err != nil {
+		return fmt.Errorf("dist: sending flow %s to rank %d: %w", tc.Flows[flow].Name, rank, err)
+	}
+	return nil
+}
+
+// sendCopy sends header h with the data of cp (nil: none) to rank, eager or for a Get.
+func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, cp *rt.Copy, rank int) error {
+	var body []byte
+	h.data = dataNone
+	if cp != nil && cp.Value != nil {
+		b, typ, err := bytesOf(cp.Value)
+		if err != nil {
+			return err
+		}
+		body, h.typ, h.size = b, typ, uint64(len(b))
+		h.data = dataEager
+		if len(b) > n.eagerMax {
+			h.data = dataGet
+		}
+	}
+	h.trace = n.tr().flowID(n.rank)
+	var token uint64
+	if h.data == dataGet {
+		reg, err := c.Register(ce.HostMem(body))
+		if err != nil {
+			return err
+		}
+		token = n.addPending(st, reg, cp)
+		h.key, h.token = reg.Key(), token
+		n.stats.gets.Add(1)
+		n.stats.getBytes.Add(int64(len(body)))
+		body = nil
+	} else if h.data == dataEager {
+		n.stats.eager.Add(1)
+		n.stats.eagerBytes.Add(int64(len(body)))
+	}
+	size := h.len() + len(body)
+	fill := func(b []byte) { copy(b[len(h.encode(b[:0])):], body) }
+	m, err := c.NewMsg(context.Background(), size)
+	if errors.Is(err, ce.ErrNoBuffers) {
+		// Device managers and the comm goroutine never wait for message buffers: the bytes
+		// go to the spare sender, which waits for them instead.
+		p := make([]byte, size)
+		fill(p)
+		tp.AddActions(1)
+		n.stats.spared.Add(1)
+		n.spare.push(spareSend{st: st, rank: rank, token: token, payload: p, tp: h.tp})
+		return nil
+	}
+	if err != nil {
+		n.cancelPending(token)
+		return err
+	}
+	fill(m.Bytes())
+	tp.AddActions(1)
+	return n.post(c, st, rank, token, m, h.tp)
+}
+
+// post sends m (holding one action of st's taskpool, given back when the send completes).
+func (n *Node) post(c *ce.Caller, st *tpState, rank int, token uint64, m *ce.Msg, id uint32) error {
+	tp := st.tp
+	m.SetTaskpool(ce.TaskpoolID(id + 1))
+	err := c.SendAM(ce.Rank(rank), ce.TagActivate, m, func(_ *ce.Caller, err error) {
+		if err != nil {
+			n.fail(st, fmt.Errorf("dist: message to rank %d: %w", rank, err))
+			n.cancelPending(token)
+		}
+		tp.AddActions(-1)
+	})
+	if err != nil {
+		tp.AddActions(-1)
+		n.cancelPending(token)
+	}
+	return err
+}
+
+// spareSend is a message that a caller which may not wait for buffers left to the spare
+// sender.
+type spareSend struct {
+	st      *tpState
+	rank    int
+	token   uint64
+	payload []byte
+	tp      uint32
+}
+
+// spare is the Node's spare sender: one goroutine, started by New and stopped by Close, that
+// waits for message buffers on behalf of device managers and the comm goroutine.
+type spare struct {
+	mu     sync.Mutex
+	q      []spareSend
+	wake   chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (s *spare) push(x spareSend) {
+	s.mu.Lock()
+	s.q = append(s.q, x)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run sends the queued messages through n.other until ctx ends; what is left then fails.
+func (s *spare) run(n *Node) {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		q := s.q
+		s.q = nil
+		s.mu.Unlock()
+		for i, x := range q {
+			m, err := n.other.NewMsg(s.ctx, len(x.payload))
+			if err != nil {
+				s.drop(n, q[i:], err)
+				return
+			}
+			copy(m.Bytes(), x.payload)
+			if err := n.post(n.other, x.st, x.rank, x.token, m, x.tp); err != nil {
+				n.fail(x.st, fmt.Errorf("dist: message to rank %d: %w", x.rank, err))
+			}
+		}
+		select {
+		case <-s.wake:
+		case <-s.ctx.Done():
+			s.mu.Lock()
+			q := s.q
+			s.q = nil
+			s.mu.Unlock()
+			s.drop(n, q, ErrClosed)
+			return
+		}
+	}
+}
+
+// drop fails the messages in q with err.
+func (s *spare) drop(n *Node, q []spareSend, err error) {
+	for _, x := range q {
+		n.fail(x.st, fmt.Errorf("dist: message to rank %d: %w", x.rank, err))
+		n.cancelPending(x.token)
+		x.st.tp.AddActions(-1)
+	}
+}
+
+// state returns the Node's record of tp.
+func (n *Node) state(tp *rt.Taskpool) *tpState {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if st := n.byTP[tp]; st != nil {
+		return st
+	}
+	return &tpState{tp: tp} // finished and forgotten: only its errors matter now
+
+}
+
+// addPending keeps reg and cp until the peer's Get completes, holding st's taskpool open.
+func (n *Node) addPending(st *tpState, reg *ce.MemReg, cp *rt.Copy) uint64 {
+	cp.Retain()
+	st.tp.AddActions(1)
+	n.pmu.Lock()
+	n.nextToken++
+	t := n.nextToken
+	n.pending[t] = &pendingGet{st: st, reg: reg, cp: cp}
+	n.pmu.Unlock()
+	return t
+}
+
+// takePending removes and returns the pending Get of token t.
+func (n *Node) takePending(t uint64) *pendingGet {
+	if t == 0 {
+		return nil
+	}
+	n.pmu.Lock()
+	defer n.pmu.Unlock()
+	p := n.pending[t]
+	delete(n.pending, t)
+	return p
+}
+
+func (p *pendingGet) end() {
+	_ = p.reg.Release()
+	p.cp.Release()
+	p.st.tp.AddActions(-1)
+}
+
+// cancelPending ends the pending Get of token t, which will not happen.
+func (n *Node) cancelPending(t uint64) {
+	if p := n.takePending(t); p != nil {
+		p.end()
+	}
+}
+
+// dropPending ends the pending Gets of a finished taskpool.
+func (n *Node) dropPending(st *tpState) {
+	n.pmu.Lock()
+	var ps []*pendingGet
+	for t, p := range n.pending {
+		if p.st == st {
+			ps = append(ps, p)
+			delete(n.pending, t)
+		}
+	}
+	n.pmu.Unlock()
+	for _, p := range ps {
+		p.end()
+	}
+}
