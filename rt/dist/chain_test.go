@@ -120,6 +120,8 @@ type runCase struct {
 	stats           []dist.Stats // when not nil, each rank's Node counters after the run
 	ce              []ce.Option
 	gate            bool // no task runs before every rank has added the taskpool
+	rt              []rt.Option
+	after           func(j *dist.Job) error // on each rank, after its taskpool ended well
 }
 
 // runProg runs the program on c.ranks in-process ranks and checks the result.
@@ -132,7 +134,7 @@ func runProg(t *testing.T, c runCase, hook func(j *dist.Job, tp *rt.Taskpool)) e
 	if c.gate {
 		gate = make(chan struct{})
 	}
-	err := dist.Run(ctx, dist.Config{Ranks: c.ranks, Workers: c.ranks, Dist: c.opts, CE: append([]ce.Option{ce.Debug(true)}, c.ce...)},
+	err := dist.Run(ctx, dist.Config{Ranks: c.ranks, Workers: c.ranks, Dist: c.opts, RT: c.rt, CE: append([]ce.Option{ce.Debug(true)}, c.ce...)},
 		func(ctx context.Context, j *dist.Job) error {
 			v, err := rt.NewVector(max(c.n, c.j)*c.nb, c.nb, j.Size, j.Rank)
 			if err != nil {
@@ -166,6 +168,9 @@ func runProg(t *testing.T, c runCase, hook func(j *dist.Job, tp *rt.Taskpool)) e
 			}
 			if c.stats != nil {
 				c.stats[j.Rank] = j.Node.Stats()
+			}
+			if c.after != nil {
+				return c.after(j)
 			}
 			return nil
 		})
