@@ -245,7 +245,7 @@ func summaREAD_BBody(tp *Summa, task *rt.Task, descA *rt.TiledMatrix, descB *rt.
 var summaGEMMInputs = []rt.InputChain{
 	{Flow: 0, Pos: "summa.jdf:48:8", TaskOnly: true, Select: summaGEMMInA},
 	{Flow: 1, Pos: "summa.jdf:49:8", TaskOnly: true, Select: summaGEMMInB},
-	{Flow: 2, Pos: "summa.jdf:50:8", Select: summaGEMMInC},
+	{Flow: 2, Pos: "summa.jdf:50:6", Select: summaGEMMInC},
 }
 
 func summaGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -263,10 +263,10 @@ func summaGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 func summaGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, m, n_, k := tp.Globals().(*Summa), l[0], l[1], l[2]
 	if k == 0 {
-		return rt.DataInput(0, g.descC, rt.Ix(m, n_), "summa.jdf:50:24")
+		return rt.DataInput(0, g.descC, rt.Ix(m, n_), "summa.jdf:50:22")
 	} else {
 		pl := rt.Locals{0: m, 1: n_, 2: k - 1}
-		return rt.TaskInput(0, &summaGEMM, 2, summaGEMMComplete(tp, &pl), &pl, "summa.jdf:50:38", "C GEMM(m, n, k - 1)")
+		return rt.TaskInput(0, &summaGEMM, 2, summaGEMMComplete(tp, &pl), &pl, "summa.jdf:50:36", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -350,12 +350,12 @@ var summaSource = rt.Source{
 	Flows: [][]string{
 		{"summa.jdf:25:8"},
 		{"summa.jdf:36:8"},
-		{"summa.jdf:48:8", "summa.jdf:49:8", "summa.jdf:50:8"},
+		{"summa.jdf:48:8", "summa.jdf:49:8", "summa.jdf:50:6"},
 	},
 	Deps: [][][]string{
 		{{"summa.jdf:25:10", "summa.jdf:26:10"}},
 		{{"summa.jdf:36:10", "summa.jdf:37:10"}},
-		{{"summa.jdf:48:10"}, {"summa.jdf:49:10"}, {"summa.jdf:50:10", "summa.jdf:51:10"}},
+		{{"summa.jdf:48:10"}, {"summa.jdf:49:10"}, {"summa.jdf:50:8", "summa.jdf:51:8"}},
 	},
 }
 

@@ -90,6 +90,7 @@ func OnTaskpoolIdle(f func(TaskpoolID)) Option { return func(c *config) { c.onId
 // handler or a done callback panicked (ErrHandlerPanic). The layer above fails what the
 // Engine serves (rt/dist its taskpools); Engine.Err returns the same error.
 func OnFailure(f func(error)) Option { return func(c *config) { c.onFailure = f } }
+
 // OnPeerLost registers a hook called on the comm goroutine, once per rank, when the transport
 // reports that rank lost (after its pending operations were failed with ErrPeerLost), so that
 // a client with nothing in flight to that rank learns of the loss too. It must not block.
