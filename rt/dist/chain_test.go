@@ -28,6 +28,8 @@ type prog struct {
 	seen     *atomic.Int64 // C tasks that saw the right value
 	failAt   int           // P(failAt) fails when >= 0
 	gate     chan struct{} // when not nil, P waits for it (closed once every rank has added)
+	fault    func() error  // what P(failAt) does (nil: returns errBody)
+	badSpace atomic.Bool   // P's execution-space check panics (set on one rank)
 }
 
 var classP, classC rt.TaskClass
@@ -47,7 +49,12 @@ func init() {
 				}
 			}
 		},
-		Complete: func(tp *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] < pg(tp).n },
+		Complete: func(tp *rt.Taskpool, l *rt.Locals) bool {
+			if pg(tp).badSpace.Load() {
+				panic(fmt.Sprintf("injected panic in the space check of P(%d)", l[0]))
+			}
+			return l[0] >= 0 && l[0] < pg(tp).n
+		},
 		Goal:     func(tp *rt.Taskpool, l *rt.Locals) uint32 { return uint32(min(l[0], 1)) },
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return pg(tp).v, rt.Ix(l[0]) },
 		Prepare: func(t *rt.Task) error {
@@ -73,7 +80,10 @@ func init() {
 			if g := pg(t.Taskpool()).gate; g != nil {
 				<-g
 			}
-			if t.Local(0) == pg(t.Taskpool()).failAt {
+			if p := pg(t.Taskpool()); t.Local(0) == p.failAt {
+				if p.fault != nil {
+					return p.fault()
+				}
 				return errBody
 			}
 			x := t.Flow(0).Float64s()

@@ -51,7 +51,9 @@
 // message) reports it on ce.TagTermination to every other rank, whose taskpool then fails
 // with a RemoteError (ErrRemoteFailure) naming the rank, the task and the cause; no rank
 // waits for a message that will not come. A lost peer (ce.OnPeerLost, wired by Run) fails
-// every taskpool with ce.ErrPeerLost. A message for a taskpool not added yet is kept until
+// every taskpool with ce.ErrPeerLost. An Engine that fails (ce.OnFailure, wired by Run: a
+// handler panicked, as a JDF expression evaluated on arrival may) fails every taskpool with
+// its error (ce.ErrHandlerPanic), reported to the peers like a task failure. A message for a taskpool not added yet is kept until
 // Add; one for a taskpool that never comes is reported by Close (ErrUnknownTaskpool).
 //
 // # Callers

@@ -27,7 +27,8 @@ type Config struct {
 	// Trace, when set, writes one Perfetto trace per rank (TracePath names them).
 	Trace string
 	// RT, CE, Dist and World are passed to every rank's rt.New, ce.New, dist.New and to
-	// ce.NewWorld.
+	// ce.NewWorld. Run adds its own ce.OnPeerLost and ce.OnFailure hooks after CE (they
+	// tell the rank's Node), so hooks of those kinds in CE are not called.
 	RT    []rt.Option
 	CE    []ce.Option
 	Dist  []Option
@@ -124,12 +125,7 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, j *Job) e
 	nodes := make([]atomic.Pointer[Node], n)
 	engines := make([]*ce.Engine, n)
 	for r := range engines {
-		opts := append(append([]ce.Option(nil), cfg.CE...), ce.OnPeerLost(func(lost ce.Rank) {
-			if nd := nodes[r].Load(); nd != nil {
-				nd.PeerLost(lost)
-			}
-		}))
-		engines[r] = ce.New(world.Transport(ce.Rank(r)), opts...)
+		engines[r] = ce.New(world.Transport(ce.Rank(r)), nodeHooks(cfg.CE, &nodes[r])...)
 	}
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -169,6 +165,22 @@ func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, j *Job) e
 		err = mergeTraces(cfg.Trace, n)
 	}
 	return err
+}
+
+// nodeHooks returns opts with the Engine hooks that tell the rank's Node (once it exists)
+// of a lost peer and of the Engine's own failure.
+func nodeHooks(opts []ce.Option, node *atomic.Pointer[Node]) []ce.Option {
+	return append(append([]ce.Option(nil), opts...),
+		ce.OnPeerLost(func(lost ce.Rank) {
+			if nd := node.Load(); nd != nil {
+				nd.PeerLost(lost)
+			}
+		}),
+		ce.OnFailure(func(err error) {
+			if nd := node.Load(); nd != nil {
+				nd.EngineFailed(err)
+			}
+		}))
 }
 
 // mergeTraces merges the ranks' traces into path itself, when there are several.

@@ -37,12 +37,7 @@ func mpiTransport() (ce.Transport, bool) {
 // runMPI runs this process's rank of an MPI job.
 func runMPI(ctx context.Context, cfg Config, t ce.Transport, fn func(context.Context, *Job) error) error {
 	var node atomic.Pointer[Node]
-	opts := append(append([]ce.Option(nil), cfg.CE...), ce.OnPeerLost(func(lost ce.Rank) {
-		if nd := node.Load(); nd != nil {
-			nd.PeerLost(lost)
-		}
-	}))
-	e := ce.New(t, opts...)
+	e := ce.New(t, nodeHooks(cfg.CE, &node)...)
 	workers := cfg.Workers
 	if workers <= 0 {
 		// The cores are shared by the ranks that mpirun placed on this node.

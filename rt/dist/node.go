@@ -84,7 +84,7 @@ type Node struct {
 	parked      map[uint32][]parkedMsg
 	parkedBytes int
 	earlyFail   map[uint32]error
-	lost        error
+	lost        error // a lost peer or the Engine's failure: later taskpools fail with it
 	closed      bool
 	errs        []error
 	gath        *gather
@@ -403,7 +403,21 @@ func (n *Node) broadcastFailure(st *tpState, err error) {
 // PeerLost fails every running taskpool with ce.ErrPeerLost naming rank r, and every
 // taskpool added later. Launchers wire it to the Engine with ce.OnPeerLost.
 func (n *Node) PeerLost(r ce.Rank) {
-	err := fmt.Errorf("dist: rank %d: %w", r, ce.ErrPeerLost)
+	// Every rank hears of the loss from its own Engine, so nobody needs to be told.
+	n.failAll(fmt.Errorf("dist: rank %d: %w", r, ce.ErrPeerLost), true)
+}
+
+// EngineFailed fails every running taskpool with err, the Engine's failure (a handler or a
+// done callback panicked, ce.ErrHandlerPanic), and every taskpool added later: an arrival
+// may have been lost with the panic, so a task here could wait for it forever. The peers
+// are told as for a task failure. Launchers wire it to the Engine with ce.OnFailure.
+func (n *Node) EngineFailed(err error) {
+	n.failAll(fmt.Errorf("dist: rank %d: communication engine failed: %w", n.rank, err), false)
+}
+
+// failAll fails every running taskpool, and every taskpool added later, with err; known
+// says whether every rank learns of the cause by itself (no failure report is sent then).
+func (n *Node) failAll(err error, known bool) {
 	n.mu.Lock()
 	if n.lost == nil {
 		n.lost = err
@@ -414,7 +428,9 @@ func (n *Node) PeerLost(r ce.Rank) {
 	}
 	n.mu.Unlock()
 	for _, st := range sts {
-		st.remote.Store(true)
+		if known {
+			st.remote.Store(true)
+		}
 		st.tp.Cancel(err)
 	}
 }

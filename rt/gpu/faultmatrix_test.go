@@ -17,11 +17,10 @@ import (
 // The fault matrix: every fault kind in every placement ends the same way.
 //   - Wait returns a named error within a second;
 //   - the error names the task and the cause;
-//   - the goroutines return to their count before the run;
-//   - the communication engine's message and buffer counters balance (placements with ranks).
+//   - the goroutines return to their count before the run.
 //
-// rt/ce has the engine-level kinds (TestFaultMatrixCE); the 2-rank placement is a row of this
-// table that runs once the distributed layer provides it.
+// rt/ce has the engine-level kinds (TestFaultMatrixCE) and rt/dist the column of 2 in-process
+// ranks (TestFaultMatrixRanks), where the engine's buffer counters must balance too.
 
 // fmAt is the task that faults.
 const fmN, fmAt = 16, 5
@@ -76,13 +75,12 @@ func init() {
 	fmCPUOnlyT.Incarnations = []rt.Incarnation{cpuInc}
 }
 
-// faultKind is one row of the matrix: a fault in the CPU body (cpu), in the GPU body (gpu,
-// needs a device), or in the communication layer (ranks, needs several ranks).
+// faultKind is one row of the matrix: a fault in the CPU body (cpu) or in the GPU body (gpu,
+// needs a device).
 type faultKind struct {
 	name  string
 	cpu   func() error
 	gpu   func(r *fmRun, w *gpu.Task, s *gpu.Stream) gpu.Result
-	ranks bool
 	want  []error // what the error must match with errors.Is
 	cause string  // what its text must contain
 }
@@ -113,34 +111,24 @@ var faultKinds = []*faultKind{
 		r.dev.Lose(errFMBoom)
 		return kernelOK(0, nil, w, s)
 	}, want: []error{gpu.ErrTaskFailed, sim.ErrLost}, cause: "device lost"},
-	{name: "peer-killed", ranks: true},
-	{name: "ce-handler-panic", ranks: true},
 }
 
 // placement is a column of the matrix: where the taskpool runs.
 type placement struct {
 	name    string
 	devices int
-	ranks   int
-	// skip, when set, says why the placement does not run yet.
-	skip string
 }
 
 var placements = []placement{
 	{name: "cpu", devices: 0},
 	{name: "sim1", devices: 1},
-	{name: "ranks2", ranks: 2, skip: "the 2-rank placement comes with the distributed layer (rt/dist)"},
 }
 
 func TestFaultMatrix(t *testing.T) {
 	for _, p := range placements {
-		if p.skip != "" {
-			t.Run(p.name, func(t *testing.T) { t.Skip(p.skip) })
-			continue
-		}
 		for _, k := range faultKinds {
-			if (k.gpu != nil && p.devices == 0) || (k.ranks && p.ranks < 2) {
-				continue // a GPU body needs a device, a communication fault ranks
+			if k.gpu != nil && p.devices == 0 {
+				continue // a GPU body needs a device
 			}
 			t.Run(p.name+"/"+k.name, func(t *testing.T) { runFaultCell(t, p, k) })
 		}
@@ -215,7 +203,7 @@ func runFaultCell(t *testing.T, p placement, k *faultKind) {
 			t.Errorf("device Close: %v", err)
 		}
 	}
-	// 3. Goroutines back to their count.
+	// 3. Goroutines back to their count (no engine here, so nothing to balance).
 	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<16)
@@ -223,6 +211,4 @@ func runFaultCell(t *testing.T, p placement, k *faultKind) {
 				buf[:runtime.Stack(buf, true)])
 		}
 	}
-	// 4. Communication counters: this placement has no engine; the ranks placement checks
-	// them with cetest.CheckBalanced on each rank's engine.
 }
