@@ -13,9 +13,10 @@
 //	go build -tags mpi -o pingpong ./examples/pingpong
 //	mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 ./pingpong
 //
-// Flags: -lat-iters and -bw-iters set the round trips per run, -runs the timed runs (after one
-// warm-up; the table shows median, min and max), -json prints one JSON object instead of the
-// table (for bench/).
+// Flags: -lat-iters and -bw-iters set the round trips per run (-bw-iters 0 skips the
+// bandwidth rows), -runs the timed runs (after one warm-up; the table shows median, min and
+// max), -paths the paths to time, -cpuprofile a CPU profile per process (FILE.rankN, N its
+// first rank), -json prints one JSON object instead of the table (for bench/).
 package main
 
 import (
@@ -25,7 +26,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -38,6 +41,8 @@ type config struct {
 	latSize, bwSize   int
 	latIters, bwIters int
 	runs              int
+	paths             map[string]bool
+	cpuprofile        string
 }
 
 // Result is one measured row.
@@ -62,13 +67,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.latIters, "lat-iters", 10000, "round trips per latency run")
 	fs.IntVar(&cfg.bwIters, "bw-iters", 100, "round trips per bandwidth run")
 	fs.IntVar(&cfg.runs, "runs", 3, "timed runs after one warm-up")
+	paths := fs.String("paths", "raw,direct,shifted-inline,shifted", "comma-separated paths to time")
+	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of each process to `FILE`.rankN")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if cfg.runs < 1 || cfg.latIters < 1 || cfg.bwIters < 1 {
-		fmt.Fprintln(stderr, "pingpong: -runs, -lat-iters and -bw-iters must be positive")
+	if cfg.runs < 1 || cfg.latIters < 1 || cfg.bwIters < 0 {
+		fmt.Fprintln(stderr, "pingpong: -runs and -lat-iters must be positive, -bw-iters not negative")
 		return 2
+	}
+	cfg.paths = map[string]bool{}
+	for _, p := range strings.Split(*paths, ",") {
+		if !slices.Contains(pathNames, p) {
+			fmt.Fprintf(stderr, "pingpong: unknown path %q in -paths (known: %s)\n", p, strings.Join(pathNames, ", "))
+			return 2
+		}
+		cfg.paths[p] = true
 	}
 	b, err := newBackend()
 	if err != nil {
@@ -139,6 +154,13 @@ func rank(t ce.Transport, b backend, cfg config) ([]Result, error) {
 	if err := e.Start(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.cpuprofile != "" && e.Rank() == b.first(e) {
+		stop, err := startProfile(fmt.Sprintf("%s.rank%d", cfg.cpuprofile, e.Rank()))
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+	}
 	var out []Result
 	measure := func(workload, path string, size, iters int, f func() (time.Duration, error)) error {
 		var ds []time.Duration
@@ -167,7 +189,10 @@ func rank(t ce.Transport, b backend, cfg config) ([]Result, error) {
 		iters int
 		put   bool
 	}{{"latency", cfg.latSize, cfg.latIters, false}, {"bandwidth", cfg.bwSize, cfg.bwIters, true}} {
-		if raw := b.raw(e); raw != nil {
+		if w.iters == 0 {
+			continue
+		}
+		if raw := b.raw(e); raw != nil && cfg.paths["raw"] {
 			if err := measure(w.name, "raw", w.size, w.iters, func() (time.Duration, error) {
 				if err := pp.Sync(ctx); err != nil {
 					return 0, err
@@ -182,6 +207,9 @@ func rank(t ce.Transport, b backend, cfg config) ([]Result, error) {
 			}
 		}
 		for _, p := range []cetest.Path{cetest.Direct, cetest.ShiftedInline, cetest.Shifted} {
+			if !cfg.paths[p.String()] {
+				continue
+			}
 			if err := measure(w.name, p.String(), w.size, w.iters, func() (time.Duration, error) {
 				return pp.Run(ctx, p, w.size, w.iters, w.put)
 			}); err != nil {
@@ -205,4 +233,21 @@ type backend interface {
 	transports() []ce.Transport
 	// raw returns the raw reference measurement for e's rank, or nil.
 	raw(e *ce.Engine) func(size, iters int) (time.Duration, error)
+	// first is the lowest rank in this process (the one that writes its CPU profile).
+	first(e *ce.Engine) ce.Rank
+}
+
+var pathNames = []string{"raw", "direct", "shifted-inline", "shifted"}
+
+// startProfile starts the process's CPU profile into path and returns what stops it.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -44,5 +46,30 @@ func TestPingPong(t *testing.T) {
 	}
 	if code := run([]string{"-runs", "0"}, &out, &errb); code != 2 {
 		t.Errorf("-runs 0: exit %d, want 2", code)
+	}
+	if code := run([]string{"-paths", "direct,bogus"}, &out, &errb); code != 2 {
+		t.Errorf("-paths with an unknown path: exit %d, want 2", code)
+	}
+}
+
+// -paths picks the rows, -bw-iters 0 drops bandwidth, -cpuprofile writes a profile.
+func TestPingPongPathsAndProfile(t *testing.T) {
+	var out, errb bytes.Buffer
+	prof := filepath.Join(t.TempDir(), "pp.prof")
+	args := []string{"-lat-iters", "200", "-bw-iters", "0", "-runs", "1", "-paths", "shifted-inline", "-cpuprofile", prof, "-json"}
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var doc struct {
+		Results []Result `json:"results"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("%v in %q", err, out.String())
+	}
+	if len(doc.Results) != 1 || doc.Results[0].Path != "shifted-inline" || doc.Results[0].Workload != "latency" {
+		t.Errorf("rows %+v, want one shifted-inline latency row", doc.Results)
+	}
+	if st, err := os.Stat(prof + ".rank0"); err != nil || st.Size() == 0 {
+		t.Errorf("profile: %v", err)
 	}
 }

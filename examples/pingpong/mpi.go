@@ -29,3 +29,5 @@ func (b mpiBackend) raw(e *ce.Engine) func(int, int) (time.Duration, error) {
 		return b.t.RawPingPong(e.Rank()^1, size, iters)
 	}
 }
+
+func (mpiBackend) first(e *ce.Engine) ce.Rank { return e.Rank() }

@@ -33,8 +33,9 @@ type Env struct {
 	// InProcess says all ranks share this process (tests may then compare across ranks).
 	InProcess bool
 
-	syncer *ce.Caller
-	keys   chan ce.RemoteKey
+	syncer  *ce.Caller
+	keys    chan ce.RemoteKey
+	errSeen int // Engine problems already accounted for by a check
 }
 
 // tagKeys carries remote keys between ranks for the whole suite.

@@ -225,6 +225,15 @@ func (p *PingPong) Sync(ctx context.Context) error {
 	return p.sync.Barrier(ctx)
 }
 
+// busySpins is how many times a parked-path sender checks for its answer before yielding:
+// none on a machine too small for one busy thread per rank beside the comm goroutines.
+var busySpins = func() int {
+	if runtime.NumCPU() < 8 {
+		return 0
+	}
+	return 20000
+}()
+
 func (p *PingPong) play(ctx context.Context, c *ce.Caller, r *pingRun) error {
 	first := p.e.Rank() == 0
 	if r.path == Direct || r.path == ShiftedInline {
@@ -247,10 +256,14 @@ func (p *PingPong) play(ctx context.Context, c *ce.Caller, r *pingRun) error {
 				return err
 			}
 		}
-		// Spin a little, then park: with more busy threads than cores (the comm goroutine
-		// polls too), spinning senders would only steal the CPU their answer needs.
+		// Spin, yield a little, then park. The busy spin is what a device manager polling
+		// its streams does, and it is only done with spare cores: with more busy threads
+		// than cores (the comm goroutine polls too) it would steal the CPU the answer needs.
 		for spin := 0; r.count.Load() <= i; spin++ {
-			if spin < 100 {
+			if spin < busySpins {
+				continue
+			}
+			if spin < busySpins+100 {
 				runtime.Gosched()
 				continue
 			}

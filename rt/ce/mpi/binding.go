@@ -5,6 +5,7 @@ package mpi
 /*
 #cgo pkg-config: ompi-c
 #include <mpi.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 // Handle constants are macros (Open MPI: addresses of globals; MPICH: integers), so they come
@@ -18,9 +19,32 @@ static int jdf_any_tag(void) { return MPI_ANY_TAG; }
 static int jdf_err_in_status(void) { return MPI_ERR_IN_STATUS; }
 static int jdf_undefined(void) { return MPI_UNDEFINED; }
 
-static int jdf_status_source(MPI_Status *s) { return s->MPI_SOURCE; }
-static int jdf_status_tag(MPI_Status *s) { return s->MPI_TAG; }
 static int jdf_status_error(MPI_Status *s) { return s->MPI_ERROR; }
+
+// jdf_testsome is MPI_Testsome on arrays in C memory, passed as integers: the poll runs it
+// all the time, and pointer arguments would make cgo check each of them on every call.
+typedef struct { int rc, out; } jdf_testsome_t;
+static jdf_testsome_t jdf_testsome(int n, uintptr_t reqs, uintptr_t idx, uintptr_t sts) {
+	jdf_testsome_t r;
+	r.rc = MPI_Testsome(n, (MPI_Request *)reqs, &r.out, (int *)idx, (MPI_Status *)sts);
+	return r;
+}
+
+// jdf_arrival reads a completed receive's status at once: every cgo call costs more than the
+// reads themselves, and an arrival is on the latency path.
+typedef struct { int src, tag, count, cancelled; } jdf_arrival_t;
+static jdf_arrival_t jdf_arrival(MPI_Status *s) {
+	jdf_arrival_t a = {0, 0, 0, 0};
+	MPI_Test_cancelled(s, &a.cancelled);
+	if (!a.cancelled) {
+		a.src = s->MPI_SOURCE;
+		a.tag = s->MPI_TAG;
+		if (MPI_Get_count(s, MPI_BYTE, &a.count) != MPI_SUCCESS || a.count == MPI_UNDEFINED) {
+			a.count = 0;
+		}
+	}
+	return a;
+}
 
 static int jdf_tag_ub(MPI_Comm c, int *value) {
 	int *v = 0, flag = 0;
@@ -176,8 +200,9 @@ func start(req *request) error { return check("MPI_Start", C.MPI_Start(req)) }
 // testsome tests reqs[0:n]; it returns how many completed (their indices and statuses are in
 // idx and sts) and whether statuses carry per-request errors.
 func testsome(n int, reqs *request, idx *C.int, sts *status) (int, bool, error) {
-	var out C.int
-	rc := C.MPI_Testsome(C.int(n), reqs, &out, idx, sts)
+	r := C.jdf_testsome(C.int(n), C.uintptr_t(uintptr(unsafe.Pointer(reqs))),
+		C.uintptr_t(uintptr(unsafe.Pointer(idx))), C.uintptr_t(uintptr(unsafe.Pointer(sts))))
+	rc, out := r.rc, r.out
 	if rc == errInStatus {
 		return int(out), true, nil
 	}
@@ -206,16 +231,12 @@ func testCancelled(st *status) bool {
 
 func requestFree(req *request) error { return check("MPI_Request_free", C.MPI_Request_free(req)) }
 
-func getCount(st *status) int {
-	var n C.int
-	if C.MPI_Get_count(st, mpiByte, &n) != C.MPI_SUCCESS || n == undefined {
-		return 0
-	}
-	return int(n)
+// arrival reads a completed receive's status in one cgo call: its source, tag and byte
+// count, unless it was cancelled.
+func arrival(st *status) (src, tag, count int, cancelled bool) {
+	a := C.jdf_arrival(st)
+	return int(a.src), int(a.tag), int(a.count), a.cancelled != 0
 }
-
-func statusSource(st *status) int { return int(C.jdf_status_source(st)) }
-func statusTag(st *status) int    { return int(C.jdf_status_tag(st)) }
 
 func statusError(st *status) error {
 	return check("request", C.jdf_status_error(st))

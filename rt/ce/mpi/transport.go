@@ -505,9 +505,10 @@ func (t *Transport) testAll() {
 			t.freeSlot(s)
 		case kAMRecv:
 			sl.done, sl.err = true, serr
-			sl.cancelled = testCancelled(st)
+			var src, tag, count int
+			src, tag, count, sl.cancelled = arrival(st)
 			if !sl.cancelled {
-				sl.src, sl.tag, sl.count = statusSource(st), ce.Tag(statusTag(st)), getCount(st)
+				sl.src, sl.tag, sl.count = src, ce.Tag(tag), count
 			}
 			arrived = true
 		}
