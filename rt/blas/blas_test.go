@@ -109,8 +109,10 @@ func maxDiff(m, n int, x []float64, ldx int, y []float64, ldy int) float64 {
 type gemmShape struct{ m, n, k int }
 
 // gemmShapes includes sizes above the gonum piece size (64×192) so that
-// the piecewise path is exercised, and odd sizes everywhere.
-var gemmShapes = []gemmShape{{1, 1, 1}, {3, 5, 7}, {17, 9, 33}, {64, 64, 64}, {65, 130, 70}, {200, 70, 257}}
+// the piecewise path is exercised, and odd sizes everywhere. {200, 150, 100}
+// has m above 192 with a short k: a piece offset computed for the other
+// layout then lies past the end of A.
+var gemmShapes = []gemmShape{{1, 1, 1}, {3, 5, 7}, {17, 9, 33}, {64, 64, 64}, {65, 130, 70}, {200, 70, 257}, {200, 150, 100}}
 
 var transposes = []Transpose{NoTrans, Trans}
 

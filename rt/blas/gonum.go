@@ -70,15 +70,21 @@ func (gonumKernels) dgemm(tA, tB Transpose, m, n, k int, alpha float64, a []floa
 func rowMajorGemm(tA, tB gblas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int) {
 	for i := 0; i < m; i += gemmRows {
 		mi := min(gemmRows, m-i)
-		ai := a[i:] // rows i.. of op(A) are columns i.. of A
+		// Only the offset of each operand's own layout is taken: the other may lie past
+		// the end of the slice when the operand is not square.
+		var ai []float64
 		if tA == gblas.NoTrans {
 			ai = a[i*lda:]
+		} else {
+			ai = a[i:] // rows i.. of op(A) are columns i.. of A
 		}
 		for j := 0; j < n; j += gemmCols {
 			nj := min(gemmCols, n-j)
-			bj := b[j*ldb:] // columns j.. of op(B) are rows j.. of B
+			var bj []float64
 			if tB == gblas.NoTrans {
 				bj = b[j:]
+			} else {
+				bj = b[j*ldb:] // columns j.. of op(B) are rows j.. of B
 			}
 			gn.Dgemm(tA, tB, mi, nj, k, alpha, ai, lda, bj, ldb, beta, c[i*ldc+j:], ldc)
 		}
