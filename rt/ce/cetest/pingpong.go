@@ -11,7 +11,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/ce"
 )
 
-// Path names how a ping-pong sends (docs/runtime.md, "Benchmarks").
+// Path names how a ping-pong sends (docs/ce.md, "Measuring the engine").
 type Path int
 
 const (
