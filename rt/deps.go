@@ -189,7 +189,7 @@ type Edges struct {
 // Predecessors when rt walks the graph without running it (Taskpool.VisitSuccessors, Verify).
 type EdgeVisitor interface {
 	// Task reports a dependency between flow of the visited instance and peerFlow of the
-	// instance of peer whose locals are in l.
+	// instance of peer whose locals are in l; l is only valid during the call.
 	Task(flow, dep int, peer *TaskClass, peerFlow int, l *Locals)
 	// Data reports a dependency between flow and element ix of collection c.
 	Data(flow, dep int, c Collection, ix Index)

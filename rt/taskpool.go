@@ -283,8 +283,15 @@ func (tp *Taskpool) visit(tc *TaskClass, l *Locals, v EdgeVisitor,
 		return false
 	}
 	if f != nil {
-		e := &Edges{tp: tp, visit: v}
+		// rt/dist visits the successors of every arrival on the comm goroutine: the Edges
+		// (a Locals array and more) would be allocated per message.
+		e := edgesPool.Get().(*Edges)
+		*e = Edges{tp: tp, visit: v}
 		f(tp, &ll, AllFlows, e)
+		*e = Edges{}
+		edgesPool.Put(e)
 	}
 	return true
 }
+
+var edgesPool = sync.Pool{New: func() any { return new(Edges) }}
