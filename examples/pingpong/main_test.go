@@ -12,18 +12,8 @@ import (
 // The example end to end on the in-process world, with few iterations.
 func TestPingPong(t *testing.T) {
 	var out, errb bytes.Buffer
-	args := []string{"-lat-iters", "200", "-bw-size", "65536", "-bw-iters", "5", "-runs", "1", "-json"}
-	if code := run(args, &out, &errb); code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	var doc struct {
-		Results []Result `json:"results"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
-		t.Fatalf("%v in %q", err, out.String())
-	}
 	seen := map[string]bool{}
-	for _, r := range doc.Results {
+	for _, r := range runJSON(t, "-lat-iters", "200", "-bw-size", "65536", "-bw-iters", "5", "-runs", "1") {
 		seen[r.Workload+" "+r.Path] = true
 		if r.MedianUS <= 0 || r.MinUS > r.MedianUS || r.MedianUS > r.MaxUS {
 			t.Errorf("%+v: inconsistent figures", r)
@@ -35,7 +25,7 @@ func TestPingPong(t *testing.T) {
 	for _, w := range []string{"latency", "bandwidth"} {
 		for _, p := range []string{"direct", "shifted-inline", "shifted"} {
 			if !seen[w+" "+p] {
-				t.Errorf("no %s row for the %s path: %v", w, p, doc.Results)
+				t.Errorf("no %s row for the %s path: %v", w, p, seen)
 			}
 		}
 	}
@@ -54,10 +44,21 @@ func TestPingPong(t *testing.T) {
 
 // -paths picks the rows, -bw-iters 0 drops bandwidth, -cpuprofile writes a profile.
 func TestPingPongPathsAndProfile(t *testing.T) {
-	var out, errb bytes.Buffer
 	prof := filepath.Join(t.TempDir(), "pp.prof")
-	args := []string{"-lat-iters", "200", "-bw-iters", "0", "-runs", "1", "-paths", "shifted-inline", "-cpuprofile", prof, "-json"}
-	if code := run(args, &out, &errb); code != 0 {
+	rows := runJSON(t, "-lat-iters", "200", "-bw-iters", "0", "-runs", "1", "-paths", "shifted-inline", "-cpuprofile", prof)
+	if len(rows) != 1 || rows[0].Path != "shifted-inline" || rows[0].Workload != "latency" {
+		t.Errorf("rows %+v, want one shifted-inline latency row", rows)
+	}
+	if st, err := os.Stat(prof + ".rank0"); err != nil || st.Size() == 0 {
+		t.Errorf("profile: %v", err)
+	}
+}
+
+// runJSON runs the example with args and -json, and returns its rows.
+func runJSON(t *testing.T, args ...string) []Result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := run(append(args, "-json"), &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	var doc struct {
@@ -66,10 +67,5 @@ func TestPingPongPathsAndProfile(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("%v in %q", err, out.String())
 	}
-	if len(doc.Results) != 1 || doc.Results[0].Path != "shifted-inline" || doc.Results[0].Workload != "latency" {
-		t.Errorf("rows %+v, want one shifted-inline latency row", doc.Results)
-	}
-	if st, err := os.Stat(prof + ".rank0"); err != nil || st.Size() == 0 {
-		t.Errorf("profile: %v", err)
-	}
+	return doc.Results
 }

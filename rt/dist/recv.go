@@ -116,7 +116,7 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 	for i, s := range tc.Params {
 		l[s] = int(h.params[i])
 	}
-	name := instName{tc, *h} // formatted only into errors
+	name := instName{tc, h} // formatted only into errors, while h is valid
 	if !tc.Complete(tp, &l) {
 		return malformed(ErrOutsideSpace, "%s", name)
 	}
@@ -196,7 +196,7 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 				err = n.arrived(c, st, &hh, v, mine, buf)
 			}
 			if err != nil {
-				n.fail(st, fmt.Errorf("dist: rank %d, %s flow %s from rank %d: %w", n.rank, instName{tc, hh}, flowName, src, err))
+				n.fail(st, fmt.Errorf("dist: rank %d, %s flow %s from rank %d: %w", n.rank, instName{tc, &hh}, flowName, src, err))
 			}
 		})
 		if err != nil {
@@ -293,10 +293,10 @@ func writes(ts []target) bool {
 // instName prints as instanceName when an error is formatted.
 type instName struct {
 	tc *rt.TaskClass
-	h  header
+	h  *header
 }
 
-func (x instName) String() string { return instanceName(x.tc, &x.h) }
+func (x instName) String() string { return instanceName(x.tc, x.h) }
 
 func instanceName(tc *rt.TaskClass, h *header) string {
 	s := tc.Name + "("
