@@ -252,12 +252,13 @@ func (c *Context) Add(tp *Taskpool) error {
 
 // quiesce returns true once no worker runs a body or a completion of tp (tp has failed, so
 // none starts one): every worker that was running a task of tp when this call began has been
-// seen between two tasks, parked or stopped since. Workers busy with other taskpools are not
-// waited for. It gives up, returning false, when ctx ends.
+// seen between two tasks, parked or stopped since, and no worker holds an arrival credit on
+// a record of tp. Workers busy with other taskpools are not waited for. It gives up,
+// returning false, when ctx ends.
 func (c *Context) quiesce(ctx context.Context, tp *Taskpool) bool {
 	e := c.epoch.Add(1)
 	for _, w := range c.workers {
-		for w.cur.Load() == tp && w.seen.Load() < e && !w.parked.Load() {
+		for w.cur.Load() == tp && w.seen.Load() < e && !w.parked.Load() || w.credTP.Load() == tp {
 			if ctx.Err() != nil {
 				return false
 			}

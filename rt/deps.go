@@ -496,7 +496,8 @@ func (w *Worker) initTask(t *Task, tp *Taskpool, cs *classState, l *Locals, key 
 // that already exist gather credits: the first arrival publishes the record as before, and a
 // record can become ready only once every credit is applied, so it cannot be recycled
 // meanwhile; a credit found applied to a record no longer in its slot means more arrivals
-// than the goal, reported as usual.
+// than the goal, reported as usual. A credit on a record of a failed taskpool is dropped
+// unread: the record may already be scrubbed (credTP keeps the scrub waiting until then).
 
 // creditMax bounds the arrivals a worker gathers before applying them.
 const creditMax = 64
@@ -521,7 +522,9 @@ func (w *Worker) credit(slot *atomic.Pointer[Task], t *Task, peer *TaskClass, pe
 		return nil
 	}
 	err := w.applyCredit()
-	w.cred = arrivalCredit{t: t, slot: slot, src: w.edges.src.cs, n: 1, goal: goal, peerFlow: peerFlow}
+	src := w.edges.src.cs
+	w.cred = arrivalCredit{t: t, slot: slot, src: src, n: 1, goal: goal, peerFlow: peerFlow}
+	w.credTP.Store(src.tp)
 	return err
 }
 
@@ -532,6 +535,10 @@ func (w *Worker) applyCredit() error {
 		return nil
 	}
 	w.cred = arrivalCredit{}
+	defer w.credTP.Store(nil)
+	if cr.src.tp.failed.Load() {
+		return nil
+	}
 	t := cr.t
 	if cr.slot.Load() != t { // made ready without these arrivals: there are too many
 		return errTooMany(t.cs.tc, cr.peerFlow, &t.l, cr.goal)
@@ -554,7 +561,7 @@ func (w *Worker) settleCredit() {
 	if w.cred.t == nil {
 		return
 	}
-	tp := w.cred.t.cs.tp
+	tp := w.cred.src.tp
 	if err := w.applyCredit(); err != nil {
 		tp.fail(&TaskError{Taskpool: tp.name, Task: "arrivals", Err: err})
 	}

@@ -100,6 +100,9 @@ type Worker struct {
 	steal []*Task
 
 	cred arrivalCredit // gathered CTL arrivals (deps.go)
+	// credTP is the taskpool of cred's record while the worker holds one: a Wait after a
+	// failure scrubs the taskpool's records only once no worker holds a credit on one.
+	credTP atomic.Pointer[Taskpool]
 }
 
 func newWorker(c *Context, id int) *Worker {
@@ -170,6 +173,7 @@ func (w *Worker) loop() {
 		w.c.wg.Done()
 	}()
 	w.serve()
+	w.settleCredit() // the Context closed: every taskpool failed, so this only drops it
 	normal = true
 }
 
