@@ -274,24 +274,30 @@ func peerCopies(devs []*gpu.RTDevice) string {
 	return strings.Join(parts, ", ")
 }
 
-// executed returns the number of tasks each device has completed so far.
-func executed(devs []*gpu.RTDevice) []uint64 {
-	out := make([]uint64, len(devs))
+// executed returns each device's statistics so far (tasks completed, hook calls).
+func executed(devs []*gpu.RTDevice) []gpu.Stats {
+	out := make([]gpu.Stats, len(devs))
 	for i, d := range devs {
-		out[i] = d.Device().Stats().Executed
+		out[i] = d.Device().Stats()
 	}
 	return out
 }
 
-// shares formats how many of total tasks each device ran since before, and the CPU the
-// rest: "CPU 120 (45.5%), gpu0 144 (54.5%)".
-func shares(total int64, devs []*gpu.RTDevice, before []uint64) string {
+// shares formats how many of total tasks each device ran since before, with the mean
+// number of tasks per hook call (batched GEMMs raise it above 1), and the CPU the rest:
+// "CPU 120 (45.5%), gpu0 144 (54.5%, 1.8 per call)".
+func shares(total int64, devs []*gpu.RTDevice, before []gpu.Stats) string {
 	var parts []string
 	cpu := total
 	for i, d := range devs {
-		k := int64(d.Device().Stats().Executed - before[i])
+		st := d.Device().Stats()
+		k := int64(st.Executed - before[i].Executed)
 		cpu -= k
-		parts = append(parts, fmt.Sprintf("%s %d (%.1f%%)", d.Device().Name(), k, 100*float64(k)/float64(total)))
+		perCall := 0.0
+		if calls := st.Batches - before[i].Batches; calls > 0 {
+			perCall = float64(st.Batched-before[i].Batched) / float64(calls)
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%.1f%%, %.1f per call)", d.Device().Name(), k, 100*float64(k)/float64(total), perCall))
 	}
 	return strings.Join(append([]string{fmt.Sprintf("CPU %d (%.1f%%)", cpu, 100*float64(cpu)/float64(total))}, parts...), ", ")
 }

@@ -23,7 +23,7 @@ import (
 // JDF2GO_BENCH_RUNS sets the timed runs per variant (3), and
 // JDF2GO_BENCH_POTRF the Cholesky sizes as N:NB[:NB...] lists
 // ("16384:1024:2048,32768:1024:2048"); JDF2GO_BENCH_ONLY
-// selects subtests by name (empty, gemm, large, potrf; all by default).
+// selects subtests by name (empty, gemm, large, tiles, potrf; all by default).
 func TestGPUFigures(t *testing.T) {
 	if n, _ := cuda.Count(); n == 0 {
 		t.Skip("skipped: no CUDA device: ", cuda.Init())
@@ -144,6 +144,28 @@ func TestGPUFigures(t *testing.T) {
 			t.Logf("FIGURE %d GEMM tasks nb=%d through the manager: %.1f TFLOP/s (%v per run); cuBLAS dgemm N=%d: %.1f TFLOP/s; %.0f%% (goal >= 85%%)",
 				tasks, nb, tasksTF, m.Elapsed, nb, blasTF, 100*tasksTF/blasTF)
 		})
+	}
+
+	if want("tiles") {
+		for _, nb := range []int{256, 512, 1024, 2048} {
+			cs, err := TileCosts(0, nb, 200)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cs {
+				t.Logf("FIGURE tile kernel %s nb=%d: host %.1f µs per call on an idle stream, %.1f µs per call back to back; device %.1f µs per call (%.1f TFLOP/s) on one stream",
+					c.Op, nb, us(c.Host), us(c.Pipelined), us(c.Kern), c.Flops/c.Kern.Seconds()/1e12)
+			}
+			const count = 32
+			base, err := CublasStridedBatched(0, nb, count, runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(base)
+			per := base[len(base)/2] / count
+			t.Logf("FIGURE tile kernel gemm nb=%d in a strided-batched call of %d: device %.1f µs per product (%.1f TFLOP/s)",
+				nb, count, us(per), GemmFlops(nb)/per.Seconds()/1e12)
+		}
 	}
 
 	if want("potrf") {

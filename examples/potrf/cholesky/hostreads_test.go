@@ -79,3 +79,14 @@ func TestPotrfSharedWritesBackWhatTheCPUMayRead(t *testing.T) {
 		t.Errorf("%d flows written back for %d device tasks, want one per task", st.StageOuts, st.Executed)
 	}
 }
+
+// TestPotrfBatchedGemmRaggedTiles: with every task on the device and a matrix whose last
+// tile row is ragged, the batched GEMM body launches rings of two shapes, and the factor is
+// right.
+func TestPotrfBatchedGemmRaggedTiles(t *testing.T) {
+	res, st := factorOnSim(t, 1000, 64, false)
+	if res > 1e-12 {
+		t.Errorf("residual %g", res)
+	}
+	t.Logf("%d tasks in %d hook calls", st.Batched, st.Batches)
+}

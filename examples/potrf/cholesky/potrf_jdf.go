@@ -12,6 +12,46 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
+// gemmGroup holds the operands of the GEMM tasks of a ring that have one shape: they go
+// to the device in one batched call.
+//
+//line ../../potrf.jdf:30
+type gemmGroup struct {
+	m, n, k int
+	a, b, c []gpu.Buffer
+}
+
+// gemmGroups sorts the GEMMs of a ring by shape. Only the ragged last tile row differs
+// from the others, so there are one or two groups.
+//
+//line ../../potrf.jdf:37
+type gemmGroups []gemmGroup
+
+//line ../../potrf.jdf:39
+func (gs *gemmGroups) add(m, n, k int, a, b, c gpu.Buffer) {
+	for i := range *gs {
+		if g := &(*gs)[i]; g.m == m && g.n == n && g.k == k {
+			g.a, g.b, g.c = append(g.a, a), append(g.b, b), append(g.c, c)
+			return
+		}
+	}
+	*gs = append(*gs, gemmGroup{m, n, k, []gpu.Buffer{a}, []gpu.Buffer{b}, []gpu.Buffer{c}})
+}
+
+// launch enqueues C = C - A * B^T for every group, ld being the tiles' leading dimension.
+//
+//line ../../potrf.jdf:50
+func (gs gemmGroups) launch(s *gpu.Stream, ld int) error {
+	for _, g := range gs {
+		if err := s.DgemmBatched(gpu.NoTrans, gpu.Trans, g.m, g.n, g.k, -1, g.a, ld, g.b, ld, 1, g.c, ld); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+//line potrf_jdf.go:54
+
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
 
@@ -19,9 +59,10 @@ const _ = rt.APIv1
 // NewPotrf, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
 type Potrf struct {
 	*rt.Taskpool
-	descA *rt.TiledMatrix
-	impl  *blas.Impl
-	MT    int // hidden: computed by NewPotrf
+	descA      *rt.TiledMatrix
+	impl       *blas.Impl
+	MT         int // hidden: computed by NewPotrf
+	GEMM_BATCH int // hidden: computed by NewPotrf
 }
 
 // Errors wrapped by those of NewPotrf (ErrPotrfArgument) and of Verify and WriteDOT (ErrPotrfGraph).
@@ -36,20 +77,23 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 	if err := rt.VerifyCollection(descA, 2, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: descA: %w", err)
 	}
-//line ../../potrf.jdf:32
+//line ../../potrf.jdf:64
 	var MT int = descA.MT
-//line potrf_jdf.go:42
-	tp := &Potrf{descA: descA, impl: impl, MT: MT}
+//line potrf_jdf.go:83
+//line ../../potrf.jdf:67
+	var GEMM_BATCH int = 64
+//line potrf_jdf.go:86
+	tp := &Potrf{descA: descA, impl: impl, MT: MT, GEMM_BATCH: GEMM_BATCH}
 	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfTRSM, &potrfSYRK, &potrfGEMM)
 	return tp, nil
 }
 
 // The task classes of potrf.jdf, assigned in init: their functions refer to one another.
 var (
-	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:35:1
-	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:58:1
-	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:85:1
-	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:109:1
+	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:70:1
+	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:93:1
+	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:120:1
+	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:144:1
 )
 
 func init() {
@@ -114,22 +158,22 @@ func init() {
 		Priority:     potrfGEMMPriority,
 		Affinity:     potrfGEMMAffinity,
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "GEMM/GPU", Type: gpu.TypeAny, Submit: potrfGEMMSubmitGPU}},
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "GEMM/GPU", Type: gpu.TypeAny, Submit: potrfGEMMSubmitGPU, Batch: true}},
 			{Kind: rt.CPU, Hook: potrfGEMMHook},
 		},
 	}
 }
 
 // potrfPOTRFInputs are the input chains of POTRF(k): potrfPOTRFIn<Flow> selects the input of flow <Flow>.
-var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:38:6", Select: potrfPOTRFInT}}
+var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:73:6", Select: potrfPOTRFInT}}
 
 func potrfPOTRFInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:38:22")
+		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:73:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: k}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:38:36", "T SYRK(k - 1, k)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:73:36", "T SYRK(k - 1, k)")
 	}
 }
 
@@ -165,34 +209,34 @@ func potrfPOTRFSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 // potrfPOTRFPriority returns the priority of POTRF(k) (higher runs first).
 func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:41
+//line ../../potrf.jdf:76
 	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:171
+//line potrf_jdf.go:215
 }
 
 // potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
 func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:37
+//line ../../potrf.jdf:72
 	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:179
+//line potrf_jdf.go:223
 }
 
 // potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k): rt/gpu runs it on a device stream.
 func potrfPOTRFSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfPOTRFBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, l[0], task.Buffer(0))
+	return potrfPOTRFBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], task.Buffer(0))
 }
 
-// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:42:1.
-func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:43
+// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:77:1.
+func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, T gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:78
 	{
 		if err := stream.Dpotrf(gpu.Lower, descA.TileRows(k), T, descA.MB); err != nil {
 			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
 		}
 	}
-//line potrf_jdf.go:196
+//line potrf_jdf.go:240
 	return gpu.Done
 }
 
@@ -203,40 +247,40 @@ func potrfPOTRFHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfPOTRFBody(g, task, g.descA, g.impl, g.MT, l[0], T)
+	return potrfPOTRFBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], T)
 }
 
-// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:49:1.
-func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, T []float64) error {
-//line ../../potrf.jdf:50
+// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:84:1.
+func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, T []float64) error {
+//line ../../potrf.jdf:85
 	{
 		if err := impl.Dpotrf(blas.Lower, descA.TileRows(k), T, descA.MB); err != nil {
 			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
 		}
 	}
-//line potrf_jdf.go:218
+//line potrf_jdf.go:262
 	return nil
 }
 
 // potrfTRSMInputs are the input chains of TRSM(m, k): potrfTRSMIn<Flow> selects the input of flow <Flow>.
 var potrfTRSMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:62:8", TaskOnly: true, Select: potrfTRSMInT},
-	{Flow: 1, Pos: "potrf.jdf:63:6", Select: potrfTRSMInC},
+	{Flow: 0, Pos: "potrf.jdf:97:8", TaskOnly: true, Select: potrfTRSMInT},
+	{Flow: 1, Pos: "potrf.jdf:98:6", Select: potrfTRSMInC},
 }
 
 func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:62:13", "T POTRF(k)")
+	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:97:13", "T POTRF(k)")
 }
 
 func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:63:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:98:22")
 	} else {
 		pl := rt.Locals{1: m, 2: k, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:63:36", "C GEMM(m, k, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:98:36", "C GEMM(m, k, k - 1)")
 	}
 }
 
@@ -281,35 +325,35 @@ func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfTRSMPriority returns the priority of TRSM(m, k) (higher runs first).
 func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:68
+//line ../../potrf.jdf:103
 	return int32(4*(g.MT-k) + 2)
-//line potrf_jdf.go:287
+//line potrf_jdf.go:331
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
 func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-//line ../../potrf.jdf:61
+//line ../../potrf.jdf:96
 	return g.descA, rt.Ix(m, k)
-//line potrf_jdf.go:295
+//line potrf_jdf.go:339
 }
 
 // potrfTRSMSubmitGPU is the submit hook of the GPU body of TRSM(m, k): rt/gpu runs it on a device stream.
 func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfTRSMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, l[0], l[1], task.Buffer(0), task.Buffer(1))
+	return potrfTRSMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
-// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:69:1.
-func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, T gpu.Buffer, C gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:70
+// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:104:1.
+func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, T gpu.Buffer, C gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:105
 	{
 		if err := stream.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:313
+//line potrf_jdf.go:357
 	return gpu.Done
 }
 
@@ -321,38 +365,38 @@ func potrfTRSMHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfTRSMBody(g, task, g.descA, g.impl, g.MT, l[0], l[1], T, C)
+	return potrfTRSMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], T, C)
 }
 
-// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:77:1.
-func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, T []float64, C []float64) error {
-//line ../../potrf.jdf:78
+// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:112:1.
+func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, T []float64, C []float64) error {
+//line ../../potrf.jdf:113
 	{
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:335
+//line potrf_jdf.go:379
 }
 
 // potrfSYRKInputs are the input chains of SYRK(k, m): potrfSYRKIn<Flow> selects the input of flow <Flow>.
 var potrfSYRKInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:89:8", TaskOnly: true, Select: potrfSYRKInA},
-	{Flow: 1, Pos: "potrf.jdf:90:6", Select: potrfSYRKInT},
+	{Flow: 0, Pos: "potrf.jdf:124:8", TaskOnly: true, Select: potrfSYRKInA},
+	{Flow: 1, Pos: "potrf.jdf:125:6", Select: potrfSYRKInT},
 }
 
 func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:89:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:124:13", "C TRSM(m, k)")
 }
 
 func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:90:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:125:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: m}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:90:36", "T SYRK(k - 1, m)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:125:36", "T SYRK(k - 1, m)")
 	}
 }
 
@@ -393,35 +437,35 @@ func potrfSYRKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfSYRKPriority returns the priority of SYRK(k, m) (higher runs first).
 func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:92
+//line ../../potrf.jdf:127
 	return int32(4*(g.MT-m) + 1)
-//line potrf_jdf.go:399
+//line potrf_jdf.go:443
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
 func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:88
+//line ../../potrf.jdf:123
 	return g.descA, rt.Ix(m, m)
-//line potrf_jdf.go:407
+//line potrf_jdf.go:451
 }
 
 // potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m): rt/gpu runs it on a device stream.
 func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfSYRKBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, l[0], l[1], task.Buffer(0), task.Buffer(1))
+	return potrfSYRKBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
-// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:93:1.
-func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:94
+// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:128:1.
+func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:129
 	{
 		if err := stream.Dsyrk(gpu.Lower, gpu.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:425
+//line potrf_jdf.go:469
 	return gpu.Done
 }
 
@@ -433,45 +477,45 @@ func potrfSYRKHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfSYRKBody(g, task, g.descA, g.impl, g.MT, l[0], l[1], A, T)
+	return potrfSYRKBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], A, T)
 }
 
-// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:101:1.
-func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, A []float64, T []float64) error {
-//line ../../potrf.jdf:102
+// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:136:1.
+func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, A []float64, T []float64) error {
+//line ../../potrf.jdf:137
 	{
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:447
+//line potrf_jdf.go:491
 }
 
 // potrfGEMMInputs are the input chains of GEMM(m, n, k): potrfGEMMIn<Flow> selects the input of flow <Flow>.
 var potrfGEMMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:114:8", TaskOnly: true, Select: potrfGEMMInA},
-	{Flow: 1, Pos: "potrf.jdf:115:8", TaskOnly: true, Select: potrfGEMMInB},
-	{Flow: 2, Pos: "potrf.jdf:116:6", Select: potrfGEMMInC},
+	{Flow: 0, Pos: "potrf.jdf:149:8", TaskOnly: true, Select: potrfGEMMInA},
+	{Flow: 1, Pos: "potrf.jdf:150:8", TaskOnly: true, Select: potrfGEMMInB},
+	{Flow: 2, Pos: "potrf.jdf:151:6", Select: potrfGEMMInC},
 }
 
 func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:114:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:149:13", "C TRSM(m, k)")
 }
 
 func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, n_ := l[0], l[2]
 	pl := rt.Locals{1: n_, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:115:13", "C TRSM(n, k)")
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:150:13", "C TRSM(n, k)")
 }
 
 func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:116:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:151:22")
 	} else {
 		pl := rt.Locals{1: m, 2: n_, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:116:36", "C GEMM(m, n, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:151:36", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -515,35 +559,79 @@ func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
 func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, n_ := tp.Globals().(*Potrf), l[2]
-//line ../../potrf.jdf:118
+//line ../../potrf.jdf:153
 	return int32(4 * (g.MT - n_))
-//line potrf_jdf.go:521
+//line potrf_jdf.go:565
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
 func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
-//line ../../potrf.jdf:113
+//line ../../potrf.jdf:148
 	return g.descA, rt.Ix(m, n_)
-//line potrf_jdf.go:529
+//line potrf_jdf.go:573
+}
+
+// potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
+// device buffers of its data flows (a batched body gets them with member(t)).
+type potrfGEMMGPU struct {
+	k int
+	m int
+	n int
+	A gpu.Buffer
+	B gpu.Buffer
+	C gpu.Buffer
+}
+
+// potrfGEMMMemberGPU returns the definitions and buffers of the GEMM task of wrapper t.
+func potrfGEMMMemberGPU(t *gpu.Task) potrfGEMMGPU {
+	l := t.EC().(*rt.Task).Locals()
+	return potrfGEMMGPU{
+		k: l[0],
+		m: l[1],
+		n: l[2],
+		A: t.Buffer(0),
+		B: t.Buffer(1),
+		C: t.Buffer(2),
+	}
 }
 
 // potrfGEMMSubmitGPU is the submit hook of the GPU body of GEMM(m, n, k): rt/gpu runs it on a device stream.
 func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+	if _, err := stream.CollectBatch(task, potrfGEMMBatchGPU(task).Match, nil); err != nil {
+		return task.Fail(err)
+	}
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfGEMMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, l[0], l[1], l[2], task.Buffer(0), task.Buffer(1), task.Buffer(2))
+	return potrfGEMMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], l[2], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
-// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:119:1.
-func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:120
+// potrfGEMMBatchGPU is the batch-match policy of the GPU body of GEMM for a ring headed
+// by head (batch_max, batch_match).
+func potrfGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
+	task := head.EC().(*rt.Task)
+	g := task.Taskpool().Globals().(*Potrf)
+//line ../../potrf.jdf:154
+	batchMax := g.GEMM_BATCH
+//line potrf_jdf.go:616
+	return gpu.BatchPolicy{Max: batchMax}
+}
+
+// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:154:1.
+func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
+	member := potrfGEMMMemberGPU
+	_ = member
+//line ../../potrf.jdf:155
 	{
-		if err := stream.Dgemm(gpu.NoTrans, gpu.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
-			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB); err != nil {
+		var groups gemmGroups
+		for t := range task.Ring() {
+			g := member(t)
+			groups.add(descA.TileRows(g.m), descA.TileRows(g.n), descA.TileCols(g.k), g.A, g.B, g.C)
+		}
+		if err := groups.launch(stream, descA.MB); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:547
+//line potrf_jdf.go:635
 	return gpu.Done
 }
 
@@ -555,34 +643,34 @@ func potrfGEMMHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfGEMMBody(g, task, g.descA, g.impl, g.MT, l[0], l[1], l[2], A, B, C)
+	return potrfGEMMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], l[2], A, B, C)
 }
 
-// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:127:1.
-func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, k int, m int, n int, A []float64, B []float64, C []float64) error {
-//line ../../potrf.jdf:128
+// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:166:1.
+func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, n int, A []float64, B []float64, C []float64) error {
+//line ../../potrf.jdf:167
 	{
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:569
+//line potrf_jdf.go:657
 }
 
 // potrfSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of potrf.jdf.
 var potrfSource = rt.Source{
 	Err:     ErrPotrfGraph,
-	Classes: []string{"potrf.jdf:35:1", "potrf.jdf:58:1", "potrf.jdf:85:1", "potrf.jdf:109:1"},
+	Classes: []string{"potrf.jdf:70:1", "potrf.jdf:93:1", "potrf.jdf:120:1", "potrf.jdf:144:1"},
 	Flows: [][]string{
-		{"potrf.jdf:38:6"},
-		{"potrf.jdf:62:8", "potrf.jdf:63:6"},
-		{"potrf.jdf:89:8", "potrf.jdf:90:6"},
-		{"potrf.jdf:114:8", "potrf.jdf:115:8", "potrf.jdf:116:6"},
+		{"potrf.jdf:73:6"},
+		{"potrf.jdf:97:8", "potrf.jdf:98:6"},
+		{"potrf.jdf:124:8", "potrf.jdf:125:6"},
+		{"potrf.jdf:149:8", "potrf.jdf:150:8", "potrf.jdf:151:6"},
 	},
 	Deps: [][][]string{
-		{{"potrf.jdf:38:8", "potrf.jdf:39:8", "potrf.jdf:40:8"}},
-		{{"potrf.jdf:62:10"}, {"potrf.jdf:63:8", "potrf.jdf:64:8", "potrf.jdf:65:8", "potrf.jdf:66:8", "potrf.jdf:67:8"}},
-		{{"potrf.jdf:89:10"}, {"potrf.jdf:90:8", "potrf.jdf:91:8"}},
-		{{"potrf.jdf:114:10"}, {"potrf.jdf:115:10"}, {"potrf.jdf:116:8", "potrf.jdf:117:8"}},
+		{{"potrf.jdf:73:8", "potrf.jdf:74:8", "potrf.jdf:75:8"}},
+		{{"potrf.jdf:97:10"}, {"potrf.jdf:98:8", "potrf.jdf:99:8", "potrf.jdf:100:8", "potrf.jdf:101:8", "potrf.jdf:102:8"}},
+		{{"potrf.jdf:124:10"}, {"potrf.jdf:125:8", "potrf.jdf:126:8"}},
+		{{"potrf.jdf:149:10"}, {"potrf.jdf:150:10"}, {"potrf.jdf:151:8", "potrf.jdf:152:8"}},
 	},
 }
 
