@@ -24,6 +24,18 @@ package codegen
 //		return nil        // unless the body ends in a terminating statement
 //	}
 //
+// A batched CPU body (batch = true | manual) also gets the class's member type <c>CPU and
+// its constructor and the policy <c>Batch (batch.go); the hook of batch = true first collects
+// the ring:
+//
+//	if _, err := task.CollectBatch(<c>Batch(task).Match); err != nil {
+//		return err
+//	}
+//
+// the body starts with member (and match for batch = manual; see ringNames), and the
+// incarnation has Batch: true and, when the class has data flows, Admit (the error of
+// <c>MemberCPU).
+//
 // GPU bodies (type=CUDA or GPU) plug in through incarnationMakers (gpubody.go): a maker
 // returns an incarnation whose decls are the top-level functions it needs (the submit hook,
 // the body, the batch-match policy) and whose value is the fields of its rt.Incarnation
@@ -63,11 +75,13 @@ func (c *classGen) newIncarnation(b *parser.Body) incarnation {
 
 // cpuIncarnation is a CPU hook and its body function.
 type cpuIncarnation struct {
-	c    *classGen
-	b    *parser.Body
-	hook string
-	body string
-	gb   goBody
+	c      *classGen
+	b      *parser.Body
+	hook   string
+	body   string
+	batch  string // the batch-match policy of a batched body (batch.go)
+	member bool   // this incarnation emits the class's CPU member type
+	gb     goBody
 }
 
 func newCPUIncarnation(c *classGen, b *parser.Body) incarnation {
@@ -79,13 +93,23 @@ func newCPUIncarnation(c *classGen, b *parser.Body) incarnation {
 	if b.Device() != "CPU" {
 		suffix = b.Device()
 	}
-	inc := &cpuIncarnation{c: c, b: b, gb: gb, hook: c.fn("Hook" + suffix), body: c.fn("Body" + suffix)}
-	for n := 2; c.hasIncarnation(inc.hook); n++ {
-		inc.hook = c.fn("Hook" + suffix + strconv.Itoa(n))
-		inc.body = c.fn("Body" + suffix + strconv.Itoa(n))
+	inc := &cpuIncarnation{c: c, b: b, gb: gb}
+	for n := 1; n == 1 || c.hasIncarnation(inc.hook); n++ {
+		sfx := suffix
+		if n > 1 {
+			sfx += strconv.Itoa(n)
+		}
+		inc.hook, inc.body, inc.batch = c.fn("Hook"+sfx), c.fn("Body"+sfx), c.fn("Batch"+sfx)
+	}
+	if inc.batched() {
+		c.reserveBodyNames(cpuRing)
+		inc.member = !c.cpuMember
+		c.cpuMember = true
 	}
 	return inc
 }
+
+func (inc *cpuIncarnation) batched() bool { return inc.b.Attrs.Batch != parser.BatchOff }
 
 // hasIncarnation reports whether an incarnation generated so far has the hook hook.
 func (c *classGen) hasIncarnation(hook string) bool {
@@ -185,9 +209,20 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 		hook = append(hook, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
 	}
 	hook = append(hook, jen.Return(jen.Id(inc.body).Call(args...)))
+	if inc.b.Attrs.Batch == parser.BatchOn {
+		hook = append([]jen.Code{jen.If(
+			jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("task").Dot("CollectBatch").Call(
+				jen.Id(inc.batch).Call(jen.Id("task")).Dot("Match")),
+			jen.Err().Op("!=").Nil(),
+		).Block(jen.Return(jen.Err()))}, hook...)
+	}
 
 	// The body.
-	body := g.userCode(inc.b.Text, inc.b.TextPos)
+	var body []jen.Code
+	if inc.batched() {
+		body = inc.ringNames()
+	}
+	body = append(body, g.userCode(inc.b.Text, inc.b.TextPos)...)
 	body = append(body, g.restoreDirective())
 	if !inc.gb.terminates {
 		body = append(body, jen.Return(jen.Nil()))
@@ -196,14 +231,44 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 	if inc.b.Device() != "CPU" {
 		what = inc.b.Device() + " body (a CPU hook)"
 	}
-	return []jen.Code{
+	var out []jen.Code
+	if inc.member {
+		out = append(out, c.memberDecls(cpuRing)...)
+	}
+	out = append(out,
 		doc(inc.hook, jen.Func().Id(inc.hook).Params(jen.Id("task").Op("*").Qual(rtPath, "Task")).Error().Block(hook...),
 			"runs the %s of %s.", what, c.sig()),
-		jen.Line(),
+		jen.Line())
+	if inc.batched() {
+		out = append(out, c.batchPolicy(inc.b, inc.batch, inc.b.Device(), cpuRing), jen.Line())
+	}
+	return append(out,
 		doc(inc.body, jen.Func().Id(inc.body).Params(params...).Error().Block(body...),
 			"is the %s of %s at %s.", what, c.sig(), g.where(inc.b.Pos())),
-		jen.Line(),
+		jen.Line())
+}
+
+// ringNames are the first statements of a batched body: member, which returns a member's
+// definitions and flow values (rt checked their types with Admit when it joined the ring),
+// and, for batch = manual, match, the policy to pass to task.CollectBatch.
+//
+//	member := func(t *rt.Task) <c>CPU {
+//		m, _ := <c>MemberCPU(t) // rt checked it with Admit
+//		return m
+//	}
+//	match := <c>Batch(task).Match   // batch = manual
+//	_, _ = member, match
+func (inc *cpuIncarnation) ringNames() []jen.Code {
+	c := inc.c
+	out := []jen.Code{jen.Id("member").Op(":=").Func().Params(jen.Id("t").Add(cpuRing.task())).Id(c.memberType(cpuRing)).Block(
+		jen.List(jen.Id("m"), jen.Id("_")).Op(":=").Id(c.memberFn(cpuRing)).Call(jen.Id("t")).Comment("rt checked it with Admit"),
+		jen.Return(jen.Id("m")))}
+	unused, used := []jen.Code{jen.Id("_")}, []jen.Code{jen.Id("member")}
+	if inc.b.Attrs.Batch == parser.BatchManual {
+		out = append(out, jen.Id("match").Op(":=").Id(inc.batch).Call(jen.Id("task")).Dot("Match"))
+		unused, used = append(unused, jen.Id("_")), append(used, jen.Id("match"))
 	}
+	return append(out, jen.List(unused...).Op("=").List(used...))
 }
 
 func (inc *cpuIncarnation) value() []jen.Code {
@@ -217,6 +282,14 @@ func (inc *cpuIncarnation) value() []jen.Code {
 	}
 	if inc.b.Attrs.ProfileOff {
 		fields = append(fields, jen.Id("NoTrace").Op(":").True())
+	}
+	if inc.batched() {
+		fields = append(fields, jen.Id("Batch").Op(":").True())
+		if len(dataFlows(c.tc)) > 0 {
+			fields = append(fields, jen.Id("Admit").Op(":").Func().Params(jen.Id("t").Add(cpuRing.task())).Error().Block(
+				jen.List(jen.Id("_"), jen.Err()).Op(":=").Id(c.memberFn(cpuRing)).Call(jen.Id("t")),
+				jen.Return(jen.Err())))
+		}
 	}
 	return fields
 }
