@@ -36,7 +36,8 @@ package codegen
 //		return <pkg>.BatchPolicy{Max: batchMax, User: batchMatch}
 //	}
 //
-// where <pkg> is gpu or rt. batch_max is a JDF expression over the head's definitions and the
+// where <pkg> is gpu or rt. A CPU body passes rt a function rather than the policy's method
+// value, which would cost an allocation per ring (incarnation.go, <c>Match). batch_max is a JDF expression over the head's definitions and the
 // globals; batch_match is a func(cand, head *<pkg>.Task) <pkg>.<action>, named or inline.
 
 import (

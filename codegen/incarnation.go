@@ -25,10 +25,13 @@ package codegen
 //	}
 //
 // A batched CPU body (batch = true | manual) also gets the class's member type <c>CPU and
-// its constructor and the policy <c>Batch (batch.go); the hook of batch = true first collects
-// the ring:
+// its constructor, the policy <c>Batch (batch.go) and its callback
 //
-//	if _, err := task.CollectBatch(<c>Batch(task).Match); err != nil {
+//	func <c>Match(cand, head *rt.Task) rt.BatchAction { return <c>Batch(head).Match(cand, head) }
+//
+// and the hook of batch = true first collects the ring:
+//
+//	if _, err := task.CollectBatch(<c>Match); err != nil {
 //		return err
 //	}
 //
@@ -80,6 +83,7 @@ type cpuIncarnation struct {
 	hook   string
 	body   string
 	batch  string // the batch-match policy of a batched body (batch.go)
+	match  string // its batch-match callback
 	member bool   // this incarnation emits the class's CPU member type
 	gb     goBody
 }
@@ -99,7 +103,7 @@ func newCPUIncarnation(c *classGen, b *parser.Body) incarnation {
 		if n > 1 {
 			sfx += strconv.Itoa(n)
 		}
-		inc.hook, inc.body, inc.batch = c.fn("Hook"+sfx), c.fn("Body"+sfx), c.fn("Batch"+sfx)
+		inc.hook, inc.body, inc.batch, inc.match = c.fn("Hook"+sfx), c.fn("Body"+sfx), c.fn("Batch"+sfx), c.fn("Match"+sfx)
 	}
 	if inc.batched() {
 		c.reserveBodyNames(cpuRing)
@@ -211,8 +215,7 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 	hook = append(hook, jen.Return(jen.Id(inc.body).Call(args...)))
 	if inc.b.Attrs.Batch == parser.BatchOn {
 		hook = append([]jen.Code{jen.If(
-			jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("task").Dot("CollectBatch").Call(
-				jen.Id(inc.batch).Call(jen.Id("task")).Dot("Match")),
+			jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("task").Dot("CollectBatch").Call(jen.Id(inc.match)),
 			jen.Err().Op("!=").Nil(),
 		).Block(jen.Return(jen.Err()))}, hook...)
 	}
@@ -241,6 +244,10 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 		jen.Line())
 	if inc.batched() {
 		out = append(out, c.batchPolicy(inc.b, inc.batch, inc.b.Device(), cpuRing), jen.Line())
+		cand, head := jen.Id("cand"), jen.Id("head")
+		out = append(out, doc(inc.match, jen.Func().Id(inc.match).Params(cand, head.Clone().Add(cpuRing.task())).Qual(rtPath, "BatchAction").Block(
+			jen.Return(jen.Id(inc.batch).Call(head).Dot("Match").Call(cand, head))),
+			"is the batch-match callback of the %s body of %s: the policy of\n// %s for the candidate's head. A function, unlike a method value of the\n// policy, costs a collection no allocation.", inc.b.Device(), c.tc.Name, inc.batch), jen.Line())
 	}
 	return append(out,
 		doc(inc.body, jen.Func().Id(inc.body).Params(params...).Error().Block(body...),
@@ -250,13 +257,13 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 
 // ringNames are the first statements of a batched body: member, which returns a member's
 // definitions and flow values (rt checked their types with Admit when it joined the ring),
-// and, for batch = manual, match, the policy to pass to task.CollectBatch.
+// and, for batch = manual, match, the callback to pass to task.CollectBatch.
 //
 //	member := func(t *rt.Task) <c>CPU {
 //		m, _ := <c>MemberCPU(t) // rt checked it with Admit
 //		return m
 //	}
-//	match := <c>Batch(task).Match   // batch = manual
+//	match := <c>Match                // batch = manual
 //	_, _ = member, match
 func (inc *cpuIncarnation) ringNames() []jen.Code {
 	c := inc.c
@@ -265,7 +272,7 @@ func (inc *cpuIncarnation) ringNames() []jen.Code {
 		jen.Return(jen.Id("m")))}
 	unused, used := []jen.Code{jen.Id("_")}, []jen.Code{jen.Id("member")}
 	if inc.b.Attrs.Batch == parser.BatchManual {
-		out = append(out, jen.Id("match").Op(":=").Id(inc.batch).Call(jen.Id("task")).Dot("Match"))
+		out = append(out, jen.Id("match").Op(":=").Id(inc.match))
 		unused, used = append(unused, jen.Id("_")), append(used, jen.Id("match"))
 	}
 	return append(out, jen.List(unused...).Op("=").List(used...))

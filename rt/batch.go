@@ -13,7 +13,9 @@ package rt
 // skipped without a call. Accept unlinks the candidate from the queue and links it to the
 // ring's tail (through Task.next, which a running task does not use otherwise), Reject leaves
 // it in place, Stop ends the scan. At most collectScan tasks are examined, so the lock is
-// held for a bounded time whatever the queue holds. Then, without the lock, each newcomer gets
+// held for a bounded time whatever the queue holds. A panic or runtime.Goexit in the callback
+// unwinds through the queue's deferred calls, which unlock it consistent with the ring (the
+// taken tasks out, the others in order). Then, without the lock, each newcomer gets
 // what the worker would have done before running it: Prepare (memory inputs), the
 // incarnation's Evaluate (a refusal sends it back to the scheduler for its next incarnation)
 // and the incarnation's Admit (flow value types); a failure there fails that task.
@@ -82,7 +84,9 @@ type BatchPolicy struct {
 	User func(cand, head *Task) BatchAction
 }
 
-// Match is the policy as a CollectBatch callback.
+// Match is the policy as a CollectBatch callback. A method value (p.Match) costs an
+// allocation per collection; generated code passes a function that builds the policy and
+// calls Match instead.
 func (p BatchPolicy) Match(cand, head *Task) BatchAction {
 	if p.Max > 0 && head.RingLen() >= p.Max {
 		return Stop
@@ -191,9 +195,16 @@ func (w *Worker) collect(head *Task, match func(cand, head *Task) BatchAction) (
 	return int(head.ring), err
 }
 
-// scan runs the collection over the scheduler's queue; the flag is cleared however it ends.
+// scan runs the collection over the scheduler's queue. A panic in the match callback ends it
+// with an error: the queue's own deferred calls have left it consistent with the ring by then
+// (one recover per collection, not one per candidate). The flag is cleared however it ends.
 func (w *Worker) scan() {
-	defer func() { w.batch.on = false }()
+	defer func() {
+		w.batch.on = false
+		if r := recover(); r != nil {
+			w.batch.err = fmt.Errorf("panic in batch_match: %v\n%s", r, debug.Stack())
+		}
+	}()
 	w.c.sched.collect(w)
 }
 
@@ -210,11 +221,7 @@ func (w *Worker) offer(c *Task) BatchAction {
 	}
 	a := Accept
 	if b.match != nil {
-		var err error
-		if a, err = callMatch(b.match, c, h); err != nil {
-			b.err = err
-			return Stop
-		}
+		a = b.match(c, h)
 	}
 	switch a {
 	case Accept:
@@ -309,14 +316,4 @@ func (w *Worker) failRing(t *Task, err error) {
 		w.discard(f)
 		f = next
 	}
-}
-
-// callMatch runs a batch-match callback; a panic becomes an error carrying the stack.
-func callMatch(m func(cand, head *Task) BatchAction, c, h *Task) (a BatchAction, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic in batch_match: %v\n%s", r, debug.Stack())
-		}
-	}()
-	return m(c, h), nil
 }

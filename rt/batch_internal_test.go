@@ -2,6 +2,7 @@ package rt
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -145,4 +146,107 @@ func TestCollectScanBound(t *testing.T) {
 	if q.len() != 3*collectScan {
 		t.Errorf("queue holds %d tasks, want %d", q.len(), 3*collectScan)
 	}
+}
+
+// Random queues against a model: the tasks are offered in pop order until the stop, the ring
+// holds the accepted ones in that order, and the queue then pops the others in their order.
+// Pops and pushes before the collection make the bucket rings wrap around.
+func TestQueueCollectRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	cs := queueClass()
+	for iter := 0; iter < 2000; iter++ {
+		var q prioQueue
+		var f fifo
+		n := r.IntN(70)
+		key := uint64(0)
+		prios := 1 + r.IntN(4)
+		push := func() {
+			q.push(&Task{cs: cs, key: key, prio: int32(r.IntN(prios))})
+			f.pushBack(&Task{cs: cs, key: key})
+			key++
+		}
+		for range r.IntN(40) { // wrap the rings around
+			push()
+		}
+		for range r.IntN(int(key) + 1) {
+			q.pop()
+			f.pop()
+		}
+		for range n {
+			push()
+		}
+		take := map[uint64]bool{}
+		for k := range key {
+			if r.IntN(3) > 0 {
+				take[k] = true
+			}
+		}
+		stop := uint64(1 << 62)
+		if key > 0 && r.IntN(2) == 0 {
+			stop = r.Uint64N(key)
+		}
+		var takeKeys []uint64
+		for k := range take {
+			takeKeys = append(takeKeys, k)
+		}
+		for _, qc := range []struct {
+			name    string
+			collect func(w *Worker)
+			pop     func() *Task
+			peek    func() []uint64
+		}{
+			{"prioQueue", q.collect, q.pop, func() []uint64 { return popCopy(&q) }},
+			{"fifo", f.collect, f.pop, func() []uint64 { return fifoKeys(&f) }},
+		} {
+			order := qc.peek()
+			var wantOffer, wantRing, wantLeft []uint64
+			stopped := false
+			for _, k := range order {
+				if stopped {
+					wantLeft = append(wantLeft, k)
+					continue
+				}
+				wantOffer = append(wantOffer, k)
+				switch {
+				case k == stop:
+					stopped = true
+					wantLeft = append(wantLeft, k)
+				case take[k]:
+					wantRing = append(wantRing, k)
+				default:
+					wantLeft = append(wantLeft, k)
+				}
+			}
+			offered, ring := queueScript(t, cs, qc.collect, takeKeys, stop)
+			left := drain(qc.pop)
+			if !slices.Equal(offered, wantOffer) || !slices.Equal(ring, wantRing) || !slices.Equal(left, wantLeft) {
+				t.Fatalf("iteration %d, %s: offered %v ring %v left %v; want %v, %v, %v",
+					iter, qc.name, offered, ring, left, wantOffer, wantRing, wantLeft)
+			}
+		}
+		if q.len() != 0 || len(q.buckets) != 0 || f.n != 0 || f.head != nil || f.tail != nil {
+			t.Fatalf("iteration %d: queues not empty after draining", iter)
+		}
+	}
+}
+
+// popCopy returns the keys of q in pop order without changing q.
+func popCopy(q *prioQueue) []uint64 {
+	var out []uint64
+	for i := len(q.buckets) - 1; i >= 0; i-- {
+		b := q.buckets[i]
+		for j := 0; j < b.n; j++ {
+			out = append(out, b.ring[(b.head+j)&(len(b.ring)-1)].key)
+		}
+	}
+	return out
+}
+
+// fifoKeys returns the keys of f in order.
+func fifoKeys(f *fifo) []uint64 {
+	var out []uint64
+	for t := f.head; t != nil; t = t.next {
+		out = append(out, t.key)
+	}
+	return out
 }

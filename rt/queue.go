@@ -157,25 +157,35 @@ func (s *bucketScan) run(w *Worker) bool {
 	return false
 }
 
-// finish moves the unscanned tail down over the taken entries and drops the bucket if it is
-// empty.
+// finish closes the gap that the taken entries left between the kept ones [0, kept) and the
+// unscanned tail [i, n), moving whichever side is shorter (a ring taken from the front of a
+// long bucket moves only the few entries it rejected), and drops the bucket if it is empty.
 func (s *bucketScan) finish(q *prioQueue) {
 	b := s.b
 	if b == nil {
 		return
 	}
 	s.b = nil
-	if s.kept != s.i {
+	if gap := s.i - s.kept; gap > 0 {
 		mask := len(b.ring) - 1
-		for j := s.i; j < b.n; j++ {
-			b.ring[(b.head+s.kept+j-s.i)&mask] = b.ring[(b.head+j)&mask]
+		if s.kept <= b.n-s.i {
+			for j := s.kept - 1; j >= 0; j-- { // the kept entries move up to the tail
+				b.ring[(b.head+gap+j)&mask] = b.ring[(b.head+j)&mask]
+			}
+			for j := 0; j < gap; j++ {
+				b.ring[(b.head+j)&mask] = nil
+			}
+			b.head = (b.head + gap) & mask
+		} else {
+			for j := s.i; j < b.n; j++ { // the tail moves down to the kept entries
+				b.ring[(b.head+j-gap)&mask] = b.ring[(b.head+j)&mask]
+			}
+			for j := b.n - gap; j < b.n; j++ {
+				b.ring[(b.head+j)&mask] = nil
+			}
 		}
-		left := s.kept + b.n - s.i
-		for j := left; j < b.n; j++ {
-			b.ring[(b.head+j)&mask] = nil
-		}
-		q.n -= b.n - left
-		b.n = left
+		q.n -= gap
+		b.n -= gap
 	}
 	if b.n == 0 {
 		q.buckets = slices.Delete(q.buckets, s.at, s.at+1)

@@ -179,7 +179,7 @@ func cpuBatchSCALEMemberCPU(t *rt.Task) (cpuBatchSCALECPU, error) {
 
 // cpuBatchSCALEHook runs the CPU body of SCALE(k).
 func cpuBatchSCALEHook(task *rt.Task) error {
-	if _, err := task.CollectBatch(cpuBatchSCALEBatch(task).Match); err != nil {
+	if _, err := task.CollectBatch(cpuBatchSCALEMatch); err != nil {
 		return err
 	}
 	g, l := rt.TaskGlobals[*CpuBatch](task)
@@ -203,6 +203,13 @@ func cpuBatchSCALEBatch(head *rt.Task) rt.BatchPolicy {
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
+// cpuBatchSCALEMatch is the batch-match callback of the CPU body of SCALE: the policy of
+// cpuBatchSCALEBatch for the candidate's head. A function, unlike a method value of the
+// policy, costs a collection no allocation.
+func cpuBatchSCALEMatch(cand, head *rt.Task) rt.BatchAction {
+	return cpuBatchSCALEBatch(head).Match(cand, head)
+}
+
 // cpuBatchSCALEBody is the CPU body of SCALE(k) at in.jdf:29:1.
 func cpuBatchSCALEBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64, k int, X []float64) error {
 	member := func(t *rt.Task) cpuBatchSCALECPU {
@@ -219,7 +226,7 @@ func cpuBatchSCALEBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH i
 			}
 		}
 	}
-//line want.go:223
+//line want.go:230
 	return nil
 }
 
@@ -266,7 +273,7 @@ func cpuBatchADDAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 	g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:42
 	return g.V, rt.Ix(k)
-//line want.go:270
+//line want.go:277
 }
 
 // cpuBatchADDCPU is one task of a ring in a CPU body of ADD(k): its definitions and the
@@ -303,13 +310,20 @@ func cpuBatchADDHook(task *rt.Task) error {
 func cpuBatchADDBatch(head *rt.Task) rt.BatchPolicy {
 //line in.jdf:46
 	batchMax := 3
-//line want.go:307
+//line want.go:314
 	batchMatch := func(cand, head *rt.Task) rt.BatchAction {
 //line in.jdf:46
 		return rt.Accept
-//line want.go:311
+//line want.go:318
 	}
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
+}
+
+// cpuBatchADDMatch is the batch-match callback of the CPU body of ADD: the policy of
+// cpuBatchADDBatch for the candidate's head. A function, unlike a method value of the
+// policy, costs a collection no allocation.
+func cpuBatchADDMatch(cand, head *rt.Task) rt.BatchAction {
+	return cpuBatchADDBatch(head).Match(cand, head)
 }
 
 // cpuBatchADDBody is the CPU body of ADD(k) at in.jdf:46:1.
@@ -318,7 +332,7 @@ func cpuBatchADDBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int
 		m, _ := cpuBatchADDMemberCPU(t) // rt checked it with Admit
 		return m
 	}
-	match := cpuBatchADDBatch(task).Match
+	match := cpuBatchADDMatch
 	_, _ = member, match
 //line in.jdf:47
 	{
@@ -334,7 +348,7 @@ func cpuBatchADDBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int
 			}
 		}
 	}
-//line want.go:338
+//line want.go:352
 	return nil
 }
 
@@ -382,7 +396,7 @@ func cpuBatchTICKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Inde
 	g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:64
 	return g.V, rt.Ix(k)
-//line want.go:386
+//line want.go:400
 }
 
 // cpuBatchTICKCPU is one task of a ring in a CPU body of TICK(k): its definitions and the
@@ -402,7 +416,7 @@ func cpuBatchTICKMemberCPU(t *rt.Task) (cpuBatchTICKCPU, error) {
 
 // cpuBatchTICKHook runs the CPU body of TICK(k).
 func cpuBatchTICKHook(task *rt.Task) error {
-	if _, err := task.CollectBatch(cpuBatchTICKBatch(task).Match); err != nil {
+	if _, err := task.CollectBatch(cpuBatchTICKMatch); err != nil {
 		return err
 	}
 	g, l := rt.TaskGlobals[*CpuBatch](task)
@@ -413,6 +427,13 @@ func cpuBatchTICKHook(task *rt.Task) error {
 // by head (batch_max, batch_match).
 func cpuBatchTICKBatch(head *rt.Task) rt.BatchPolicy {
 	return rt.BatchPolicy{}
+}
+
+// cpuBatchTICKMatch is the batch-match callback of the CPU body of TICK: the policy of
+// cpuBatchTICKBatch for the candidate's head. A function, unlike a method value of the
+// policy, costs a collection no allocation.
+func cpuBatchTICKMatch(cand, head *rt.Task) rt.BatchAction {
+	return cpuBatchTICKBatch(head).Match(cand, head)
 }
 
 // cpuBatchTICKBody is the CPU body of TICK(k) at in.jdf:66:1.
@@ -426,7 +447,7 @@ func cpuBatchTICKBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH in
 	{
 		RINGS.Add(1)
 	}
-//line want.go:430
+//line want.go:451
 	return nil
 }
 
@@ -463,7 +484,7 @@ func cpuBatchADDInline1(tp *CpuBatch, k int, task *rt.Task) bool {
 	_ = N
 //line in.jdf:46
 	return k < N
-//line want.go:467
+//line want.go:488
 }
 
 //line in.jdf:78
@@ -502,4 +523,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; TICK ran in fewer rings than tasks: %v", bad, rings.Load() < n)
 }
 
-//line want.go:506
+//line want.go:527
