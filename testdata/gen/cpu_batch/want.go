@@ -10,11 +10,12 @@ import (
 	"sync/atomic"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
 // sameParity batches the tasks whose k has the head's parity.
 //
-//line in.jdf:9
+//line in.jdf:10
 func sameParity(cand, head *rt.Task) rt.BatchAction {
 	if cand.Local(0)%2 != head.Local(0)%2 {
 		return rt.Reject
@@ -22,7 +23,7 @@ func sameParity(cand, head *rt.Task) rt.BatchAction {
 	return rt.Accept
 }
 
-//line want.go:26
+//line want.go:27
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
@@ -47,7 +48,7 @@ var (
 // nil or malformed data collection and a negative size (ErrCpuBatchArgument), and computes the hidden globals.
 func NewCpuBatch(N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64) (*CpuBatch, error) {
 	if N < 0 {
-		return nil, fmt.Errorf("NewCpuBatch: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:25:12", ErrCpuBatchArgument)
+		return nil, fmt.Errorf("NewCpuBatch: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:26:12", ErrCpuBatchArgument)
 	}
 	if err := rt.VerifyCollection(V, 1, ErrCpuBatchArgument); err != nil {
 		return nil, fmt.Errorf("NewCpuBatch: V: %w", err)
@@ -59,9 +60,9 @@ func NewCpuBatch(N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64) (*CpuBatch
 
 // The task classes of in.jdf, assigned in init: their functions refer to one another.
 var (
-	cpuBatchSCALE rt.TaskClass // SCALE at in.jdf:24:1
-	cpuBatchADD   rt.TaskClass // ADD at in.jdf:40:1
-	cpuBatchTICK  rt.TaskClass // TICK at in.jdf:62:1
+	cpuBatchSCALE rt.TaskClass // SCALE at in.jdf:25:1
+	cpuBatchADD   rt.TaskClass // ADD at in.jdf:41:1
+	cpuBatchTICK  rt.TaskClass // TICK at in.jdf:63:1
 )
 
 func init() {
@@ -111,17 +112,18 @@ func init() {
 		Predecessors: cpuBatchTICKPredecessors,
 		Affinity:     cpuBatchTICKAffinity,
 		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "TICK/GPU", Type: gpu.TypeAny, Submit: cpuBatchTICKSubmitGPU, Batch: true}},
 			{Kind: rt.CPU, Hook: cpuBatchTICKHook, Batch: true},
 		},
 	}
 }
 
 // cpuBatchSCALEInputs are the input chains of SCALE(k): cpuBatchSCALEIn<Flow> selects the input of flow <Flow>.
-var cpuBatchSCALEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:27:6", Select: cpuBatchSCALEInX}}
+var cpuBatchSCALEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:28:6", Select: cpuBatchSCALEInX}}
 
 func cpuBatchSCALEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*CpuBatch), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:27:11")
+	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:28:11")
 }
 
 // cpuBatchSCALESpace enumerates the execution space of SCALE(k).
@@ -153,9 +155,9 @@ func cpuBatchSCALESuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e
 // cpuBatchSCALEAffinity returns the data collection element that owns SCALE(k).
 func cpuBatchSCALEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*CpuBatch), l[0]
-//line in.jdf:26
+//line in.jdf:27
 	return g.V, rt.Ix(k)
-//line want.go:159
+//line want.go:161
 }
 
 // cpuBatchSCALECPU is one task of a ring in a CPU body of SCALE(k): its definitions and the
@@ -195,11 +197,11 @@ func cpuBatchSCALEHook(task *rt.Task) error {
 func cpuBatchSCALEBatch(head *rt.Task) rt.BatchPolicy {
 	task := head
 	g := task.Taskpool().Globals().(*CpuBatch)
-//line in.jdf:29
+//line in.jdf:30
 	batchMax := g.BATCH
-//line in.jdf:29
+//line in.jdf:30
 	batchMatch := sameParity
-//line want.go:203
+//line want.go:205
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -210,14 +212,14 @@ func cpuBatchSCALEMatch(cand, head *rt.Task) rt.BatchAction {
 	return cpuBatchSCALEBatch(head).Match(cand, head)
 }
 
-// cpuBatchSCALEBody is the CPU body of SCALE(k) at in.jdf:29:1.
+// cpuBatchSCALEBody is the CPU body of SCALE(k) at in.jdf:30:1.
 func cpuBatchSCALEBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64, k int, X []float64) error {
 	member := func(t *rt.Task) cpuBatchSCALECPU {
 		m, _ := cpuBatchSCALEMemberCPU(t) // rt checked it with Admit
 		return m
 	}
 	_ = member
-//line in.jdf:30
+//line in.jdf:31
 	{
 		for t := range task.Ring() {
 			m := member(t)
@@ -226,17 +228,17 @@ func cpuBatchSCALEBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH i
 			}
 		}
 	}
-//line want.go:230
+//line want.go:232
 	return nil
 }
 
 // cpuBatchADDInputs are the input chains of ADD(k): cpuBatchADDIn<Flow> selects the input of flow <Flow>.
-var cpuBatchADDInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:43:6", TaskOnly: true, Select: cpuBatchADDInX}}
+var cpuBatchADDInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:44:6", TaskOnly: true, Select: cpuBatchADDInX}}
 
 func cpuBatchADDInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &cpuBatchSCALE, 0, cpuBatchSCALEComplete(tp, &pl), &pl, "in.jdf:43:11", "X SCALE(k)")
+	return rt.TaskInput(0, &cpuBatchSCALE, 0, cpuBatchSCALEComplete(tp, &pl), &pl, "in.jdf:44:11", "X SCALE(k)")
 }
 
 // cpuBatchADDSpace enumerates the execution space of ADD(k).
@@ -271,9 +273,9 @@ func cpuBatchADDSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *
 // cpuBatchADDAffinity returns the data collection element that owns ADD(k).
 func cpuBatchADDAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*CpuBatch), l[0]
-//line in.jdf:42
+//line in.jdf:43
 	return g.V, rt.Ix(k)
-//line want.go:277
+//line want.go:279
 }
 
 // cpuBatchADDCPU is one task of a ring in a CPU body of ADD(k): its definitions and the
@@ -308,13 +310,13 @@ func cpuBatchADDHook(task *rt.Task) error {
 // cpuBatchADDBatch is the batch-match policy of the CPU body of ADD for a ring headed
 // by head (batch_max, batch_match).
 func cpuBatchADDBatch(head *rt.Task) rt.BatchPolicy {
-//line in.jdf:46
+//line in.jdf:47
 	batchMax := 3
-//line want.go:314
+//line want.go:316
 	batchMatch := func(cand, head *rt.Task) rt.BatchAction {
-//line in.jdf:46
+//line in.jdf:47
 		return rt.Accept
-//line want.go:318
+//line want.go:320
 	}
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
@@ -326,7 +328,7 @@ func cpuBatchADDMatch(cand, head *rt.Task) rt.BatchAction {
 	return cpuBatchADDBatch(head).Match(cand, head)
 }
 
-// cpuBatchADDBody is the CPU body of ADD(k) at in.jdf:46:1.
+// cpuBatchADDBody is the CPU body of ADD(k) at in.jdf:47:1.
 func cpuBatchADDBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64, k int, X []float64) error {
 	member := func(t *rt.Task) cpuBatchADDCPU {
 		m, _ := cpuBatchADDMemberCPU(t) // rt checked it with Admit
@@ -334,7 +336,7 @@ func cpuBatchADDBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int
 	}
 	match := cpuBatchADDMatch
 	_, _ = member, match
-//line in.jdf:47
+//line in.jdf:48
 	{
 		if k%4 == 0 {
 			if _, err := task.CollectBatch(match); err != nil {
@@ -348,7 +350,7 @@ func cpuBatchADDBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int
 			}
 		}
 	}
-//line want.go:352
+//line want.go:354
 	return nil
 }
 
@@ -394,9 +396,49 @@ func cpuBatchTICKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, 
 // cpuBatchTICKAffinity returns the data collection element that owns TICK(k).
 func cpuBatchTICKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*CpuBatch), l[0]
-//line in.jdf:64
+//line in.jdf:65
 	return g.V, rt.Ix(k)
-//line want.go:400
+//line want.go:402
+}
+
+// cpuBatchTICKGPU is one task of a ring in a GPU body of TICK(k): its definitions and the
+// device buffers of its data flows (a batched body gets them with member(t)).
+type cpuBatchTICKGPU struct {
+	k int
+}
+
+// cpuBatchTICKMemberGPU returns the definitions and buffers of the TICK task of wrapper t.
+func cpuBatchTICKMemberGPU(t *gpu.Task) cpuBatchTICKGPU {
+	l := t.EC().(*rt.Task).Locals()
+	return cpuBatchTICKGPU{
+		k: l[0],
+	}
+}
+
+// cpuBatchTICKSubmitGPU is the submit hook of the GPU body of TICK(k): rt/gpu runs it on a device stream.
+func cpuBatchTICKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+	if _, err := stream.CollectBatch(task, cpuBatchTICKBatchGPU(task).Match, nil); err != nil {
+		return task.Fail(err)
+	}
+	g, l := rt.TaskGlobals[*CpuBatch](task.EC().(*rt.Task))
+	return cpuBatchTICKBodyGPU(dev, task, stream, g, g.N, g.V, g.BATCH, g.RINGS, l[0])
+}
+
+// cpuBatchTICKBatchGPU is the batch-match policy of the GPU body of TICK for a ring headed
+// by head (batch_max, batch_match).
+func cpuBatchTICKBatchGPU(head *gpu.Task) gpu.BatchPolicy {
+	return gpu.BatchPolicy{}
+}
+
+// cpuBatchTICKBodyGPU is the GPU body of TICK(k) at in.jdf:67:1.
+func cpuBatchTICKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *CpuBatch, N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64, k int) gpu.Result {
+	member := cpuBatchTICKMemberGPU
+	_ = member
+//line in.jdf:68
+	{
+		return gpu.Error
+	}
+//line want.go:442
 }
 
 // cpuBatchTICKCPU is one task of a ring in a CPU body of TICK(k): its definitions and the
@@ -436,34 +478,34 @@ func cpuBatchTICKMatch(cand, head *rt.Task) rt.BatchAction {
 	return cpuBatchTICKBatch(head).Match(cand, head)
 }
 
-// cpuBatchTICKBody is the CPU body of TICK(k) at in.jdf:66:1.
+// cpuBatchTICKBody is the CPU body of TICK(k) at in.jdf:72:1.
 func cpuBatchTICKBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64, k int) error {
 	member := func(t *rt.Task) cpuBatchTICKCPU {
 		m, _ := cpuBatchTICKMemberCPU(t) // rt checked it with Admit
 		return m
 	}
 	_ = member
-//line in.jdf:67
+//line in.jdf:73
 	{
 		RINGS.Add(1)
 	}
-//line want.go:451
+//line want.go:493
 	return nil
 }
 
 // cpuBatchSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
 var cpuBatchSource = rt.Source{
 	Err:     ErrCpuBatchGraph,
-	Classes: []string{"in.jdf:24:1", "in.jdf:40:1", "in.jdf:62:1"},
+	Classes: []string{"in.jdf:25:1", "in.jdf:41:1", "in.jdf:63:1"},
 	Flows: [][]string{
-		{"in.jdf:27:6"},
-		{"in.jdf:43:6", "in.jdf:45:7"},
-		{"in.jdf:65:7"},
+		{"in.jdf:28:6"},
+		{"in.jdf:44:6", "in.jdf:46:7"},
+		{"in.jdf:66:7"},
 	},
 	Deps: [][][]string{
-		{{"in.jdf:27:8", "in.jdf:28:8"}},
-		{{"in.jdf:43:8", "in.jdf:44:8"}, {"in.jdf:45:9"}},
-		{{"in.jdf:65:9"}},
+		{{"in.jdf:28:8", "in.jdf:29:8"}},
+		{{"in.jdf:44:8", "in.jdf:45:8"}, {"in.jdf:46:9"}},
+		{{"in.jdf:66:9"}},
 	},
 }
 
@@ -478,16 +520,16 @@ func (tp *CpuBatch) WriteDOT(w io.Writer) error {
 	return cpuBatchSource.WriteDOT(w, tp.Taskpool)
 }
 
-// cpuBatchADDInline1 is the inline code at in.jdf:46:84.
+// cpuBatchADDInline1 is the inline code at in.jdf:47:84.
 func cpuBatchADDInline1(tp *CpuBatch, k int, task *rt.Task) bool {
 	N := tp.N
 	_ = N
-//line in.jdf:46
+//line in.jdf:47
 	return k < N
-//line want.go:488
+//line want.go:530
 }
 
-//line in.jdf:78
+//line in.jdf:84
 func Case() error {
 	const n, nb = 40, 3
 	ctx, err := rt.New(rt.Workers(1)) // one worker: every ring collects what is queued
@@ -523,4 +565,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; TICK ran in fewer rings than tasks: %v", bad, rings.Load() < n)
 }
 
-//line want.go:527
+//line want.go:569
