@@ -63,3 +63,22 @@ func TestDriverUsage(t *testing.T) {
 		t.Fatalf("bad -suite: exit %d", code)
 	}
 }
+
+// The cpu-batch suite runs on small sizes; its batched rows carry a ratio to singleton.
+func TestCPUBatchSuiteQuick(t *testing.T) {
+	rows, err := runCPUBatch(&Config{Runs: 1, Workers: []int{1, 2}, Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fillRatios(rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6 (2 workloads, 3 variants)", len(rows))
+	}
+	for _, r := range rows {
+		if r.Workers != 2 || r.MedianPer <= 0 || (r.Variant != "singleton") != (r.Ratios["singleton"] > 0) {
+			t.Errorf("row %+v", r)
+		}
+	}
+}

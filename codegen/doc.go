@@ -37,9 +37,10 @@
 //     when the class has no other inputs); then <p><Class>Space, Complete, Goal, Prepare,
 //     Successors, Predecessors, Priority, Affinity, Key when needed, and per BODY a Hook
 //     (unpacks the task) and a Body (the user code, with the globals, the locals and the
-//     typed flow values as parameters), or for a GPU body its Submit hook, Batch policy and
-//     member type (batched bodies), Body and Size; its *gpu.Incarnation sits in the
-//     descriptor;
+//     typed flow values as parameters), with for a batched CPU body the member type
+//     <p><Class>CPU and its constructor, a Batch policy and a Match callback, or for a GPU
+//     body its Submit hook, Batch policy and member type (batched bodies), Body and Size;
+//     its *gpu.Incarnation sits in the descriptor;
 //   - <p>Source, the .jdf positions of the classes, flows and dependencies (an rt.Source),
 //     and Verify and WriteDOT, which delegate to rt.Source.Verify and rt.Source.WriteDOT;
 //     Property when classes have exported properties;
@@ -87,6 +88,13 @@
 // (rt.Incarnation.Evaluate), profile = off (no trace of the incarnation). Without device,
 // rt shares the class's tasks between devices and CPU workers by estimated finish time
 // (rt/choice.go). Bodies end with `return task.Fail(err)` to fail with a cause.
+//
+// A CPU body batches too (batch.go, incarnation.go): with batch = true its hook calls
+// task.CollectBatch(<p><Class>Match) before unpacking the head, <p><Class>Match being the
+// generated rt.BatchPolicy (batch_max, batch_match) as a function; with batch = manual the
+// body calls task.CollectBatch(match). Its body receives member (a member's definitions and
+// typed flow values, <p><Class>CPU) and its incarnation has Batch and Admit (the member's
+// flow type check), so that rt completes every task of the ring after the body.
 //
 // # Verification
 //

@@ -54,7 +54,6 @@ package codegen
 // with dev, task and stream in scope, returning (int, gpu.Result)).
 
 import (
-	"slices"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
@@ -62,10 +61,6 @@ import (
 )
 
 const gpuPath = "github.com/jdf2go/jdf2go/rt/gpu"
-
-// gpuBodyNames are the names a GPU body receives besides the JDF ones; a JDF name the body
-// would see must not take them.
-var gpuBodyNames = []string{"dev", "stream", "member", "match"}
 
 // noHIP handles HIP bodies: jdf2go has no HIP backend, so they are skipped with a warning
 // when the class has another body, and are an error otherwise.
@@ -94,21 +89,7 @@ type gpuIncarnation struct {
 func newGPUIncarnation(c *classGen, b *parser.Body) incarnation {
 	g := c.g
 	a := &b.Attrs
-	for _, d := range c.tc.Defs {
-		if slices.Contains(gpuBodyNames, d.Name) {
-			g.errorf(d.Pos(), "definition %q of %s: GPU bodies receive %q from jdf2go; rename it", d.Name, c.tc.Name, d.Name)
-		}
-	}
-	for _, f := range c.tc.Flows {
-		if slices.Contains(gpuBodyNames, f.Name) {
-			g.errorf(f.NamePos, "flow %q of %s: GPU bodies receive %q from jdf2go; rename it", f.Name, c.tc.Name, f.Name)
-		}
-	}
-	for _, gl := range c.bodyGlobals() {
-		if slices.Contains(gpuBodyNames, gl.Name) {
-			g.errorf(gl.Pos(), "global %q: the GPU bodies of %s receive %q from jdf2go; rename it", gl.Name, c.tc.Name, gl.Name)
-		}
-	}
+	c.reserveBodyNames(gpuRing)
 	if a.Dyld != "" {
 		g.warnf(b.Pos(), "dyld is not supported by jdf2go (GPU bodies call rt/gpu); ignored")
 	}
@@ -137,10 +118,6 @@ func newGPUIncarnation(c *classGen, b *parser.Body) incarnation {
 
 func (inc *gpuIncarnation) batched() bool { return inc.b.Attrs.Batch != parser.BatchOff }
 
-// memberType is the name of the class's member type, memberFn of its constructor.
-func (c *classGen) memberType() string { return c.fn("GPU") }
-func (c *classGen) memberFn() string   { return c.fn("MemberGPU") }
-
 func gpuT(name string) *jen.Statement { return jen.Op("*").Qual(gpuPath, name) }
 
 // hookParams are the parameters of a submit hook: (dev *gpu.Device, task *gpu.Task,
@@ -153,7 +130,7 @@ func (inc *gpuIncarnation) decls() []jen.Code {
 	c, g := inc.c, inc.c.g
 	var out []jen.Code
 	if inc.member {
-		out = append(out, c.memberDecls()...)
+		out = append(out, c.memberDecls(gpuRing)...)
 	}
 
 	// The submit hook.
@@ -193,13 +170,13 @@ func (inc *gpuIncarnation) decls() []jen.Code {
 
 	// The batch policy.
 	if inc.batched() {
-		out = append(out, inc.batchPolicy(), jen.Line())
+		out = append(out, c.batchPolicy(inc.b, inc.names.batch, inc.dev, gpuRing), jen.Line())
 	}
 
 	// The body.
 	var body []jen.Code
 	if inc.batched() {
-		body = append(body, jen.Id("member").Op(":=").Id(c.memberFn()))
+		body = append(body, jen.Id("member").Op(":=").Id(c.memberFn(gpuRing)))
 		unused := []jen.Code{jen.Id("_")}
 		used := []jen.Code{jen.Id("member")}
 		if inc.b.Attrs.Batch == parser.BatchManual {
@@ -227,95 +204,12 @@ func (inc *gpuIncarnation) decls() []jen.Code {
 	return out
 }
 
-// memberDecls emits the class's member type and its constructor.
-func (c *classGen) memberDecls() []jen.Code {
-	var fields, values []jen.Code
-	for _, d := range c.tc.Defs {
-		fields = append(fields, jen.Id(userParam(d.Name)).Int())
-		values = append(values, jen.Id(userParam(d.Name)).Op(":").Id("l").Index(jen.Lit(d.Index)))
-	}
-	for _, f := range dataFlows(c.tc) {
-		fields = append(fields, jen.Id(userParam(f.Name)).Qual(gpuPath, "Buffer"))
-		values = append(values, jen.Id(userParam(f.Name)).Op(":").Id("t").Dot("Buffer").Call(jen.Lit(f.Index)))
-	}
-	var body []jen.Code
-	if len(c.tc.Defs) > 0 {
-		body = append(body, jen.Id("l").Op(":=").Id("t").Dot("EC").Call().Assert(jen.Op("*").Qual(rtPath, "Task")).Dot("Locals").Call())
-	}
-	body = append(body, jen.Return(jen.Id(c.memberType()).ValuesFunc(func(gr *jen.Group) {
-		for _, v := range values {
-			gr.Line().Add(v)
-		}
-		if len(values) > 0 {
-			gr.Line()
-		}
-	})))
-	return []jen.Code{
-		doc(c.memberType(), jen.Type().Id(c.memberType()).Struct(fields...),
-			"is one task of a ring in a GPU body of %s: its definitions and the\n// device buffers of its data flows (a batched body gets them with member(t)).", c.sig()),
-		jen.Line(),
-		doc(c.memberFn(), jen.Func().Id(c.memberFn()).Params(jen.Id("t").Add(gpuT("Task"))).Id(c.memberType()).Block(body...),
-			"returns the definitions and buffers of the %s task of wrapper t.", c.tc.Name),
-		jen.Line(),
-	}
-}
-
 // taskFunc returns the statements of a function over one task of the class (task, an
 // *rt.Task, in scope): the bindings of the globals and definitions that ret uses, then
 // `return <ret>` between line directives for the JDF expression at pos.
 func (c *classGen) taskFunc(s *scope, pos posT, ret jen.Code) []jen.Code {
 	body := c.bind(s, jen.Id("task").Dot("Taskpool").Call(), jen.Id("task").Dot("Locals").Call())
 	return append(body, c.g.lineDirective(pos), jen.Return(ret), c.g.restoreDirective())
-}
-
-// batchPolicy emits the policy of a batched body: batch_max over the head's definitions,
-// batch_match named or inline.
-//
-//	func <c>Batch<Dev>(head *gpu.Task) gpu.BatchPolicy {
-//		task := head.EC().(*rt.Task)         // when batch_max uses the task
-//		g := task.Taskpool().Globals().(*<Name>)
-//		<def> := task.Locals()[<i>]
-//	//line <file.jdf>:<L>
-//		batchMax := <batch_max>
-//	//line <file.jdf>:<L>
-//		batchMatch := <batch_match>
-//	//line <file_jdf.go>:<restored>
-//		return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
-//	}
-func (inc *gpuIncarnation) batchPolicy() jen.Code {
-	c, g, a := inc.c, inc.c.g, &inc.b.Attrs
-	s := c.scope(jen.Id("g"))
-	var stmts, fields []jen.Code
-	if e := a.BatchMax; e != nil {
-		stmts = append(stmts, g.lineDirective(e.Pos()), jen.Id("batchMax").Op(":=").Add(s.expr(e, parser.KindInt)))
-		fields = append(fields, jen.Id("Max").Op(":").Id("batchMax"))
-	}
-	if m := a.BatchMatch; m != nil {
-		if _, ok := m.(*parser.InlineCode); ok {
-			text, pos, _ := codeText(m)
-			g.checkCode(text, pos, false)
-			if len(stmts) > 0 {
-				stmts = append(stmts, g.restoreDirective())
-			}
-			stmts = append(stmts, jen.Id("batchMatch").Op(":=").Func().Params(jen.Id("cand"), jen.Id("head").Add(gpuT("Task"))).Qual(gpuPath, "Action").Block(
-				append(g.userCode(text, pos), g.restoreDirective())...))
-		} else {
-			stmts = append(stmts, g.lineDirective(m.Pos()), jen.Id("batchMatch").Op(":=").Add(s.tr(m, parser.KindOpaque).code), g.restoreDirective())
-		}
-		fields = append(fields, jen.Id("User").Op(":").Id("batchMatch"))
-	} else if len(stmts) > 0 {
-		stmts = append(stmts, g.restoreDirective())
-	}
-	var body []jen.Code
-	if s.use.g || len(s.use.defs) > 0 {
-		body = append(body, jen.Id("task").Op(":=").Id("head").Dot("EC").Call().Assert(jen.Op("*").Qual(rtPath, "Task")))
-		body = append(body, c.globalsVar(s, jen.Id("task").Dot("Taskpool").Call())...)
-		body = append(body, c.bindLocals(s, jen.Id("task").Dot("Locals").Call())...)
-	}
-	body = append(body, stmts...)
-	body = append(body, jen.Return(jen.Qual(gpuPath, "BatchPolicy").Values(fields...)))
-	return doc(inc.names.batch, jen.Func().Id(inc.names.batch).Params(jen.Id("head").Add(gpuT("Task"))).Qual(gpuPath, "BatchPolicy").Block(body...),
-		"is the batch-match policy of the %s body of %s for a ring headed\n// by head (batch_max, batch_match).", inc.dev, c.tc.Name)
 }
 
 // sizes emits the X.size properties as a gpu.Incarnation Size function.

@@ -24,6 +24,21 @@ package codegen
 //		return nil        // unless the body ends in a terminating statement
 //	}
 //
+// A batched CPU body (batch = true | manual) also gets the class's member type <c>CPU and
+// its constructor, the policy <c>Batch (batch.go) and its callback
+//
+//	func <c>Match(cand, head *rt.Task) rt.BatchAction { return <c>Batch(head).Match(cand, head) }
+//
+// and the hook of batch = true first collects the ring:
+//
+//	if _, err := task.CollectBatch(<c>Match); err != nil {
+//		return err
+//	}
+//
+// the body starts with member (and match for batch = manual; see ringNames), and the
+// incarnation has Batch: true and, when the class has data flows, Admit (the error of
+// <c>MemberCPU).
+//
 // GPU bodies (type=CUDA or GPU) plug in through incarnationMakers (gpubody.go): a maker
 // returns an incarnation whose decls are the top-level functions it needs (the submit hook,
 // the body, the batch-match policy) and whose value is the fields of its rt.Incarnation
@@ -63,11 +78,14 @@ func (c *classGen) newIncarnation(b *parser.Body) incarnation {
 
 // cpuIncarnation is a CPU hook and its body function.
 type cpuIncarnation struct {
-	c    *classGen
-	b    *parser.Body
-	hook string
-	body string
-	gb   goBody
+	c      *classGen
+	b      *parser.Body
+	hook   string
+	body   string
+	batch  string // the batch-match policy of a batched body (batch.go)
+	match  string // its batch-match callback
+	member bool   // this incarnation emits the class's CPU member type
+	gb     goBody
 }
 
 func newCPUIncarnation(c *classGen, b *parser.Body) incarnation {
@@ -79,13 +97,23 @@ func newCPUIncarnation(c *classGen, b *parser.Body) incarnation {
 	if b.Device() != "CPU" {
 		suffix = b.Device()
 	}
-	inc := &cpuIncarnation{c: c, b: b, gb: gb, hook: c.fn("Hook" + suffix), body: c.fn("Body" + suffix)}
-	for n := 2; c.hasIncarnation(inc.hook); n++ {
-		inc.hook = c.fn("Hook" + suffix + strconv.Itoa(n))
-		inc.body = c.fn("Body" + suffix + strconv.Itoa(n))
+	inc := &cpuIncarnation{c: c, b: b, gb: gb}
+	for n := 1; n == 1 || c.hasIncarnation(inc.hook); n++ {
+		sfx := suffix
+		if n > 1 {
+			sfx += strconv.Itoa(n)
+		}
+		inc.hook, inc.body, inc.batch, inc.match = c.fn("Hook"+sfx), c.fn("Body"+sfx), c.fn("Batch"+sfx), c.fn("Match"+sfx)
+	}
+	if inc.batched() {
+		c.reserveBodyNames(cpuRing)
+		inc.member = !c.cpuMember
+		c.cpuMember = true
 	}
 	return inc
 }
+
+func (inc *cpuIncarnation) batched() bool { return inc.b.Attrs.Batch != parser.BatchOff }
 
 // hasIncarnation reports whether an incarnation generated so far has the hook hook.
 func (c *classGen) hasIncarnation(hook string) bool {
@@ -185,9 +213,19 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 		hook = append(hook, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
 	}
 	hook = append(hook, jen.Return(jen.Id(inc.body).Call(args...)))
+	if inc.b.Attrs.Batch == parser.BatchOn {
+		hook = append([]jen.Code{jen.If(
+			jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("task").Dot("CollectBatch").Call(jen.Id(inc.match)),
+			jen.Err().Op("!=").Nil(),
+		).Block(jen.Return(jen.Err()))}, hook...)
+	}
 
 	// The body.
-	body := g.userCode(inc.b.Text, inc.b.TextPos)
+	var body []jen.Code
+	if inc.batched() {
+		body = inc.ringNames()
+	}
+	body = append(body, g.userCode(inc.b.Text, inc.b.TextPos)...)
 	body = append(body, g.restoreDirective())
 	if !inc.gb.terminates {
 		body = append(body, jen.Return(jen.Nil()))
@@ -196,14 +234,48 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 	if inc.b.Device() != "CPU" {
 		what = inc.b.Device() + " body (a CPU hook)"
 	}
-	return []jen.Code{
+	var out []jen.Code
+	if inc.member {
+		out = append(out, c.memberDecls(cpuRing)...)
+	}
+	out = append(out,
 		doc(inc.hook, jen.Func().Id(inc.hook).Params(jen.Id("task").Op("*").Qual(rtPath, "Task")).Error().Block(hook...),
 			"runs the %s of %s.", what, c.sig()),
-		jen.Line(),
+		jen.Line())
+	if inc.batched() {
+		out = append(out, c.batchPolicy(inc.b, inc.batch, inc.b.Device(), cpuRing), jen.Line())
+		cand, head := jen.Id("cand"), jen.Id("head")
+		out = append(out, doc(inc.match, jen.Func().Id(inc.match).Params(cand, head.Clone().Add(cpuRing.task())).Qual(rtPath, "BatchAction").Block(
+			jen.Return(jen.Id(inc.batch).Call(head).Dot("Match").Call(cand, head))),
+			"is the batch-match callback of the %s body of %s: the policy of\n// %s for the candidate's head. A function, unlike a method value of the\n// policy, costs a collection no allocation.", inc.b.Device(), c.tc.Name, inc.batch), jen.Line())
+	}
+	return append(out,
 		doc(inc.body, jen.Func().Id(inc.body).Params(params...).Error().Block(body...),
 			"is the %s of %s at %s.", what, c.sig(), g.where(inc.b.Pos())),
-		jen.Line(),
+		jen.Line())
+}
+
+// ringNames are the first statements of a batched body: member, which returns a member's
+// definitions and flow values (rt checked their types with Admit when it joined the ring),
+// and, for batch = manual, match, the callback to pass to task.CollectBatch.
+//
+//	member := func(t *rt.Task) <c>CPU {
+//		m, _ := <c>MemberCPU(t) // rt checked it with Admit
+//		return m
+//	}
+//	match := <c>Match                // batch = manual
+//	_, _ = member, match
+func (inc *cpuIncarnation) ringNames() []jen.Code {
+	c := inc.c
+	out := []jen.Code{jen.Id("member").Op(":=").Func().Params(jen.Id("t").Add(cpuRing.task())).Id(c.memberType(cpuRing)).Block(
+		jen.List(jen.Id("m"), jen.Id("_")).Op(":=").Id(c.memberFn(cpuRing)).Call(jen.Id("t")).Comment("rt checked it with Admit"),
+		jen.Return(jen.Id("m")))}
+	unused, used := []jen.Code{jen.Id("_")}, []jen.Code{jen.Id("member")}
+	if inc.b.Attrs.Batch == parser.BatchManual {
+		out = append(out, jen.Id("match").Op(":=").Id(inc.match))
+		unused, used = append(unused, jen.Id("_")), append(used, jen.Id("match"))
 	}
+	return append(out, jen.List(unused...).Op("=").List(used...))
 }
 
 func (inc *cpuIncarnation) value() []jen.Code {
@@ -217,6 +289,14 @@ func (inc *cpuIncarnation) value() []jen.Code {
 	}
 	if inc.b.Attrs.ProfileOff {
 		fields = append(fields, jen.Id("NoTrace").Op(":").True())
+	}
+	if inc.batched() {
+		fields = append(fields, jen.Id("Batch").Op(":").True())
+		if len(dataFlows(c.tc)) > 0 {
+			fields = append(fields, jen.Id("Admit").Op(":").Func().Params(jen.Id("t").Add(cpuRing.task())).Error().Block(
+				jen.List(jen.Id("_"), jen.Err()).Op(":=").Id(c.memberFn(cpuRing)).Call(jen.Id("t")),
+				jen.Return(jen.Err())))
+		}
 	}
 	return fields
 }

@@ -34,7 +34,8 @@ type classGen struct {
 
 	readiness  string // "Counter" or "Mask"
 	incs       []incarnation
-	gpuMember  bool               // a GPU incarnation emits the member type (gpubody.go)
+	gpuMember  bool               // a GPU incarnation emits the GPU member type (gpubody.go)
+	cpuMember  bool               // a CPU incarnation emits the CPU member type (incarnation.go)
 	exported   []*parser.Property // class properties kept for Property
 	descriptor jen.Code           // `<c> = rt.TaskClass{...}`, built by emit
 }

@@ -645,12 +645,7 @@ func (c *checker) bodyProps(tc *TaskClass, b *Body) {
 			c.warnf(p.NamePos, "unknown body property %q%s", p.Name, suggest(p.Name, bodyPropNames))
 		}
 	}
-	if (a.Batch != BatchOff || a.BatchMax != nil || a.BatchMatch != nil) && !b.IsGPU() && !c.foreign {
-		// PaRSEC batches CPU bodies too, so a C file keeps them; jdf2go
-		// generates batching for GPU bodies only.
-		c.errorf(b.Pos(), "jdf2go batches GPU bodies only (type = CUDA, HIP or GPU): batching properties on a CPU body are not supported")
-	}
-	if a.Batch == BatchOff && (a.BatchMax != nil || a.BatchMatch != nil) && b.IsGPU() {
+	if a.Batch == BatchOff && (a.BatchMax != nil || a.BatchMatch != nil) {
 		c.warnf(b.Pos(), "batch_max and batch_match have no effect without batch = true or batch = manual")
 	}
 	if a.Device != nil && a.Evaluate != nil {

@@ -197,8 +197,9 @@
 // or NULL; NEW or NULL on an output; ranges and named ranges on the inputs of
 // non-CTL flows; ranges as Go function arguments; more than one CPU body;
 // ill-typed properties (on/off, identifiers, functions, X.size on a CTL or
-// unknown flow, batching on a CPU body, dyld without dyldtype, BODY type
-// not an identifier, find/alloc/free_deps_fn not all given, obsolete
+// unknown flow, batch other than true, false or manual, dyld without
+// dyldtype, BODY type not an identifier, find/alloc/free_deps_fn not all
+// given, obsolete
 // arena_index and nb_elt, type_remote with type_data); RW and READ flows
 // without input, WRITE flows with an input other than NEW, READ flows from an
 // unguarded NEW; a task endpoint whose target flow has no dependency at all

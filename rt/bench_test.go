@@ -129,3 +129,16 @@ func BenchmarkDashboard(b *testing.B) {
 
 // quietLog discards diagnostics (the dashboard's address).
 var quietLog = slog.New(slog.DiscardHandler)
+
+// BenchmarkIndependentBatched: BenchmarkIndependent whose body is batched (rings of at most
+// 8 or 64 tasks), and the same with batching off.
+func BenchmarkIndependentBatched(b *testing.B) {
+	for _, w := range []int{1, 2} {
+		for _, max := range []int{1, 8, 64} {
+			b.Run(fmt.Sprintf("%dworkers/batch_max=%d", w, max), func(b *testing.B) {
+				benchShape(b, 100000, func() *rt.Taskpool { return rttest.IndependentBatched(100000, max, nil) },
+					rt.Workers(w), rt.WithBatching(max > 1))
+			})
+		}
+	}
+}

@@ -66,6 +66,11 @@
 //     device, the worker runs the task itself instead whenever its own estimated time
 //     (TimeEstimate with a nil device, or the class's measured mean CPU time) is no later
 //     than the best device's finish: CPU workers and devices share the work (choice.go).
+//     A batch-capable CPU incarnation (Incarnation.Batch) runs a ring: its Hook calls
+//     Task.CollectBatch, which moves ready tasks of the same class and taskpool from the
+//     worker's queue into the task's ring, asking a match callback (Accept, Reject, Stop;
+//     BatchPolicy builds one from batch_max and batch_match); the body runs once for the
+//     whole ring (Task.Ring), and every member is then completed as in step 4 (batch.go).
 //  4. Completion. The versions of copies on written flows (RW, WRITE) are bumped, Successors
 //     releases every output dependency (to tasks, or write-back to collection elements when
 //     the copy is not already that element), the task's references to arena copies are
@@ -190,21 +195,23 @@
 //
 // Options (New): Workers(n), Scheduler("lfq"|"ap"|"gd"), WithTrace(path), WithProfiling(),
 // WithProgress(w), WithDevices(devs...), WithRank(rank, nranks), KeepNextTask(bool),
-// ShareWork(bool), BindWorkers("none"|"thread"|"cpu"), WithLogger(l), WithDashboard(addr),
-// DashboardPublic(). Environment
+// ShareWork(bool), BindWorkers("none"|"thread"|"cpu"), WithBatching(bool), WithLogger(l),
+// WithDashboard(addr), DashboardPublic(). Environment
 // variables, overridden by options: JDF2GO_WORKERS (number of workers, default GOMAXPROCS),
 // JDF2GO_SCHED (scheduler name, default lfq), JDF2GO_TRACE (trace file path),
 // JDF2GO_PROGRESS (a boolean: progress bar on stderr; unset, the bar is drawn when stderr is
 // a terminal), JDF2GO_SHARE (a boolean, default
 // true: CPU workers share device classes' tasks), JDF2GO_BIND (none, thread or cpu: how
-// workers hold their OS threads), JDF2GO_DASHBOARD (address of the live dashboard) and
+// workers hold their OS threads), JDF2GO_BATCHING (off, 0, false or no: CPU and GPU rings
+// hold only their head), JDF2GO_DASHBOARD (address of the live dashboard) and
 // JDF2GO_DASHBOARD_PUBLIC (a boolean). A bad value makes New fail with ErrBadOption or
 // ErrUnknownScheduler.
 //
 // # Profiling
 //
 // With WithTrace or WithProfiling every worker records one span per task execution
-// ("GEMM(1, 2, 3)") and per startup walk on its own track, without locks; nothing is recorded
+// ("GEMM(1, 2, 3)"; one per ring for a batched CPU body, named after its head) and per
+// startup walk on its own track, without locks; nothing is recorded
 // or allocated when both are off. Close writes the Chrome/Perfetto JSON (one track per
 // worker, plus the tracks devices register). Context.Summary gives count, total, mean and max
 // time per class. When Go's execution tracer is running (go test -trace, runtime/trace),

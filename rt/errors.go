@@ -54,6 +54,15 @@ var (
 	// ErrGoexit: a body called runtime.Goexit (t.FailNow in a test helper does); the task
 	// fails with it and its worker is replaced.
 	ErrGoexit = errors.New("rt: body called runtime.Goexit")
+	// ErrInvalidAction: a batch-match callback answered something other than Accept, Reject
+	// or Stop (CPU rings here, GPU rings in rt/gpu).
+	ErrInvalidAction = errors.New("rt: invalid batch action")
+	// ErrReentrantCollect: a batch collection was started from inside a batch-match
+	// callback of the same collection.
+	ErrReentrantCollect = errors.New("rt: re-entrant CollectBatch")
+	// ErrNotBatched: Task.CollectBatch on a task that is not running the hook of a
+	// batch-capable CPU incarnation.
+	ErrNotBatched = errors.New("rt: task is not running a batch-capable CPU body")
 	// ErrStalled: a taskpool cannot progress: no task is ready or running, none is owned by a
 	// device or an Async body, no communication is in flight, and tasks remain (an input that
 	// no predecessor sends). The error names up to 10 waiting tasks and their missing inputs.

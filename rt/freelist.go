@@ -85,8 +85,8 @@ func (w *Worker) freeTask(t *Task) {
 		t.held = 0
 	}
 	// pending is set when a dependency table creates a record.
-	t.cs, t.next = nil, nil
-	t.key, t.prio, t.inc, t.kind, t.prepared, t.hi = 0, 0, 0, kindTask, false, false
+	t.cs, t.next, t.bw = nil, nil, nil
+	t.key, t.prio, t.inc, t.kind, t.prepared, t.hi, t.ring = 0, 0, 0, kindTask, false, false, 0
 	w.free = append(w.free, t)
 	if len(w.free) >= 2*freeBatch {
 		w.c.depot.spill(&w.free)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -29,6 +30,7 @@ type config struct {
 	bind      string // "none", "thread" or "cpu" (BindWorkers)
 	log       *slog.Logger
 	stall     time.Duration // StallTimeout; 0: off
+	batching  bool          // WithBatching
 
 	dashboard  string // WithDashboard address; "" is off
 	dashPublic bool
@@ -36,12 +38,24 @@ type config struct {
 
 func defaultConfig() config {
 	return config{workers: runtime.GOMAXPROCS(0), sched: "lfq", nranks: 1, keepNext: true,
-		share: true, bind: "none", log: slog.Default(), stall: DefaultStallTimeout}
+		share: true, bind: "none", log: slog.Default(), stall: DefaultStallTimeout, batching: true}
+}
+
+// BatchingFromEnv reports whether JDF2GO_BATCHING leaves batch collection on: it is off when
+// the variable is off, 0, false or no (any case), on otherwise. rt (CPU rings) and rt/gpu
+// (GPU rings) both follow it.
+func BatchingFromEnv() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv("JDF2GO_BATCHING"))) {
+	case "off", "0", "false", "no":
+		return false
+	}
+	return true
 }
 
 // fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE, JDF2GO_PROGRESS,
-// JDF2GO_SHARE, JDF2GO_BIND, JDF2GO_DASHBOARD and JDF2GO_DASHBOARD_PUBLIC.
+// JDF2GO_SHARE, JDF2GO_BIND, JDF2GO_BATCHING, JDF2GO_DASHBOARD and JDF2GO_DASHBOARD_PUBLIC.
 func (c *config) fromEnv() error {
+	c.batching = BatchingFromEnv()
 	if s := os.Getenv("JDF2GO_SHARE"); s != "" {
 		on, err := strconv.ParseBool(s)
 		if err != nil {
@@ -146,6 +160,13 @@ func KeepNextTask(on bool) Option {
 // class is otherwise measured on one task of the class).
 func ShareWork(on bool) Option {
 	return func(c *config) error { c.share = on; return nil }
+}
+
+// WithBatching turns on (default, unless JDF2GO_BATCHING is off) or off the collection of
+// rings for batch-capable CPU bodies: off, Task.CollectBatch collects nothing and every
+// ring holds only its head.
+func WithBatching(on bool) Option {
+	return func(c *config) error { c.batching = on; return nil }
 }
 
 // WithLogger sets the logger for diagnostics (default slog.Default()).

@@ -1,5 +1,7 @@
 package rt
 
+import "slices"
+
 // prioQueue orders tasks by (high-priority class, priority), FIFO among equals. Tasks of equal
 // rank share a bucket, a ring buffer; the buckets are kept sorted by rank, the best last. A
 // push or pop is O(1) when it hits the best bucket or the last one pushed to (almost always:
@@ -109,6 +111,91 @@ func (q *prioQueue) pop() *Task {
 	return t
 }
 
+// collect offers w.offer the queued tasks best first, FIFO among equals, and removes those it
+// accepts, until it answers Stop or none is left; the others keep their order. The bucket
+// being scanned is compacted by a deferred call, so that a callback calling runtime.Goexit
+// leaves the queue consistent with the ring.
+func (q *prioQueue) collect(w *Worker) {
+	var s bucketScan
+	defer s.finish(q)
+	for i := len(q.buckets) - 1; i >= 0; i-- {
+		s = bucketScan{b: q.buckets[i], at: i}
+		stop := s.run(w)
+		s.finish(q)
+		if stop {
+			return
+		}
+	}
+}
+
+// bucketScan is prioQueue.collect over one bucket: entries [0, kept) of the ring are those
+// kept among the scanned ones [0, i), compacted in place.
+type bucketScan struct {
+	b       *bucket
+	at      int // index of b in the queue's buckets
+	kept, i int
+}
+
+// run offers the bucket's tasks in order; it reports whether w answered Stop.
+func (s *bucketScan) run(w *Worker) bool {
+	b := s.b
+	mask := len(b.ring) - 1
+	for s.i < b.n {
+		t := b.ring[(b.head+s.i)&mask]
+		a := w.offer(t)
+		if a == Stop {
+			return true
+		}
+		if a != Accept {
+			if s.kept != s.i {
+				b.ring[(b.head+s.kept)&mask] = t
+			}
+			s.kept++
+		}
+		s.i++
+	}
+	return false
+}
+
+// finish closes the gap that the taken entries left between the kept ones [0, kept) and the
+// unscanned tail [i, n), moving whichever side is shorter (a ring taken from the front of a
+// long bucket moves only the few entries it rejected), and drops the bucket if it is empty.
+func (s *bucketScan) finish(q *prioQueue) {
+	b := s.b
+	if b == nil {
+		return
+	}
+	s.b = nil
+	if gap := s.i - s.kept; gap > 0 {
+		mask := len(b.ring) - 1
+		if s.kept <= b.n-s.i {
+			for j := s.kept - 1; j >= 0; j-- { // the kept entries move up to the tail
+				b.ring[(b.head+gap+j)&mask] = b.ring[(b.head+j)&mask]
+			}
+			for j := 0; j < gap; j++ {
+				b.ring[(b.head+j)&mask] = nil
+			}
+			b.head = (b.head + gap) & mask
+		} else {
+			for j := s.i; j < b.n; j++ { // the tail moves down to the kept entries
+				b.ring[(b.head+j-gap)&mask] = b.ring[(b.head+j)&mask]
+			}
+			for j := b.n - gap; j < b.n; j++ {
+				b.ring[(b.head+j)&mask] = nil
+			}
+		}
+		q.n -= gap
+		b.n -= gap
+	}
+	if b.n == 0 {
+		q.buckets = slices.Delete(q.buckets, s.at, s.at+1)
+		q.spare = append(q.spare, b)
+		if q.last == b {
+			q.last = nil
+		}
+	}
+}
+
 // fifo is an intrusive FIFO of tasks linked through Task.next.
 type fifo struct {
 	head, tail *Task
@@ -133,6 +220,32 @@ func (q *fifo) pushFront(t *Task) {
 		q.tail = t
 	}
 	q.n++
+}
+
+// collect offers w.offer the queued tasks in order and unlinks those it accepts, until it
+// answers Stop or none is left.
+func (q *fifo) collect(w *Worker) {
+	var prev *Task
+	for t := q.head; t != nil; {
+		next := t.next // an accepted task's next becomes its ring link
+		switch w.offer(t) {
+		case Accept:
+			if prev == nil {
+				q.head = next
+			} else {
+				prev.next = next
+			}
+			if q.tail == t {
+				q.tail = prev
+			}
+			q.n--
+		case Stop:
+			return
+		default:
+			prev = t
+		}
+		t = next
+	}
 }
 
 func (q *fifo) pop() *Task {

@@ -33,6 +33,10 @@ type scheduler interface {
 	pushBatch(w *Worker, ts []*Task)
 	// pop returns a task for w, stealing if the policy does, or nil when none is visible.
 	pop(w *Worker) *Task
+	// collect offers w.offer, best first and under the queue's lock, the tasks queued where w
+	// pops first (its own queue for lfq, the global queue otherwise), removing those it
+	// accepts, until it answers Stop or none is left (a CPU ring, batch.go).
+	collect(w *Worker)
 	// backlog estimates the tasks waiting where w pushes (throttles the startup walk).
 	backlog(w *Worker) int
 	// keepsNext reports whether workers may keep a private next_task.
@@ -110,6 +114,32 @@ func (s *lfq) pop(w *Worker) *Task {
 	return s.stealFor(w)
 }
 
+// collect scans w's own queue only: a ring takes no task that a thief could run meanwhile.
+func (s *lfq) collect(w *Worker) {
+	if w.id < 0 {
+		return
+	}
+	q := &s.qs[w.id]
+	collectLocked(&q.mu, &q.n, &q.h, w)
+}
+
+// collectLocked runs q.collect(w) under mu and then publishes q's length in n; deferred,
+// since the scan runs user callbacks and one may call runtime.Goexit.
+func collectLocked(mu *sync.Mutex, n *atomic.Int32, q interface {
+	len() int
+	collect(w *Worker)
+}, w *Worker) {
+	if n.Load() == 0 {
+		return
+	}
+	mu.Lock()
+	defer func() {
+		n.Store(int32(q.len()))
+		mu.Unlock()
+	}()
+	q.collect(w)
+}
+
 // stealFor takes about half of the first non-empty victim's best tasks.
 func (s *lfq) stealFor(w *Worker) *Task {
 	n := len(s.qs)
@@ -158,6 +188,7 @@ type globalQueue interface {
 	add(t *Task)
 	pop() *Task
 	len() int
+	collect(w *Worker)
 }
 
 // global is a scheduler with one queue shared by every worker (ap and gd). The atomic length
@@ -200,6 +231,8 @@ func (s *global) pop(w *Worker) *Task {
 	s.mu.Unlock()
 	return t
 }
+
+func (s *global) collect(w *Worker) { collectLocked(&s.mu, &s.n, s.q, w) }
 
 // apQueue: strict priority order, FIFO among equals.
 type apQueue struct{ prioQueue }

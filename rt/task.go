@@ -18,7 +18,7 @@ type Task struct {
 	// locals share their cache line: a task with two parameters and CTL flows only (held is
 	// zero) touches one line. The class is cs.tc, the taskpool cs.tp.
 	cs   *classState
-	next *Task // gd FIFO
+	next *Task // gd FIFO while queued; the next member of a CPU ring while it runs (batch.go)
 	key  uint64
 	prio int32
 	// pending is, with Counter readiness, the arrivals still expected; with Mask, the flows
@@ -36,10 +36,16 @@ type Task struct {
 	kind     taskKind
 	prepared bool
 	hi       bool // the class is high_priority
+	// ring is, on the head of a CPU ring (batch.go), the number of followers linked from it
+	// through next; 0 everywhere else.
+	ring int32
 
 	l     Locals // only the first classState.nlocals slots are meaningful
 	flows [MaxFlows]*Copy
-	_     [16]byte // 384 bytes in all: tasks in a slab (newTask) start on cache lines
+	// bw is the worker running t's batch-capable CPU hook, for Task.CollectBatch; nil
+	// otherwise.
+	bw *Worker
+	_  [8]byte // 384 bytes in all: tasks in a slab (newTask) start on cache lines
 }
 
 // Class returns the task's class.

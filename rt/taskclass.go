@@ -118,6 +118,14 @@ type Incarnation struct {
 	Device any
 	// NoTrace disables tracing for this incarnation (BODY [profile = off]).
 	NoTrace bool
+	// Batch makes a CPU incarnation batch-capable (BODY [batch = true | manual]): its Hook
+	// may call Task.CollectBatch to run a ring of ready tasks of the class at once, and rt
+	// then completes every member of the ring (batch.go).
+	Batch bool
+	// Admit, when set on a batch-capable CPU incarnation, checks a task that joins a ring
+	// before the body sees it (generated code checks the types of its flow values); an
+	// error fails that task's taskpool with a TaskError naming it.
+	Admit func(t *Task) error
 }
 
 // TaskClass is the static descriptor of one JDF task class: codegen emits one per class as a

@@ -99,6 +99,12 @@ type Worker struct {
 	rng   uint32
 	steal []*Task
 
+	// batch is the ring collection running on this worker, ringN the followers of the head
+	// whose batch-capable hook runs (batch.go): read after the hook, when an Async body may
+	// already own the head.
+	batch collection
+	ringN int32
+
 	cred arrivalCredit // gathered CTL arrivals (deps.go)
 	// credTP is the taskpool of cred's record while the worker holds one: a Wait after a
 	// failure scrubs the taskpool's records only once no worker holds a credit on one.
@@ -158,6 +164,7 @@ func (w *Worker) Complete(t *Task) {
 func (w *Worker) Reschedule(t *Task, inc int) {
 	w.c.away.Add(-1)
 	t.inc = int32(inc)
+	t.next, t.ring, t.bw = nil, 0, nil // a member or head of a ring handed to an Async body
 	w.pushOne(t)
 }
 
@@ -275,7 +282,7 @@ func (w *Worker) goexited() {
 	if t := w.running; t != nil {
 		w.running = nil
 		w.c.log.Error("rt: a body called runtime.Goexit; its worker is replaced", "task", t.String(), "worker", w.id)
-		w.failTask(t, ErrGoexit)
+		w.failRing(t, ErrGoexit)
 	}
 	if st := w.walk; st != nil {
 		w.walk = nil
@@ -369,6 +376,7 @@ func (w *Worker) execute(t *Task) {
 			}
 		}
 		var res error
+		n := int64(1) // tasks the incarnation ran: the ring's size for a batched CPU body
 		if inc.Kind == CPU {
 			// The span is recorded before the task is completed and counted, so that once
 			// Wait returns every span of the taskpool is on its track.
@@ -392,6 +400,9 @@ func (w *Worker) execute(t *Task) {
 				began = time.Now()
 			}
 			w.running = t
+			if inc.Batch {
+				t.bw, w.ringN = w, 0
+			}
 			if l := w.lane; l != nil {
 				l.begin(tc.Name, w.c.dash.now())
 			}
@@ -400,9 +411,15 @@ func (w *Worker) execute(t *Task) {
 				l.end(w.c.dash.now())
 			}
 			w.running = nil
+			if inc.Batch {
+				n += int64(w.ringN)
+				if res != Async {
+					t.bw = nil
+				}
+			}
 			if cs.shared && res == nil {
 				// cs, not t: after the hook t may already be recycled (Async).
-				cs.observeCPU(int64(time.Since(began)))
+				cs.observeCPU(int64(time.Since(began)) / n)
 			}
 			if traced && res != Next {
 				w.track.Span(name, start, w.c.tracer.Now(), args[:nargs]...)
@@ -428,6 +445,26 @@ func (w *Worker) execute(t *Task) {
 				return
 			}
 			w.c.away.Add(-1)
+		}
+		if n > 1 {
+			switch res {
+			case nil:
+				w.completeRing(t)
+				return
+			case Next:
+				w.requeueRing(t, t.inc+1)
+				t.inc++
+				continue
+			case Again:
+				w.requeueRing(t, t.inc)
+				w.pushOne(t)
+				return
+			case Async:
+				w.c.away.Add(n)
+				return
+			}
+			w.failRing(t, res)
+			return
 		}
 		switch res {
 		case nil:

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jdf2go/jdf2go/rt"
 )
 
 // Device is one accelerator shared by all CPU workers of the process
@@ -181,7 +183,7 @@ func DefaultBackoff(idle int) {
 // NewDevice wraps a backend into a device with its streams. The device owns
 // the backend: Close closes it.
 func NewDevice(be Backend, opts ...Option) (*Device, error) {
-	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: batchingFromEnv(), drain: DefaultPendingDrain,
+	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: rt.BatchingFromEnv(), drain: DefaultPendingDrain,
 		retries: DefaultRetryLimit}
 	for _, o := range opts {
 		o(&cfg)

@@ -1,6 +1,10 @@
 package gpu
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/jdf2go/jdf2go/rt"
+)
 
 // Sentinel errors. Errors returned by this package wrap one of them; test
 // with errors.Is.
@@ -11,11 +15,11 @@ var (
 	// ErrDeviceDisabled: a wrapper ended with DISABLE.
 	ErrDeviceDisabled = errors.New("gpu: device disabled for the task")
 	// ErrInvalidAction: a batch-match callback returned a value other than
-	// Accept, Reject or Stop.
-	ErrInvalidAction = errors.New("gpu: invalid batch action")
+	// Accept, Reject or Stop (rt's, shared with CPU rings).
+	ErrInvalidAction = rt.ErrInvalidAction
 	// ErrReentrantCollect: CollectBatch was called from inside a batch-match
-	// callback on the same stream.
-	ErrReentrantCollect = errors.New("gpu: re-entrant CollectBatch")
+	// callback on the same stream (rt's, shared with CPU rings).
+	ErrReentrantCollect = rt.ErrReentrantCollect
 	// ErrOutOfMemory: a device allocation did not fit.
 	ErrOutOfMemory = errors.New("gpu: out of device memory")
 	// ErrBadArgument: a body API call has arguments that do not fit its

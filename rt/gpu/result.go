@@ -1,6 +1,10 @@
 package gpu
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/jdf2go/jdf2go/rt"
+)
 
 // Result is what a submit hook, a stage function or a complete-stage callback
 // returns (docs/gpu.md, "Result codes"). The values are PaRSEC's, so traces of both
@@ -58,31 +62,20 @@ func (r Result) String() string {
 	return "Result(" + strconv.Itoa(int(r)) + ")"
 }
 
-// Action is what a batch-match callback answers for one candidate.
-// Any other value makes the collector fail with ErrInvalidAction.
-type Action int32
+// Action is what a batch-match callback answers for one candidate: rt's
+// BatchAction, shared with the CPU rings of rt. Any other value makes the
+// collector fail with ErrInvalidAction.
+type Action = rt.BatchAction
 
-// Batch-match actions.
+// Batch-match actions (rt's).
 const (
 	// Accept moves the candidate to the tail of the head's ring.
-	Accept Action = 0
+	Accept = rt.Accept
 	// Reject leaves the candidate in place; the scan goes on.
-	Reject Action = 1
+	Reject = rt.Reject
 	// Stop ends the scan; the candidate and every later one stay pending.
-	Stop Action = 2
+	Stop = rt.Stop
 )
-
-func (a Action) String() string {
-	switch a {
-	case Accept:
-		return "ACCEPT"
-	case Reject:
-		return "REJECT"
-	case Stop:
-		return "STOP"
-	}
-	return "Action(" + strconv.Itoa(int(a)) + ")"
-}
 
 // State is where a wrapper is in its life (docs/gpu.md, "Life of a GPU task").
 type State uint8

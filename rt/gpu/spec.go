@@ -16,7 +16,7 @@ import (
 const EnvDevices = "JDF2GO_GPUS"
 
 // EnvBatching turns batch collection off for every device when set to off,
-// 0, false or no.
+// 0, false or no (rt.BatchingFromEnv reads it; rt's CPU rings follow it too).
 const EnvBatching = "JDF2GO_BATCHING"
 
 // Spec is a parsed device specification.
@@ -75,14 +75,6 @@ func ProgramSpec(s string) (Spec, error) {
 		s = "auto"
 	}
 	return ParseSpec(s)
-}
-
-func batchingFromEnv() bool {
-	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvBatching))) {
-	case "off", "0", "false", "no":
-		return false
-	}
-	return true
 }
 
 // BackendFactory opens the backends of one family. Count is the number of

@@ -8,6 +8,7 @@ type Body func(t *rt.Task) error
 // globals is the generated taskpool struct of every shape: the JDF globals plus the body.
 type globals struct {
 	N, M int
+	Max  int // batch_max of IndependentBatched
 	body Body
 }
 
@@ -46,6 +47,35 @@ func init() {
 		Complete:     func(tp *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] <= g(tp).N-1 },
 		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: hook}},
 	}
+}
+
+// IndependentBatched: Independent whose body is batched. The hook collects a ring of up to
+// max ready tasks (no bound when max <= 0) and runs body once, on the ring's head: body walks
+// the ring with t.Ring(). Every member then completes.
+//
+//	T(k)
+//	  k = 0 .. N-1
+//	BODY [batch = true batch_max = MAX] {} END
+func IndependentBatched(n, max int, body Body) *rt.Taskpool {
+	return rt.NewTaskpool("IndependentBatched", &globals{N: n, Max: max, body: body}, &batchedT)
+}
+
+var batchedT rt.TaskClass
+
+// batchMatch is the batch-match callback of IndependentBatched: a function, not a method
+// value of an rt.BatchPolicy, so that a collection allocates nothing.
+func batchMatch(cand, head *rt.Task) rt.BatchAction {
+	return rt.BatchPolicy{Max: g(head.Taskpool()).Max}.Match(cand, head)
+}
+
+func init() {
+	batchedT = indepT
+	batchedT.Incarnations = []rt.Incarnation{{Kind: rt.CPU, Batch: true, Hook: func(t *rt.Task) error {
+		if _, err := t.CollectBatch(batchMatch); err != nil {
+			return err
+		}
+		return hook(t)
+	}}}
 }
 
 // Chains: M chains of N tasks ordered by a CTL flow.
