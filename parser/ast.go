@@ -1,6 +1,9 @@
 package parser
 
 import (
+	"math"
+	"sync"
+
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
@@ -11,15 +14,65 @@ type Node interface {
 	End() lexer.Position
 }
 
-// Span is embedded first in every node: the node's start and end positions.
+// Span is embedded first in every node: the node's start and end positions,
+// as its methods Pos and End return them. An AST holds one span per node, so
+// a span keeps the file name once, shared by the file's spans, and the
+// offsets, lines and columns in 32 bits.
 type Span struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	file       *string // nil for positions without a file name
+	start, end pos32
 }
 
-// Span is embedded rather than declared as fields so that each node type can
-// also have the Pos() method of Node: a method of the node type is shallower
-// than the promoted field, so n.Pos() is the method and n.Span.Pos the field.
+// pos32 is a lexer.Position without its file name.
+type pos32 struct{ offset, line, column int32 }
+
+// newSpan returns the span from start to end.
+func newSpan(start, end lexer.Position) Span {
+	var s Span
+	s.setStart(start)
+	s.setEnd(end)
+	return s
+}
+
+// openSpan returns a span that starts at start, whose end is set later.
+func openSpan(start lexer.Position) Span { return newSpan(start, lexer.Position{}) }
+
+func (s *Span) setStart(p lexer.Position) { s.start = s.pos32(p) }
+func (s *Span) setEnd(p lexer.Position)   { s.end = s.pos32(p) }
+
+func (s *Span) pos32(p lexer.Position) pos32 {
+	if p.Filename != "" && (s.file == nil || *s.file != p.Filename) {
+		s.file = internName(p.Filename)
+	}
+	return pos32{clamp32(p.Offset), clamp32(p.Line), clamp32(p.Column)}
+}
+
+// Pos returns the position of the node's first byte.
+func (s Span) Pos() lexer.Position { return s.position(s.start) }
+
+// End returns the position just after the node's last byte.
+func (s Span) End() lexer.Position { return s.position(s.end) }
+
+func (s Span) position(p pos32) lexer.Position {
+	if p == (pos32{}) || s.file == nil {
+		return lexer.Position{Offset: int(p.offset), Line: int(p.line), Column: int(p.column)}
+	}
+	return lexer.Position{Filename: *s.file, Offset: int(p.offset), Line: int(p.line), Column: int(p.column)}
+}
+
+// clamp32 keeps a position in 32 bits; parse rejects files whose positions do not fit.
+func clamp32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
+
+// names interns file names: the spans of every file of that name share one.
+var names sync.Map // string → *string
+
+func internName(name string) *string {
+	if p, ok := names.Load(name); ok {
+		return p.(*string)
+	}
+	p, _ := names.LoadOrStore(name, &name)
+	return p.(*string)
+}
 
 // ---------------------------------------------------------------------------
 // Program level
@@ -642,59 +695,3 @@ func upper(s string) string {
 	}
 	return string(b)
 }
-
-// Node methods.
-func (n *Program) Pos() lexer.Position      { return n.Span.Pos }
-func (n *Program) End() lexer.Position      { return n.Span.EndPos }
-func (n *CodeBlock) Pos() lexer.Position    { return n.Span.Pos }
-func (n *CodeBlock) End() lexer.Position    { return n.Span.EndPos }
-func (n *Global) Pos() lexer.Position       { return n.Span.Pos }
-func (n *Global) End() lexer.Position       { return n.Span.EndPos }
-func (n *Option) Pos() lexer.Position       { return n.Span.Pos }
-func (n *Option) End() lexer.Position       { return n.Span.EndPos }
-func (n *Props) Pos() lexer.Position        { return n.Span.Pos }
-func (n *Props) End() lexer.Position        { return n.Span.EndPos }
-func (n *Property) Pos() lexer.Position     { return n.Span.Pos }
-func (n *Property) End() lexer.Position     { return n.Span.EndPos }
-func (n *TaskClass) Pos() lexer.Position    { return n.Span.Pos }
-func (n *TaskClass) End() lexer.Position    { return n.Span.EndPos }
-func (n *Param) Pos() lexer.Position        { return n.Span.Pos }
-func (n *Param) End() lexer.Position        { return n.Span.EndPos }
-func (n *Definition) Pos() lexer.Position   { return n.Span.Pos }
-func (n *Definition) End() lexer.Position   { return n.Span.EndPos }
-func (n *Affinity) Pos() lexer.Position     { return n.Span.Pos }
-func (n *Affinity) End() lexer.Position     { return n.Span.EndPos }
-func (n *Flow) Pos() lexer.Position         { return n.Span.Pos }
-func (n *Flow) End() lexer.Position         { return n.Span.EndPos }
-func (n *Dep) Pos() lexer.Position          { return n.Span.Pos }
-func (n *Dep) End() lexer.Position          { return n.Span.EndPos }
-func (n *Target) Pos() lexer.Position       { return n.Span.Pos }
-func (n *Target) End() lexer.Position       { return n.Span.EndPos }
-func (n *NamedRange) Pos() lexer.Position   { return n.Span.Pos }
-func (n *NamedRange) End() lexer.Position   { return n.Span.EndPos }
-func (n *Body) Pos() lexer.Position         { return n.Span.Pos }
-func (n *Body) End() lexer.Position         { return n.Span.EndPos }
-func (n *BinaryExpr) Pos() lexer.Position   { return n.Span.Pos }
-func (n *BinaryExpr) End() lexer.Position   { return n.Span.EndPos }
-func (n *UnaryExpr) Pos() lexer.Position    { return n.Span.Pos }
-func (n *UnaryExpr) End() lexer.Position    { return n.Span.EndPos }
-func (n *TernaryExpr) Pos() lexer.Position  { return n.Span.Pos }
-func (n *TernaryExpr) End() lexer.Position  { return n.Span.EndPos }
-func (n *ParenExpr) Pos() lexer.Position    { return n.Span.Pos }
-func (n *ParenExpr) End() lexer.Position    { return n.Span.EndPos }
-func (n *IntLit) Pos() lexer.Position       { return n.Span.Pos }
-func (n *IntLit) End() lexer.Position       { return n.Span.EndPos }
-func (n *Name) Pos() lexer.Position         { return n.Span.Pos }
-func (n *Name) End() lexer.Position         { return n.Span.EndPos }
-func (n *SelectorExpr) Pos() lexer.Position { return n.Span.Pos }
-func (n *SelectorExpr) End() lexer.Position { return n.Span.EndPos }
-func (n *CallExpr) Pos() lexer.Position     { return n.Span.Pos }
-func (n *CallExpr) End() lexer.Position     { return n.Span.EndPos }
-func (n *StringLit) Pos() lexer.Position    { return n.Span.Pos }
-func (n *StringLit) End() lexer.Position    { return n.Span.EndPos }
-func (n *InlineCode) Pos() lexer.Position   { return n.Span.Pos }
-func (n *InlineCode) End() lexer.Position   { return n.Span.EndPos }
-func (n *RangeExpr) Pos() lexer.Position    { return n.Span.Pos }
-func (n *RangeExpr) End() lexer.Position    { return n.Span.EndPos }
-func (n *LocalSetExpr) Pos() lexer.Position { return n.Span.Pos }
-func (n *LocalSetExpr) End() lexer.Position { return n.Span.EndPos }
