@@ -2,7 +2,7 @@ package parser
 
 import (
 	"math"
-	"sync"
+	"sort"
 
 	"github.com/alecthomas/participle/v2/lexer"
 )
@@ -16,35 +16,75 @@ type Node interface {
 
 // Span is embedded first in every node: the node's start and end positions,
 // as its methods Pos and End return them. An AST holds one span per node, so
-// a span keeps the file name once, shared by the file's spans, and the
-// offsets, lines and columns in 32 bits.
+// a span keeps byte offsets only, in 32 bits, and the lines and columns come
+// from the line table of its file.
 type Span struct {
-	file       *string // nil for positions without a file name
-	start, end pos32
+	file       *srcFile // set by parse once the node is built (srcFile.adopt)
+	start, end int32    // byte offsets plus one; 0 for no position
 }
 
-// pos32 is a lexer.Position without its file name.
-type pos32 struct{ offset, line, column int32 }
-
-// newSpan returns the span from start to end.
-func newSpan(start, end lexer.Position) Span {
-	var s Span
-	s.setStart(start)
-	s.setEnd(end)
-	return s
+// srcFile is the name and the line table of a parsed file, shared by the
+// spans of its nodes.
+type srcFile struct {
+	name  string
+	lines []int32 // the offsets where the lines after the first start
 }
+
+// newSrcFile returns the line table of src, whose line breaks are \n, \r\n
+// and a lone \r, as the scanner counts them.
+func newSrcFile(name string, src []byte) *srcFile {
+	f := &srcFile{name: name}
+	for i, c := range src {
+		if c == '\n' || c == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
+			f.lines = append(f.lines, int32(i+1))
+		}
+	}
+	return f
+}
+
+// position returns the position of offset off.
+func (f *srcFile) position(off int) lexer.Position {
+	n := sort.Search(len(f.lines), func(i int) bool { return int(f.lines[i]) > off })
+	start := 0
+	if n > 0 {
+		start = int(f.lines[n-1])
+	}
+	return lexer.Position{Filename: f.name, Offset: off, Line: n + 1, Column: off - start + 1}
+}
+
+// adopt gives the nodes of the tree at n their file.
+func (f *srcFile) adopt(n Node) {
+	Inspect(n, func(n Node) bool {
+		n.(interface{ span() *Span }).span().file = f
+		return true
+	})
+}
+
+func (s *Span) span() *Span { return s }
+
+// spanAt returns the empty span at pos, a position of s's file.
+func (s *Span) spanAt(pos lexer.Position) Span {
+	sp := newSpan(pos, pos)
+	sp.file = s.file
+	return sp
+}
+
+// newSpan returns the span from start to end, positions of the file of the
+// node (which the parse adopts). Until then only their offsets are known.
+func newSpan(start, end lexer.Position) Span { return Span{start: offset32(start), end: offset32(end)} }
 
 // openSpan returns a span that starts at start, whose end is set later.
 func openSpan(start lexer.Position) Span { return newSpan(start, lexer.Position{}) }
 
-func (s *Span) setStart(p lexer.Position) { s.start = s.pos32(p) }
-func (s *Span) setEnd(p lexer.Position)   { s.end = s.pos32(p) }
+func (s *Span) setStart(p lexer.Position) { s.start = offset32(p) }
+func (s *Span) setEnd(p lexer.Position)   { s.end = offset32(p) }
 
-func (s *Span) pos32(p lexer.Position) pos32 {
-	if p.Filename != "" && (s.file == nil || *s.file != p.Filename) {
-		s.file = internName(p.Filename)
+// offset32 is the offset of p plus one, or 0 for the zero Position.
+func offset32(p lexer.Position) int32 {
+	if p == (lexer.Position{}) {
+		return 0
 	}
-	return pos32{clamp32(p.Offset), clamp32(p.Line), clamp32(p.Column)}
+	return int32(min(p.Offset, math.MaxInt32-1) + 1) // parse rejects files whose offsets do not fit
 }
 
 // Pos returns the position of the node's first byte.
@@ -53,25 +93,14 @@ func (s Span) Pos() lexer.Position { return s.position(s.start) }
 // End returns the position just after the node's last byte.
 func (s Span) End() lexer.Position { return s.position(s.end) }
 
-func (s Span) position(p pos32) lexer.Position {
-	if p == (pos32{}) || s.file == nil {
-		return lexer.Position{Offset: int(p.offset), Line: int(p.line), Column: int(p.column)}
+func (s Span) position(off int32) lexer.Position {
+	switch {
+	case off == 0:
+		return lexer.Position{}
+	case s.file == nil: // while the node is being built
+		return lexer.Position{Offset: int(off - 1)}
 	}
-	return lexer.Position{Filename: *s.file, Offset: int(p.offset), Line: int(p.line), Column: int(p.column)}
-}
-
-// clamp32 keeps a position in 32 bits; parse rejects files whose positions do not fit.
-func clamp32(n int) int32 { return int32(min(max(n, 0), math.MaxInt32)) }
-
-// names interns file names: the spans of every file of that name share one.
-var names sync.Map // string → *string
-
-func internName(name string) *string {
-	if p, ok := names.Load(name); ok {
-		return p.(*string)
-	}
-	p, _ := names.LoadOrStore(name, &name)
-	return p.(*string)
+	return s.file.position(int(off - 1))
 }
 
 // ---------------------------------------------------------------------------

@@ -41,12 +41,12 @@ func (e *expr) Parse(lex *lexer.PeekingLexer) error {
 	return err
 }
 
-// collection returns the collection element `coll(args)` that guard x is
-// when no '?' follows it, or nil.
-func collection(x Expr) *Target {
+// collection returns the collection element `coll(args)` that guard x,
+// which starts at pos, is when no '?' follows it, or nil.
+func collection(x Expr, pos lexer.Position) *Target {
 	if call, ok := x.(*CallExpr); ok && len(call.Args) > 0 {
 		if n, ok := call.Fun.(*Name); ok {
-			return &Target{Span: call.Span, Kind: TargetCollection, Name: n.Name, NamePos: n.Pos(), Args: call.Args}
+			return &Target{Span: call.Span, Kind: TargetCollection, Name: n.Name, NamePos: pos, Args: call.Args}
 		}
 	}
 	return nil

@@ -140,7 +140,7 @@ func (p *exprParser) target(x *Dep) error {
 		return err
 	}
 	if !p.is("?") {
-		if coll := collection(g); coll != nil {
+		if coll := collection(g, t.Pos); coll != nil {
 			x.Then = coll
 			return nil
 		}
@@ -148,7 +148,7 @@ func (p *exprParser) target(x *Dep) error {
 		if next.EOF() || next.Pos.Offset == g.End().Offset {
 			return unexpected(next, "'?' after the guard, or a dependency target")
 		}
-		return &syntaxError{pos: g.Pos(), msg: "syntax error: expected dependency target (FLOW Class(args), collection(args), NEW or NULL), or a guard followed by '?'"}
+		return &syntaxError{pos: t.Pos, msg: "syntax error: expected dependency target (FLOW Class(args), collection(args), NEW or NULL), or a guard followed by '?'"}
 	}
 	p.next()
 	x.Guard = g

@@ -28,6 +28,7 @@ func parse(filename string, src []byte) (*Program, ErrorList) {
 		return prog, syntax
 	}
 	sc := newScanner(filename, string(src), false)
+	file := newSrcFile(filename, src)
 	seg := &segmenter{sc: sc}
 	for first := true; len(syntax) < maxSyntaxErrors; first = false {
 		// The PeekingLexer reads every token of the segment and keeps them
@@ -45,7 +46,7 @@ func parse(filename string, src []byte) (*Program, ErrorList) {
 			}
 			p := &part{toks: toks[start:], first: first && start == 0}
 			p.parse(peek)
-			p.merge(prog)
+			p.merge(prog, file)
 			if len(p.c.errs) == 0 {
 				break
 			}
@@ -67,6 +68,7 @@ func parse(filename string, src []byte) (*Program, ErrorList) {
 		eof, _ = sc.Next()
 	}
 	prog.Span = newSpan(lexer.Position{Filename: filename, Offset: 0, Line: 1, Column: 1}, eof.Pos)
+	prog.file = file
 	prog.Comments = sc.comments
 	diags := append(sc.diags, syntax...)
 	diags.Sort()
@@ -157,8 +159,9 @@ func (p *part) parse(peek *lexer.PeekingLexer) {
 	}
 }
 
-// merge adds the part's code blocks and items to prog.
-func (p *part) merge(prog *Program) {
+// merge adds the part's code blocks and items to prog, whose file they
+// adopt.
+func (p *part) merge(prog *Program, file *srcFile) {
 	f, ok := p.f, len(p.c.errs) == 0
 	switch {
 	case f.Prologue == nil:
@@ -168,6 +171,7 @@ func (p *part) merge(prog *Program) {
 		prog.Epilogue = codeBlock(f.Prologue)
 	}
 	for _, it := range p.items {
+		file.adopt(it)
 		prog.Items = append(prog.Items, it)
 		switch it := it.(type) {
 		case *Global:
@@ -180,5 +184,10 @@ func (p *part) merge(prog *Program) {
 	}
 	if f.Epilogue != nil && ok {
 		prog.Epilogue = codeBlock(f.Epilogue)
+	}
+	for _, cb := range []*CodeBlock{prog.Prologue, prog.Epilogue} {
+		if cb != nil {
+			file.adopt(cb)
+		}
 	}
 }
