@@ -405,19 +405,25 @@ const (
 //	'NEW' | 'NULL' | IDENT '(' arg (',' arg)* ')' | named? IDENT IDENT '(' arg (',' arg)* ')'
 type Target struct {
 	Span
-	Kind    TargetKind
-	Named   []*NamedRange // call-level named ranges; or nil
-	Flow    string        // TargetTask: the flow name
-	FlowPos lexer.Position
-	Name    string // the class (TargetTask) or collection (TargetCollection)
-	NamePos lexer.Position
-	Args    []Expr // elements may be *RangeExpr or *LocalSetExpr
+	Kind  TargetKind
+	Named []*NamedRange // call-level named ranges; or nil
+	Flow  string        // TargetTask: the flow name
+	Name  string        // the class (TargetTask) or collection (TargetCollection)
+	Args  []Expr        // elements may be *RangeExpr or *LocalSetExpr
+
+	flowPos, namePos int32 // as in Span (FlowPos, NamePos): targets are many
 
 	// Filled by Check.
 	Class      *TaskClass // TargetTask
 	FlowRef    *Flow      // TargetTask: the target flow (FlowRef.Index is the flow index)
 	Collection *Global    // TargetCollection
 }
+
+// FlowPos returns the position of the flow name (TargetTask).
+func (t *Target) FlowPos() lexer.Position { return t.position(t.flowPos) }
+
+// NamePos returns the position of the class or collection name.
+func (t *Target) NamePos() lexer.Position { return t.position(t.namePos) }
 
 // NamedRange is one `IDENT '=' rangeexpr` of a `[...]` named-range list.
 type NamedRange struct {
@@ -581,9 +587,12 @@ type BinaryExpr struct {
 	Span
 	X     Expr
 	Op    Op
-	OpPos lexer.Position
 	Y     Expr
+	opPos int32 // as in Span (OpPos): binary expressions are many
 }
+
+// OpPos returns the position of the operator.
+func (b *BinaryExpr) OpPos() lexer.Position { return b.position(b.opPos) }
 
 // UnaryExpr is `!X` or `-X`.
 type UnaryExpr struct {

@@ -46,7 +46,7 @@ func (e *expr) Parse(lex *lexer.PeekingLexer) error {
 func collection(x Expr, pos lexer.Position) *Target {
 	if call, ok := x.(*CallExpr); ok && len(call.Args) > 0 {
 		if n, ok := call.Fun.(*Name); ok {
-			return &Target{Span: call.Span, Kind: TargetCollection, Name: n.Name, NamePos: pos, Args: call.Args}
+			return &Target{Span: call.Span, Kind: TargetCollection, Name: n.Name, namePos: offset32(pos), Args: call.Args}
 		}
 	}
 	return nil
@@ -227,7 +227,7 @@ func (p *exprParser) binary(minPrec int) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		x = &BinaryExpr{Span: p.span(pos), X: x, Op: op, OpPos: opTok.Pos, Y: y}
+		x = &BinaryExpr{Span: p.span(pos), X: x, Op: op, Y: y, opPos: offset32(opTok.Pos)}
 	}
 }
 

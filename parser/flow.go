@@ -214,9 +214,9 @@ func (p *exprParser) call(afterGuard bool) (*Target, error) {
 	if p.lex.Peek().Type == tIdent {
 		name = p.next()
 		tg.Kind = TargetTask
-		tg.Flow, tg.FlowPos = first.Value, first.Pos
+		tg.Flow, tg.flowPos = first.Value, offset32(first.Pos)
 	}
-	tg.Name, tg.NamePos = name.Value, name.Pos
+	tg.Name, tg.namePos = name.Value, offset32(name.Pos)
 	if named && tg.Kind == TargetCollection {
 		return nil, unexpected(first, "FLOW Class(args) after a named range")
 	}
