@@ -82,3 +82,21 @@ func TestCPUBatchSuiteQuick(t *testing.T) {
 		}
 	}
 }
+
+// TestGenSuite runs the gen suite on its small input: it builds jdf2go and reads the peak
+// resident set of the command (the figures are the benchmark's, not checked here).
+func TestGenSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds jdf2go and generates 1 MB of JDF")
+	}
+	if ok, why := haveGo(); !ok {
+		t.Skip(why)
+	}
+	rows, err := runGen(&Config{Runs: 1, Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0].Median <= 0 || rows[0].Per < 1e6 || !strings.Contains(rows[0].Note, "peak RSS") {
+		t.Errorf("rows %+v", rows)
+	}
+}

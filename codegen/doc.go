@@ -9,11 +9,14 @@
 //		Output:  "potrf_jdf.go",  // the generated file's name
 //	})
 //
-// Generate returns the files (today one, Output) and never writes to disk. Problems found
-// while generating (a body that is not Go, a HIP-only class, a name that user code cannot
-// see) come back as a parser.ErrorList positioned in the .jdf; warnings go to Options.Warn.
-// The output is deterministic (source order everywhere, sorted imports, no timestamp) and
-// gofmt-clean.
+// Generate returns the files (today one, Output) and never writes to disk; Write writes the
+// one file to an io.Writer instead, for programs whose output is large: the code is rendered
+// and formatted a few declarations at a time and kept compressed until the imports are known
+// (write.go), so that neither the whole jennifer tree nor the whole text is held. Problems
+// found while generating (a body that is not Go, a HIP-only class, a name that user code
+// cannot see) come back as a parser.ErrorList positioned in the .jdf; warnings go to
+// Options.Warn. The output is deterministic (source order everywhere, sorted imports, no
+// timestamp) and gofmt-clean: the text gofmt gives the whole file.
 //
 // # The generated file
 //

@@ -12,10 +12,9 @@ package codegen
 // shift the lines that follow. A directive is therefore also put before every line that
 // follows a blank line, unless that line starts inside a raw string or a block comment,
 // where a directive would change the text. The restoring directives are written with a
-// placeholder line number and fixed once the file is formatted (fixRestores).
+// placeholder line number and fixed as the formatted file is written out (restoreWriter).
 
 import (
-	"bytes"
 	"go/ast"
 	goparser "go/parser"
 	"go/scanner"
@@ -32,7 +31,7 @@ func (g *generator) lineDirective(pos posT) jen.Code {
 }
 
 // restoreDirective returns the directive that makes the next line point at the generated
-// file again; its number is fixed by fixRestores.
+// file again; its number is fixed by restoreWriter.
 func (g *generator) restoreDirective() jen.Code {
 	return jen.Comment(g.restorePrefix() + "1")
 }
@@ -107,18 +106,6 @@ func linesInsideTokens(text string) []bool {
 		}
 	}
 	return inside
-}
-
-// fixRestores gives every restoring directive of src the number of the line after it.
-func fixRestores(src []byte, prefix string) []byte {
-	lines := bytes.Split(src, []byte("\n"))
-	p := []byte(prefix)
-	for i, l := range lines {
-		if bytes.HasPrefix(l, p) {
-			lines[i] = append(append([]byte{}, p...), strconv.Itoa(i+2)...)
-		}
-	}
-	return bytes.Join(lines, []byte("\n"))
 }
 
 // goBody is a BODY checked as Go.

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/jdf2go/jdf2go/parser"
@@ -40,16 +41,17 @@ type classGen struct {
 	descriptor jen.Code           // `<c> = rt.TaskClass{...}`, built by emit
 }
 
-func newClassGen(g *generator, tc *parser.TaskClass) *classGen {
+// newClassGen prepares the generation of tc; ids holds the identifier parts taken by the
+// classes before it.
+func newClassGen(g *generator, tc *parser.TaskClass, ids map[string]bool) *classGen {
 	c := &classGen{g: g, tc: tc, id: upperFirst(tc.Name), readiness: "Counter"}
 	if isFileName(c.id) {
 		c.id += "_"
 	}
-	for _, o := range g.classes {
-		if o.id == c.id {
-			c.id += "_" // "gemm" and "Gemm" in one program
-		}
+	for ids[c.id] {
+		c.id += "_" // "gemm" and "Gemm" in one program
 	}
+	ids[c.id] = true
 	c.v = g.pfx + c.id
 	switch {
 	case len(tc.Defs) > MaxLocals:
@@ -316,22 +318,33 @@ func (c *classGen) emit() []jen.Code {
 	return decls
 }
 
-// emitDescriptors writes the rt.TaskClass variables of the classes and the init function that
-// assigns them (emit has built them): in init, because their functions refer to one another.
-func (g *generator) emitDescriptors(f *jen.File) {
-	f.Commentf("The task classes of %s, assigned in init: their functions refer to one another.", g.file)
-	f.Var().DefsFunc(func(gr *jen.Group) {
-		for _, c := range g.classes {
-			gr.Id(c.v).Qual(rtPath, "TaskClass").Comment(c.tc.Name + " at " + g.where(c.tc.Pos()))
-		}
-	})
-	f.Line()
-	f.Func().Id("init").Params().BlockFunc(func(gr *jen.Group) {
-		for _, c := range g.classes {
-			gr.Add(c.descriptor)
-		}
-	})
-	f.Line()
+// descriptorVars declares the rt.TaskClass variables of the classes. The init function that
+// assigns them holds the descriptors emit builds (generate writes it): in init, because their
+// functions refer to one another.
+func (g *generator) descriptorVars(p *part) {
+	spec := func(c *classGen) jen.Code {
+		return jen.Id(c.v).Qual(rtPath, "TaskClass").Comment(c.tc.Name + " at " + g.where(c.tc.Pos()))
+	}
+	decl := func(specs []jen.Code) jen.Code { return jen.Var().Defs(specs...) }
+	// The placeholder sets the column of the types in every batch: its name is as wide as the
+	// widest.
+	width := 0
+	for _, c := range g.classes {
+		width = max(width, utf8.RuneCountInString(c.v))
+	}
+	vars := &list{n: len(g.classes), elem: func(i int) jen.Code { return spec(g.classes[i]) },
+		ph: jen.Id(strings.Repeat("_", width)).Qual(rtPath, "TaskClass").Comment("-"), mark: "// -", wrap: decl}
+	items := jen.NewFile("")
+	items.Commentf("The task classes of %s, assigned in init: their functions refer to one another.", g.file)
+	if len(g.classes) == 0 {
+		items.Add(decl(nil))
+		items.Line()
+		g.render(p, items)
+		return
+	}
+	items.Add(decl([]jen.Code{vars.ph}))
+	items.Line()
+	g.renderLists(p, items, vars)
 }
 
 func accessName(a parser.Access) string {

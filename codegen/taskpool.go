@@ -24,6 +24,7 @@ package codegen
 //	}
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -42,6 +43,7 @@ func goType(gl *parser.Global) jen.Code {
 
 func (g *generator) argErr() string { return "Err" + g.name + "Argument" }
 
+// taskpool declares the taskpool type and the errors of New<Name> (constructor).
 func (g *generator) taskpool(f *jen.File) {
 	fields := []jen.Code{jen.Op("*").Qual(rtPath, "Taskpool")}
 	for _, gl := range g.prog.Globals {
@@ -66,8 +68,6 @@ func (g *generator) taskpool(f *jen.File) {
 		jen.Id(g.argErr()).Op("=").Qual("errors", "New").Call(jen.Lit(strings.ToLower(g.name)+": bad argument")),
 		jen.Id(g.graphErr()).Op("=").Qual("errors", "New").Call(jen.Lit(strings.ToLower(g.name)+": invalid task graph")))
 	f.Line()
-
-	g.constructor(f)
 }
 
 // sizeGlobals returns the int globals that bound a range of a definition or a named range:
@@ -198,9 +198,9 @@ func (g *generator) checkCollection(gl *parser.Global, fail func(...jen.Code) je
 // jdf2go does not interpret, such as flops), when there are any.
 //
 //	func (tp *<Name>) Property(class, name string, l *rt.Locals) (any, bool)
-func (g *generator) classProperties(f *jen.File) {
-	var cases []jen.Code
-	for _, c := range g.classes {
+func (g *generator) classProperties(p *part) {
+	class := func(i int) jen.Code {
+		c := g.classes[i]
 		var inner []jen.Code
 		for _, p := range c.exported {
 			s := c.scope(nil)
@@ -216,22 +216,31 @@ func (g *generator) classProperties(f *jen.File) {
 			stmts := append(c.bindLocals(s, jen.Id("l")), jen.Return(val, jen.True()))
 			inner = append(inner, jen.Case(jen.Lit(p.Name)).Block(stmts...))
 		}
-		if len(inner) > 0 {
-			cases = append(cases, jen.Case(jen.Lit(c.tc.Name)).Block(jen.Switch(jen.Id("name")).Block(inner...)))
+		if len(inner) == 0 {
+			return nil
 		}
+		return jen.Case(jen.Lit(c.tc.Name)).Block(jen.Switch(jen.Id("name")).Block(inner...))
 	}
-	if len(cases) == 0 {
+	if !slices.ContainsFunc(g.classes, func(c *classGen) bool { return len(c.exported) > 0 }) {
 		return
 	}
+	fn := func(cases []jen.Code) jen.Code {
+		return jen.Func().Params(jen.Id("tp").Op("*").Id(g.name)).Id("Property").Params(
+			jen.List(jen.Id("class"), jen.Id("name")).String(), jen.Id("l").Op("*").Qual(rtPath, "Locals")).Params(
+			jen.Any(), jen.Bool()).Block(
+			jen.Switch(jen.Id("class")).Block(cases...),
+			jen.Return(jen.Nil(), jen.False()))
+	}
+	// The cases, one per class with exported properties, are a list (write.go); no class name
+	// is "-".
+	cases := &list{n: len(g.classes), elem: class, ph: jen.Case(jen.Lit("-")).Block(), mark: `case "-":`, wrap: fn}
+	f := jen.NewFile("")
 	f.Comment("Property evaluates the exported property name of a task class (a class property that")
 	f.Comment("jdf2go does not interpret, such as flops) for the instance whose locals are in l.")
 	f.Comment("It reports false when the class has no such property.")
-	f.Func().Params(jen.Id("tp").Op("*").Id(g.name)).Id("Property").Params(
-		jen.List(jen.Id("class"), jen.Id("name")).String(), jen.Id("l").Op("*").Qual(rtPath, "Locals")).Params(
-		jen.Any(), jen.Bool()).Block(
-		jen.Switch(jen.Id("class")).Block(cases...),
-		jen.Return(jen.Nil(), jen.False()))
+	f.Add(fn([]jen.Code{cases.ph}))
 	f.Line()
+	g.renderLists(p, f, cases)
 }
 
 // propType maps the leading type word of a property to a Go type.

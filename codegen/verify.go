@@ -33,21 +33,28 @@ const sourceSuffix = "Source"
 func (g *generator) sourceVar() string { return g.pfx + sourceSuffix }
 
 // verifier emits the position tables and the Verify and WriteDOT methods.
-func (g *generator) verifier(f *jen.File) {
-	var classes, flows, deps []jen.Code
+func (g *generator) verifier(p *part) {
+	var classes []jen.Code
 	for _, c := range g.classes {
 		classes = append(classes, jen.Lit(g.where(c.tc.Pos())))
-		var fl, ds []jen.Code
-		for _, flow := range c.tc.Flows {
+	}
+	flowRow := func(i int) jen.Code {
+		var fl []jen.Code
+		for _, flow := range g.classes[i].tc.Flows {
 			fl = append(fl, jen.Lit(g.where(flow.NamePos)))
+		}
+		return jen.Values(fl...)
+	}
+	depRow := func(i int) jen.Code {
+		var ds []jen.Code
+		for _, flow := range g.classes[i].tc.Flows {
 			var d []jen.Code
 			for _, dep := range flow.Deps {
 				d = append(d, jen.Lit(g.where(dep.Pos())))
 			}
 			ds = append(ds, jen.Values(d...))
 		}
-		flows = append(flows, jen.Values(fl...))
-		deps = append(deps, jen.Values(ds...))
+		return jen.Values(ds...)
 	}
 	// One entry per line when a table has several, so that the tables read by class.
 	lines := func(items []jen.Code) func(*jen.Group) {
@@ -58,15 +65,36 @@ func (g *generator) verifier(f *jen.File) {
 			gr.Line()
 		}
 	}
-	f.Commentf("%s locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of %s.", g.sourceVar(), g.file)
 	field := func(name string, val jen.Code) jen.Code { return jen.Line().Id(name).Op(":").Add(val) }
-	f.Var().Id(g.sourceVar()).Op("=").Qual(rtPath, "Source").Values(
+	flowsType, depsType := jen.Index().Index().String(), jen.Index().Index().Index().String()
+	// The rows of Flows and Deps are lists (write.go), formatted in a Source of their own.
+	table := func(name string, typ *jen.Statement) func([]jen.Code) jen.Code {
+		return func(rows []jen.Code) jen.Code {
+			return jen.Var().Id("_").Op("=").Qual(rtPath, "Source").Values(field(name, typ.Clone().ValuesFunc(lines(rows))), jen.Line())
+		}
+	}
+	flows := &list{n: len(g.classes), elem: flowRow, ph: jen.Values(jen.Lit("-flows-")), mark: `{"-flows-"},`, wrap: table("Flows", flowsType)}
+	deps := &list{n: len(g.classes), elem: depRow, ph: jen.Values(jen.Lit("-deps-")), mark: `{"-deps-"},`, wrap: table("Deps", depsType)}
+	flowRows, depRows := []jen.Code{flows.ph}, []jen.Code{deps.ph}
+	if len(g.classes) == 0 {
+		flowRows, depRows = nil, nil
+	}
+	items := jen.NewFile("")
+	items.Commentf("%s locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of %s.", g.sourceVar(), g.file)
+	items.Var().Id(g.sourceVar()).Op("=").Qual(rtPath, "Source").Values(
 		field("Err", jen.Id(g.graphErr())),
 		field("Classes", jen.Index().String().Values(classes...)),
-		field("Flows", jen.Index().Index().String().ValuesFunc(lines(flows))),
-		field("Deps", jen.Index().Index().Index().String().ValuesFunc(lines(deps))),
+		field("Flows", flowsType.Clone().ValuesFunc(lines(flowRows))),
+		field("Deps", depsType.Clone().ValuesFunc(lines(depRows))),
 		jen.Line())
-	f.Line()
+	items.Line()
+	if len(g.classes) == 0 {
+		g.render(p, items)
+	} else {
+		g.renderLists(p, items, flows, deps)
+	}
+
+	f := jen.NewFile("")
 
 	f.Comment("Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it")
 	f.Commentf("returns an error wrapping %s. Call it before the taskpool runs.", g.graphErr())
@@ -78,5 +106,5 @@ func (g *generator) verifier(f *jen.File) {
 	f.Func().Params(jen.Id("tp").Op("*").Id(g.name)).Id("WriteDOT").Params(jen.Id("w").Qual("io", "Writer")).Error().Block(
 		jen.Return(jen.Id(g.sourceVar()).Dot("WriteDOT").Call(jen.Id("w"), jen.Id("tp").Dot("Taskpool"))))
 	f.Line()
-
+	g.render(p, f)
 }

@@ -1,6 +1,9 @@
 package parser
 
 import (
+	"math"
+	"sort"
+
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
@@ -11,15 +14,94 @@ type Node interface {
 	End() lexer.Position
 }
 
-// Span is embedded first in every node: the node's start and end positions.
+// Span is embedded first in every node: the node's start and end positions,
+// as its methods Pos and End return them. An AST holds one span per node, so
+// a span keeps byte offsets only, in 32 bits, and the lines and columns come
+// from the line table of its file.
 type Span struct {
-	Pos    lexer.Position
-	EndPos lexer.Position
+	file       *srcFile // set by parse once the node is built (srcFile.adopt)
+	start, end int32    // byte offsets plus one; 0 for no position
 }
 
-// Span is embedded rather than declared as fields so that each node type can
-// also have the Pos() method of Node: a method of the node type is shallower
-// than the promoted field, so n.Pos() is the method and n.Span.Pos the field.
+// srcFile is the name and the line table of a parsed file, shared by the
+// spans of its nodes.
+type srcFile struct {
+	name  string
+	lines []int32 // the offsets where the lines after the first start
+}
+
+// newSrcFile returns the line table of src, whose line breaks are \n, \r\n
+// and a lone \r, as the scanner counts them.
+func newSrcFile(name string, src []byte) *srcFile {
+	f := &srcFile{name: name}
+	for i, c := range src {
+		if c == '\n' || c == '\r' && (i+1 == len(src) || src[i+1] != '\n') {
+			f.lines = append(f.lines, int32(i+1))
+		}
+	}
+	return f
+}
+
+// position returns the position of offset off.
+func (f *srcFile) position(off int) lexer.Position {
+	n := sort.Search(len(f.lines), func(i int) bool { return int(f.lines[i]) > off })
+	start := 0
+	if n > 0 {
+		start = int(f.lines[n-1])
+	}
+	return lexer.Position{Filename: f.name, Offset: off, Line: n + 1, Column: off - start + 1}
+}
+
+// adopt gives the nodes of the tree at n their file.
+func (f *srcFile) adopt(n Node) {
+	Inspect(n, func(n Node) bool {
+		n.(interface{ span() *Span }).span().file = f
+		return true
+	})
+}
+
+func (s *Span) span() *Span { return s }
+
+// spanAt returns the empty span at pos, a position of s's file.
+func (s *Span) spanAt(pos lexer.Position) Span {
+	sp := newSpan(pos, pos)
+	sp.file = s.file
+	return sp
+}
+
+// newSpan returns the span from start to end, positions of the file of the
+// node (which the parse adopts). Until then only their offsets are known.
+func newSpan(start, end lexer.Position) Span { return Span{start: offset32(start), end: offset32(end)} }
+
+// openSpan returns a span that starts at start, whose end is set later.
+func openSpan(start lexer.Position) Span { return newSpan(start, lexer.Position{}) }
+
+func (s *Span) setStart(p lexer.Position) { s.start = offset32(p) }
+func (s *Span) setEnd(p lexer.Position)   { s.end = offset32(p) }
+
+// offset32 is the offset of p plus one, or 0 for the zero Position.
+func offset32(p lexer.Position) int32 {
+	if p == (lexer.Position{}) {
+		return 0
+	}
+	return int32(min(p.Offset, math.MaxInt32-1) + 1) // parse rejects files whose offsets do not fit
+}
+
+// Pos returns the position of the node's first byte.
+func (s Span) Pos() lexer.Position { return s.position(s.start) }
+
+// End returns the position just after the node's last byte.
+func (s Span) End() lexer.Position { return s.position(s.end) }
+
+func (s Span) position(off int32) lexer.Position {
+	switch {
+	case off == 0:
+		return lexer.Position{}
+	case s.file == nil: // while the node is being built
+		return lexer.Position{Offset: int(off - 1)}
+	}
+	return s.file.position(int(off - 1))
+}
 
 // ---------------------------------------------------------------------------
 // Program level
@@ -323,19 +405,25 @@ const (
 //	'NEW' | 'NULL' | IDENT '(' arg (',' arg)* ')' | named? IDENT IDENT '(' arg (',' arg)* ')'
 type Target struct {
 	Span
-	Kind    TargetKind
-	Named   []*NamedRange // call-level named ranges; or nil
-	Flow    string        // TargetTask: the flow name
-	FlowPos lexer.Position
-	Name    string // the class (TargetTask) or collection (TargetCollection)
-	NamePos lexer.Position
-	Args    []Expr // elements may be *RangeExpr or *LocalSetExpr
+	Kind  TargetKind
+	Named []*NamedRange // call-level named ranges; or nil
+	Flow  string        // TargetTask: the flow name
+	Name  string        // the class (TargetTask) or collection (TargetCollection)
+	Args  []Expr        // elements may be *RangeExpr or *LocalSetExpr
+
+	flowPos, namePos int32 // as in Span (FlowPos, NamePos): targets are many
 
 	// Filled by Check.
 	Class      *TaskClass // TargetTask
 	FlowRef    *Flow      // TargetTask: the target flow (FlowRef.Index is the flow index)
 	Collection *Global    // TargetCollection
 }
+
+// FlowPos returns the position of the flow name (TargetTask).
+func (t *Target) FlowPos() lexer.Position { return t.position(t.flowPos) }
+
+// NamePos returns the position of the class or collection name.
+func (t *Target) NamePos() lexer.Position { return t.position(t.namePos) }
 
 // NamedRange is one `IDENT '=' rangeexpr` of a `[...]` named-range list.
 type NamedRange struct {
@@ -499,9 +587,12 @@ type BinaryExpr struct {
 	Span
 	X     Expr
 	Op    Op
-	OpPos lexer.Position
 	Y     Expr
+	opPos int32 // as in Span (OpPos): binary expressions are many
 }
+
+// OpPos returns the position of the operator.
+func (b *BinaryExpr) OpPos() lexer.Position { return b.position(b.opPos) }
 
 // UnaryExpr is `!X` or `-X`.
 type UnaryExpr struct {
@@ -642,59 +733,3 @@ func upper(s string) string {
 	}
 	return string(b)
 }
-
-// Node methods.
-func (n *Program) Pos() lexer.Position      { return n.Span.Pos }
-func (n *Program) End() lexer.Position      { return n.Span.EndPos }
-func (n *CodeBlock) Pos() lexer.Position    { return n.Span.Pos }
-func (n *CodeBlock) End() lexer.Position    { return n.Span.EndPos }
-func (n *Global) Pos() lexer.Position       { return n.Span.Pos }
-func (n *Global) End() lexer.Position       { return n.Span.EndPos }
-func (n *Option) Pos() lexer.Position       { return n.Span.Pos }
-func (n *Option) End() lexer.Position       { return n.Span.EndPos }
-func (n *Props) Pos() lexer.Position        { return n.Span.Pos }
-func (n *Props) End() lexer.Position        { return n.Span.EndPos }
-func (n *Property) Pos() lexer.Position     { return n.Span.Pos }
-func (n *Property) End() lexer.Position     { return n.Span.EndPos }
-func (n *TaskClass) Pos() lexer.Position    { return n.Span.Pos }
-func (n *TaskClass) End() lexer.Position    { return n.Span.EndPos }
-func (n *Param) Pos() lexer.Position        { return n.Span.Pos }
-func (n *Param) End() lexer.Position        { return n.Span.EndPos }
-func (n *Definition) Pos() lexer.Position   { return n.Span.Pos }
-func (n *Definition) End() lexer.Position   { return n.Span.EndPos }
-func (n *Affinity) Pos() lexer.Position     { return n.Span.Pos }
-func (n *Affinity) End() lexer.Position     { return n.Span.EndPos }
-func (n *Flow) Pos() lexer.Position         { return n.Span.Pos }
-func (n *Flow) End() lexer.Position         { return n.Span.EndPos }
-func (n *Dep) Pos() lexer.Position          { return n.Span.Pos }
-func (n *Dep) End() lexer.Position          { return n.Span.EndPos }
-func (n *Target) Pos() lexer.Position       { return n.Span.Pos }
-func (n *Target) End() lexer.Position       { return n.Span.EndPos }
-func (n *NamedRange) Pos() lexer.Position   { return n.Span.Pos }
-func (n *NamedRange) End() lexer.Position   { return n.Span.EndPos }
-func (n *Body) Pos() lexer.Position         { return n.Span.Pos }
-func (n *Body) End() lexer.Position         { return n.Span.EndPos }
-func (n *BinaryExpr) Pos() lexer.Position   { return n.Span.Pos }
-func (n *BinaryExpr) End() lexer.Position   { return n.Span.EndPos }
-func (n *UnaryExpr) Pos() lexer.Position    { return n.Span.Pos }
-func (n *UnaryExpr) End() lexer.Position    { return n.Span.EndPos }
-func (n *TernaryExpr) Pos() lexer.Position  { return n.Span.Pos }
-func (n *TernaryExpr) End() lexer.Position  { return n.Span.EndPos }
-func (n *ParenExpr) Pos() lexer.Position    { return n.Span.Pos }
-func (n *ParenExpr) End() lexer.Position    { return n.Span.EndPos }
-func (n *IntLit) Pos() lexer.Position       { return n.Span.Pos }
-func (n *IntLit) End() lexer.Position       { return n.Span.EndPos }
-func (n *Name) Pos() lexer.Position         { return n.Span.Pos }
-func (n *Name) End() lexer.Position         { return n.Span.EndPos }
-func (n *SelectorExpr) Pos() lexer.Position { return n.Span.Pos }
-func (n *SelectorExpr) End() lexer.Position { return n.Span.EndPos }
-func (n *CallExpr) Pos() lexer.Position     { return n.Span.Pos }
-func (n *CallExpr) End() lexer.Position     { return n.Span.EndPos }
-func (n *StringLit) Pos() lexer.Position    { return n.Span.Pos }
-func (n *StringLit) End() lexer.Position    { return n.Span.EndPos }
-func (n *InlineCode) Pos() lexer.Position   { return n.Span.Pos }
-func (n *InlineCode) End() lexer.Position   { return n.Span.EndPos }
-func (n *RangeExpr) Pos() lexer.Position    { return n.Span.Pos }
-func (n *RangeExpr) End() lexer.Position    { return n.Span.EndPos }
-func (n *LocalSetExpr) Pos() lexer.Position { return n.Span.Pos }
-func (n *LocalSetExpr) End() lexer.Position { return n.Span.EndPos }

@@ -391,7 +391,7 @@ func (c *checker) collection(name string, pos lexer.Position, arity int) *Global
 	if !ok {
 		c.warnf(pos, "data collection %q is not declared%s; it is declared implicitly, first among the constructor parameters, as jdf2c does",
 			name, suggest(name, c.globalNames()))
-		g = &Global{Span: Span{Pos: pos, EndPos: pos}, Name: name, Implicit: true, Type: ""}
+		g = &Global{Span: c.prog.spanAt(pos), Name: name, Implicit: true, Type: ""}
 		c.globals[name] = g
 		c.implicit = append(c.implicit, g)
 	}

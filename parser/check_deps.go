@@ -45,22 +45,22 @@ func (c *checker) checkTarget(tc *TaskClass, f *Flow, d *Dep, t *Target, outer *
 			c.errorf(t.Pos(), "CTL flow %q cannot depend on data collection %q", f.Name, t.Name)
 			return
 		}
-		t.Collection = c.collection(t.Name, t.NamePos, len(t.Args))
+		t.Collection = c.collection(t.Name, t.NamePos(), len(t.Args))
 	case TargetTask:
 		t.Class = c.classes[t.Name]
 		if t.Class == nil {
-			c.errorf(t.NamePos, "unknown task class %q%s", t.Name, suggest(t.Name, c.classNames()))
+			c.errorf(t.NamePos(), "unknown task class %q%s", t.Name, suggest(t.Name, c.classNames()))
 			return
 		}
 		t.FlowRef = t.Class.Flow(t.Flow)
 		if t.FlowRef == nil {
-			c.errorf(t.FlowPos, "task class %s has no flow %q%s", t.Name, t.Flow, suggest(t.Flow, flowNames(t.Class)))
+			c.errorf(t.FlowPos(), "task class %s has no flow %q%s", t.Name, t.Flow, suggest(t.Flow, flowNames(t.Class)))
 		}
 		if len(t.Args) != len(t.Class.Params) {
-			c.errorf(t.NamePos, "%s takes %s (%s), not %d", t.Name, plural(len(t.Class.Params), "argument"), paramList(t.Class), len(t.Args))
+			c.errorf(t.NamePos(), "%s takes %s (%s), not %d", t.Name, plural(len(t.Class.Params), "argument"), paramList(t.Class), len(t.Args))
 		}
 		if t.FlowRef != nil && (t.FlowRef.Access == AccessCTL) != (f.Access == AccessCTL) {
-			c.errorf(t.FlowPos, "flow %q of %s is %s but flow %q of %s is %s: CTL flows connect only to CTL flows",
+			c.errorf(t.FlowPos(), "flow %q of %s is %s but flow %q of %s is %s: CTL flows connect only to CTL flows",
 				f.Name, tc.Name, f.Access, t.Flow, t.Name, t.FlowRef.Access)
 		}
 	}
@@ -215,12 +215,12 @@ func (c *checker) checkMatching(tc *TaskClass, f *Flow) {
 			if !g.hasDeps(other) {
 				switch {
 				case f.Access != AccessCTL || g.Access != AccessCTL:
-					c.errorf(t.FlowPos, "flow %q of %s has no %s dependency, but %s %s %s here",
+					c.errorf(t.FlowPos(), "flow %q of %s has no %s dependency, but %s %s %s here",
 						g.Name, g.Class.Name, dirWord(other), f.Name, d.Dir, t.Flow+" "+t.Name)
 				case !isFalse(d.Guard):
 					// PaRSEC accepts a CTL dependency on a flow with no
 					// dependency back; it is satisfied only if never taken.
-					c.warnf(t.FlowPos, "CTL flow %q of %s has no %s dependency, so %s %s %s here can never be satisfied: its guard must never hold",
+					c.warnf(t.FlowPos(), "CTL flow %q of %s has no %s dependency, so %s %s %s here can never be satisfied: its guard must never hold",
 						g.Name, g.Class.Name, dirWord(other), f.Name, d.Dir, t.Flow+" "+t.Name)
 				}
 				continue

@@ -88,7 +88,7 @@ func (c *checker) resolve(x Expr, e *env) {
 		for i := len(chain) - 1; i >= 0; i-- {
 			b := chain[i]
 			if b.Op == OpAnd1 || b.Op == OpOr1 {
-				c.warnf(b.OpPos, "%s is a logical operator in JDF; write %s", b.Op, b.Op.GoString())
+				c.warnf(b.OpPos(), "%s is a logical operator in JDF; write %s", b.Op, b.Op.GoString())
 			}
 			c.resolve(b.Y, e)
 			if v, ok := c.constant(b.Y); ok && v == 0 && (b.Op == OpDiv || b.Op == OpRem) {

@@ -30,7 +30,7 @@ func (c *converter) tokenAt(off int) int {
 }
 
 func (c *converter) span(pos, next lexer.Position) Span {
-	return Span{Pos: pos, EndPos: c.endBefore(next)}
+	return newSpan(pos, c.endBefore(next))
 }
 
 // items converts the items of a parse. A failed parse holds only the
@@ -42,18 +42,18 @@ func (c *converter) items(f *file) []Item {
 		case *taskClass:
 			out = append(out, c.class(it))
 		case *global:
-			g := &Global{Span: Span{Pos: it.Name.Pos, EndPos: tokenEnd(&it.Name)}, Name: it.Name.Value, Props: c.props(it.Props)}
+			g := &Global{Span: newSpan(it.Name.Pos, tokenEnd(&it.Name)), Name: it.Name.Value, Props: c.props(it.Props)}
 			if it.Def != nil {
 				g.Def = it.Def.X
-				g.Span.EndPos = g.Def.End()
+				g.setEnd(g.Def.End())
 			}
 			if g.Props != nil {
-				g.Span.EndPos = g.Props.End()
+				g.setEnd(g.Props.End())
 			}
 			out = append(out, g)
 		case *option:
 			pr := it.Prop.X
-			out = append(out, &Option{Span: Span{Pos: it.Pos, EndPos: pr.End()}, Prop: pr})
+			out = append(out, &Option{Span: newSpan(it.Pos, pr.End()), Prop: pr})
 		}
 	}
 	return out
@@ -68,7 +68,7 @@ func (c *converter) props(ps *props) *Props {
 
 // convertProps converts a property list that ends at end.
 func convertProps(ps *props, end lexer.Position) *Props {
-	out := &Props{Span: Span{Pos: ps.Pos, EndPos: end}, List: make([]*Property, len(ps.List))}
+	out := &Props{Span: newSpan(ps.Pos, end), List: make([]*Property, len(ps.List))}
 	for i, p := range ps.List {
 		out.List[i] = p.X
 	}
@@ -76,14 +76,14 @@ func convertProps(ps *props, end lexer.Position) *Props {
 }
 
 func (c *converter) class(g *taskClass) *TaskClass {
-	tc := &TaskClass{Span: Span{Pos: g.Name.Pos}, Name: g.Name.Value, Props: c.props(g.Props)}
+	tc := &TaskClass{Span: openSpan(g.Name.Pos), Name: g.Name.Value, Props: c.props(g.Props)}
 	// The nodes of a kind are allocated together: they live as long as
 	// the class.
 	params := make([]Param, 0, (len(g.Params)+1)/2) // the commas are tokens too
 	tc.Params = make([]*Param, 0, cap(params))
 	for i := range g.Params {
 		if t := &g.Params[i]; t.Type == tIdent {
-			params = append(params, Param{Span: Span{Pos: t.Pos, EndPos: tokenEnd(t)}, Name: t.Value})
+			params = append(params, Param{Span: newSpan(t.Pos, tokenEnd(t)), Name: t.Value})
 			tc.Params = append(tc.Params, &params[len(params)-1])
 		}
 	}
@@ -113,13 +113,13 @@ func (c *converter) class(g *taskClass) *TaskClass {
 	for i, b := range g.Bodies {
 		tc.Bodies[i] = &bodies[i]
 		bodies[i] = Body{
-			Span:    Span{Pos: b.Pos, EndPos: tokenEnd(&b.End)},
+			Span:    newSpan(b.Pos, tokenEnd(&b.End)),
 			Props:   c.props(b.Props),
 			Text:    lf(b.Text.Value),
 			TextPos: b.Text.Pos,
 			EndKw:   b.End.Pos,
 		}
 	}
-	tc.Span.EndPos = tc.Bodies[len(tc.Bodies)-1].End()
+	tc.setEnd(tc.Bodies[len(tc.Bodies)-1].End())
 	return tc
 }

@@ -43,14 +43,15 @@ func (d *definition) Parse(lex *lexer.PeekingLexer) error {
 	if err != nil {
 		return err
 	}
-	x := &Definition{Span: Span{Pos: name.Pos, EndPos: v.End()}, Name: name.Value, Value: v}
+	x := &Definition{Span: newSpan(name.Pos, v.End()), Name: name.Value, Value: v}
 	d.X = x
 	if p.is("[") {
 		ps, err := p.props()
 		if err != nil {
 			return err
 		}
-		x.Props, x.Span.EndPos = ps, ps.End()
+		x.Props = ps
+		x.setEnd(ps.End())
 	}
 	return nil
 }

@@ -22,9 +22,9 @@
 // # The checked program (what codegen consumes)
 //
 // The AST is the checked program: Check fills in resolution fields on the
-// nodes, as go/ast's Ident.Obj once did. Every node embeds Span (Pos, EndPos
-// as participle lexer.Positions: file, byte offset, line, byte column) and
-// has Pos() and End(). Fields marked "Filled by Check" are zero before Check.
+// nodes, as go/ast's Ident.Obj once did. Every node embeds Span, whose
+// methods Pos() and End() return participle lexer.Positions (file, byte
+// offset, line, byte column). Fields marked "Filled by Check" are zero before Check.
 //
 //	Program
 //	  Filename

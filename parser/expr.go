@@ -41,12 +41,12 @@ func (e *expr) Parse(lex *lexer.PeekingLexer) error {
 	return err
 }
 
-// collection returns the collection element `coll(args)` that guard x is
-// when no '?' follows it, or nil.
-func collection(x Expr) *Target {
+// collection returns the collection element `coll(args)` that guard x,
+// which starts at pos, is when no '?' follows it, or nil.
+func collection(x Expr, pos lexer.Position) *Target {
 	if call, ok := x.(*CallExpr); ok && len(call.Args) > 0 {
 		if n, ok := call.Fun.(*Name); ok {
-			return &Target{Span: call.Span, Kind: TargetCollection, Name: n.Name, NamePos: n.Span.Pos, Args: call.Args}
+			return &Target{Span: call.Span, Kind: TargetCollection, Name: n.Name, namePos: offset32(pos), Args: call.Args}
 		}
 	}
 	return nil
@@ -119,7 +119,7 @@ func (p *exprParser) is(s string) bool {
 
 // span is the span from pos to the end of the last token consumed.
 func (p *exprParser) span(pos lexer.Position) Span {
-	return Span{Pos: pos, EndPos: tokenEnd(p.last)}
+	return newSpan(pos, tokenEnd(p.last))
 }
 
 // tokenEnd returns the position just after token t.
@@ -227,7 +227,7 @@ func (p *exprParser) binary(minPrec int) (Expr, error) {
 		if err != nil {
 			return nil, err
 		}
-		x = &BinaryExpr{Span: p.span(pos), X: x, Op: op, OpPos: opTok.Pos, Y: y}
+		x = &BinaryExpr{Span: p.span(pos), X: x, Op: op, Y: y, opPos: offset32(opTok.Pos)}
 	}
 }
 
@@ -317,7 +317,7 @@ func (p *exprParser) inlineC(t *lexer.Token) Expr {
 		return nil
 	}
 	code := codeBlock(p.next())
-	code.Span.Pos = t.Pos
+	code.setStart(t.Pos)
 	return &InlineCode{Span: p.span(t.Pos), Code: code}
 }
 
@@ -367,9 +367,9 @@ func dotted(t *lexer.Token) Expr {
 		}
 		end := shift(base, i)
 		if x == nil {
-			x = &Name{Span: Span{Pos: shift(base, seg), EndPos: end}, Name: word[seg:i]}
+			x = &Name{Span: newSpan(shift(base, seg), end), Name: word[seg:i]}
 		} else {
-			x = &SelectorExpr{Span: Span{Pos: base, EndPos: end}, X: x, Sel: word[seg:i]}
+			x = &SelectorExpr{Span: newSpan(base, end), X: x, Sel: word[seg:i]}
 		}
 		seg = i + 1
 	}
@@ -459,7 +459,7 @@ func (p *exprParser) named() ([]*NamedRange, error) {
 		if err != nil {
 			return nil, err
 		}
-		list = append(list, &NamedRange{Span: Span{Pos: name.Pos, EndPos: v.End()}, Name: name.Value, Value: v})
+		list = append(list, &NamedRange{Span: newSpan(name.Pos, v.End()), Name: name.Value, Value: v})
 		if !p.is(",") {
 			break
 		}
@@ -512,7 +512,7 @@ func (p *exprParser) lastRaw() *lexer.Token {
 func codeBlock(t *lexer.Token) *CodeBlock {
 	c := splitCode(t.Value)
 	return &CodeBlock{
-		Span:    Span{Pos: t.Pos, EndPos: advance(t.Pos, t.Value)},
+		Span:    newSpan(t.Pos, advance(t.Pos, t.Value)),
 		Lang:    c.lang,
 		Text:    lf(t.Value[c.text:c.textEnd]),
 		TextPos: shift(t.Pos, c.text), // the prefix and the delimiter are on the first line

@@ -32,7 +32,7 @@ type flow struct{ X *Flow }
 func (fl *flow) Parse(lex *lexer.PeekingLexer) error {
 	p := exprParser{lex: lex}
 	t := lex.Peek()
-	f := &Flow{Span: Span{Pos: t.Pos}, Access: AccessRW}
+	f := &Flow{Span: openSpan(t.Pos), Access: AccessRW}
 	switch {
 	case t.Type == tAccess:
 		f.Access = accessOf(t.Value)
@@ -45,13 +45,15 @@ func (fl *flow) Parse(lex *lexer.PeekingLexer) error {
 	}
 	p.next()
 	fl.X = f
-	f.Name, f.NamePos, f.Span.EndPos = t.Value, t.Pos, tokenEnd(t)
+	f.Name, f.NamePos = t.Value, t.Pos
+	f.setEnd(tokenEnd(t))
 	if p.is("[") {
 		ps, err := p.props()
 		if err != nil {
 			return err
 		}
-		f.Props, f.Span.EndPos = ps, ps.End()
+		f.Props = ps
+		f.setEnd(ps.End())
 	}
 	var buf [4]*Dep
 	deps := buf[:0]
@@ -61,7 +63,7 @@ func (fl *flow) Parse(lex *lexer.PeekingLexer) error {
 			return err
 		}
 		deps = append(deps, d)
-		f.Span.EndPos = d.End()
+		f.setEnd(d.End())
 	}
 	if len(deps) > 0 {
 		f.Deps = append([]*Dep(nil), deps...)
@@ -85,7 +87,7 @@ func accessOf(word string) Access {
 // dep parses a dependency, at its arrow.
 func (p *exprParser) dep() (*Dep, error) {
 	arrow := p.next()
-	d := &Dep{Span: Span{Pos: arrow.Pos}, Dir: In}
+	d := &Dep{Span: openSpan(arrow.Pos), Dir: In}
 	if arrow.Value == "->" {
 		d.Dir = Out
 	}
@@ -99,16 +101,17 @@ func (p *exprParser) dep() (*Dep, error) {
 	if err := p.target(d); err != nil {
 		return nil, err
 	}
-	d.Span.EndPos = d.Then.End()
+	d.setEnd(d.Then.End())
 	if d.Else != nil {
-		d.Span.EndPos = d.Else.End()
+		d.setEnd(d.Else.End())
 	}
 	if p.is("[") {
 		ps, err := p.props()
 		if err != nil {
 			return nil, err
 		}
-		d.Props, d.Span.EndPos = ps, ps.End()
+		d.Props = ps
+		d.setEnd(ps.End())
 	}
 	return d, nil
 }
@@ -137,7 +140,7 @@ func (p *exprParser) target(x *Dep) error {
 		return err
 	}
 	if !p.is("?") {
-		if coll := collection(g); coll != nil {
+		if coll := collection(g, t.Pos); coll != nil {
 			x.Then = coll
 			return nil
 		}
@@ -145,7 +148,7 @@ func (p *exprParser) target(x *Dep) error {
 		if next.EOF() || next.Pos.Offset == g.End().Offset {
 			return unexpected(next, "'?' after the guard, or a dependency target")
 		}
-		return &syntaxError{pos: g.Pos(), msg: "syntax error: expected dependency target (FLOW Class(args), collection(args), NEW or NULL), or a guard followed by '?'"}
+		return &syntaxError{pos: t.Pos, msg: "syntax error: expected dependency target (FLOW Class(args), collection(args), NEW or NULL), or a guard followed by '?'"}
 	}
 	p.next()
 	x.Guard = g
@@ -176,10 +179,11 @@ func (p *exprParser) startsTaskCall() bool {
 // that it follows '?' or ':', where a guard cannot start.
 func (p *exprParser) call(afterGuard bool) (*Target, error) {
 	t := p.lex.Peek()
-	tg := &Target{Span: Span{Pos: t.Pos}}
+	tg := &Target{Span: openSpan(t.Pos)}
 	if t.Type == tKeyword && (t.Value == "NEW" || t.Value == "NULL") {
 		p.next()
-		tg.Kind, tg.Span.EndPos = TargetNew, tokenEnd(t)
+		tg.Kind = TargetNew
+		tg.setEnd(tokenEnd(t))
 		if t.Value == "NULL" {
 			tg.Kind = TargetNull
 		}
@@ -210,9 +214,9 @@ func (p *exprParser) call(afterGuard bool) (*Target, error) {
 	if p.lex.Peek().Type == tIdent {
 		name = p.next()
 		tg.Kind = TargetTask
-		tg.Flow, tg.FlowPos = first.Value, first.Pos
+		tg.Flow, tg.flowPos = first.Value, offset32(first.Pos)
 	}
-	tg.Name, tg.NamePos = name.Value, name.Pos
+	tg.Name, tg.namePos = name.Value, offset32(name.Pos)
 	if named && tg.Kind == TargetCollection {
 		return nil, unexpected(first, "FLOW Class(args) after a named range")
 	}
@@ -227,6 +231,7 @@ func (p *exprParser) call(afterGuard bool) (*Target, error) {
 	if len(args) == 0 {
 		return nil, &syntaxError{pos: name.Pos, msg: "syntax error: " + name.Value + "() needs at least one argument"}
 	}
-	tg.Args, tg.Span.EndPos = args, tokenEnd(p.last)
+	tg.Args = args
+	tg.setEnd(tokenEnd(p.last))
 	return tg, nil
 }

@@ -31,7 +31,7 @@ func (pr *property) Parse(lex *lexer.PeekingLexer) error {
 	}
 	p := exprParser{lex: lex}
 	p.next()
-	x := &Property{Span: Span{Pos: first.Pos}, Name: first.Value, NamePos: first.Pos}
+	x := &Property{Span: openSpan(first.Pos), Name: first.Value, NamePos: first.Pos}
 	pr.X = x
 	if t := lex.Peek(); t.Type == tIdent {
 		p.next()
@@ -48,6 +48,7 @@ func (pr *property) Parse(lex *lexer.PeekingLexer) error {
 	if err != nil {
 		return err
 	}
-	x.Value, x.Span.EndPos = v, v.End()
+	x.Value = v
+	x.setEnd(v.End())
 	return nil
 }

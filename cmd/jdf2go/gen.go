@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"errors"
@@ -9,9 +10,13 @@ import (
 	"go/build/constraint"
 	"go/parser"
 	"go/token"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -79,13 +84,19 @@ func runGen(s *streams, o genOptions, in string) error {
 	if err != nil {
 		return failure{err}
 	}
-	files, err := codegen.Generate(prog, codegen.Options{
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(genMemoryLimit()))
+	opts := codegen.Options{
 		Package: o.pkg,
 		Source:  rel,
 		Output:  filepath.Base(o.out),
 		Version: headerVersion(jdf2goVersion()),
 		Warn:    func(d *jdf.Diagnostic) { fmt.Fprintln(s.err, d) },
-	})
+	}
+	if toStdout {
+		err = codegen.Write(s.out, prog, opts)
+	} else {
+		err = writeGenerated(o.out, prog, opts)
+	}
 	if err != nil {
 		var list jdf.ErrorList
 		if errors.As(err, &list) {
@@ -96,22 +107,107 @@ func runGen(s *streams, o genOptions, in string) error {
 		}
 		return failure{err}
 	}
-	for _, f := range files {
-		if toStdout {
-			if _, err := s.out.Write(f.Content); err != nil {
-				return failure{err}
-			}
-			continue
-		}
-		path := filepath.Join(outDir, f.Name)
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.Content) {
-			continue // unchanged: keep the file's modification time
-		}
-		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
-			return failure{err}
+	return nil
+}
+
+// genMemoryLimit returns the soft memory limit for generating the checked program in memory:
+// twice the live heap, which is mostly that program, and at least minGenMemoryLimit. What
+// generation allocates beyond it is short-lived, and Go's default pacing would let the heap
+// grow to twice the live heap and then return the freed pages to the system only slowly. A
+// limit set with GOMEMLIMIT is kept.
+func genMemoryLimit() int64 {
+	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+		return debug.SetMemoryLimit(-1)
+	}
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return max(2*int64(m.HeapAlloc), minGenMemoryLimit)
+}
+
+// minGenMemoryLimit keeps the limit of a small program above what the runtime itself uses.
+const minGenMemoryLimit = 64 << 20
+
+// writeGenerated writes the file generated from prog to path through a temporary file beside
+// it, so that a failed run leaves the previous file, and leaves the file untouched (and its
+// modification time) when its content does not change.
+func writeGenerated(path string, prog *jdf.Program, opts codegen.Options) error {
+	tmp, err := createTemp(path)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, there is nothing left to remove
+	w := bufio.NewWriterSize(tmp, 256<<10)
+	err = codegen.Write(w, prog, opts)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if same, err := sameContent(path, tmp.Name()); err != nil || same {
+		return err
+	}
+	if fi, err := os.Stat(path); err == nil {
+		// os.WriteFile keeps the mode of a file it replaces.
+		if err := os.Chmod(tmp.Name(), fi.Mode().Perm()); err != nil {
+			return err
 		}
 	}
-	return nil
+	return os.Rename(tmp.Name(), path)
+}
+
+// createTemp creates a temporary file beside path with the mode os.WriteFile gives a new
+// file (0644 less the umask). Its name starts with a dot, which the go tool ignores.
+func createTemp(path string) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, fmt.Sprintf(".%s.%d.%d.tmp", base, os.Getpid(), i))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil || !errors.Is(err, fs.ErrExist) || i == 99 {
+			return f, err
+		}
+	}
+}
+
+// sameContent reports whether the file at old exists and holds what the file at path does.
+func sameContent(old, path string) (bool, error) {
+	a, err := os.Open(old)
+	if err != nil {
+		return false, nil // no old file: not the same
+	}
+	defer a.Close()
+	b, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer b.Close()
+	if fa, err := a.Stat(); err != nil || !fa.Mode().IsRegular() {
+		return false, nil
+	} else if fb, err := b.Stat(); err != nil || fa.Size() != fb.Size() {
+		return false, err
+	}
+	bufA, bufB := make([]byte, 64<<10), make([]byte, 64<<10)
+	for {
+		na, errA := io.ReadFull(a, bufA)
+		nb, errB := io.ReadFull(b, bufB)
+		if !bytes.Equal(bufA[:na], bufB[:nb]) {
+			return false, nil
+		}
+		if errA != nil || errB != nil {
+			// Both at their end (the sizes are equal), or a read error.
+			if errA == io.EOF || errA == io.ErrUnexpectedEOF {
+				errA = nil
+			}
+			if errB == io.EOF || errB == io.ErrUnexpectedEOF {
+				errB = nil
+			}
+			return errA == nil && errB == nil, errors.Join(errA, errB)
+		}
+	}
 }
 
 // pseudoVersion matches the commit part of a Go pseudo-version (v0.0.0-20260102150405-abcdef123456).
@@ -165,13 +261,35 @@ func packageOf(dir, output string) string {
 		if filepath.Base(p) == filepath.Base(output) {
 			continue
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.PackageClauseOnly|parser.ParseComments)
+		f, err := packageClause(p)
 		if err != nil || strings.HasSuffix(f.Name.Name, "_test") || generatedByJDF2Go(f) || ignored(f) {
 			continue
 		}
 		return f.Name.Name
 	}
 	return "main"
+}
+
+// packageClause parses the package clause of the Go file at path and the comments before it,
+// from the start of the file: a generated file next to the output can be large.
+func packageClause(path string) (*ast.File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	head := make([]byte, 64<<10)
+	n, err := io.ReadFull(fh, head)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	const mode = parser.PackageClauseOnly | parser.ParseComments
+	f, err := parser.ParseFile(fset, path, head[:n], mode)
+	if n < len(head) || err == nil && fset.Position(f.Name.End()).Offset < n {
+		return f, err
+	}
+	return parser.ParseFile(token.NewFileSet(), path, nil, mode) // the clause is further
 }
 
 // generatedByJDF2Go reports whether f starts with the header jdf2go writes.

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/jdf2go/jdf2go/bench/internal/jdfgen"
+)
+
+// The gen suite: jdf2go gen, built from this tree and run as a command, on a program of
+// chain-like classes (bench/internal/jdfgen) of 5 MB (-quick: 1 MB): time per byte of input,
+// and in the note (and the log) the peak resident set of the command against the size of its
+// input, median of the runs (goal, issue 15: at most 50× the input on 5 MB, in a time linear
+// in the input).
+func init() {
+	register(Suite{Name: "gen", Applicable: haveGo, Run: runGen})
+}
+
+// haveGo reports whether the go command is here to build jdf2go.
+func haveGo() (bool, string) {
+	if _, err := exec.LookPath("go"); err != nil {
+		return false, "no go command to build jdf2go with"
+	}
+	return true, ""
+}
+
+func runGen(cfg *Config) ([]Row, error) {
+	size := 5_000_000
+	if cfg.Quick {
+		size = 1_000_000
+	}
+	dir, err := os.MkdirTemp("", "jdf2go-bench-gen")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "jdf2go")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/jdf2go/jdf2go/cmd/jdf2go").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("building jdf2go: %v\n%s", err, out)
+	}
+	src := jdfgen.Chains(size)
+	in := filepath.Join(dir, "chains.jdf")
+	if err := os.WriteFile(in, src, 0o644); err != nil {
+		return nil, err
+	}
+	var peaks []int64
+	s, err := cfg.Measure(func() (time.Duration, error) {
+		// A new output each run: an unchanged file would not be written.
+		out := filepath.Join(dir, "chains_jdf.go")
+		os.Remove(out)
+		cmd := exec.Command(bin, "gen", "-o", out, in)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		t0 := time.Now()
+		if err := cmd.Run(); err != nil {
+			return 0, fmt.Errorf("jdf2go gen: %v\n%s", err, stderr.Bytes())
+		}
+		d := time.Since(t0)
+		peaks = append(peaks, peakRSS(cmd.ProcessState))
+		return d, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	peaks = peaks[1:] // not the warm-up
+	slices.Sort(peaks)
+	note := "peak RSS not measured here"
+	if peak := peaks[len(peaks)/2]; peak > 0 {
+		note = fmt.Sprintf("peak RSS %.0f MiB, %.1f× the input (goal at 5 MB: ≤ 50×)", float64(peak)/(1<<20), float64(peak)/float64(len(src)))
+	}
+	slog.Info("gen", "input bytes", len(src), "median", s.Median, "memory", note)
+	return []Row{{Suite: "gen", Workload: fmt.Sprintf("chains %.0f MB", float64(len(src))/1e6), Workers: 1,
+		Variant: "jdf2go", Per: float64(len(src)), Unit: "ns/byte", Stats: s, Note: note}}, nil
+}
