@@ -173,7 +173,9 @@ func (p *printer) lineStart(name string, pos lexer.Position, indent string) {
 const emptyComment = "/**/"
 
 // trailing prints, on the current line, the comments inside a construct
-// that ends at off and those starting on its last line.
+// that ends at off and those starting on its last line. A block comment that
+// spans lines moves that last line to its own end, so that a comment after
+// it stays on its line when the output is formatted again.
 func (p *printer) trailing(off, line int) {
 	for p.ci < len(p.comments) {
 		c := p.comments[p.ci]
@@ -184,6 +186,7 @@ func (p *printer) trailing(off, line int) {
 		p.ws(" ")
 		p.ws(c.Text)
 		p.trailEnd = c.EndPos.Line
+		line = max(line, c.EndPos.Line)
 		p.ci++
 	}
 }
