@@ -38,9 +38,19 @@ func (gs *gemmGroups) add(m, n, k int, a, b, c gpu.Buffer) {
 	*gs = append(*gs, gemmGroup{m, n, k, []gpu.Buffer{a}, []gpu.Buffer{b}, []gpu.Buffer{c}})
 }
 
-// launch enqueues C = C - A * B^T for every group, ld being the tiles' leading dimension.
+// gemmBatch is the default GEMM_BATCH for tiles of nb rows.
 //
 //line ../../potrf.jdf:50
+func gemmBatch(nb int) int {
+	if nb <= 512 {
+		return 64
+	}
+	return 1
+}
+
+// launch enqueues C = C - A * B^T for every group, ld being the tiles' leading dimension.
+//
+//line ../../potrf.jdf:58
 func (gs gemmGroups) launch(s *gpu.Stream, ld int) error {
 	for _, g := range gs {
 		if err := s.DgemmBatched(gpu.NoTrans, gpu.Trans, g.m, g.n, g.k, -1, g.a, ld, g.b, ld, 1, g.c, ld); err != nil {
@@ -50,7 +60,7 @@ func (gs gemmGroups) launch(s *gpu.Stream, ld int) error {
 	return nil
 }
 
-//line potrf_jdf.go:54
+//line potrf_jdf.go:64
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
@@ -77,12 +87,12 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 	if err := rt.VerifyCollection(descA, 2, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: descA: %w", err)
 	}
-//line ../../potrf.jdf:64
+//line ../../potrf.jdf:72
 	var MT int = descA.MT
-//line potrf_jdf.go:83
-//line ../../potrf.jdf:67
-	var GEMM_BATCH int = 64
-//line potrf_jdf.go:86
+//line potrf_jdf.go:93
+//line ../../potrf.jdf:77
+	var GEMM_BATCH int = gemmBatch(descA.MB)
+//line potrf_jdf.go:96
 	tp := &Potrf{descA: descA, impl: impl, MT: MT, GEMM_BATCH: GEMM_BATCH}
 	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfTRSM, &potrfSYRK, &potrfGEMM)
 	return tp, nil
@@ -90,10 +100,10 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 
 // The task classes of potrf.jdf, assigned in init: their functions refer to one another.
 var (
-	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:70:1
-	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:93:1
-	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:120:1
-	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:144:1
+	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:80:1
+	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:103:1
+	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:130:1
+	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:154:1
 )
 
 func init() {
@@ -165,15 +175,15 @@ func init() {
 }
 
 // potrfPOTRFInputs are the input chains of POTRF(k): potrfPOTRFIn<Flow> selects the input of flow <Flow>.
-var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:73:6", Select: potrfPOTRFInT}}
+var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:83:6", Select: potrfPOTRFInT}}
 
 func potrfPOTRFInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:73:22")
+		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:83:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: k}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:73:36", "T SYRK(k - 1, k)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:83:36", "T SYRK(k - 1, k)")
 	}
 }
 
@@ -209,17 +219,17 @@ func potrfPOTRFSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 // potrfPOTRFPriority returns the priority of POTRF(k) (higher runs first).
 func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:76
+//line ../../potrf.jdf:86
 	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:215
+//line potrf_jdf.go:225
 }
 
 // potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
 func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:72
+//line ../../potrf.jdf:82
 	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:223
+//line potrf_jdf.go:233
 }
 
 // potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k): rt/gpu runs it on a device stream.
@@ -228,15 +238,15 @@ func potrfPOTRFSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gp
 	return potrfPOTRFBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], task.Buffer(0))
 }
 
-// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:77:1.
+// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:87:1.
 func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:78
+//line ../../potrf.jdf:88
 	{
 		if err := stream.Dpotrf(gpu.Lower, descA.TileRows(k), T, descA.MB); err != nil {
 			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
 		}
 	}
-//line potrf_jdf.go:240
+//line potrf_jdf.go:250
 	return gpu.Done
 }
 
@@ -250,37 +260,37 @@ func potrfPOTRFHook(task *rt.Task) error {
 	return potrfPOTRFBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], T)
 }
 
-// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:84:1.
+// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:94:1.
 func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, T []float64) error {
-//line ../../potrf.jdf:85
+//line ../../potrf.jdf:95
 	{
 		if err := impl.Dpotrf(blas.Lower, descA.TileRows(k), T, descA.MB); err != nil {
 			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
 		}
 	}
-//line potrf_jdf.go:262
+//line potrf_jdf.go:272
 	return nil
 }
 
 // potrfTRSMInputs are the input chains of TRSM(m, k): potrfTRSMIn<Flow> selects the input of flow <Flow>.
 var potrfTRSMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:97:8", TaskOnly: true, Select: potrfTRSMInT},
-	{Flow: 1, Pos: "potrf.jdf:98:6", Select: potrfTRSMInC},
+	{Flow: 0, Pos: "potrf.jdf:107:8", TaskOnly: true, Select: potrfTRSMInT},
+	{Flow: 1, Pos: "potrf.jdf:108:6", Select: potrfTRSMInC},
 }
 
 func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:97:13", "T POTRF(k)")
+	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:107:13", "T POTRF(k)")
 }
 
 func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:98:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:108:22")
 	} else {
 		pl := rt.Locals{1: m, 2: k, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:98:36", "C GEMM(m, k, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:108:36", "C GEMM(m, k, k - 1)")
 	}
 }
 
@@ -325,17 +335,17 @@ func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfTRSMPriority returns the priority of TRSM(m, k) (higher runs first).
 func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:103
+//line ../../potrf.jdf:113
 	return int32(4*(g.MT-k) + 2)
-//line potrf_jdf.go:331
+//line potrf_jdf.go:341
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
 func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-//line ../../potrf.jdf:96
+//line ../../potrf.jdf:106
 	return g.descA, rt.Ix(m, k)
-//line potrf_jdf.go:339
+//line potrf_jdf.go:349
 }
 
 // potrfTRSMSubmitGPU is the submit hook of the GPU body of TRSM(m, k): rt/gpu runs it on a device stream.
@@ -344,16 +354,16 @@ func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 	return potrfTRSMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
-// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:104:1.
+// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:114:1.
 func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, T gpu.Buffer, C gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:105
+//line ../../potrf.jdf:115
 	{
 		if err := stream.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:357
+//line potrf_jdf.go:367
 	return gpu.Done
 }
 
@@ -368,35 +378,35 @@ func potrfTRSMHook(task *rt.Task) error {
 	return potrfTRSMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], T, C)
 }
 
-// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:112:1.
+// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:122:1.
 func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, T []float64, C []float64) error {
-//line ../../potrf.jdf:113
+//line ../../potrf.jdf:123
 	{
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:379
+//line potrf_jdf.go:389
 }
 
 // potrfSYRKInputs are the input chains of SYRK(k, m): potrfSYRKIn<Flow> selects the input of flow <Flow>.
 var potrfSYRKInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:124:8", TaskOnly: true, Select: potrfSYRKInA},
-	{Flow: 1, Pos: "potrf.jdf:125:6", Select: potrfSYRKInT},
+	{Flow: 0, Pos: "potrf.jdf:134:8", TaskOnly: true, Select: potrfSYRKInA},
+	{Flow: 1, Pos: "potrf.jdf:135:6", Select: potrfSYRKInT},
 }
 
 func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:124:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:134:13", "C TRSM(m, k)")
 }
 
 func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:125:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:135:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: m}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:125:36", "T SYRK(k - 1, m)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:135:36", "T SYRK(k - 1, m)")
 	}
 }
 
@@ -437,17 +447,17 @@ func potrfSYRKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfSYRKPriority returns the priority of SYRK(k, m) (higher runs first).
 func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:127
+//line ../../potrf.jdf:137
 	return int32(4*(g.MT-m) + 1)
-//line potrf_jdf.go:443
+//line potrf_jdf.go:453
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
 func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:123
+//line ../../potrf.jdf:133
 	return g.descA, rt.Ix(m, m)
-//line potrf_jdf.go:451
+//line potrf_jdf.go:461
 }
 
 // potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m): rt/gpu runs it on a device stream.
@@ -456,16 +466,16 @@ func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 	return potrfSYRKBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
-// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:128:1.
+// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:138:1.
 func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:129
+//line ../../potrf.jdf:139
 	{
 		if err := stream.Dsyrk(gpu.Lower, gpu.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:469
+//line potrf_jdf.go:479
 	return gpu.Done
 }
 
@@ -480,42 +490,42 @@ func potrfSYRKHook(task *rt.Task) error {
 	return potrfSYRKBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], A, T)
 }
 
-// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:136:1.
+// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:146:1.
 func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, A []float64, T []float64) error {
-//line ../../potrf.jdf:137
+//line ../../potrf.jdf:147
 	{
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:491
+//line potrf_jdf.go:501
 }
 
 // potrfGEMMInputs are the input chains of GEMM(m, n, k): potrfGEMMIn<Flow> selects the input of flow <Flow>.
 var potrfGEMMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:149:8", TaskOnly: true, Select: potrfGEMMInA},
-	{Flow: 1, Pos: "potrf.jdf:150:8", TaskOnly: true, Select: potrfGEMMInB},
-	{Flow: 2, Pos: "potrf.jdf:151:6", Select: potrfGEMMInC},
+	{Flow: 0, Pos: "potrf.jdf:159:8", TaskOnly: true, Select: potrfGEMMInA},
+	{Flow: 1, Pos: "potrf.jdf:160:8", TaskOnly: true, Select: potrfGEMMInB},
+	{Flow: 2, Pos: "potrf.jdf:161:6", Select: potrfGEMMInC},
 }
 
 func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:149:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:159:13", "C TRSM(m, k)")
 }
 
 func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, n_ := l[0], l[2]
 	pl := rt.Locals{1: n_, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:150:13", "C TRSM(n, k)")
+	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:160:13", "C TRSM(n, k)")
 }
 
 func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:151:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:161:22")
 	} else {
 		pl := rt.Locals{1: m, 2: n_, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:151:36", "C GEMM(m, n, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:161:36", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -559,17 +569,17 @@ func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
 func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, n_ := tp.Globals().(*Potrf), l[2]
-//line ../../potrf.jdf:153
+//line ../../potrf.jdf:163
 	return int32(4 * (g.MT - n_))
-//line potrf_jdf.go:565
+//line potrf_jdf.go:575
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
 func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
-//line ../../potrf.jdf:148
+//line ../../potrf.jdf:158
 	return g.descA, rt.Ix(m, n_)
-//line potrf_jdf.go:573
+//line potrf_jdf.go:583
 }
 
 // potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
@@ -610,17 +620,17 @@ func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 func potrfGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	task := head.EC().(*rt.Task)
 	g := task.Taskpool().Globals().(*Potrf)
-//line ../../potrf.jdf:154
+//line ../../potrf.jdf:164
 	batchMax := g.GEMM_BATCH
-//line potrf_jdf.go:616
+//line potrf_jdf.go:626
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
-// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:154:1.
+// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:164:1.
 func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
 	member := potrfGEMMMemberGPU
 	_ = member
-//line ../../potrf.jdf:155
+//line ../../potrf.jdf:165
 	{
 		var groups gemmGroups
 		for t := range task.Ring() {
@@ -631,7 +641,7 @@ func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:635
+//line potrf_jdf.go:645
 	return gpu.Done
 }
 
@@ -646,31 +656,31 @@ func potrfGEMMHook(task *rt.Task) error {
 	return potrfGEMMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], l[2], A, B, C)
 }
 
-// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:166:1.
+// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:176:1.
 func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, n int, A []float64, B []float64, C []float64) error {
-//line ../../potrf.jdf:167
+//line ../../potrf.jdf:177
 	{
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:657
+//line potrf_jdf.go:667
 }
 
 // potrfSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of potrf.jdf.
 var potrfSource = rt.Source{
 	Err:     ErrPotrfGraph,
-	Classes: []string{"potrf.jdf:70:1", "potrf.jdf:93:1", "potrf.jdf:120:1", "potrf.jdf:144:1"},
+	Classes: []string{"potrf.jdf:80:1", "potrf.jdf:103:1", "potrf.jdf:130:1", "potrf.jdf:154:1"},
 	Flows: [][]string{
-		{"potrf.jdf:73:6"},
-		{"potrf.jdf:97:8", "potrf.jdf:98:6"},
-		{"potrf.jdf:124:8", "potrf.jdf:125:6"},
-		{"potrf.jdf:149:8", "potrf.jdf:150:8", "potrf.jdf:151:6"},
+		{"potrf.jdf:83:6"},
+		{"potrf.jdf:107:8", "potrf.jdf:108:6"},
+		{"potrf.jdf:134:8", "potrf.jdf:135:6"},
+		{"potrf.jdf:159:8", "potrf.jdf:160:8", "potrf.jdf:161:6"},
 	},
 	Deps: [][][]string{
-		{{"potrf.jdf:73:8", "potrf.jdf:74:8", "potrf.jdf:75:8"}},
-		{{"potrf.jdf:97:10"}, {"potrf.jdf:98:8", "potrf.jdf:99:8", "potrf.jdf:100:8", "potrf.jdf:101:8", "potrf.jdf:102:8"}},
-		{{"potrf.jdf:124:10"}, {"potrf.jdf:125:8", "potrf.jdf:126:8"}},
-		{{"potrf.jdf:149:10"}, {"potrf.jdf:150:10"}, {"potrf.jdf:151:8", "potrf.jdf:152:8"}},
+		{{"potrf.jdf:83:8", "potrf.jdf:84:8", "potrf.jdf:85:8"}},
+		{{"potrf.jdf:107:10"}, {"potrf.jdf:108:8", "potrf.jdf:109:8", "potrf.jdf:110:8", "potrf.jdf:111:8", "potrf.jdf:112:8"}},
+		{{"potrf.jdf:134:10"}, {"potrf.jdf:135:8", "potrf.jdf:136:8"}},
+		{{"potrf.jdf:159:10"}, {"potrf.jdf:160:10"}, {"potrf.jdf:161:8", "potrf.jdf:162:8"}},
 	},
 }
 
