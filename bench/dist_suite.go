@@ -313,6 +313,6 @@ func potrfRun(ranks, workers, n, nb int, impl *blas.Impl) (time.Duration, error)
 		if err != nil {
 			return err
 		}
-		return cholesky.FactorOn(ctx, j.Add, p.A, impl)
+		return cholesky.FactorOn(ctx, j.Add, p.A, impl, false)
 	})
 }

@@ -42,7 +42,7 @@ func distFactor(t *testing.T, cfg dist.Config, n, nb int, g rt.Grid, body func(j
 				return err
 			}
 		}
-		if err := cholesky.FactorOn(ctx, j.Add, p.A, impl); err != nil {
+		if err := cholesky.FactorOn(ctx, j.Add, p.A, impl, false); err != nil {
 			return err
 		}
 		var dst []float64
@@ -130,7 +130,7 @@ func TestDistPotrfKill(t *testing.T) {
 				j.World.Kill(1)
 			}()
 		}
-		err = cholesky.FactorOn(ctx, j.Add, p.A, impl)
+		err = cholesky.FactorOn(ctx, j.Add, p.A, impl, false)
 		failedAt[j.Rank].Store(time.Now().UnixNano())
 		return err
 	})
@@ -177,7 +177,8 @@ func TestDistPotrfGPU(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if err := cholesky.FactorOn(ctx, j.Add, p.A, impl); err != nil {
+			// The inverses of the diagonal tiles travel to the other rank too.
+			if err := cholesky.FactorOn(ctx, j.Add, p.A, impl, true); err != nil {
 				return err
 			}
 			stats[j.Rank] = j.Node.CallerStats()

@@ -196,14 +196,14 @@ func (o *opts) rank(bg context.Context, j *dist.Job) (err error) {
 		return err
 	}
 	start := time.Now()
-	err = cholesky.FactorOn(bg, j.Add, p.A, impl)
+	err = cholesky.FactorOn(bg, j.Add, p.A, impl, len(devs) > 0)
 	elapsed := time.Since(start)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "  factorisation: %v, %.1f GFLOP/s\n", elapsed.Round(time.Microsecond), p.Flops()/elapsed.Seconds()/1e9)
 	if j.Size == 1 {
-		fmt.Fprintf(stdout, "  tasks: %s\n", shares(cholesky.Tasks(p.A.MT), devs, before))
+		fmt.Fprintf(stdout, "  tasks: %s\n", shares(cholesky.Tasks(p.A.MT, len(devs) > 0), devs, before))
 	} else {
 		st := j.Node.Stats()
 		fmt.Fprintf(stdout, "  rank 0 sent %d activations and %d write-backs: %d tiles inside messages, %d by Get\n",

@@ -80,10 +80,17 @@ type ComputePreparer interface {
 type BLAS interface {
 	Dgemm(ta, tb Transpose, m, n, k int, alpha float64, a Ptr, lda int, b Ptr, ldb int, beta float64, c Ptr, ldc int) error
 	Dtrsm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, alpha float64, a Ptr, lda int, b Ptr, ldb int) error
+	// Dtrmm multiplies in place: B = alpha*op(A)*B (side Left) or
+	// B = alpha*B*op(A) (side Right), A triangular.
+	Dtrmm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, alpha float64, a Ptr, lda int, b Ptr, ldb int) error
 	Dsyrk(uplo Uplo, t Transpose, n, k int, alpha float64, a Ptr, lda int, beta float64, c Ptr, ldc int) error
 	// Dpotrf factors in place. A matrix that is not positive definite is
 	// reported like any failure found while running: by the next Query.
 	Dpotrf(uplo Uplo, n int, a Ptr, lda int) error
+	// Dtrtri inverts the uplo triangle of A in place (LAPACK's dtrtri); the
+	// other triangle is not touched. Like Dtrsm it does not check the
+	// diagonal: a zero there leaves infinities, not an error.
+	Dtrtri(uplo Uplo, diag Diag, n int, a Ptr, lda int) error
 	DgemmStridedBatched(ta, tb Transpose, m, n, k int, alpha float64, a Ptr, lda int, strideA int64, b Ptr, ldb int, strideB int64, beta float64, c Ptr, ldc int, strideC int64, count int) error
 	// DgemmBatched multiplies count independent matrices given by host
 	// arrays of device pointers (cublasDgemmBatched; the backend stages the

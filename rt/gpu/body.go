@@ -76,6 +76,23 @@ func (s *Stream) Dtrsm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, 
 	return s.be.Dtrsm(side, uplo, ta, diag, m, n, alpha, a.Ptr, lda, b.Ptr, ldb)
 }
 
+// Dtrmm enqueues the product B = alpha*op(A)*B (side Left) or B =
+// alpha*B*op(A) (side Right) with A triangular, in place on B (m x n).
+// With the inverse of a triangle from Dtrtri it stands in for Dtrsm: on
+// CUDA a triangular solve issues many small kernels, a product few.
+func (s *Stream) Dtrmm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, alpha float64, a Buffer, lda int, b Buffer, ldb int) error {
+	na := m
+	if side == Right {
+		na = n
+	}
+	if err := firstErr(
+		matrix("Dtrmm", "A", a, na, na, lda, 0, 1),
+		matrix("Dtrmm", "B", b, m, n, ldb, 0, 1)); err != nil {
+		return err
+	}
+	return s.be.Dtrmm(side, uplo, ta, diag, m, n, alpha, a.Ptr, lda, b.Ptr, ldb)
+}
+
 // Dsyrk enqueues C = alpha*op(A)*op(A)^T + beta*C on the uplo triangle of the
 // n x n matrix C, with op(A) n x k.
 func (s *Stream) Dsyrk(uplo Uplo, t Transpose, n, k int, alpha float64, a Buffer, lda int, beta float64, c Buffer, ldc int) error {
@@ -96,6 +113,20 @@ func (s *Stream) Dpotrf(uplo Uplo, n int, a Buffer, lda int) error {
 		return err
 	}
 	return s.be.Dpotrf(uplo, n, a.Ptr, lda)
+}
+
+// Dtrtri enqueues the inversion of the uplo triangle of the n x n matrix A
+// in place; the other triangle is left as it is. The diagonal is not
+// checked (as with Dtrsm, a zero there leaves infinities): a triangle from
+// a successful Dpotrf has a positive one.
+func (s *Stream) Dtrtri(uplo Uplo, diag Diag, n int, a Buffer, lda int) error {
+	if err := matrix("Dtrtri", "A", a, n, n, lda, 0, 1); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	return s.be.Dtrtri(uplo, diag, n, a.Ptr, lda)
 }
 
 // DgemmStridedBatched enqueues count products C_i = alpha*op(A_i)*op(B_i) +

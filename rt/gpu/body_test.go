@@ -26,6 +26,10 @@ func TestBodyAPIChecksArguments(t *testing.T) {
 		{"gemm bytes", s.Dgemm(gpu.NoTrans, gpu.NoTrans, 2, 2, 2, 1, bytes, 2, m, 2, 0, m, 2)},
 		{"gemm trans A", s.Dgemm(gpu.Trans, gpu.NoTrans, 4, 4, 5, 1, m, 5, m, 5, 0, m, 4)},
 		{"trsm right", s.Dtrsm(gpu.Right, gpu.Lower, gpu.NoTrans, gpu.NonUnit, 2, 5, 1, m, 5, m, 2)},
+		{"trmm right", s.Dtrmm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, 2, 5, 1, m, 5, m, 2)},
+		{"trmm B too small", s.Dtrmm(gpu.Left, gpu.Lower, gpu.NoTrans, gpu.NonUnit, 4, 4, 1, m, 4, small, 4)},
+		{"trtri", s.Dtrtri(gpu.Lower, gpu.NonUnit, 5, m, 5)},
+		{"trtri lda", s.Dtrtri(gpu.Lower, gpu.NonUnit, 3, m, 2)},
 		{"syrk", s.Dsyrk(gpu.Lower, gpu.NoTrans, 5, 1, 1, m, 5, 0, m, 5)},
 		{"potrf", s.Dpotrf(gpu.Lower, 5, m, 5)},
 		{"strided", s.DgemmStridedBatched(gpu.NoTrans, gpu.NoTrans, 2, 2, 2, 1, m, 2, 4, m, 2, 4, 0, m, 2, 4, 5)},
@@ -56,5 +60,33 @@ func TestBodyAPIChecksArguments(t *testing.T) {
 	}
 	if got := m.Slice(4, 8); got.Len != 4 || got.Ptr != ptr+32 {
 		t.Fatalf("Slice: %v", got)
+	}
+}
+
+// A stream's scratch memory is the same for every body until a larger request
+// replaces it, and it comes out of the device's limit.
+func TestStreamScratch(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	s := h.d.Compute(0)
+	limit := h.d.Stats().MemLimit
+	a, err := s.Scratch(100)
+	if err != nil || a.Len != 100 || a.Elem != gpu.Float64 || a.Ptr == 0 {
+		t.Fatalf("Scratch(100) = %v, %v", a, err)
+	}
+	if b, err := s.Scratch(10); err != nil || b.Ptr != a.Ptr || b.Len != 10 {
+		t.Fatalf("Scratch(10) = %v, %v; want the memory of %v", b, err, a)
+	}
+	c, err := s.Scratch(1000)
+	if err != nil || c.Ptr == a.Ptr || c.Len != 1000 {
+		t.Fatalf("Scratch(1000) = %v, %v", c, err)
+	}
+	if got := h.d.Stats().MemLimit; got != limit-8*1100 {
+		t.Errorf("limit %d after scratch of 100 and 1000 float64s, want %d", got, limit-8*1100)
+	}
+	if _, err := s.Scratch(-1); !errors.Is(err, gpu.ErrBadArgument) {
+		t.Errorf("Scratch(-1): %v", err)
+	}
+	if _, err := s.Scratch(int(limit)); !errors.Is(err, gpu.ErrOutOfMemory) {
+		t.Errorf("Scratch beyond the device: %v", err)
 	}
 }

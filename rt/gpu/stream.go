@@ -44,6 +44,10 @@ type Stream struct {
 
 	fifo fifo
 
+	// scratch is the stream's temporary memory for bodies (Scratch);
+	// touched only by the manager.
+	scratch Buffer
+
 	// Event slots, touched only by the manager: slots[start] empty
 	// means room; only slots[end] is queried.
 	slots      []*Task
@@ -95,6 +99,37 @@ func (s *Stream) poll() (*Task, error) {
 
 // quiesceSlot is the backend event slot reserved for quiescing markers.
 func (s *Stream) quiesceSlot() int { return len(s.slots) }
+
+// Scratch returns device memory for n float64s that belongs to the stream,
+// for the temporaries of a body: the result of a product that cannot be
+// computed in place, say. Every body on the stream gets the same memory
+// back, which is safe because a stream runs its work in order: what one body
+// enqueued has run before the next body's work starts. A body must not let
+// the memory reach work on another stream. A larger request replaces it; the
+// memory counts against the device's limit until the device closes.
+func (s *Stream) Scratch(n int) (Buffer, error) {
+	if n < 0 {
+		return Buffer{}, fmt.Errorf("%w: Scratch(%d)", ErrBadArgument, n)
+	}
+	if n > s.scratch.Len {
+		d, size := s.dev, int64(n)*8
+		m := &d.mem
+		if !d.makeRoom(size) {
+			return Buffer{}, fmt.Errorf("%w: scratch of %d bytes on %s: %d of %d bytes are in use",
+				ErrOutOfMemory, size, s.name, m.used, m.limit)
+		}
+		p, err := d.be.Alloc(size)
+		if err != nil {
+			return Buffer{}, fmt.Errorf("gpu: scratch of %d bytes on %s: %w", size, s.name, err)
+		}
+		// The memory it replaces stays allocated, since work already queued may use
+		// it, until the backend closes: requests only grow, so that is at most a
+		// few buffers.
+		m.limit -= size
+		s.scratch = Buffer{Ptr: p, Len: n, Elem: Float64}
+	}
+	return Buffer{Ptr: s.scratch.Ptr, Len: n, Elem: Float64}, nil
+}
 
 // Name returns the stream's name ("in", "out", "exec0", ...).
 func (s *Stream) Name() string { return s.name }

@@ -42,11 +42,14 @@ type PotrfConfig struct {
 // jdf2go generates from examples/potrf.jdf (package cholesky), with rt's
 // default write-backs (the final value of each tile, which goes to the
 // collection, is copied back: in the resident variant too) and the CPU
-// workers not sharing the work.
+// workers not sharing the work. Its TRSMs multiply by the inverses of the
+// diagonal tiles (TRSM_INV, as programs with devices set it); JDFSolve is the
+// resident start with TRSM_INV off, where they solve with cuBLAS's TRSM.
 type TiledRuns struct {
 	NB, Tasks                int
 	Resident, FromHost       []time.Duration
 	JDFResident, JDFFromHost []time.Duration
+	JDFSolve                 []time.Duration
 	// JDFDiff is the largest difference between the generated code's factor
 	// and the hand-written graph's on the last tile row, relative to its
 	// largest entry; JDFStageOuts the write-backs of one generated run.
@@ -149,8 +152,9 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 		return time.Since(start), err
 	}
 	jdf := func(tp *cholesky.Potrf) *rt.Taskpool { return tp.Taskpool }
-	for r := range 2 * (cfg.Runs + 1) {
-		resident := r%2 == 0
+	for r := range 3 * (cfg.Runs + 1) {
+		// The last run starts from host memory and leaves its factor there, for the comparison below.
+		solve, resident := r%3 == 0, r%3 != 2
 		fillLower(a, cfg.Seed)
 		bumpLower(a)
 		if resident {
@@ -163,14 +167,23 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 		if err != nil {
 			return nil, err
 		}
+		if !solve {
+			if err := tp.UseInverses(); err != nil {
+				return nil, err
+			}
+		}
 		before := dev.Device().Stats().StageOuts
 		d, err := run(jdf(tp))
 		if err != nil {
-			return nil, fmt.Errorf("generated potrf (resident %v): %w", resident, err)
+			return nil, fmt.Errorf("generated potrf (resident %v, TRSM_INV %v): %w", resident, !solve, err)
 		}
-		res.JDFStageOuts = dev.Device().Stats().StageOuts - before
+		if !solve {
+			res.JDFStageOuts = dev.Device().Stats().StageOuts - before
+		}
 		switch {
-		case r < 2:
+		case r < 3:
+		case solve:
+			res.JDFSolve = append(res.JDFSolve, d)
 		case resident:
 			res.JDFResident = append(res.JDFResident, d)
 		default:

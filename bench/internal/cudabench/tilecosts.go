@@ -1,6 +1,7 @@
 package cudabench
 
 import (
+	"errors"
 	"slices"
 	"time"
 
@@ -17,13 +18,30 @@ type TileCost struct {
 	Flops                 float64 // per call
 }
 
-// TileCosts measures the cuBLAS calls of a tiled Cholesky's updates (GEMM
-// C -= A·Bᵀ, TRSM, SYRK) on nb×nb tiles, iters calls each. It shows whether
-// a tile task is bound by the host (Host or Pipelined above Kern) or by the
-// device.
+// TileCosts measures the library calls of a tiled Cholesky's updates (GEMM
+// C -= A·Bᵀ, TRSM, SYRK, and the TRSM's replacement: the diagonal tile's
+// inverse once (cuSOLVER's TRTRI) and a triangular product in place per tile)
+// on nb×nb tiles, iters calls each. It shows whether a tile task is bound by
+// the host (Host or Pipelined above Kern) or by the device.
 func TileCosts(ordinal, nb, iters int) (out []TileCost, err error) {
-	err = withOperands(ordinal, nb*nb, func(r *rawDevice, h cuda.Blas, a, b, c cuda.DevicePtr) error {
+	err = withOperands(ordinal, nb*nb, func(r *rawDevice, h cuda.Blas, a, b, c cuda.DevicePtr) (err error) {
 		n := float64(nb)
+		sv, err := cuda.NewSolver(r.s)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, sv.Destroy()) }()
+		devWork, hostWork, err := sv.DtrtriBufferSize(cuda.FillLower, cuda.DiagNonUnit, nb, b, nb)
+		if err != nil {
+			return err
+		}
+		var work cuda.DevicePtr
+		free, err := alloc(max(devWork, 8), &work)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, free()) }()
+		host := make([]byte, hostWork)
 		ops := []struct {
 			name  string
 			flops float64
@@ -35,6 +53,13 @@ func TileCosts(ordinal, nb, iters int) (out []TileCost, err error) {
 			// a is random, not triangular: the solve's values do not matter here, only its cost.
 			{"trsm", n * n * n, func() error {
 				return h.Dtrsm(cuda.SideRight, cuda.FillLower, cuda.OpT, cuda.DiagNonUnit, nb, nb, 1, a, nb, c, nb)
+			}},
+			{"trmm", n * n * n, func() error {
+				return h.Dtrmm(cuda.SideRight, cuda.FillLower, cuda.OpT, cuda.DiagNonUnit, nb, nb, 1, a, nb, c, nb, c, nb)
+			}},
+			// b, inverted again and again, holds whatever that gives: only the cost matters.
+			{"trtri", n * n * n / 3, func() error {
+				return sv.DtrtriWorkspace(cuda.FillLower, cuda.DiagNonUnit, nb, b, nb, work, max(devWork, 8), host, sv.InfoPtr())
 			}},
 			{"syrk", n * n * n, func() error {
 				return h.Dsyrk(cuda.FillLower, cuda.OpN, nb, nb, -1, a, nb, 1, c, nb)

@@ -71,25 +71,37 @@ func (p *Problem) Residual(impl *blas.Impl) (float64, error) {
 func (p *Problem) Flops() float64 { return blas.PotrfFlops(p.N) }
 
 // Tasks is the number of tasks of the factorisation of a matrix of mt×mt tiles: mt POTRF,
-// mt(mt-1)/2 TRSM and as many SYRK, and (mt-2)(mt-1)mt/6 GEMM.
-func Tasks(mt int) int64 {
+// mt(mt-1)/2 TRSM and as many SYRK, (mt-2)(mt-1)mt/6 GEMM, and with inverses
+// (Potrf.UseInverses) mt-2 INV.
+func Tasks(mt int, inverses bool) int64 {
 	m := int64(mt)
-	return m + m*(m-1) + (m-2)*(m-1)*m/6
+	n := m + m*(m-1) + (m-2)*(m-1)*m/6
+	if inverses {
+		n += max(m-2, 0)
+	}
+	return n
 }
 
 // Factor factors a in place on c with the tile kernels of impl: L overwrites the lower
 // triangle of tiles. It returns when the factorisation is done, failed (a tile that is
-// not positive definite) or ctx ends.
+// not positive definite) or ctx ends. When c has devices, the TRSMs that run there
+// multiply by the inverses of the diagonal tiles (potrf.jdf's TRSM_INV).
 func Factor(ctx context.Context, c *rt.Context, a *rt.TiledMatrix, impl *blas.Impl) error {
-	return FactorOn(ctx, c.Add, a, impl)
+	return FactorOn(ctx, c.Add, a, impl, len(c.Devices()) > 0)
 }
 
 // FactorOn is Factor with the taskpool added by add: Context.Add, or a distributed job's
-// Add (dist.Job.Add) on every rank, each with its part of a.
-func FactorOn(ctx context.Context, add func(*rt.Taskpool) error, a *rt.TiledMatrix, impl *blas.Impl) error {
+// Add (dist.Job.Add) on every rank, each with its part of a. onDevices says whether the
+// contexts have devices: the taskpool then uses inverses (Potrf.UseInverses).
+func FactorOn(ctx context.Context, add func(*rt.Taskpool) error, a *rt.TiledMatrix, impl *blas.Impl, onDevices bool) error {
 	tp, err := NewPotrf(a, impl)
 	if err != nil {
 		return err
+	}
+	if onDevices {
+		if err := tp.UseInverses(); err != nil {
+			return err
+		}
 	}
 	if err := add(tp.Taskpool); err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 // gemmGroup holds the operands of the GEMM tasks of a ring that have one shape: they go
 // to the device in one batched call.
 //
-//line ../../potrf.jdf:30
+//line ../../potrf.jdf:39
 type gemmGroup struct {
 	m, n, k int
 	a, b, c []gpu.Buffer
@@ -24,10 +24,10 @@ type gemmGroup struct {
 // gemmGroups sorts the GEMMs of a ring by shape. Only the ragged last tile row differs
 // from the others, so there are one or two groups.
 //
-//line ../../potrf.jdf:37
+//line ../../potrf.jdf:46
 type gemmGroups []gemmGroup
 
-//line ../../potrf.jdf:39
+//line ../../potrf.jdf:48
 func (gs *gemmGroups) add(m, n, k int, a, b, c gpu.Buffer) {
 	for i := range *gs {
 		if g := &(*gs)[i]; g.m == m && g.n == n && g.k == k {
@@ -38,9 +38,46 @@ func (gs *gemmGroups) add(m, n, k int, a, b, c gpu.Buffer) {
 	*gs = append(*gs, gemmGroup{m, n, k, []gpu.Buffer{a}, []gpu.Buffer{b}, []gpu.Buffer{c}})
 }
 
+// UseInverses turns TRSM_INV on, with the identity tile that INV starts from: one copy
+// per rank (block r of IDENT lives on rank r), so that it reaches a device once and stays.
+// Call it before the taskpool is added.
+//
+//line ../../potrf.jdf:61
+func (tp *Potrf) UseInverses() error {
+	a := tp.descA
+	ranks, nb := identityRanks(a), a.MB
+	id, err := rt.NewVector(ranks*nb*nb, nb*nb, ranks, a.Rank)
+	if err != nil {
+		return err
+	}
+	e := id.Block(a.Rank)
+	for i := range nb {
+		e[i+i*nb] = 1
+	}
+	tp.IDENT, tp.TRSM_INV = id, true
+	return nil
+}
+
+// identityRanks is the number of ranks of IDENT: those of a's grid, and this rank, which
+// may lie outside it.
+//
+//line ../../potrf.jdf:78
+func identityRanks(a *rt.TiledMatrix) int { return max(a.P*a.Q, a.Rank+1) }
+
+// noIdentity is IDENT until UseInverses: a vector without blocks.
+//
+//line ../../potrf.jdf:81
+func noIdentity(a *rt.TiledMatrix) *rt.Vector {
+	v, err := rt.NewVector(0, 1, identityRanks(a), a.Rank)
+	if err != nil {
+		panic(err) // cannot happen: the arguments are valid for any matrix
+	}
+	return v
+}
+
 // gemmBatch is the default GEMM_BATCH for tiles of nb rows.
 //
-//line ../../potrf.jdf:50
+//line ../../potrf.jdf:90
 func gemmBatch(nb int) int {
 	if nb <= 512 {
 		return 64
@@ -50,7 +87,7 @@ func gemmBatch(nb int) int {
 
 // launch enqueues C = C - A * B^T for every group, ld being the tiles' leading dimension.
 //
-//line ../../potrf.jdf:58
+//line ../../potrf.jdf:98
 func (gs gemmGroups) launch(s *gpu.Stream, ld int) error {
 	for _, g := range gs {
 		if err := s.DgemmBatched(gpu.NoTrans, gpu.Trans, g.m, g.n, g.k, -1, g.a, ld, g.b, ld, 1, g.c, ld); err != nil {
@@ -60,7 +97,7 @@ func (gs gemmGroups) launch(s *gpu.Stream, ld int) error {
 	return nil
 }
 
-//line potrf_jdf.go:64
+//line potrf_jdf.go:101
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
@@ -71,8 +108,10 @@ type Potrf struct {
 	*rt.Taskpool
 	descA      *rt.TiledMatrix
 	impl       *blas.Impl
-	MT         int // hidden: computed by NewPotrf
-	GEMM_BATCH int // hidden: computed by NewPotrf
+	MT         int        // hidden: computed by NewPotrf
+	GEMM_BATCH int        // hidden: computed by NewPotrf
+	TRSM_INV   bool       // hidden: computed by NewPotrf
+	IDENT      *rt.Vector // hidden: computed by NewPotrf
 }
 
 // Errors wrapped by those of NewPotrf (ErrPotrfArgument) and of Verify and WriteDOT (ErrPotrfGraph).
@@ -87,23 +126,37 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 	if err := rt.VerifyCollection(descA, 2, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: descA: %w", err)
 	}
-//line ../../potrf.jdf:72
+//line ../../potrf.jdf:112
 	var MT int = descA.MT
-//line potrf_jdf.go:93
-//line ../../potrf.jdf:77
+//line potrf_jdf.go:132
+//line ../../potrf.jdf:117
 	var GEMM_BATCH int = gemmBatch(descA.MB)
-//line potrf_jdf.go:96
-	tp := &Potrf{descA: descA, impl: impl, MT: MT, GEMM_BATCH: GEMM_BATCH}
-	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfTRSM, &potrfSYRK, &potrfGEMM)
+//line potrf_jdf.go:135
+//line ../../potrf.jdf:121
+	var TRSM_INV bool = false
+//line potrf_jdf.go:138
+//line ../../potrf.jdf:122
+	var IDENT *rt.Vector = noIdentity(descA)
+//line potrf_jdf.go:141
+	if err := rt.VerifyCollection(IDENT, 1, ErrPotrfArgument); err != nil {
+		return nil, fmt.Errorf("NewPotrf: IDENT: %w", err)
+	}
+	tp := &Potrf{descA: descA, impl: impl, MT: MT, GEMM_BATCH: GEMM_BATCH, TRSM_INV: TRSM_INV, IDENT: IDENT}
+	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfINV, &potrfTRSM, &potrfSYRK, &potrfGEMM)
+//line ../../potrf.jdf:155
+	potrfCount0 := descA.MB * descA.MB
+//line potrf_jdf.go:149
+	tp.SetArena("DEFAULT", rt.NewSliceArena[float64](potrfCount0))
 	return tp, nil
 }
 
 // The task classes of potrf.jdf, assigned in init: their functions refer to one another.
 var (
-	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:80:1
-	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:103:1
-	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:130:1
-	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:154:1
+	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:125:1
+	potrfINV   rt.TaskClass // INV at potrf.jdf:150:1
+	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:177:1
+	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:220:1
+	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:244:1
 )
 
 func init() {
@@ -124,9 +177,25 @@ func init() {
 			{Kind: rt.CPU, Hook: potrfPOTRFHook},
 		},
 	}
+	potrfINV = rt.TaskClass{
+		Name: "INV", ID: 1, Locals: []string{"k"}, Params: []int{0},
+		Flows:        []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "E", Access: rt.Read}, {Name: "I", Access: rt.Write}},
+		Space:        potrfINVSpace,
+		Complete:     potrfINVComplete,
+		Goal:         potrfINVGoal,
+		Prepare:      potrfINVPrepare,
+		Successors:   potrfINVSuccessors,
+		Predecessors: potrfINVPredecessors,
+		Priority:     potrfINVPriority,
+		Affinity:     potrfINVAffinity,
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "INV/GPU", Type: gpu.TypeAny, Submit: potrfINVSubmitGPU}},
+			{Kind: rt.CPU, Hook: potrfINVHook},
+		},
+	}
 	potrfTRSM = rt.TaskClass{
-		Name: "TRSM", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
-		Flows:        []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Name: "TRSM", ID: 2, Locals: []string{"k", "m"}, Params: []int{1, 0},
+		Flows:        []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "I", Access: rt.Read}, {Name: "C", Access: rt.RW}},
 		Space:        potrfTRSMSpace,
 		Complete:     potrfTRSMComplete,
 		Goal:         rt.InputGoalFunc(potrfTRSMInputs, rt.Counter),
@@ -141,7 +210,7 @@ func init() {
 		},
 	}
 	potrfSYRK = rt.TaskClass{
-		Name: "SYRK", ID: 2, Locals: []string{"k", "m"}, Params: []int{0, 1},
+		Name: "SYRK", ID: 3, Locals: []string{"k", "m"}, Params: []int{0, 1},
 		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "T", Access: rt.RW}},
 		Space:        potrfSYRKSpace,
 		Complete:     potrfSYRKComplete,
@@ -157,7 +226,7 @@ func init() {
 		},
 	}
 	potrfGEMM = rt.TaskClass{
-		Name: "GEMM", ID: 3, Locals: []string{"k", "m", "n"}, Params: []int{1, 2, 0},
+		Name: "GEMM", ID: 4, Locals: []string{"k", "m", "n"}, Params: []int{1, 2, 0},
 		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
 		Space:        potrfGEMMSpace,
 		Complete:     potrfGEMMComplete,
@@ -175,15 +244,15 @@ func init() {
 }
 
 // potrfPOTRFInputs are the input chains of POTRF(k): potrfPOTRFIn<Flow> selects the input of flow <Flow>.
-var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:83:6", Select: potrfPOTRFInT}}
+var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:128:6", Select: potrfPOTRFInT}}
 
 func potrfPOTRFInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:83:22")
+		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:128:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: k}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:83:36", "T SYRK(k - 1, k)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:128:36", "T SYRK(k - 1, k)")
 	}
 }
 
@@ -213,40 +282,44 @@ func potrfPOTRFSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 			e.TaskIf(potrfTRSMComplete(tp, &e.L), 0, 1, &potrfTRSM, 0)
 		}
 		e.Data(0, 2, g.descA, rt.Ix(k, k))
+		if g.TRSM_INV {
+			e.L[0] = k
+			e.Instance(potrfINVComplete(tp, &e.L), 0, 3, &potrfINV, 0)
+		}
 	}
 }
 
 // potrfPOTRFPriority returns the priority of POTRF(k) (higher runs first).
 func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:86
+//line ../../potrf.jdf:132
 	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:225
+//line potrf_jdf.go:298
 }
 
 // potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
 func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:82
+//line ../../potrf.jdf:127
 	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:233
+//line potrf_jdf.go:306
 }
 
 // potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k): rt/gpu runs it on a device stream.
 func potrfPOTRFSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfPOTRFBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], task.Buffer(0))
+	return potrfPOTRFBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], task.Buffer(0))
 }
 
-// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:87:1.
-func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:88
+// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:133:1.
+func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:134
 	{
 		if err := stream.Dpotrf(gpu.Lower, descA.TileRows(k), T, descA.MB); err != nil {
 			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
 		}
 	}
-//line potrf_jdf.go:250
+//line potrf_jdf.go:323
 	return gpu.Done
 }
 
@@ -257,40 +330,191 @@ func potrfPOTRFHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfPOTRFBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], T)
+	return potrfPOTRFBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], T)
 }
 
-// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:94:1.
-func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, T []float64) error {
-//line ../../potrf.jdf:95
+// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:140:1.
+func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T []float64) error {
+//line ../../potrf.jdf:141
 	{
 		if err := impl.Dpotrf(blas.Lower, descA.TileRows(k), T, descA.MB); err != nil {
 			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
 		}
 	}
-//line potrf_jdf.go:272
+//line potrf_jdf.go:345
 	return nil
+}
+
+// potrfINVInputs are the input chains of INV(k): potrfINVIn<Flow> selects the input of flow <Flow>.
+var potrfINVInputs = []rt.InputChain{
+	{Flow: 0, Pos: "potrf.jdf:153:8", TaskOnly: true, Select: potrfINVInT},
+	{Flow: 1, Pos: "potrf.jdf:154:8", Select: potrfINVInE},
+}
+
+func potrfINVInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	k := l[0]
+	pl := rt.Locals{0: k}
+	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:153:13", "T POTRF(k)")
+}
+
+func potrfINVInE(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Potrf), l[0]
+	return rt.DataInput(0, g.IDENT, rt.Ix(g.descA.RankOf(rt.Ix(k, k))), "potrf.jdf:154:13")
+}
+
+// potrfINVSpace enumerates the execution space of INV(k).
+func potrfINVSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+	g := tp.Globals().(*Potrf)
+	for k, kEnd := 0, func() int {
+		var tern0 int
+		if g.TRSM_INV {
+			tern0 = g.MT - 3
+		} else {
+			tern0 = -1
+		}
+		return tern0
+	}(); k <= kEnd; k++ {
+		l[0] = k
+		if !yield(l) {
+			return
+		}
+	}
+}
+
+// potrfINVComplete reports whether the instance of INV whose parameters are in l lies in its execution space.
+func potrfINVComplete(tp *rt.Taskpool, l *rt.Locals) bool {
+	g, k := tp.Globals().(*Potrf), l[0]
+	return k >= 0 && k <= func() int {
+		var tern0 int
+		if g.TRSM_INV {
+			tern0 = g.MT - 3
+		} else {
+			tern0 = -1
+		}
+		return tern0
+	}()
+}
+
+// potrfINVGoal returns the number of inputs that INV(k) waits for from other tasks.
+func potrfINVGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
+	return rt.InputGoal(tp, l, potrfINVInputs, rt.Counter)
+}
+
+// potrfINVPrepare binds the memory inputs of INV(k) and checks that its inputs from other tasks arrived.
+func potrfINVPrepare(task *rt.Task) error {
+	if err := task.BindNew(2, "DEFAULT"); err != nil {
+		return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:155:9", "I", err)
+	}
+	return task.BindInputs(potrfINVInputs)
+}
+
+// potrfINVSuccessors reports the output dependencies of INV(k) whose guards hold.
+func potrfINVSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+	g, k := tp.Globals().(*Potrf), l[0]
+	if flows&4 != 0 {
+		for a0 := k + 2; a0 <= g.MT-1; a0++ {
+			e.L[1], e.L[0] = a0, k
+			e.TaskIf(potrfTRSMComplete(tp, &e.L), 2, 0, &potrfTRSM, 1)
+		}
+	}
+}
+
+// potrfINVPredecessors reports the input dependencies of INV(k) whose guards hold (for a data
+// flow, the one its input chain selects).
+func potrfINVPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+	e.Inputs(tp, l, flows, potrfINVInputs)
+}
+
+// potrfINVPriority returns the priority of INV(k) (higher runs first).
+func potrfINVPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
+	g, k := tp.Globals().(*Potrf), l[0]
+//line ../../potrf.jdf:156
+	return int32(4*(g.MT-k) + 2)
+//line potrf_jdf.go:434
+}
+
+// potrfINVAffinity returns the data collection element that owns INV(k).
+func potrfINVAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+	g, k := tp.Globals().(*Potrf), l[0]
+//line ../../potrf.jdf:152
+	return g.descA, rt.Ix(k, k)
+//line potrf_jdf.go:442
+}
+
+// potrfINVSubmitGPU is the submit hook of the GPU body of INV(k): rt/gpu runs it on a device stream.
+func potrfINVSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
+	return potrfINVBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
+}
+
+// potrfINVBodyGPU is the GPU body of INV(k) at potrf.jdf:157:1.
+func potrfINVBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T gpu.Buffer, E gpu.Buffer, I gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:158
+	{
+		if err := stream.Memcpy(I, E); err != nil {
+			return task.Fail(err)
+		}
+		n := descA.TileRows(k)
+		if err := stream.Dtrsm(gpu.Left, gpu.Lower, gpu.NoTrans, gpu.NonUnit, n, n, 1, T, descA.MB, I, descA.MB); err != nil {
+			return task.Fail(err)
+		}
+	}
+//line potrf_jdf.go:463
+	return gpu.Done
+}
+
+// potrfINVHook runs the CPU body of INV(k).
+func potrfINVHook(task *rt.Task) error {
+	g, l := rt.TaskGlobals[*Potrf](task)
+	var err error
+	T, E, I := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
+	if err != nil {
+		return err
+	}
+	return potrfINVBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], T, E, I)
+}
+
+// potrfINVBody is the CPU body of INV(k) at potrf.jdf:168:1.
+func potrfINVBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T []float64, E []float64, I []float64) error {
+//line ../../potrf.jdf:169
+	{
+		copy(I, E)
+		n := descA.TileRows(k)
+		return impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, T, descA.MB, I, descA.MB)
+	}
+//line potrf_jdf.go:486
 }
 
 // potrfTRSMInputs are the input chains of TRSM(m, k): potrfTRSMIn<Flow> selects the input of flow <Flow>.
 var potrfTRSMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:107:8", TaskOnly: true, Select: potrfTRSMInT},
-	{Flow: 1, Pos: "potrf.jdf:108:6", Select: potrfTRSMInC},
+	{Flow: 0, Pos: "potrf.jdf:181:8", TaskOnly: true, Select: potrfTRSMInT},
+	{Flow: 1, Pos: "potrf.jdf:182:8", Select: potrfTRSMInI},
+	{Flow: 2, Pos: "potrf.jdf:183:6", Select: potrfTRSMInC},
 }
 
 func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:107:13", "T POTRF(k)")
+	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:181:13", "T POTRF(k)")
+}
+
+func potrfTRSMInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+	if g.TRSM_INV && m > k+1 {
+		pl := rt.Locals{0: k}
+		return rt.TaskInput(0, &potrfINV, 2, potrfINVComplete(tp, &pl), &pl, "potrf.jdf:182:39", "I INV(k)")
+	} else {
+		return rt.NullInput(0)
+	}
 }
 
 func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:108:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:183:22")
 	} else {
 		pl := rt.Locals{1: m, 2: k, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:108:36", "C GEMM(m, k, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:183:36", "C GEMM(m, k, k - 1)")
 	}
 }
 
@@ -317,53 +541,68 @@ func potrfTRSMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 // potrfTRSMSuccessors reports the output dependencies of TRSM(m, k) whose guards hold.
 func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-	if flows&2 != 0 {
+	if flows&4 != 0 {
 		e.L[0], e.L[1] = k, m
-		e.Instance(potrfSYRKComplete(tp, &e.L), 1, 1, &potrfSYRK, 0)
+		e.Instance(potrfSYRKComplete(tp, &e.L), 2, 1, &potrfSYRK, 0)
 		for a1 := k + 1; a1 <= m-1; a1++ {
 			e.L[1], e.L[2], e.L[0] = m, a1, k
-			e.TaskIf(potrfGEMMComplete(tp, &e.L), 1, 2, &potrfGEMM, 0)
+			e.TaskIf(potrfGEMMComplete(tp, &e.L), 2, 2, &potrfGEMM, 0)
 		}
 		for a0 := m + 1; a0 <= g.MT-1; a0++ {
 			e.L[1], e.L[2], e.L[0] = a0, m, k
-			e.TaskIf(potrfGEMMComplete(tp, &e.L), 1, 3, &potrfGEMM, 1)
+			e.TaskIf(potrfGEMMComplete(tp, &e.L), 2, 3, &potrfGEMM, 1)
 		}
-		e.Data(1, 4, g.descA, rt.Ix(m, k))
+		e.Data(2, 4, g.descA, rt.Ix(m, k))
 	}
 }
 
 // potrfTRSMPriority returns the priority of TRSM(m, k) (higher runs first).
 func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:113
+//line ../../potrf.jdf:188
 	return int32(4*(g.MT-k) + 2)
-//line potrf_jdf.go:341
+//line potrf_jdf.go:565
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
 func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-//line ../../potrf.jdf:106
+//line ../../potrf.jdf:180
 	return g.descA, rt.Ix(m, k)
-//line potrf_jdf.go:349
+//line potrf_jdf.go:573
 }
 
 // potrfTRSMSubmitGPU is the submit hook of the GPU body of TRSM(m, k): rt/gpu runs it on a device stream.
 func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfTRSMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], task.Buffer(0), task.Buffer(1))
+	return potrfTRSMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
-// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:114:1.
-func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, T gpu.Buffer, C gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:115
+// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:189:1.
+func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, T gpu.Buffer, I gpu.Buffer, C gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:190
 	{
-		if err := stream.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit,
-			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB); err != nil {
+		rows, cols := descA.TileRows(m), descA.TileCols(k)
+		if I.Ptr == 0 {
+			if err := stream.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, rows, cols, 1, T, descA.MB, C, descA.MB); err != nil {
+				return task.Fail(err)
+			}
+			return gpu.Done
+		}
+		// C = C * I^T: a product cannot overwrite its operand, so C goes to the stream's
+		// scratch first.
+		w, err := stream.Scratch(descA.MB * cols)
+		if err == nil {
+			err = stream.Memcpy(w, C.Slice(0, w.Len))
+		}
+		if err == nil {
+			err = stream.Dgemm(gpu.NoTrans, gpu.Trans, rows, cols, cols, 1, w, descA.MB, I, descA.MB, 0, C, descA.MB)
+		}
+		if err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:367
+//line potrf_jdf.go:606
 	return gpu.Done
 }
 
@@ -371,42 +610,42 @@ func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 func potrfTRSMHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Potrf](task)
 	var err error
-	T, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
+	T, I, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	return potrfTRSMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], T, C)
+	return potrfTRSMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], T, I, C)
 }
 
-// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:122:1.
-func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, T []float64, C []float64) error {
-//line ../../potrf.jdf:123
+// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:212:1.
+func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, T []float64, I []float64, C []float64) error {
+//line ../../potrf.jdf:213
 	{
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:389
+//line potrf_jdf.go:628
 }
 
 // potrfSYRKInputs are the input chains of SYRK(k, m): potrfSYRKIn<Flow> selects the input of flow <Flow>.
 var potrfSYRKInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:134:8", TaskOnly: true, Select: potrfSYRKInA},
-	{Flow: 1, Pos: "potrf.jdf:135:6", Select: potrfSYRKInT},
+	{Flow: 0, Pos: "potrf.jdf:224:8", TaskOnly: true, Select: potrfSYRKInA},
+	{Flow: 1, Pos: "potrf.jdf:225:6", Select: potrfSYRKInT},
 }
 
 func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:134:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:224:13", "C TRSM(m, k)")
 }
 
 func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:135:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:225:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: m}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:135:36", "T SYRK(k - 1, m)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:225:36", "T SYRK(k - 1, m)")
 	}
 }
 
@@ -447,35 +686,35 @@ func potrfSYRKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfSYRKPriority returns the priority of SYRK(k, m) (higher runs first).
 func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:137
+//line ../../potrf.jdf:227
 	return int32(4*(g.MT-m) + 1)
-//line potrf_jdf.go:453
+//line potrf_jdf.go:692
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
 func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:133
+//line ../../potrf.jdf:223
 	return g.descA, rt.Ix(m, m)
-//line potrf_jdf.go:461
+//line potrf_jdf.go:700
 }
 
 // potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m): rt/gpu runs it on a device stream.
 func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfSYRKBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], task.Buffer(0), task.Buffer(1))
+	return potrfSYRKBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
-// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:138:1.
-func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:139
+// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:228:1.
+func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:229
 	{
 		if err := stream.Dsyrk(gpu.Lower, gpu.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:479
+//line potrf_jdf.go:718
 	return gpu.Done
 }
 
@@ -487,45 +726,45 @@ func potrfSYRKHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfSYRKBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], A, T)
+	return potrfSYRKBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], A, T)
 }
 
-// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:146:1.
-func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, A []float64, T []float64) error {
-//line ../../potrf.jdf:147
+// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:236:1.
+func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A []float64, T []float64) error {
+//line ../../potrf.jdf:237
 	{
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:501
+//line potrf_jdf.go:740
 }
 
 // potrfGEMMInputs are the input chains of GEMM(m, n, k): potrfGEMMIn<Flow> selects the input of flow <Flow>.
 var potrfGEMMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:159:8", TaskOnly: true, Select: potrfGEMMInA},
-	{Flow: 1, Pos: "potrf.jdf:160:8", TaskOnly: true, Select: potrfGEMMInB},
-	{Flow: 2, Pos: "potrf.jdf:161:6", Select: potrfGEMMInC},
+	{Flow: 0, Pos: "potrf.jdf:249:8", TaskOnly: true, Select: potrfGEMMInA},
+	{Flow: 1, Pos: "potrf.jdf:250:8", TaskOnly: true, Select: potrfGEMMInB},
+	{Flow: 2, Pos: "potrf.jdf:251:6", Select: potrfGEMMInC},
 }
 
 func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:159:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:249:13", "C TRSM(m, k)")
 }
 
 func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, n_ := l[0], l[2]
 	pl := rt.Locals{1: n_, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 1, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:160:13", "C TRSM(n, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:250:13", "C TRSM(n, k)")
 }
 
 func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:161:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:251:22")
 	} else {
 		pl := rt.Locals{1: m, 2: n_, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:161:36", "C GEMM(m, n, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:251:36", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -558,7 +797,7 @@ func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 	if flows&4 != 0 {
 		if n_ == k+1 {
 			e.L[1], e.L[0] = m, n_
-			e.Instance(potrfTRSMComplete(tp, &e.L), 2, 1, &potrfTRSM, 1)
+			e.Instance(potrfTRSMComplete(tp, &e.L), 2, 1, &potrfTRSM, 2)
 		} else {
 			e.L[1], e.L[2], e.L[0] = m, n_, k+1
 			e.Instance(potrfGEMMComplete(tp, &e.L), 2, 1, &potrfGEMM, 2)
@@ -569,17 +808,17 @@ func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
 func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, n_ := tp.Globals().(*Potrf), l[2]
-//line ../../potrf.jdf:163
+//line ../../potrf.jdf:253
 	return int32(4 * (g.MT - n_))
-//line potrf_jdf.go:575
+//line potrf_jdf.go:814
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
 func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
-//line ../../potrf.jdf:158
+//line ../../potrf.jdf:248
 	return g.descA, rt.Ix(m, n_)
-//line potrf_jdf.go:583
+//line potrf_jdf.go:822
 }
 
 // potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
@@ -612,7 +851,7 @@ func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 		return task.Fail(err)
 	}
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfGEMMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], l[2], task.Buffer(0), task.Buffer(1), task.Buffer(2))
+	return potrfGEMMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], l[2], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
 // potrfGEMMBatchGPU is the batch-match policy of the GPU body of GEMM for a ring headed
@@ -620,17 +859,17 @@ func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 func potrfGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	task := head.EC().(*rt.Task)
 	g := task.Taskpool().Globals().(*Potrf)
-//line ../../potrf.jdf:164
+//line ../../potrf.jdf:254
 	batchMax := g.GEMM_BATCH
-//line potrf_jdf.go:626
+//line potrf_jdf.go:865
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
-// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:164:1.
-func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
+// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:254:1.
+func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
 	member := potrfGEMMMemberGPU
 	_ = member
-//line ../../potrf.jdf:165
+//line ../../potrf.jdf:255
 	{
 		var groups gemmGroups
 		for t := range task.Ring() {
@@ -641,7 +880,7 @@ func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:645
+//line potrf_jdf.go:884
 	return gpu.Done
 }
 
@@ -653,34 +892,36 @@ func potrfGEMMHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfGEMMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, l[0], l[1], l[2], A, B, C)
+	return potrfGEMMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], l[2], A, B, C)
 }
 
-// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:176:1.
-func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, k int, m int, n int, A []float64, B []float64, C []float64) error {
-//line ../../potrf.jdf:177
+// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:266:1.
+func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, n int, A []float64, B []float64, C []float64) error {
+//line ../../potrf.jdf:267
 	{
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:667
+//line potrf_jdf.go:906
 }
 
 // potrfSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of potrf.jdf.
 var potrfSource = rt.Source{
 	Err:     ErrPotrfGraph,
-	Classes: []string{"potrf.jdf:80:1", "potrf.jdf:103:1", "potrf.jdf:130:1", "potrf.jdf:154:1"},
+	Classes: []string{"potrf.jdf:125:1", "potrf.jdf:150:1", "potrf.jdf:177:1", "potrf.jdf:220:1", "potrf.jdf:244:1"},
 	Flows: [][]string{
-		{"potrf.jdf:83:6"},
-		{"potrf.jdf:107:8", "potrf.jdf:108:6"},
-		{"potrf.jdf:134:8", "potrf.jdf:135:6"},
-		{"potrf.jdf:159:8", "potrf.jdf:160:8", "potrf.jdf:161:6"},
+		{"potrf.jdf:128:6"},
+		{"potrf.jdf:153:8", "potrf.jdf:154:8", "potrf.jdf:155:9"},
+		{"potrf.jdf:181:8", "potrf.jdf:182:8", "potrf.jdf:183:6"},
+		{"potrf.jdf:224:8", "potrf.jdf:225:6"},
+		{"potrf.jdf:249:8", "potrf.jdf:250:8", "potrf.jdf:251:6"},
 	},
 	Deps: [][][]string{
-		{{"potrf.jdf:83:8", "potrf.jdf:84:8", "potrf.jdf:85:8"}},
-		{{"potrf.jdf:107:10"}, {"potrf.jdf:108:8", "potrf.jdf:109:8", "potrf.jdf:110:8", "potrf.jdf:111:8", "potrf.jdf:112:8"}},
-		{{"potrf.jdf:134:10"}, {"potrf.jdf:135:8", "potrf.jdf:136:8"}},
-		{{"potrf.jdf:159:10"}, {"potrf.jdf:160:10"}, {"potrf.jdf:161:8", "potrf.jdf:162:8"}},
+		{{"potrf.jdf:128:8", "potrf.jdf:129:8", "potrf.jdf:130:8", "potrf.jdf:131:8"}},
+		{{"potrf.jdf:153:10"}, {"potrf.jdf:154:10"}, {"potrf.jdf:155:11"}},
+		{{"potrf.jdf:181:10"}, {"potrf.jdf:182:10"}, {"potrf.jdf:183:8", "potrf.jdf:184:8", "potrf.jdf:185:8", "potrf.jdf:186:8", "potrf.jdf:187:8"}},
+		{{"potrf.jdf:224:10"}, {"potrf.jdf:225:8", "potrf.jdf:226:8"}},
+		{{"potrf.jdf:249:10"}, {"potrf.jdf:250:10"}, {"potrf.jdf:251:8", "potrf.jdf:252:8"}},
 	},
 }
 

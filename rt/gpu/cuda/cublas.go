@@ -45,7 +45,7 @@ const (
 
 type cublasAPI struct {
 	create, destroy, setStream, getVersion uintptr
-	dgemm, dtrsm, dsyrk                    uintptr
+	dgemm, dtrsm, dtrmm, dsyrk             uintptr
 	dgemmStridedBatched, dgemmBatched      uintptr
 }
 
@@ -58,6 +58,7 @@ var cublasSymbols = sync.OnceValues(func() (*cublasAPI, error) {
 		sym(&b.getVersion, "cublasGetVersion_v2"),
 		sym(&b.dgemm, "cublasDgemm_v2"),
 		sym(&b.dtrsm, "cublasDtrsm_v2"),
+		sym(&b.dtrmm, "cublasDtrmm_v2"),
 		sym(&b.dsyrk, "cublasDsyrk_v2"),
 		sym(&b.dgemmStridedBatched, "cublasDgemmStridedBatched"),
 		sym(&b.dgemmBatched, "cublasDgemmBatched"),
@@ -163,6 +164,22 @@ func (h Blas) Dtrsm(side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha floa
 	r := f.call(api.dtrsm, h.h, uintptr(side), uintptr(uplo), uintptr(tA), uintptr(diag), uintptr(m), uintptr(n),
 		pa, uintptr(a), uintptr(lda), uintptr(b), uintptr(ldb))
 	return cublasError("cublasDtrsm_v2", status(r))
+}
+
+// Dtrmm enqueues the product C = alpha·op(A)·B (SideLeft, A m×m) or
+// C = alpha·B·op(A) (SideRight, A n×n) with A triangular and B, C m×n.
+// cuBLAS computes it out of place; c == b gives BLAS's in-place product.
+func (h Blas) Dtrmm(side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int, c DevicePtr, ldc int) error {
+	api, err := h.api()
+	if err != nil {
+		return err
+	}
+	f := newFrame()
+	defer f.release()
+	pa, _ := scalars(f, alpha, 0)
+	r := f.call(api.dtrmm, h.h, uintptr(side), uintptr(uplo), uintptr(tA), uintptr(diag), uintptr(m), uintptr(n),
+		pa, uintptr(a), uintptr(lda), uintptr(b), uintptr(ldb), uintptr(c), uintptr(ldc))
+	return cublasError("cublasDtrmm_v2", status(r))
 }
 
 // Dsyrk enqueues the uplo triangle of C = alpha·op(A)·op(A)ᵀ + beta·C, with

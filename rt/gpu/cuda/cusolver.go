@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"sync"
+	"unsafe"
 )
 
 type cusolverAPI struct {
@@ -22,6 +23,27 @@ var cusolverSymbols = sync.OnceValues(func() (*cusolverAPI, error) {
 		return nil, err
 	}
 	return c, nil
+})
+
+// cudaR64F is cudaDataType's CUDA_R_64F, the element type of the generic
+// (64-bit) routines.
+const cudaR64F = 1
+
+// trtriAPI is cuSOLVER's triangular inverse, which the generic API gained
+// after the rest of what is bound here: it is resolved on its own, so that
+// an older cuSOLVER still serves the other routines.
+type trtriAPI struct{ bufferSize, trtri uintptr }
+
+var trtriSymbols = sync.OnceValues(func() (*trtriAPI, error) {
+	t := &trtriAPI{}
+	err := libCusolver.resolve([]symbol{
+		sym(&t.bufferSize, "cusolverDnXtrtri_bufferSize"),
+		sym(&t.trtri, "cusolverDnXtrtri"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 })
 
 // Solver is a cuSOLVER dense handle bound to one stream, with the
@@ -150,6 +172,42 @@ func (sv *Solver) DpotrfWorkspace(uplo Fill, n int, a DevicePtr, lda int, work D
 	}
 	r := ccall(c.dpotrf, sv.h, uintptr(uplo), uintptr(n), uintptr(a), uintptr(lda), uintptr(work), uintptr(lwork), uintptr(devInfo))
 	return cusolverError("cusolverDnDpotrf", status(r))
+}
+
+// DtrtriBufferSize is the device and host workspace, in bytes, that Dtrtri
+// needs for an n×n triangle at a.
+func (sv *Solver) DtrtriBufferSize(uplo Fill, diag Diag, n int, a DevicePtr, lda int) (dev, host int, err error) {
+	t, err := trtriSymbols()
+	if err != nil {
+		return 0, 0, err
+	}
+	f := newFrame()
+	defer f.release()
+	r := f.call(t.bufferSize, sv.h, uintptr(uplo), uintptr(diag), uintptr(n), cudaR64F, uintptr(a), uintptr(lda), f.out(0), f.out(1))
+	if err := cusolverError("cusolverDnXtrtri_bufferSize", status(r)); err != nil {
+		return 0, 0, err
+	}
+	return int(f.outs[0]), int(f.outs[1]), nil
+}
+
+// DtrtriWorkspace enqueues the in-place inversion of the uplo triangle of
+// the n×n matrix at a (cusolverDnXtrtri), with caller-provided workspaces
+// of the sizes DtrtriBufferSize gives; devInfo (device memory) receives
+// LAPACK's info.
+func (sv *Solver) DtrtriWorkspace(uplo Fill, diag Diag, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, devInfo DevicePtr) error {
+	t, err := trtriSymbols()
+	if err != nil {
+		return err
+	}
+	f := newFrame()
+	defer f.release()
+	var hp uintptr
+	if len(host) > 0 {
+		hp = f.pin(unsafe.Pointer(&host[0]))
+	}
+	r := f.call(t.trtri, sv.h, uintptr(uplo), uintptr(diag), uintptr(n), cudaR64F, uintptr(a), uintptr(lda),
+		uintptr(work), uintptr(workBytes), hp, uintptr(len(host)), uintptr(devInfo))
+	return cusolverError("cusolverDnXtrtri", status(r))
 }
 
 // InfoPtr is the device int32 where the last routine leaves LAPACK's info.

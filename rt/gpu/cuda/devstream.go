@@ -53,6 +53,9 @@ type DeviceStream struct {
 	work      gpu.Ptr
 	workBytes int64
 	lwork     map[potrfKey]int
+	trtriWork map[trtriKey][2]int // device and host bytes
+	hostWork  []byte              // cuSOLVER's host workspace
+	hostOld   [][]byte            // replaced host workspaces, kept for work in flight
 	args      KernelArgs
 
 	stats  streamCounters
@@ -67,6 +70,12 @@ type streamCounters struct {
 
 type potrfKey struct {
 	uplo   Fill
+	n, lda int
+}
+
+type trtriKey struct {
+	uplo   Fill
+	diag   Diag
 	n, lda int
 }
 
@@ -149,9 +158,9 @@ const (
 	warmBatchN = 32
 )
 
-// warmUp calls every operation of the BLAS subset once on scratch memory and
-// waits for them. The GEMM, SYRK and TRSM operands are whatever the memory
-// holds: the results are not used.
+// warmUp calls every operation of the BLAS subset once on scratch memory (TRSM
+// in the two forms of a tiled Cholesky) and waits for them. The operands are
+// whatever the memory holds: the results are not used.
 func (s *DeviceStream) warmUp() (err error) {
 	n := s.b.warm
 	if n <= 0 {
@@ -178,6 +187,14 @@ func (s *DeviceStream) warmUp() (err error) {
 		func() error {
 			return s.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
 		},
+		func() error {
+			// The inverse of a triangle by a solve (examples/potrf.jdf's INV).
+			return s.Dtrsm(gpu.Left, gpu.Lower, gpu.NoTrans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
+		},
+		func() error {
+			return s.Dtrmm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
+		},
+		func() error { return s.Dtrtri(gpu.Lower, gpu.NonUnit, n, p[0], n) },
 		func() error {
 			b, st := bsz, int64(bsz*bsz)
 			return s.DgemmStridedBatched(gpu.NoTrans, gpu.NoTrans, b, b, b, 1, p[0], b, st, p[1], b, st, 1, p[2], b, st, 2)
@@ -538,6 +555,15 @@ func (s *DeviceStream) Dtrsm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, dia
 	return s.b.ops.dtrsm(h, cudaSide(side), cudaFill(uplo), cudaOp(ta), cudaDiag(diag), m, n, alpha, DevicePtr(a), lda, DevicePtr(b), ldb)
 }
 
+// Dtrmm implements gpu.BLAS with cuBLAS on the stream.
+func (s *DeviceStream) Dtrmm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, diag gpu.Diag, m, n int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int) error {
+	h, err := s.Blas()
+	if err != nil {
+		return err
+	}
+	return s.b.ops.dtrmm(h, cudaSide(side), cudaFill(uplo), cudaOp(ta), cudaDiag(diag), m, n, alpha, DevicePtr(a), lda, DevicePtr(b), ldb)
+}
+
 // Dsyrk implements gpu.BLAS with cuBLAS on the stream.
 func (s *DeviceStream) Dsyrk(uplo gpu.Uplo, t gpu.Transpose, n, k int, alpha float64, a gpu.Ptr, lda int, beta float64, c gpu.Ptr, ldc int) error {
 	h, err := s.Blas()
@@ -570,15 +596,8 @@ func (s *DeviceStream) Dpotrf(uplo gpu.Uplo, n int, a gpu.Ptr, lda int) error {
 		}
 		s.lwork[key] = lwork
 	}
-	if need := int64(max(lwork, 1)) * 8; need > s.workBytes {
-		p, err := s.b.pool.Alloc(need)
-		if err != nil {
-			return fmt.Errorf("cuda: cuSOLVER workspace of %d bytes on %s: %w", need, s.name, err)
-		}
-		if s.work != 0 {
-			s.q.push(deferred{epoch: s.recs, free: s.work})
-		}
-		s.work, s.workBytes = p, need
+	if err := s.reserveWork(int64(max(lwork, 1)) * 8); err != nil {
+		return err
 	}
 	if err := s.hostRing(&s.meta, &s.metaMem, metaBytes); err != nil {
 		return err
@@ -607,6 +626,60 @@ func (s *DeviceStream) Dpotrf(uplo gpu.Uplo, n int, a gpu.Ptr, lda int) error {
 	}
 	s.q.push(deferred{epoch: s.recs, meta: hc, dmeta: dc, info: (*int32)(word.p), order: n})
 	return nil
+}
+
+// reserveWork makes the stream's cuSOLVER workspace at least need bytes. A
+// replaced workspace is freed once the work queued before now completed.
+func (s *DeviceStream) reserveWork(need int64) error {
+	if need <= s.workBytes {
+		return nil
+	}
+	p, err := s.b.pool.Alloc(need)
+	if err != nil {
+		return fmt.Errorf("cuda: cuSOLVER workspace of %d bytes on %s: %w", need, s.name, err)
+	}
+	if s.work != 0 {
+		s.q.push(deferred{epoch: s.recs, free: s.work})
+	}
+	s.work, s.workBytes = p, need
+	return nil
+}
+
+// Dtrtri implements gpu.BLAS with cuSOLVER on the stream (its generic
+// cusolverDnXtrtri), with the stream's workspace. LAPACK's info goes to the
+// solver's own status word and is not read: like cuBLAS's Dtrsm, the
+// inverse does not check the diagonal.
+func (s *DeviceStream) Dtrtri(uplo gpu.Uplo, diag gpu.Diag, n int, a gpu.Ptr, lda int) error {
+	if n == 0 {
+		return nil
+	}
+	if err := s.solverHandle(); err != nil {
+		return err
+	}
+	key := trtriKey{cudaFill(uplo), cudaDiag(diag), n, lda}
+	size, ok := s.trtriWork[key]
+	if !ok {
+		dev, host, err := s.b.ops.trtriBufferSize(s.solver, key.uplo, key.diag, n, DevicePtr(a), lda)
+		if err != nil {
+			return err
+		}
+		if s.trtriWork == nil {
+			s.trtriWork = make(map[trtriKey][2]int)
+		}
+		size = [2]int{dev, host}
+		s.trtriWork[key] = size
+	}
+	if err := s.reserveWork(int64(max(size[0], 8))); err != nil {
+		return err
+	}
+	if size[1] > len(s.hostWork) {
+		// Routines already queued may still use the old one: it stays
+		// referenced until the stream closes.
+		s.hostOld = append(s.hostOld, s.hostWork)
+		s.hostWork = make([]byte, size[1])
+	}
+	return s.b.ops.trtri(s.solver, key.uplo, key.diag, n, DevicePtr(a), lda, DevicePtr(s.work), int(s.workBytes),
+		s.hostWork[:size[1]], s.solver.InfoPtr())
 }
 
 // DgemmStridedBatched implements gpu.BLAS with cuBLAS on the stream.

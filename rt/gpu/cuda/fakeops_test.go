@@ -10,6 +10,10 @@ import (
 	"testing"
 	"unsafe"
 
+	gblas "gonum.org/v1/gonum/blas"
+	gblasimpl "gonum.org/v1/gonum/blas/gonum"
+	glapack "gonum.org/v1/gonum/lapack/gonum"
+
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
@@ -409,6 +413,50 @@ func (f *fakeOps) dtrsm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int
 	})
 }
 
+func (f *fakeOps) dtrmm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
+	ms, err := f.mats(a, b)
+	if err != nil {
+		return err
+	}
+	return f.enqueue(blasStream(h), func() error {
+		colDtrmm(side, uplo, tA, diag, m, n, alpha, ms[0], lda, ms[1], ldb)
+		return nil
+	})
+}
+
+// The column-major triangular product and inverse of the fake and of the
+// GPU tests' references run gonum's row-major routines on the transpose: a
+// column-major matrix is, byte for byte, its row-major transpose, so the
+// side and the triangle swap.
+
+func gonumTri(side Side, uplo Fill, diag Diag) (gblas.Side, gblas.Uplo, gblas.Diag) {
+	gs, gu, gd := gblas.Right, gblas.Upper, gblas.NonUnit
+	if side == SideRight {
+		gs = gblas.Left
+	}
+	if uplo == FillUpper {
+		gu = gblas.Lower
+	}
+	if diag == DiagUnit {
+		gd = gblas.Unit
+	}
+	return gs, gu, gd
+}
+
+func colDtrmm(side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	gs, gu, gd := gonumTri(side, uplo, diag)
+	gt := gblas.NoTrans
+	if tA == OpT {
+		gt = gblas.Trans
+	}
+	gblasimpl.Implementation{}.Dtrmm(gs, gu, gt, gd, n, m, alpha, a, lda, b, ldb)
+}
+
+func colDtrtri(uplo Fill, diag Diag, n int, a []float64, lda int) {
+	_, gu, gd := gonumTri(SideLeft, uplo, diag)
+	glapack.Implementation{}.Dtrtri(gu, gd, n, a, lda)
+}
+
 func (f *fakeOps) dsyrk(h Blas, uplo Fill, t Op, n, k int, alpha float64, a DevicePtr, lda int, beta float64, c DevicePtr, ldc int) error {
 	ms, err := f.mats(a, c)
 	if err != nil {
@@ -493,6 +541,24 @@ func (f *fakeOps) potrf(sv *Solver, uplo Fill, n int, a DevicePtr, lda int, work
 	}
 	return f.enqueue(sv.stream, func() error {
 		*(*int32)(unsafe.Pointer(&word[0])) = int32(cholesky(uplo, n, ms[0], lda))
+		return nil
+	})
+}
+
+func (f *fakeOps) trtriBufferSize(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int) (int, int, error) {
+	return 8*n + 16, 0, nil
+}
+
+func (f *fakeOps) trtri(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, info DevicePtr) error {
+	ms, err := f.mats(a, work)
+	if err != nil {
+		return err
+	}
+	if len(ms[1])*8 < 8*n+16 || workBytes < 8*n+16 {
+		return cusolverError("cusolverDnXtrtri", 3)
+	}
+	return f.enqueue(sv.stream, func() error {
+		colDtrtri(uplo, diag, n, ms[0], lda)
 		return nil
 	})
 }

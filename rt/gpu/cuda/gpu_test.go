@@ -607,6 +607,67 @@ func TestCUDASolverPotrf(t *testing.T) {
 	}
 }
 
+// The triangular product in place (C = B) and cuSOLVER's triangular
+// inverse, against gonum; the inverse leaves the other triangle alone.
+func TestCUDATrmmAndTrtri(t *testing.T) {
+	requireGPU(t)
+	s := mustStream(t)
+	h, err := NewBlas()
+	must(t, err)
+	defer func() { must(t, h.Destroy()) }()
+	must(t, h.SetStream(s))
+	sv, err := NewSolver(s)
+	must(t, err)
+	defer func() { must(t, sv.Destroy()) }()
+	rng := rand.New(rand.NewPCG(9, 9))
+	const m, n = 67, 45
+	for _, side := range []Side{SideLeft, SideRight} {
+		for _, uplo := range []Fill{FillLower, FillUpper} {
+			for _, tA := range []Op{OpN, OpT} {
+				na := m
+				if side == SideRight {
+					na = n
+				}
+				lda, ldb := na+1, m+3
+				a, b := randHost(rng, lda*na), randHost(rng, ldb*n)
+				want := slices.Clone(b)
+				colDtrmm(side, uplo, tA, DiagNonUnit, m, n, 0.75, a, lda, want, ldb)
+				db := upload(t, b)
+				must(t, h.Dtrmm(side, uplo, tA, DiagNonUnit, m, n, 0.75, upload(t, a), lda, db, ldb, db, ldb))
+				if d := maxRelDiff(download(t, db, len(b), s), want); d > 1e-12 {
+					t.Errorf("Dtrmm side=%d uplo=%d t=%d: differs from the CPU by %.3g", side, uplo, tA, d)
+				}
+			}
+		}
+	}
+	for _, nt := range []int{1, 100, 512} {
+		for _, uplo := range []Fill{FillLower, FillUpper} {
+			lda := nt + 3
+			a := randHost(rng, lda*nt)
+			for i := range a {
+				a[i] /= float64(nt) // well conditioned
+			}
+			for i := range nt {
+				a[i+i*lda] = 2
+			}
+			want := slices.Clone(a)
+			colDtrtri(uplo, DiagNonUnit, nt, want, lda)
+			da := upload(t, a)
+			dev, host, err := sv.DtrtriBufferSize(uplo, DiagNonUnit, nt, da, lda)
+			must(t, err)
+			work, err := MemAlloc(max(dev, 8))
+			must(t, err)
+			must(t, sv.DtrtriWorkspace(uplo, DiagNonUnit, nt, da, lda, work, max(dev, 8), make([]byte, host), sv.InfoPtr()))
+			info, err := sv.Info()
+			must(t, err)
+			if d := maxRelDiff(download(t, da, len(a), s), want); d > 1e-12 || info != 0 {
+				t.Errorf("Dtrtri n=%d uplo=%d: differs from the CPU by %.3g, info %d", nt, uplo, d, info)
+			}
+			must(t, MemFree(work))
+		}
+	}
+}
+
 func TestCUDANVRTC(t *testing.T) {
 	requireGPU(t)
 	major, minor, err := NVRTCVersion()

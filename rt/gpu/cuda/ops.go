@@ -43,6 +43,7 @@ type ops interface {
 	blasDestroy(Blas) error
 	dgemm(h Blas, tA, tB Op, m, n, k int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int, beta float64, c DevicePtr, ldc int) error
 	dtrsm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error
+	dtrmm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error
 	dsyrk(h Blas, uplo Fill, t Op, n, k int, alpha float64, a DevicePtr, lda int, beta float64, c DevicePtr, ldc int) error
 	dgemmStridedBatched(h Blas, tA, tB Op, m, n, k int, alpha float64, a DevicePtr, lda int, strideA int64,
 		b DevicePtr, ldb int, strideB int64, beta float64, c DevicePtr, ldc int, strideC int64, count int) error
@@ -53,6 +54,8 @@ type ops interface {
 	solverDestroy(*Solver) error
 	potrfBufferSize(sv *Solver, uplo Fill, n int, a DevicePtr, lda int) (int, error)
 	potrf(sv *Solver, uplo Fill, n int, a DevicePtr, lda int, work DevicePtr, lwork int, info DevicePtr) error
+	trtriBufferSize(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int) (dev, host int, err error)
+	trtri(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, info DevicePtr) error
 
 	// kernel loads spec's CUDA source, compiled for arch ("sm_90"), into
 	// the current context.
@@ -111,6 +114,12 @@ func (realOps) dtrsm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, a
 	return h.Dtrsm(side, uplo, tA, diag, m, n, alpha, a, lda, b, ldb)
 }
 
+// dtrmm is in place: cuBLAS's product is out of place, and C = B is the
+// overlap it allows.
+func (realOps) dtrmm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
+	return h.Dtrmm(side, uplo, tA, diag, m, n, alpha, a, lda, b, ldb, b, ldb)
+}
+
 func (realOps) dsyrk(h Blas, uplo Fill, t Op, n, k int, alpha float64, a DevicePtr, lda int, beta float64, c DevicePtr, ldc int) error {
 	return h.Dsyrk(uplo, t, n, k, alpha, a, lda, beta, c, ldc)
 }
@@ -134,6 +143,14 @@ func (realOps) potrfBufferSize(sv *Solver, uplo Fill, n int, a DevicePtr, lda in
 
 func (realOps) potrf(sv *Solver, uplo Fill, n int, a DevicePtr, lda int, work DevicePtr, lwork int, info DevicePtr) error {
 	return sv.DpotrfWorkspace(uplo, n, a, lda, work, lwork, info)
+}
+
+func (realOps) trtriBufferSize(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int) (int, int, error) {
+	return sv.DtrtriBufferSize(uplo, diag, n, a, lda)
+}
+
+func (realOps) trtri(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, info DevicePtr) error {
+	return sv.DtrtriWorkspace(uplo, diag, n, a, lda, work, workBytes, host, info)
 }
 
 func (realOps) kernel(spec gpu.KernelSpec, arch string) (Function, Module, error) {

@@ -123,6 +123,23 @@ func (s *Stream) Dtrsm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, d gpu.Dia
 	})
 }
 
+// Dtrmm implements gpu.BLAS.
+func (s *Stream) Dtrmm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, d gpu.Diag, m, n int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int) error {
+	ms, err := s.mats(a, b)
+	if err != nil {
+		return err
+	}
+	na := m
+	if side == gpu.Right {
+		na = n
+	}
+	return s.enqueue("dtrmm", func() error {
+		bl.Dtrmm(flipSide(side), flipUplo(uplo), tr(ta), diag(d), n, m, alpha,
+			ms[0][:span(na, na, lda)], lda, ms[1][:span(m, n, ldb)], ldb)
+		return nil
+	})
+}
+
 // Dsyrk implements gpu.BLAS.
 func (s *Stream) Dsyrk(uplo gpu.Uplo, t gpu.Transpose, n, k int, alpha float64, a gpu.Ptr, lda int, beta float64, c gpu.Ptr, ldc int) error {
 	ms, err := s.mats(a, c)
@@ -152,6 +169,22 @@ func (s *Stream) Dpotrf(uplo gpu.Uplo, n int, a gpu.Ptr, lda int) error {
 		}
 		if !la.Dpotrf(flipUplo(uplo), n, ms[0][:span(n, n, lda)], lda) {
 			return fmt.Errorf("%w: order %d", gpu.ErrNotPositiveDefinite, n)
+		}
+		return nil
+	})
+}
+
+// Dtrtri implements gpu.BLAS. The inverse of the transpose is the
+// transpose of the inverse, so the row-major view inverts the other
+// triangle. Like cuSOLVER's, it does not report a zero on the diagonal.
+func (s *Stream) Dtrtri(uplo gpu.Uplo, d gpu.Diag, n int, a gpu.Ptr, lda int) error {
+	ms, err := s.mats(a)
+	if err != nil {
+		return err
+	}
+	return s.enqueue("dtrtri", func() error {
+		if n > 0 {
+			la.Dtrtri(flipUplo(uplo), diag(d), n, ms[0][:span(n, n, lda)], lda)
 		}
 		return nil
 	})

@@ -162,34 +162,7 @@ func TestDtrsmColumnMajor(t *testing.T) {
 					}
 					x := d.download(pb, m*n)
 					// Check op(A)*X = 2B (Left) or X*op(A) = 2B (Right).
-					tri := func(i, j int) float64 {
-						if ta == gpu.Trans {
-							i, j = j, i
-						}
-						switch {
-						case i == j && dg == gpu.Unit:
-							return 1
-						case i == j:
-							return a[i+j*na]
-						case (uplo == gpu.Lower) == (i > j):
-							return a[i+j*na]
-						}
-						return 0
-					}
-					got := make([]float64, m*n)
-					for i := range m {
-						for j := range n {
-							s := 0.0
-							for l := range na {
-								if side == gpu.Left {
-									s += tri(i, l) * x[l+j*m]
-								} else {
-									s += x[i+l*m] * tri(l, j)
-								}
-							}
-							got[i+j*m] = s
-						}
-					}
+					got := triProduct(side, uplo, ta, dg, m, n, 1, a, na, x)
 					want := make([]float64, m*n)
 					for i := range b {
 						want[i] = 2 * b[i]
@@ -197,6 +170,112 @@ func TestDtrsmColumnMajor(t *testing.T) {
 					near(t, fmt.Sprintf("dtrsm side %v uplo %v trans %v diag %v", side, uplo, ta, dg), got, want, 1e-10)
 				}
 			}
+		}
+	}
+}
+
+// triAt reads element (i, j) of op(A) for the uplo triangle of the na x na
+// matrix a: the other triangle reads as zeros, the diagonal as ones for Unit.
+func triAt(a []float64, na int, uplo gpu.Uplo, ta gpu.Transpose, dg gpu.Diag, i, j int) float64 {
+	if ta == gpu.Trans {
+		i, j = j, i
+	}
+	switch {
+	case i == j && dg == gpu.Unit:
+		return 1
+	case i == j, (uplo == gpu.Lower) == (i > j):
+		return a[i+j*na]
+	}
+	return 0
+}
+
+// triProduct returns alpha*op(A)*B (Left) or alpha*B*op(A) (Right) for the
+// m x n column-major B (ld m), computed element by element.
+func triProduct(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, dg gpu.Diag, m, n int, alpha float64, a []float64, na int, b []float64) []float64 {
+	out := make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			s := 0.0
+			for l := range na {
+				if side == gpu.Left {
+					s += triAt(a, na, uplo, ta, dg, i, l) * b[l+j*m]
+				} else {
+					s += b[i+l*m] * triAt(a, na, uplo, ta, dg, l, j)
+				}
+			}
+			out[i+j*m] = alpha * s
+		}
+	}
+	return out
+}
+
+func TestDtrmmColumnMajor(t *testing.T) {
+	d := newDev(t)
+	r := rand.New(rand.NewPCG(7, 7))
+	const m, n = 4, 3
+	for _, side := range []gpu.Side{gpu.Left, gpu.Right} {
+		for _, uplo := range []gpu.Uplo{gpu.Lower, gpu.Upper} {
+			for _, ta := range transposes {
+				for _, dg := range []gpu.Diag{gpu.NonUnit, gpu.Unit} {
+					na := m
+					if side == gpu.Right {
+						na = n
+					}
+					a, b := randMat(r, na*na), randMat(r, m*n)
+					pa, pb := d.upload(a), d.upload(b)
+					if err := d.s.Dtrmm(side, uplo, ta, dg, m, n, -1.5, pa, na, pb, m); err != nil {
+						t.Fatal(err)
+					}
+					near(t, fmt.Sprintf("dtrmm side %v uplo %v trans %v diag %v", side, uplo, ta, dg),
+						d.download(pb, m*n), triProduct(side, uplo, ta, dg, m, n, -1.5, a, na, b), 1e-12)
+				}
+			}
+		}
+	}
+}
+
+func TestDtrtriColumnMajor(t *testing.T) {
+	d := newDev(t)
+	r := rand.New(rand.NewPCG(8, 8))
+	const n, lda = 5, 7
+	for _, uplo := range []gpu.Uplo{gpu.Lower, gpu.Upper} {
+		for _, dg := range []gpu.Diag{gpu.NonUnit, gpu.Unit} {
+			a := randMat(r, lda*n)
+			for i := range n {
+				a[i+i*lda] = 2 + float64(i)
+			}
+			p := d.upload(a)
+			if err := d.s.Dtrtri(uplo, dg, n, p, lda); err != nil {
+				t.Fatal(err)
+			}
+			inv := d.download(p, lda*n)
+			what := fmt.Sprintf("dtrtri uplo %v diag %v", uplo, dg)
+			// The other triangle and the padding rows are untouched.
+			for j := range n {
+				for i := range lda {
+					if i >= n || (i != j && (uplo == gpu.Lower) != (i > j)) {
+						if inv[i+j*lda] != a[i+j*lda] {
+							t.Fatalf("%s: element (%d, %d) outside the triangle changed", what, i, j)
+						}
+					}
+				}
+			}
+			// A * inv(A) is the identity.
+			id := make([]float64, n*n)
+			for i := range n {
+				for j := range n {
+					s := 0.0
+					for l := range n {
+						s += triAt(a, lda, uplo, gpu.NoTrans, dg, i, l) * triAt(inv, lda, uplo, gpu.NoTrans, dg, l, j)
+					}
+					id[i+j*n] = s
+				}
+			}
+			want := make([]float64, n*n)
+			for i := range n {
+				want[i+i*n] = 1
+			}
+			near(t, what, id, want, 1e-12)
 		}
 	}
 }
