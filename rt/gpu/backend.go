@@ -73,6 +73,16 @@ type ComputePreparer interface {
 	PrepareCompute() error
 }
 
+// TransferPreparer is implemented by backend streams that can set up ahead of
+// time what the runtime's copies need on the stage-in and stage-out streams
+// (on CUDA the pinned ring through which ordinary host memory is staged,
+// whose allocation takes tens of milliseconds): NewDevice calls
+// PrepareTransfers on both, for the same reason as PrepareCompute, and a
+// failure is not fatal either.
+type TransferPreparer interface {
+	PrepareTransfers() error
+}
+
 // BLAS is the device BLAS subset in cuBLAS conventions: column-major
 // matrices, leading dimensions in elements, device pointers to float64.
 // Arguments have been checked against the buffers by Stream before a backend

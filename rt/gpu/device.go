@@ -249,11 +249,9 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 			s.role = RoleStageOut
 		default:
 			s.role = RoleCompute
-			if p, ok := bs.(ComputePreparer); ok {
-				if err := p.PrepareCompute(); err != nil {
-					d.log.Debug("gpu: compute stream sets up on first use", "device", d.name, "stream", name, "err", err)
-				}
-			}
+		}
+		if err := prepare(bs, s.role); err != nil {
+			d.log.Debug("gpu: stream sets up on first use", "device", d.name, "stream", name, "err", err)
 		}
 		if d.prof != nil {
 			s.track = d.prof.Track(d.name + "/" + name)
@@ -273,6 +271,21 @@ func (d *Device) closeStreams() {
 			d.log.Warn("gpu: close stream", "device", d.name, "stream", s.name, "err", err)
 		}
 	}
+}
+
+// prepare lets a backend stream set up what its role needs now
+// (ComputePreparer, TransferPreparer), when the device opens.
+func prepare(bs BackendStream, role Role) error {
+	if role == RoleCompute {
+		if p, ok := bs.(ComputePreparer); ok {
+			return p.PrepareCompute()
+		}
+		return nil
+	}
+	if p, ok := bs.(TransferPreparer); ok {
+		return p.PrepareTransfers()
+	}
+	return nil
 }
 
 // Close shuts the device down. It fails with ErrLeak, and leaves the device

@@ -658,7 +658,8 @@ func TestFakePeerCopies(t *testing.T) {
 // TestFakeComputeStreamsPreparedAtOpen: opening a device creates the cuBLAS
 // and cuSOLVER handles of its compute streams (and only theirs) and calls
 // each operation once, so that the first bodies do not pay for loading the
-// libraries and their kernels; bodies then reuse the handles.
+// libraries and their kernels; bodies then reuse the handles. The transfer
+// streams have their staging rings from the start.
 func TestFakeComputeStreamsPreparedAtOpen(t *testing.T) {
 	d, b, f := fakeRTDevice(t)
 	b.mu.Lock()
@@ -672,6 +673,10 @@ func TestFakeComputeStreamsPreparedAtOpen(t *testing.T) {
 		compute := strings.HasPrefix(s.name, "exec")
 		if prepared := s.haveBlas && s.solver != nil && s.metaMem.p != nil && s.dmetaMem != 0; prepared != compute {
 			t.Errorf("stream %s: prepared %v", s.name, prepared)
+		}
+		// The transfer streams have their staging ring; compute streams stage nothing.
+		if staging := s.bulkMem.p != nil; staging == compute {
+			t.Errorf("stream %s: staging ring allocated %v", s.name, staging)
 		}
 		// The warm-up calls each operation once: the pointer-array batched
 		// call is the one a statistic counts.

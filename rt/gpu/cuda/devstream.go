@@ -382,6 +382,17 @@ func (s *DeviceStream) reserve(r *ring, n, align int64) (off, consumed int64, er
 	return 0, 0, fmt.Errorf("cuda: ring of %s still full after synchronizing (%d of %d bytes held)", s.name, r.used, r.size)
 }
 
+// PrepareTransfers implements gpu.TransferPreparer: it allocates the pinned
+// ring that stages copies of ordinary host memory now, when the device opens,
+// and not in the first copy of a run.
+func (s *DeviceStream) PrepareTransfers() error {
+	if err := s.b.bind(); err != nil {
+		return err
+	}
+	defer s.b.unbind()
+	return s.hostRing(&s.bulk, &s.bulkMem, s.b.staging)
+}
+
 // hostRing makes sure a pinned ring has its memory.
 func (s *DeviceStream) hostRing(r *ring, mem *HostMem, size int) error {
 	if mem.p != nil {
