@@ -64,16 +64,22 @@ func (s *Stream) Dgemm(ta, tb Transpose, m, n, k int, alpha float64, a Buffer, l
 // Dtrsm enqueues the solve op(A)*X = alpha*B (side Left) or X*op(A) =
 // alpha*B (side Right) with A triangular; X overwrites B (m x n).
 func (s *Stream) Dtrsm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, alpha float64, a Buffer, lda int, b Buffer, ldb int) error {
+	if err := triangular("Dtrsm", side, m, n, a, lda, b, ldb); err != nil {
+		return err
+	}
+	return s.be.Dtrsm(side, uplo, ta, diag, m, n, alpha, a.Ptr, lda, b.Ptr, ldb)
+}
+
+// triangular checks the operands of Dtrsm and Dtrmm: A is the triangle of
+// the side of the m x n matrix B.
+func triangular(op string, side Side, m, n int, a Buffer, lda int, b Buffer, ldb int) error {
 	na := m
 	if side == Right {
 		na = n
 	}
-	if err := firstErr(
-		matrix("Dtrsm", "A", a, na, na, lda, 0, 1),
-		matrix("Dtrsm", "B", b, m, n, ldb, 0, 1)); err != nil {
-		return err
-	}
-	return s.be.Dtrsm(side, uplo, ta, diag, m, n, alpha, a.Ptr, lda, b.Ptr, ldb)
+	return firstErr(
+		matrix(op, "A", a, na, na, lda, 0, 1),
+		matrix(op, "B", b, m, n, ldb, 0, 1))
 }
 
 // Dtrmm enqueues the product B = alpha*op(A)*B (side Left) or B =
@@ -81,13 +87,7 @@ func (s *Stream) Dtrsm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, 
 // With the inverse of a triangle from Dtrtri it stands in for Dtrsm: on
 // CUDA a triangular solve issues many small kernels, a product few.
 func (s *Stream) Dtrmm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, alpha float64, a Buffer, lda int, b Buffer, ldb int) error {
-	na := m
-	if side == Right {
-		na = n
-	}
-	if err := firstErr(
-		matrix("Dtrmm", "A", a, na, na, lda, 0, 1),
-		matrix("Dtrmm", "B", b, m, n, ldb, 0, 1)); err != nil {
+	if err := triangular("Dtrmm", side, m, n, a, lda, b, ldb); err != nil {
 		return err
 	}
 	return s.be.Dtrmm(side, uplo, ta, diag, m, n, alpha, a.Ptr, lda, b.Ptr, ldb)

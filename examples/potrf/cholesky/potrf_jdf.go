@@ -75,9 +75,32 @@ func noIdentity(a *rt.TiledMatrix) *rt.Vector {
 	return v
 }
 
+// inverted reports whether the TRSM task t multiplies by an inverse: with TRSM_INV, all of
+// a column's but the first, TRSM(k + 1, k), which lies on the critical path.
+//
+//line ../../potrf.jdf:91
+func inverted(t *gpu.Task) bool {
+	g, l := rt.TaskGlobals[*Potrf](t.EC().(*rt.Task))
+	return g.TRSM_INV && l[1] > l[0]+1
+}
+
+// productsOnly is the batch_match of TRSM: a ring holds only TRSMs that multiply, so that
+// TRSM(k + 1, k) goes to the device alone and its completion waits for no other.
+//
+//line ../../potrf.jdf:98
+func productsOnly(cand, head *gpu.Task) gpu.Action {
+	switch {
+	case !inverted(head):
+		return gpu.Stop
+	case !inverted(cand):
+		return gpu.Reject
+	}
+	return gpu.Accept
+}
+
 // gemmBatch is the default GEMM_BATCH for tiles of nb rows.
 //
-//line ../../potrf.jdf:90
+//line ../../potrf.jdf:109
 func gemmBatch(nb int) int {
 	if nb <= 512 {
 		return 64
@@ -85,19 +108,20 @@ func gemmBatch(nb int) int {
 	return 1
 }
 
-// launch enqueues C = C - A * B^T for every group, ld being the tiles' leading dimension.
+// launch enqueues C = alpha * A * B^T + beta * C for every group, ld being the tiles'
+// leading dimension.
 //
-//line ../../potrf.jdf:98
-func (gs gemmGroups) launch(s *gpu.Stream, ld int) error {
+//line ../../potrf.jdf:118
+func (gs gemmGroups) launch(s *gpu.Stream, ld int, alpha, beta float64) error {
 	for _, g := range gs {
-		if err := s.DgemmBatched(gpu.NoTrans, gpu.Trans, g.m, g.n, g.k, -1, g.a, ld, g.b, ld, 1, g.c, ld); err != nil {
+		if err := s.DgemmBatched(gpu.NoTrans, gpu.Trans, g.m, g.n, g.k, alpha, g.a, ld, g.b, ld, beta, g.c, ld); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-//line potrf_jdf.go:101
+//line potrf_jdf.go:125
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
@@ -126,37 +150,37 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 	if err := rt.VerifyCollection(descA, 2, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: descA: %w", err)
 	}
-//line ../../potrf.jdf:112
+//line ../../potrf.jdf:132
 	var MT int = descA.MT
-//line potrf_jdf.go:132
-//line ../../potrf.jdf:117
+//line potrf_jdf.go:156
+//line ../../potrf.jdf:138
 	var GEMM_BATCH int = gemmBatch(descA.MB)
-//line potrf_jdf.go:135
-//line ../../potrf.jdf:121
+//line potrf_jdf.go:159
+//line ../../potrf.jdf:142
 	var TRSM_INV bool = false
-//line potrf_jdf.go:138
-//line ../../potrf.jdf:122
+//line potrf_jdf.go:162
+//line ../../potrf.jdf:143
 	var IDENT *rt.Vector = noIdentity(descA)
-//line potrf_jdf.go:141
+//line potrf_jdf.go:165
 	if err := rt.VerifyCollection(IDENT, 1, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: IDENT: %w", err)
 	}
 	tp := &Potrf{descA: descA, impl: impl, MT: MT, GEMM_BATCH: GEMM_BATCH, TRSM_INV: TRSM_INV, IDENT: IDENT}
 	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfINV, &potrfTRSM, &potrfSYRK, &potrfGEMM)
-//line ../../potrf.jdf:155
+//line ../../potrf.jdf:176
 	potrfCount0 := descA.MB * descA.MB
-//line potrf_jdf.go:149
+//line potrf_jdf.go:173
 	tp.SetArena("DEFAULT", rt.NewSliceArena[float64](potrfCount0))
 	return tp, nil
 }
 
 // The task classes of potrf.jdf, assigned in init: their functions refer to one another.
 var (
-	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:125:1
-	potrfINV   rt.TaskClass // INV at potrf.jdf:150:1
-	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:177:1
-	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:220:1
-	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:244:1
+	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:146:1
+	potrfINV   rt.TaskClass // INV at potrf.jdf:171:1
+	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:198:1
+	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:250:1
+	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:274:1
 )
 
 func init() {
@@ -205,7 +229,7 @@ func init() {
 		Priority:     potrfTRSMPriority,
 		Affinity:     potrfTRSMAffinity,
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "TRSM/GPU", Type: gpu.TypeAny, Submit: potrfTRSMSubmitGPU}},
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "TRSM/GPU", Type: gpu.TypeAny, Submit: potrfTRSMSubmitGPU, Batch: true}},
 			{Kind: rt.CPU, Hook: potrfTRSMHook},
 		},
 	}
@@ -244,15 +268,15 @@ func init() {
 }
 
 // potrfPOTRFInputs are the input chains of POTRF(k): potrfPOTRFIn<Flow> selects the input of flow <Flow>.
-var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:128:6", Select: potrfPOTRFInT}}
+var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:149:6", Select: potrfPOTRFInT}}
 
 func potrfPOTRFInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:128:22")
+		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:149:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: k}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:128:36", "T SYRK(k - 1, k)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:149:36", "T SYRK(k - 1, k)")
 	}
 }
 
@@ -292,17 +316,17 @@ func potrfPOTRFSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 // potrfPOTRFPriority returns the priority of POTRF(k) (higher runs first).
 func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:132
+//line ../../potrf.jdf:153
 	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:298
+//line potrf_jdf.go:322
 }
 
 // potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
 func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:127
+//line ../../potrf.jdf:148
 	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:306
+//line potrf_jdf.go:330
 }
 
 // potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k): rt/gpu runs it on a device stream.
@@ -311,15 +335,15 @@ func potrfPOTRFSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gp
 	return potrfPOTRFBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], task.Buffer(0))
 }
 
-// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:133:1.
+// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:154:1.
 func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:134
+//line ../../potrf.jdf:155
 	{
 		if err := stream.Dpotrf(gpu.Lower, descA.TileRows(k), T, descA.MB); err != nil {
 			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
 		}
 	}
-//line potrf_jdf.go:323
+//line potrf_jdf.go:347
 	return gpu.Done
 }
 
@@ -333,33 +357,33 @@ func potrfPOTRFHook(task *rt.Task) error {
 	return potrfPOTRFBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], T)
 }
 
-// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:140:1.
+// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:161:1.
 func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T []float64) error {
-//line ../../potrf.jdf:141
+//line ../../potrf.jdf:162
 	{
 		if err := impl.Dpotrf(blas.Lower, descA.TileRows(k), T, descA.MB); err != nil {
 			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
 		}
 	}
-//line potrf_jdf.go:345
+//line potrf_jdf.go:369
 	return nil
 }
 
 // potrfINVInputs are the input chains of INV(k): potrfINVIn<Flow> selects the input of flow <Flow>.
 var potrfINVInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:153:8", TaskOnly: true, Select: potrfINVInT},
-	{Flow: 1, Pos: "potrf.jdf:154:8", Select: potrfINVInE},
+	{Flow: 0, Pos: "potrf.jdf:174:8", TaskOnly: true, Select: potrfINVInT},
+	{Flow: 1, Pos: "potrf.jdf:175:8", Select: potrfINVInE},
 }
 
 func potrfINVInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:153:13", "T POTRF(k)")
+	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:174:13", "T POTRF(k)")
 }
 
 func potrfINVInE(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
-	return rt.DataInput(0, g.IDENT, rt.Ix(g.descA.RankOf(rt.Ix(k, k))), "potrf.jdf:154:13")
+	return rt.DataInput(0, g.IDENT, rt.Ix(g.descA.RankOf(rt.Ix(k, k))), "potrf.jdf:175:13")
 }
 
 // potrfINVSpace enumerates the execution space of INV(k).
@@ -403,7 +427,7 @@ func potrfINVGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 // potrfINVPrepare binds the memory inputs of INV(k) and checks that its inputs from other tasks arrived.
 func potrfINVPrepare(task *rt.Task) error {
 	if err := task.BindNew(2, "DEFAULT"); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:155:9", "I", err)
+		return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:176:9", "I", err)
 	}
 	return task.BindInputs(potrfINVInputs)
 }
@@ -428,17 +452,17 @@ func potrfINVPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 // potrfINVPriority returns the priority of INV(k) (higher runs first).
 func potrfINVPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:156
+//line ../../potrf.jdf:177
 	return int32(4*(g.MT-k) + 2)
-//line potrf_jdf.go:434
+//line potrf_jdf.go:458
 }
 
 // potrfINVAffinity returns the data collection element that owns INV(k).
 func potrfINVAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:152
+//line ../../potrf.jdf:173
 	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:442
+//line potrf_jdf.go:466
 }
 
 // potrfINVSubmitGPU is the submit hook of the GPU body of INV(k): rt/gpu runs it on a device stream.
@@ -447,9 +471,9 @@ func potrfINVSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.
 	return potrfINVBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
-// potrfINVBodyGPU is the GPU body of INV(k) at potrf.jdf:157:1.
+// potrfINVBodyGPU is the GPU body of INV(k) at potrf.jdf:178:1.
 func potrfINVBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T gpu.Buffer, E gpu.Buffer, I gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:158
+//line ../../potrf.jdf:179
 	{
 		if err := stream.Memcpy(I, E); err != nil {
 			return task.Fail(err)
@@ -459,7 +483,7 @@ func potrfINVBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Po
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:463
+//line potrf_jdf.go:487
 	return gpu.Done
 }
 
@@ -474,35 +498,35 @@ func potrfINVHook(task *rt.Task) error {
 	return potrfINVBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], T, E, I)
 }
 
-// potrfINVBody is the CPU body of INV(k) at potrf.jdf:168:1.
+// potrfINVBody is the CPU body of INV(k) at potrf.jdf:189:1.
 func potrfINVBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T []float64, E []float64, I []float64) error {
-//line ../../potrf.jdf:169
+//line ../../potrf.jdf:190
 	{
 		copy(I, E)
 		n := descA.TileRows(k)
 		return impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, T, descA.MB, I, descA.MB)
 	}
-//line potrf_jdf.go:486
+//line potrf_jdf.go:510
 }
 
 // potrfTRSMInputs are the input chains of TRSM(m, k): potrfTRSMIn<Flow> selects the input of flow <Flow>.
 var potrfTRSMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:181:8", TaskOnly: true, Select: potrfTRSMInT},
-	{Flow: 1, Pos: "potrf.jdf:182:8", Select: potrfTRSMInI},
-	{Flow: 2, Pos: "potrf.jdf:183:6", Select: potrfTRSMInC},
+	{Flow: 0, Pos: "potrf.jdf:202:8", TaskOnly: true, Select: potrfTRSMInT},
+	{Flow: 1, Pos: "potrf.jdf:203:8", Select: potrfTRSMInI},
+	{Flow: 2, Pos: "potrf.jdf:204:6", Select: potrfTRSMInC},
 }
 
 func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:181:13", "T POTRF(k)")
+	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:202:13", "T POTRF(k)")
 }
 
 func potrfTRSMInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if g.TRSM_INV && m > k+1 {
 		pl := rt.Locals{0: k}
-		return rt.TaskInput(0, &potrfINV, 2, potrfINVComplete(tp, &pl), &pl, "potrf.jdf:182:39", "I INV(k)")
+		return rt.TaskInput(0, &potrfINV, 2, potrfINVComplete(tp, &pl), &pl, "potrf.jdf:203:39", "I INV(k)")
 	} else {
 		return rt.NullInput(0)
 	}
@@ -511,10 +535,10 @@ func potrfTRSMInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:183:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:204:22")
 	} else {
 		pl := rt.Locals{1: m, 2: k, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:183:36", "C GEMM(m, k, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:204:36", "C GEMM(m, k, k - 1)")
 	}
 }
 
@@ -559,50 +583,99 @@ func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfTRSMPriority returns the priority of TRSM(m, k) (higher runs first).
 func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:188
+//line ../../potrf.jdf:209
 	return int32(4*(g.MT-k) + 2)
-//line potrf_jdf.go:565
+//line potrf_jdf.go:589
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
 func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-//line ../../potrf.jdf:180
+//line ../../potrf.jdf:201
 	return g.descA, rt.Ix(m, k)
-//line potrf_jdf.go:573
+//line potrf_jdf.go:597
+}
+
+// potrfTRSMGPU is one task of a ring in a GPU body of TRSM(m, k): its definitions and the
+// device buffers of its data flows (a batched body gets them with member(t)).
+type potrfTRSMGPU struct {
+	k int
+	m int
+	T gpu.Buffer
+	I gpu.Buffer
+	C gpu.Buffer
+}
+
+// potrfTRSMMemberGPU returns the definitions and buffers of the TRSM task of wrapper t.
+func potrfTRSMMemberGPU(t *gpu.Task) potrfTRSMGPU {
+	l := t.EC().(*rt.Task).Locals()
+	return potrfTRSMGPU{
+		k: l[0],
+		m: l[1],
+		T: t.Buffer(0),
+		I: t.Buffer(1),
+		C: t.Buffer(2),
+	}
 }
 
 // potrfTRSMSubmitGPU is the submit hook of the GPU body of TRSM(m, k): rt/gpu runs it on a device stream.
 func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
+	if _, err := stream.CollectBatch(task, potrfTRSMBatchGPU(task).Match, nil); err != nil {
+		return task.Fail(err)
+	}
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
 	return potrfTRSMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
-// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:189:1.
+// potrfTRSMBatchGPU is the batch-match policy of the GPU body of TRSM for a ring headed
+// by head (batch_max, batch_match).
+func potrfTRSMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
+	task := head.EC().(*rt.Task)
+	g := task.Taskpool().Globals().(*Potrf)
+//line ../../potrf.jdf:210
+	batchMax := g.GEMM_BATCH
+//line ../../potrf.jdf:210
+	batchMatch := productsOnly
+//line potrf_jdf.go:640
+	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
+}
+
+// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:210:1.
 func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, T gpu.Buffer, I gpu.Buffer, C gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:190
+	member := potrfTRSMMemberGPU
+	_ = member
+//line ../../potrf.jdf:211
 	{
-		rows, cols := descA.TileRows(m), descA.TileCols(k)
-		if I.Ptr == 0 {
-			if err := stream.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, rows, cols, 1, T, descA.MB, C, descA.MB); err != nil {
-				return task.Fail(err)
-			}
-			return gpu.Done
-		}
-		// C = C * I^T: a product cannot overwrite its operand, so C goes to the stream's
-		// scratch first.
-		w, err := stream.Scratch(descA.MB * cols)
-		if err == nil {
-			err = stream.Memcpy(w, C.Slice(0, w.Len))
-		}
-		if err == nil {
-			err = stream.Dgemm(gpu.NoTrans, gpu.Trans, rows, cols, cols, 1, w, descA.MB, I, descA.MB, 0, C, descA.MB)
-		}
+		// Members with an inverse compute C = C * I^T: a product cannot overwrite its operand,
+		// so each C goes to a slot of the stream's scratch first, and the products of one shape
+		// go to the device in one batched call. The others solve.
+		tile := descA.MB * descA.NB
+		scratch, err := stream.Scratch(task.RingLen() * tile)
 		if err != nil {
 			return task.Fail(err)
 		}
+		var groups gemmGroups
+		slot := 0
+		for t := range task.Ring() {
+			r := member(t)
+			rows, cols := descA.TileRows(r.m), descA.TileCols(r.k)
+			if r.I.Ptr == 0 {
+				err = stream.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, rows, cols, 1, r.T, descA.MB, r.C, descA.MB)
+			} else {
+				w := scratch.Slice(slot*tile, (slot+1)*tile)
+				slot++
+				err = stream.Memcpy(w, r.C.Slice(0, tile))
+				groups.add(rows, cols, cols, w, r.I, r.C)
+			}
+			if err != nil {
+				return task.Fail(err)
+			}
+		}
+		if err := groups.launch(stream, descA.MB, 1, 0); err != nil {
+			return task.Fail(err)
+		}
 	}
-//line potrf_jdf.go:606
+//line potrf_jdf.go:679
 	return gpu.Done
 }
 
@@ -617,35 +690,35 @@ func potrfTRSMHook(task *rt.Task) error {
 	return potrfTRSMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], T, I, C)
 }
 
-// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:212:1.
+// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:242:1.
 func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, T []float64, I []float64, C []float64) error {
-//line ../../potrf.jdf:213
+//line ../../potrf.jdf:243
 	{
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:628
+//line potrf_jdf.go:701
 }
 
 // potrfSYRKInputs are the input chains of SYRK(k, m): potrfSYRKIn<Flow> selects the input of flow <Flow>.
 var potrfSYRKInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:224:8", TaskOnly: true, Select: potrfSYRKInA},
-	{Flow: 1, Pos: "potrf.jdf:225:6", Select: potrfSYRKInT},
+	{Flow: 0, Pos: "potrf.jdf:254:8", TaskOnly: true, Select: potrfSYRKInA},
+	{Flow: 1, Pos: "potrf.jdf:255:6", Select: potrfSYRKInT},
 }
 
 func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:224:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:254:13", "C TRSM(m, k)")
 }
 
 func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:225:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:255:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: m}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:225:36", "T SYRK(k - 1, m)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:255:36", "T SYRK(k - 1, m)")
 	}
 }
 
@@ -686,17 +759,17 @@ func potrfSYRKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfSYRKPriority returns the priority of SYRK(k, m) (higher runs first).
 func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:227
+//line ../../potrf.jdf:257
 	return int32(4*(g.MT-m) + 1)
-//line potrf_jdf.go:692
+//line potrf_jdf.go:765
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
 func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:223
+//line ../../potrf.jdf:253
 	return g.descA, rt.Ix(m, m)
-//line potrf_jdf.go:700
+//line potrf_jdf.go:773
 }
 
 // potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m): rt/gpu runs it on a device stream.
@@ -705,16 +778,16 @@ func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 	return potrfSYRKBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
-// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:228:1.
+// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:258:1.
 func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:229
+//line ../../potrf.jdf:259
 	{
 		if err := stream.Dsyrk(gpu.Lower, gpu.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:718
+//line potrf_jdf.go:791
 	return gpu.Done
 }
 
@@ -729,42 +802,42 @@ func potrfSYRKHook(task *rt.Task) error {
 	return potrfSYRKBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], A, T)
 }
 
-// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:236:1.
+// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:266:1.
 func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A []float64, T []float64) error {
-//line ../../potrf.jdf:237
+//line ../../potrf.jdf:267
 	{
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:740
+//line potrf_jdf.go:813
 }
 
 // potrfGEMMInputs are the input chains of GEMM(m, n, k): potrfGEMMIn<Flow> selects the input of flow <Flow>.
 var potrfGEMMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:249:8", TaskOnly: true, Select: potrfGEMMInA},
-	{Flow: 1, Pos: "potrf.jdf:250:8", TaskOnly: true, Select: potrfGEMMInB},
-	{Flow: 2, Pos: "potrf.jdf:251:6", Select: potrfGEMMInC},
+	{Flow: 0, Pos: "potrf.jdf:279:8", TaskOnly: true, Select: potrfGEMMInA},
+	{Flow: 1, Pos: "potrf.jdf:280:8", TaskOnly: true, Select: potrfGEMMInB},
+	{Flow: 2, Pos: "potrf.jdf:281:6", Select: potrfGEMMInC},
 }
 
 func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:249:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:279:13", "C TRSM(m, k)")
 }
 
 func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, n_ := l[0], l[2]
 	pl := rt.Locals{1: n_, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:250:13", "C TRSM(n, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:280:13", "C TRSM(n, k)")
 }
 
 func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:251:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:281:22")
 	} else {
 		pl := rt.Locals{1: m, 2: n_, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:251:36", "C GEMM(m, n, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:281:36", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -808,17 +881,17 @@ func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
 func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, n_ := tp.Globals().(*Potrf), l[2]
-//line ../../potrf.jdf:253
+//line ../../potrf.jdf:283
 	return int32(4 * (g.MT - n_))
-//line potrf_jdf.go:814
+//line potrf_jdf.go:887
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
 func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
-//line ../../potrf.jdf:248
+//line ../../potrf.jdf:278
 	return g.descA, rt.Ix(m, n_)
-//line potrf_jdf.go:822
+//line potrf_jdf.go:895
 }
 
 // potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
@@ -859,28 +932,28 @@ func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 func potrfGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	task := head.EC().(*rt.Task)
 	g := task.Taskpool().Globals().(*Potrf)
-//line ../../potrf.jdf:254
+//line ../../potrf.jdf:284
 	batchMax := g.GEMM_BATCH
-//line potrf_jdf.go:865
+//line potrf_jdf.go:938
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
-// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:254:1.
+// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:284:1.
 func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
 	member := potrfGEMMMemberGPU
 	_ = member
-//line ../../potrf.jdf:255
+//line ../../potrf.jdf:285
 	{
 		var groups gemmGroups
 		for t := range task.Ring() {
 			g := member(t)
 			groups.add(descA.TileRows(g.m), descA.TileRows(g.n), descA.TileCols(g.k), g.A, g.B, g.C)
 		}
-		if err := groups.launch(stream, descA.MB); err != nil {
+		if err := groups.launch(stream, descA.MB, -1, 1); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:884
+//line potrf_jdf.go:957
 	return gpu.Done
 }
 
@@ -895,33 +968,33 @@ func potrfGEMMHook(task *rt.Task) error {
 	return potrfGEMMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], l[2], A, B, C)
 }
 
-// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:266:1.
+// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:296:1.
 func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, n int, A []float64, B []float64, C []float64) error {
-//line ../../potrf.jdf:267
+//line ../../potrf.jdf:297
 	{
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:906
+//line potrf_jdf.go:979
 }
 
 // potrfSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of potrf.jdf.
 var potrfSource = rt.Source{
 	Err:     ErrPotrfGraph,
-	Classes: []string{"potrf.jdf:125:1", "potrf.jdf:150:1", "potrf.jdf:177:1", "potrf.jdf:220:1", "potrf.jdf:244:1"},
+	Classes: []string{"potrf.jdf:146:1", "potrf.jdf:171:1", "potrf.jdf:198:1", "potrf.jdf:250:1", "potrf.jdf:274:1"},
 	Flows: [][]string{
-		{"potrf.jdf:128:6"},
-		{"potrf.jdf:153:8", "potrf.jdf:154:8", "potrf.jdf:155:9"},
-		{"potrf.jdf:181:8", "potrf.jdf:182:8", "potrf.jdf:183:6"},
-		{"potrf.jdf:224:8", "potrf.jdf:225:6"},
-		{"potrf.jdf:249:8", "potrf.jdf:250:8", "potrf.jdf:251:6"},
+		{"potrf.jdf:149:6"},
+		{"potrf.jdf:174:8", "potrf.jdf:175:8", "potrf.jdf:176:9"},
+		{"potrf.jdf:202:8", "potrf.jdf:203:8", "potrf.jdf:204:6"},
+		{"potrf.jdf:254:8", "potrf.jdf:255:6"},
+		{"potrf.jdf:279:8", "potrf.jdf:280:8", "potrf.jdf:281:6"},
 	},
 	Deps: [][][]string{
-		{{"potrf.jdf:128:8", "potrf.jdf:129:8", "potrf.jdf:130:8", "potrf.jdf:131:8"}},
-		{{"potrf.jdf:153:10"}, {"potrf.jdf:154:10"}, {"potrf.jdf:155:11"}},
-		{{"potrf.jdf:181:10"}, {"potrf.jdf:182:10"}, {"potrf.jdf:183:8", "potrf.jdf:184:8", "potrf.jdf:185:8", "potrf.jdf:186:8", "potrf.jdf:187:8"}},
-		{{"potrf.jdf:224:10"}, {"potrf.jdf:225:8", "potrf.jdf:226:8"}},
-		{{"potrf.jdf:249:10"}, {"potrf.jdf:250:10"}, {"potrf.jdf:251:8", "potrf.jdf:252:8"}},
+		{{"potrf.jdf:149:8", "potrf.jdf:150:8", "potrf.jdf:151:8", "potrf.jdf:152:8"}},
+		{{"potrf.jdf:174:10"}, {"potrf.jdf:175:10"}, {"potrf.jdf:176:11"}},
+		{{"potrf.jdf:202:10"}, {"potrf.jdf:203:10"}, {"potrf.jdf:204:8", "potrf.jdf:205:8", "potrf.jdf:206:8", "potrf.jdf:207:8", "potrf.jdf:208:8"}},
+		{{"potrf.jdf:254:10"}, {"potrf.jdf:255:8", "potrf.jdf:256:8"}},
+		{{"potrf.jdf:279:10"}, {"potrf.jdf:280:10"}, {"potrf.jdf:281:8", "potrf.jdf:282:8"}},
 	},
 }
 

@@ -108,6 +108,13 @@ func gemm(ta, tb gpu.Transpose, m, n, k int, alpha float64, a []float64, lda int
 
 // Dtrsm implements gpu.BLAS.
 func (s *Stream) Dtrsm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, d gpu.Diag, m, n int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int) error {
+	return s.triangular("dtrsm", bl.Dtrsm, side, uplo, ta, d, m, n, alpha, a, lda, b, ldb)
+}
+
+// triangular enqueues gonum's Dtrsm or Dtrmm (same arguments) on the
+// row-major view of the column-major operands.
+func (s *Stream) triangular(name string, op func(blas.Side, blas.Uplo, blas.Transpose, blas.Diag, int, int, float64, []float64, int, []float64, int),
+	side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, d gpu.Diag, m, n int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int) error {
 	ms, err := s.mats(a, b)
 	if err != nil {
 		return err
@@ -116,8 +123,8 @@ func (s *Stream) Dtrsm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, d gpu.Dia
 	if side == gpu.Right {
 		na = n
 	}
-	return s.enqueue("dtrsm", func() error {
-		bl.Dtrsm(flipSide(side), flipUplo(uplo), tr(ta), diag(d), n, m, alpha,
+	return s.enqueue(name, func() error {
+		op(flipSide(side), flipUplo(uplo), tr(ta), diag(d), n, m, alpha,
 			ms[0][:span(na, na, lda)], lda, ms[1][:span(m, n, ldb)], ldb)
 		return nil
 	})
@@ -125,19 +132,7 @@ func (s *Stream) Dtrsm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, d gpu.Dia
 
 // Dtrmm implements gpu.BLAS.
 func (s *Stream) Dtrmm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, d gpu.Diag, m, n int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int) error {
-	ms, err := s.mats(a, b)
-	if err != nil {
-		return err
-	}
-	na := m
-	if side == gpu.Right {
-		na = n
-	}
-	return s.enqueue("dtrmm", func() error {
-		bl.Dtrmm(flipSide(side), flipUplo(uplo), tr(ta), diag(d), n, m, alpha,
-			ms[0][:span(na, na, lda)], lda, ms[1][:span(m, n, ldb)], ldb)
-		return nil
-	})
+	return s.triangular("dtrmm", bl.Dtrmm, side, uplo, ta, d, m, n, alpha, a, lda, b, ldb)
 }
 
 // Dsyrk implements gpu.BLAS.
