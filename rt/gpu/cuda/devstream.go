@@ -194,7 +194,6 @@ func (s *DeviceStream) warmUp() (err error) {
 		func() error {
 			return s.Dtrmm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
 		},
-		func() error { return s.Dtrtri(gpu.Lower, gpu.NonUnit, n, p[0], n) },
 		func() error {
 			b, st := bsz, int64(bsz*bsz)
 			return s.DgemmStridedBatched(gpu.NoTrans, gpu.NoTrans, b, b, b, 1, p[0], b, st, p[1], b, st, 1, p[2], b, st, 2)
@@ -224,6 +223,8 @@ func (s *DeviceStream) warmUp() (err error) {
 			}
 			return s.Dpotrf(gpu.Lower, m, p[2], m)
 		},
+		// Last: a cuSOLVER older than its generic TRTRI lacks only this one.
+		func() error { return s.Dtrtri(gpu.Lower, gpu.NonUnit, n, p[0], n) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
