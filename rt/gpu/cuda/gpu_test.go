@@ -94,6 +94,16 @@ func mustStream(t testing.TB) Stream {
 	return s
 }
 
+// mustBlas returns a cuBLAS handle on s, destroyed when the test ends.
+func mustBlas(t testing.TB, s Stream) Blas {
+	t.Helper()
+	h, err := NewBlas()
+	must(t, err)
+	t.Cleanup(func() { must(t, h.Destroy()) })
+	must(t, h.SetStream(s))
+	return h
+}
+
 // testKernels is the CUDA C source of the kernels the tests launch.
 const testKernels = `
 extern "C" __global__ void axpby(double* y, const double* x, double a, double b, int n) {
@@ -439,10 +449,7 @@ func download(t testing.TB, p DevicePtr, n int, s Stream) []float64 {
 func TestCUDABlas(t *testing.T) {
 	requireGPU(t)
 	s := mustStream(t)
-	h, err := NewBlas()
-	must(t, err)
-	defer func() { must(t, h.Destroy()) }()
-	must(t, h.SetStream(s))
+	h := mustBlas(t, s)
 	ver, err := h.Version()
 	must(t, err)
 	t.Logf("cuBLAS %d from %s", ver, LibraryPath("cublas"))
@@ -612,10 +619,7 @@ func TestCUDASolverPotrf(t *testing.T) {
 func TestCUDATrmmAndTrtri(t *testing.T) {
 	requireGPU(t)
 	s := mustStream(t)
-	h, err := NewBlas()
-	must(t, err)
-	defer func() { must(t, h.Destroy()) }()
-	must(t, h.SetStream(s))
+	h := mustBlas(t, s)
 	sv, err := NewSolver(s)
 	must(t, err)
 	defer func() { must(t, sv.Destroy()) }()
@@ -814,10 +818,7 @@ func TestCUDAFigures(t *testing.T) {
 	launchRT(1000)
 	t.Logf("FIGURE empty kernel launch + record + query until done: %v", launchRT(20000))
 
-	h, err := NewBlas()
-	must(t, err)
-	defer h.Destroy()
-	must(t, h.SetStream(s))
+	h := mustBlas(t, s)
 
 	// dgemm at N=8192 on random data.
 	const gn = 8192
