@@ -10,7 +10,8 @@ package rt
 //     and pops from its own heap; when it is empty it steals about half of a victim's best
 //     tasks (victims visited round-robin from a random start), keeps one and pushes the rest
 //     into its own heap. An atomic length per queue lets pop skip empty queues without
-//     locking. External pushes go round-robin over the queues.
+//     locking. External pushes go round-robin over the queues, and so do the full batches
+//     of a release larger than one batch (pushAway).
 //   - ap: one global priority queue: strict highest-priority-first, FIFO among equals. The workers'
 //     next_task slots are disabled, since a private task would overtake the global order.
 //   - gd: one global FIFO; priorities are ignored except that high_priority classes go to
@@ -31,6 +32,8 @@ type scheduler interface {
 	name() string
 	push(w *Worker, t *Task)
 	pushBatch(w *Worker, ts []*Task)
+	// pushAway queues a full batch of a large release where other workers find it first.
+	pushAway(w *Worker, ts []*Task)
 	// pop returns a task for w, stealing if the policy does, or nil when none is visible.
 	pop(w *Worker) *Task
 	// collect offers w.offer, best first and under the queue's lock, the tasks queued where w
@@ -89,6 +92,27 @@ func (s *lfq) push(w *Worker, t *Task) {
 
 func (s *lfq) pushBatch(w *Worker, ts []*Task) {
 	q := s.home(w)
+	q.mu.Lock()
+	for _, t := range ts {
+		q.h.push(t)
+	}
+	q.n.Store(int32(q.h.len()))
+	q.mu.Unlock()
+}
+
+// pushAway queues ts on another worker's queue, the next one round-robin from w. One worker
+// releasing thousands of tasks (a broadcast) would otherwise hold them all in its own queue,
+// and every other worker would steal from that one queue, behind its one lock; spread, each
+// finds its share in its own queue. Only full batches come here, so a release of a few tasks
+// keeps them on the worker that made them ready.
+func (s *lfq) pushAway(w *Worker, ts []*Task) {
+	n := len(s.qs)
+	if w.id < 0 || n == 1 {
+		s.pushBatch(w, ts)
+		return
+	}
+	w.away++
+	q := &s.qs[(w.id+1+int(w.away%uint32(n-1)))%n]
 	q.mu.Lock()
 	for _, t := range ts {
 		q.h.push(t)
@@ -220,6 +244,8 @@ func (s *global) pushBatch(w *Worker, ts []*Task) {
 	s.n.Store(int32(s.q.len()))
 	s.mu.Unlock()
 }
+
+func (s *global) pushAway(w *Worker, ts []*Task) { s.pushBatch(w, ts) }
 
 func (s *global) pop(w *Worker) *Task {
 	if s.n.Load() == 0 {

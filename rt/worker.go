@@ -97,6 +97,7 @@ type Worker struct {
 	lane  *lane // nil when the dashboard is off
 	seq   uint32
 	rng   uint32
+	away  uint32 // full release batches queued on other workers (lfq.pushAway)
 	steal []*Task
 
 	// batch is the ring collection running on this worker, ringN the followers of the head
@@ -576,8 +577,11 @@ func (w *Worker) makeReady(t *Task) {
 		}
 	}
 	w.buf = append(w.buf, t)
-	if len(w.buf) == cap(w.buf) {
-		w.pushBuf()
+	if len(w.buf) == cap(w.buf) { // a large release: its full batches go to other workers
+		w.c.sched.pushAway(w, w.buf)
+		clear(w.buf)
+		w.buf = w.buf[:0]
+		w.c.notify()
 	}
 }
 
