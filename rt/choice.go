@@ -7,8 +7,10 @@ package rt
 // incarnation (after Evaluate, and unless the incarnation's Select pins the device), it
 // compares two estimated finish times, in nanoseconds from now:
 //
-//   - on a device d: d.Load() (the work d has accepted and not finished) plus the task's
-//     time on d;
+//   - on a device d: the work d has accepted and not finished that the task would wait for
+//     plus the task's time on d. A device that runs its queue by priority (PriorityLoader:
+//     rt/gpu) counts only the work of the task's priority or above; for another, it is all
+//     of d.Load();
 //   - on this worker: the task's time on a CPU, since the worker is free now.
 //
 // It runs the CPU incarnation when that is no later than the best device, and otherwise
@@ -23,8 +25,8 @@ package rt
 // otherwise from measurements: for a device, its Estimator (rt/gpu measures the device
 // time per task as the interval between completions while the device is busy); for the
 // CPU, a running mean of the class's CPU hook time, measured only for classes that share
-// work. Until a class's CPU time is known, the tasks that do not go to an idle device run
-// on the CPU, which measures it. Samples count for at most 4 times the current mean, so
+// work. Until a class's CPU time is known, one task at a time that does not go to an idle
+// device runs on the CPU to measure it; the others go to the device meanwhile. Samples count for at most 4 times the current mean, so
 // that a preempted worker or a stalled manager does not shut a side out for long.
 //
 // ShareWork(false) (JDF2GO_SHARE=off) turns sharing off: device incarnations then go to a
@@ -39,6 +41,23 @@ type Estimator interface {
 	// Estimate returns the expected time of t's incarnation inc on the device in ns, not
 	// counting the work queued before it (that is Load); 0 means unknown.
 	Estimate(t *Task, inc *Incarnation) int64
+}
+
+// PriorityLoader is implemented by a Device that runs the work it holds by priority, higher
+// first: a task then waits only for the work of its priority or above. Without it a task of
+// the critical path, the highest priority, would count the whole queue of a busy device,
+// and go to a CPU core although the device would run it next.
+type PriorityLoader interface {
+	// LoadAbove estimates, in ns, the work queued on the device at priority p or above.
+	LoadAbove(p int32) int64
+}
+
+// waitOn returns what t would wait for on d, in ns.
+func waitOn(t *Task, d Device) int64 {
+	if pl, ok := d.(PriorityLoader); ok {
+		return pl.LoadAbove(t.prio)
+	}
+	return d.Load()
 }
 
 // cpuMeanWeight is the weight of the newest sample in the running means (1/8).
@@ -102,7 +121,7 @@ func deviceEstimate(t *Task, inc *Incarnation, d Device) int64 {
 }
 
 // pickDevice returns the device for incarnation inc of t and its estimated finish time in
-// ns from now (Load plus the task's time), or nil when no device accepts inc. With Select
+// ns from now (waitOn plus the task's time), or nil when no device accepts inc. With Select
 // the device is Select's choice (modulo the accepting devices) and the finish time is not
 // computed (0).
 func (c *Context) pickDevice(t *Task, inc *Incarnation) (Device, int64) {
@@ -120,7 +139,7 @@ func (c *Context) pickDevice(t *Task, inc *Incarnation) (Device, int64) {
 	var best Device
 	var bestAt int64
 	for _, d := range devs {
-		at := d.Load() + deviceEstimate(t, inc, d)
+		at := waitOn(t, d) + deviceEstimate(t, inc, d)
 		if best == nil || at < bestAt {
 			best, bestAt = d, at
 		}
@@ -140,8 +159,17 @@ func (c *Context) choose(t *Task, inc *Incarnation, i int) Device {
 		// An idle device is free capacity (and its estimate gets corrected).
 		return dev
 	}
-	if cpu := cpuEstimate(t); cpu == 0 || cpu <= at {
-		// cpu 0: not measured yet; this task measures it.
+	cpu := cpuEstimate(t)
+	if cpu == 0 {
+		// Not measured yet: this task measures it, unless another one already does. On a
+		// device hundreds of times faster than a core, every task sent to the CPU while the
+		// first one runs would come back late.
+		if t.cs.measuring.CompareAndSwap(false, true) {
+			return nil
+		}
+		return dev
+	}
+	if cpu <= at {
 		return nil
 	}
 	return dev

@@ -1,9 +1,11 @@
 package rt_test
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
 )
@@ -61,19 +63,21 @@ func TestIncarnationChoice(t *testing.T) {
 		te        func(*rt.Task, rt.Device) int64
 		sel       bool
 		onDevice  int64
+		workers   int
 	}{
-		{"idle device", 0, 0, cpu100, false, n},
-		{"device queue beyond a CPU task", 200, 0, cpu100, false, 0},
-		{"device queue within a CPU task", 50, 0, cpu100, false, n},
-		{"select pins the device", 1 << 40, 0, cpu100, true, n},
-		{"estimator, unknown CPU, idle device", 0, 10, nil, false, n},
+		{"idle device", 0, 0, cpu100, false, n, 2},
+		{"device queue beyond a CPU task", 200, 0, cpu100, false, 0, 2},
+		{"device queue within a CPU task", 50, 0, cpu100, false, n, 2},
+		{"select pins the device", 1 << 40, 0, cpu100, true, n, 2},
+		{"estimator, unknown CPU, idle device", 0, 10, nil, false, n, 2},
 		// The first task measures the CPU time (far below the device's queue), then the
-		// CPU keeps them all.
-		{"estimator, unknown CPU, busy device", 1 << 30, 10, nil, false, 0},
+		// CPU keeps them all. One worker: with two, the other one's tasks would go to the
+		// device while the first measures (TestOneCPUMeasurementAtATime).
+		{"estimator, unknown CPU, busy device", 1 << 30, 10, nil, false, 0, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dev := &estDevice{name: "est", load: c.load, est: c.est}
-			ctx := newCtx(t, rt.Workers(2), rt.WithDevices(dev))
+			ctx := newCtx(t, rt.Workers(c.workers), rt.WithDevices(dev))
 			inc := rt.Incarnation{Kind: rt.GPU}
 			if c.sel {
 				inc.Select = func(*rt.Task) int { return 0 }
@@ -115,5 +119,71 @@ func TestShareWorkOff(t *testing.T) {
 	t.Setenv("JDF2GO_SHARE", "maybe")
 	if _, err := rt.New(); !errors.Is(err, rt.ErrBadOption) {
 		t.Fatalf("JDF2GO_SHARE=maybe: %v", err)
+	}
+}
+
+// prioDevice holds a long queue of work at priority 5: a task of a higher priority would
+// not wait for it (LoadAbove).
+type prioDevice struct{ estDevice }
+
+func (d *prioDevice) LoadAbove(p int32) int64 {
+	if p <= 5 {
+		return d.load
+	}
+	return 0
+}
+
+// A device that runs its queue by priority: a task above the queued work's priority goes
+// to the device although the device is busy, one below it to the CPU.
+func TestIncarnationChoiceByPriority(t *testing.T) {
+	const n = 40
+	dev := &prioDevice{estDevice{name: "prio", load: 1 << 30}}
+	ctx := newCtx(t, rt.Workers(2), rt.WithDevices(dev))
+	cpu100 := func(_ *rt.Task, d rt.Device) int64 {
+		if d == nil {
+			return 100
+		}
+		return 10
+	}
+	var cpu atomic.Int64
+	tc := independent(n, &cpu, cpu100, rt.Incarnation{Kind: rt.GPU})
+	tc.Priority = func(_ *rt.Taskpool, l *rt.Locals) int32 { return int32(10 * (l[0] % 2)) } // 0 or 10
+	mustRun(t, ctx, rt.NewTaskpool("prio", nil, tc))
+	if dev.ran.Load() != n/2 || cpu.Load() != n/2 {
+		t.Fatalf("device ran %d, CPU %d; want the %d tasks of priority 10 on the device and the others on the CPU",
+			dev.ran.Load(), cpu.Load(), n/2)
+	}
+}
+
+// While one task measures a class's CPU time, the other tasks of the class go to the busy
+// device instead of waiting on CPU cores for a time nobody knows yet.
+func TestOneCPUMeasurementAtATime(t *testing.T) {
+	const n = 30
+	dev := &estDevice{name: "busy", load: 1 << 30, est: 10}
+	ctx := newCtx(t, rt.Workers(2), rt.WithDevices(dev))
+	release := make(chan struct{})
+	var cpu atomic.Int64
+	tc := independent(n, &cpu, nil, rt.Incarnation{Kind: rt.GPU})
+	body := tc.Incarnations[1].Hook
+	tc.Incarnations[1].Hook = func(task *rt.Task) error {
+		if cpu.Load() == 0 {
+			<-release // the measurement lasts until every other task went elsewhere
+		}
+		return body(task)
+	}
+	tp := rt.NewTaskpool("measure", nil, tc)
+	if err := ctx.Add(tp); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for dev.ran.Load() < n-1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := tp.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if dev.ran.Load() != n-1 || cpu.Load() != 1 {
+		t.Fatalf("device ran %d, CPU %d; want %d and the one measurement", dev.ran.Load(), cpu.Load(), n-1)
 	}
 }

@@ -244,7 +244,9 @@ type classState struct {
 	// between them by estimated time (choice.go) and measures its CPU hook's time.
 	shared  bool
 	cpuMean atomic.Int64 // running mean of the CPU hook's time in ns; 0 until measured
-	done    atomic.Int64 // tasks completed, counted only while the dashboard is on
+	// measuring: a task of the class runs on a CPU worker to measure cpuMean (choice.go).
+	measuring atomic.Bool
+	done      atomic.Int64 // tasks completed, counted only while the dashboard is on
 }
 
 // keyOf computes the mixed-radix key of the instance in l; false when a parameter lies outside

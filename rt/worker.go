@@ -418,9 +418,12 @@ func (w *Worker) execute(t *Task) {
 					t.bw = nil
 				}
 			}
-			if cs.shared && res == nil {
+			if cs.shared {
 				// cs, not t: after the hook t may already be recycled (Async).
-				cs.observeCPU(int64(time.Since(began)) / n)
+				if res == nil {
+					cs.observeCPU(int64(time.Since(began)) / n)
+				}
+				cs.measuring.Store(false)
 			}
 			if traced && res != Next {
 				w.track.Span(name, start, w.c.tracer.Now(), args[:nargs]...)

@@ -28,6 +28,7 @@ type Device struct {
 
 	pending     pendingQueue
 	outstanding atomic.Int32
+	backlog     backlog // outstanding kernel wrappers by priority (LoadAbove)
 	epoch       atomic.Uint64
 	live        atomic.Int64 // wrappers allocated and not released, counted or not
 	closed      atomic.Bool
@@ -406,6 +407,9 @@ func (d *Device) freeTask(t *Task, final State) {
 		panic("gpu: wrapper released while its execution interval is open: " + t.String())
 	}
 	t.state = final
+	if t.inBacklog {
+		d.backlog.add(t.backlogPrio, -1)
+	}
 	if fn := t.onRelease; fn != nil {
 		fn(t)
 	}

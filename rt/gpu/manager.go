@@ -94,6 +94,10 @@ func (d *Device) Submit(ctx context.Context, w Worker, t *Task) error {
 		return err
 	}
 	t.counted = true
+	if t.kind == KindKernel {
+		t.inBacklog, t.backlogPrio = true, t.priority
+		d.backlog.add(t.priority, 1)
+	}
 	if !won {
 		t.state = StateDevPending
 		d.pending.push(t)

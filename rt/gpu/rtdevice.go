@@ -38,8 +38,9 @@ type RTDevice struct {
 }
 
 var (
-	_ rt.Device    = (*RTDevice)(nil)
-	_ rt.Estimator = (*RTDevice)(nil)
+	_ rt.Device         = (*RTDevice)(nil)
+	_ rt.Estimator      = (*RTDevice)(nil)
+	_ rt.PriorityLoader = (*RTDevice)(nil)
 )
 
 // NewRTDevice wraps be into a Device set up for rt; opts may add device
@@ -124,6 +125,9 @@ func (r *RTDevice) Accepts(k rt.DeviceKind) bool {
 
 // Load implements rt.Device.
 func (r *RTDevice) Load() int64 { return r.d.Load() }
+
+// LoadAbove implements rt.PriorityLoader (Device.LoadAbove).
+func (r *RTDevice) LoadAbove(p int32) int64 { return r.d.LoadAbove(p) }
 
 // Estimate implements rt.Estimator: the device's measured time per task
 // (Device.Cost), the same for every class.

@@ -90,6 +90,8 @@ type Task struct {
 	continuation bool
 	state        State
 	counted      bool
+	inBacklog    bool    // counted in the device's backlog, at backlogPrio
+	backlogPrio  int32   // the priority at submission
 	stream       *Stream // compute stream, fixed at stage-in completion
 
 	completeStage CompleteFn
