@@ -90,8 +90,10 @@ func (s *lfq) push(w *Worker, t *Task) {
 	q.mu.Unlock()
 }
 
-func (s *lfq) pushBatch(w *Worker, ts []*Task) {
-	q := s.home(w)
+func (s *lfq) pushBatch(w *Worker, ts []*Task) { s.home(w).pushAll(ts) }
+
+// pushAll queues ts under one lock.
+func (q *localQueue) pushAll(ts []*Task) {
 	q.mu.Lock()
 	for _, t := range ts {
 		q.h.push(t)
@@ -112,13 +114,7 @@ func (s *lfq) pushAway(w *Worker, ts []*Task) {
 		return
 	}
 	w.away++
-	q := &s.qs[(w.id+1+int(w.away%uint32(n-1)))%n]
-	q.mu.Lock()
-	for _, t := range ts {
-		q.h.push(t)
-	}
-	q.n.Store(int32(q.h.len()))
-	q.mu.Unlock()
+	s.qs[(w.id+1+int(w.away%uint32(n-1)))%n].pushAll(ts)
 }
 
 func (s *lfq) backlog(w *Worker) int { return int(s.home(w).n.Load()) }
