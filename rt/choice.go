@@ -26,8 +26,9 @@ package rt
 // time per task as the interval between completions while the device is busy); for the
 // CPU, a running mean of the class's CPU hook time, measured only for classes that share
 // work. Until a class's CPU time is known, one task at a time that does not go to an idle
-// device runs on the CPU to measure it; the others go to the device meanwhile. Samples count for at most 4 times the current mean, so
-// that a preempted worker or a stalled manager does not shut a side out for long.
+// device runs on the CPU to measure it; the others go to the device meanwhile. Samples
+// count for at most 4 times the current mean, so that a preempted worker or a stalled
+// manager does not shut a side out for long.
 //
 // ShareWork(false) (JDF2GO_SHARE=off) turns sharing off: device incarnations then go to a
 // device whenever one accepts them, as in PaRSEC.
