@@ -423,7 +423,9 @@ func (w *Worker) execute(t *Task) {
 				if res == nil {
 					cs.observeCPU(int64(time.Since(began)) / n)
 				}
-				cs.measuring.Store(false)
+				if cs.measuring.Load() { // a load: a store per task would bounce the line between cores
+					cs.measuring.Store(false)
+				}
 			}
 			if traced && res != Next {
 				w.track.Span(name, start, w.c.tracer.Now(), args[:nargs]...)
