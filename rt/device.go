@@ -20,3 +20,14 @@ type Device interface {
 	// Submit hands t, with its chosen incarnation inc, to the device.
 	Submit(w *Worker, t *Task, inc *Incarnation) error
 }
+
+// A Saturator is a Device that accepts tasks faster than it runs them. Submit returns as
+// soon as the device owns a task, so a startup walk of a class with an incarnation for the
+// device would otherwise make its whole space ready at once: millions of tasks, each holding
+// memory, queued on a device that runs them a batch at a time, while the walkers compete
+// with the device's manager for its queue. A walk of such a class pauses while one of its
+// devices reports Saturated (startup.go).
+type Saturator interface {
+	// Saturated reports whether the device holds enough accepted work to stay busy.
+	Saturated() bool
+}

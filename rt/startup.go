@@ -18,11 +18,15 @@ package rt
 // ready. To bound memory when a space is huge, the walker stops after each batch while its
 // backlog exceeds startupHigh and runs tasks itself, as any worker would, until the backlog is
 // down to startupLow; other workers steal from it meanwhile. A startup pseudo-task met while
-// draining is set aside and requeued, so walks never nest.
+// draining is set aside and requeued, so walks never nest. Tasks submitted to a device leave
+// the backlog at once, so a walk of a class with a device incarnation also pauses after each
+// batch while one of its devices is saturated (Saturator), running other tasks meanwhile.
 
 import (
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"time"
 )
 
 const (
@@ -202,6 +206,7 @@ func (w *Worker) startup(st *Task) {
 	}
 	var l Locals
 	w.walk = st
+	sats := w.c.saturators(tc)
 	err := func() (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -246,6 +251,9 @@ func (w *Worker) startup(st *Task) {
 					return false
 				}
 				w.deferred = w.drain(w.deferred)
+				if len(sats) > 0 {
+					w.deferred = w.pauseWhileSaturated(sats, tp, w.deferred)
+				}
 				w.setCur(tp) // the tasks drained may belong to other taskpools
 			}
 			return true
@@ -285,4 +293,56 @@ func (w *Worker) drain(deferred []*Task) []*Task {
 		w.run(t)
 	}
 	return deferred
+}
+
+// saturators returns the registered devices that can run an incarnation of tc and report
+// saturation.
+func (c *Context) saturators(tc *TaskClass) []Saturator {
+	var sats []Saturator
+	for _, inc := range tc.Incarnations {
+		if inc.Kind == CPU {
+			continue
+		}
+		for _, d := range c.byKind[inc.Kind] {
+			if s, ok := d.(Saturator); ok && !slices.Contains(sats, s) {
+				sats = append(sats, s)
+			}
+		}
+	}
+	return sats
+}
+
+// pauseWhileSaturated runs other tasks, or waits, while one of sats is saturated, so that a
+// walk does not outrun the devices its tasks go to. A device's manager is another worker,
+// busy until the device's queue empties, so the wait ends. Startup pseudo-tasks met on the
+// way are returned in deferred, as in drain.
+func (w *Worker) pauseWhileSaturated(sats []Saturator, tp *Taskpool, deferred []*Task) []*Task {
+	for idle := 0; anySaturated(sats) && !w.c.closed.Load() && !tp.failed.Load(); {
+		t := w.take()
+		switch {
+		case t == nil:
+			// Nothing to run: wait for the devices. Short sleeps keep the waiting walkers
+			// off the cores and off the devices' counters.
+			if idle++; idle < 16 {
+				gosched()
+			} else {
+				time.Sleep(20 * time.Microsecond)
+			}
+		case t.kind == kindStartup:
+			deferred = append(deferred, t)
+		default:
+			idle = 0
+			w.run(t)
+		}
+	}
+	return deferred
+}
+
+func anySaturated(sats []Saturator) bool {
+	for _, s := range sats {
+		if s.Saturated() {
+			return true
+		}
+	}
+	return false
 }

@@ -14,7 +14,10 @@ import (
 // critical tasks of a factorisation (the highest priorities) to CPU cores, hundreds of times
 // slower than the GPU they would have reached at once. LoadAbove counts what a task really
 // waits for. It ignores that a ring already committed to a stream runs before anything
-// queued, whatever its priority: at most a few rings per stream.
+// queued, whatever its priority: at most a few rings per stream. A wrapper counts from the
+// manager iteration that takes it from device.pending, the next one after its submission,
+// to its release: the manager alone updates the backlog, so that the submitting workers do
+// not all take its lock.
 
 // prioCount is the number of outstanding kernel wrappers of one priority.
 type prioCount struct{ p, n int32 }
@@ -47,6 +50,29 @@ func (b *backlog) add(p, n int32) {
 		b.c = slices.Insert(b.c, i, prioCount{p, n})
 	}
 	b.mu.Unlock()
+}
+
+// backlogRun gathers changes of the backlog at one priority: the manager adds the wrappers it
+// takes, and subtracts those it releases, in runs, so that it takes the backlog's lock once
+// per run of one priority and once per counter update rather than once per wrapper, while
+// the workers that choose devices read it.
+type backlogRun struct{ p, n int32 }
+
+// add gathers n wrappers of priority p, applying the run so far to b when p differs.
+func (r *backlogRun) add(b *backlog, p, n int32) {
+	if r.n != 0 && r.p != p {
+		b.add(r.p, r.n)
+		r.n = 0
+	}
+	r.p, r.n = p, r.n+n
+}
+
+// flush applies the run to b.
+func (r *backlogRun) flush(b *backlog) {
+	if r.n != 0 {
+		b.add(r.p, r.n)
+		r.n = 0
+	}
 }
 
 // atOrAbove returns the number of wrappers of priority p or above.

@@ -29,10 +29,12 @@ type Device struct {
 	pending     pendingQueue
 	outstanding atomic.Int32
 	backlog     backlog // outstanding kernel wrappers by priority (LoadAbove)
-	epoch       atomic.Uint64
-	live        atomic.Int64 // wrappers allocated and not released, counted or not
-	closed      atomic.Bool
-	abandoned   atomic.Bool
+	// The manager's pending changes of backlog (backlog.go): taken and released wrappers.
+	takenRun, releasedRun backlogRun
+	epoch                 atomic.Uint64
+	live                  atomic.Int64 // wrappers allocated and not released, counted or not
+	closed                atomic.Bool
+	abandoned             atomic.Bool
 
 	mem       memory
 	dir       directory // what linked devices see of mem (peer.go)
@@ -47,6 +49,7 @@ type Device struct {
 	skipEmpty    bool
 	batching     bool
 	pendingDrain int
+	queueLimit   int32
 	retryLimit   int32
 	cancel       Canceller
 	// orphans counts the managers that went on in a goroutine of their own
@@ -87,6 +90,7 @@ type config struct {
 	batching      bool
 	memLimit      int64
 	drain         int
+	queue         int
 	retries       int32
 	sched         Scheduler
 	comp          Completer
@@ -126,6 +130,15 @@ func WithMemoryLimit(n int64) Option { return func(c *config) { c.memLimit = n }
 // WithPendingDrain sets how many submissions the manager takes from
 // device.pending per iteration (DefaultPendingDrain; see manager.go).
 func WithPendingDrain(n int) Option { return func(c *config) { c.drain = n } }
+
+// DefaultQueueLimit is the default of WithQueueLimit: 16 rings of DefaultPendingDrain
+// tasks, one for each event slot of the default four compute streams.
+const DefaultQueueLimit = 16 * DefaultPendingDrain
+
+// WithQueueLimit sets how many accepted wrappers make the device saturated
+// (RTDevice.Saturated, DefaultQueueLimit): rt then pauses startup walks that
+// feed it. n <= 0 means never saturated.
+func WithQueueLimit(n int) Option { return func(c *config) { c.queue = n } }
 
 // DefaultRetryLimit is the default of WithRetryLimit.
 const DefaultRetryLimit = 10000
@@ -185,10 +198,12 @@ func DefaultBackoff(idle int) {
 // the backend: Close closes it.
 func NewDevice(be Backend, opts ...Option) (*Device, error) {
 	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: rt.BatchingFromEnv(), drain: DefaultPendingDrain,
+		queue:   DefaultQueueLimit,
 		retries: DefaultRetryLimit}
 	for _, o := range opts {
 		o(&cfg)
 	}
+
 	if cfg.compute < 1 || cfg.events < 1 || cfg.drain < 1 {
 		return nil, fmt.Errorf("%w: %d compute streams, %d events per stream, %d submissions per iteration",
 			ErrBadArgument, cfg.compute, cfg.events, cfg.drain)
@@ -205,6 +220,7 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 		skipEmpty:     cfg.skipEmpty,
 		batching:      cfg.batching,
 		pendingDrain:  cfg.drain,
+		queueLimit:    int32(min(cfg.queue, 1<<30)),
 		retryLimit:    cfg.retries,
 		backoff:       cfg.backoff,
 		counterUpdate: cfg.counterUpdate,
@@ -408,7 +424,8 @@ func (d *Device) freeTask(t *Task, final State) {
 	}
 	t.state = final
 	if t.inBacklog {
-		d.backlog.add(t.backlogPrio, -1)
+		// Only a manager releases a submitted wrapper; decrement applies the run.
+		d.releasedRun.add(&d.backlog, t.backlogPrio, -1)
 	}
 	if fn := t.onRelease; fn != nil {
 		fn(t)

@@ -94,10 +94,6 @@ func (d *Device) Submit(ctx context.Context, w Worker, t *Task) error {
 		return err
 	}
 	t.counted = true
-	if t.kind == KindKernel {
-		t.inBacklog, t.backlogPrio = true, t.priority
-		d.backlog.add(t.priority, 1)
-	}
 	if !won {
 		t.state = StateDevPending
 		d.pending.push(t)
@@ -248,10 +244,15 @@ func (ep *episode) iterate(taken []*Task) bool {
 			d.out.fifo.push(nw, StateOutQ)
 			continue
 		}
+		if nw.kind == KindKernel {
+			nw.inBacklog, nw.backlogPrio = true, nw.priority
+			d.takenRun.add(&d.backlog, nw.priority, 1)
+		}
 		nw.dataEpoch = d.epoch.Load() - 1
 		nw.lastStatus, nw.continuation = Done, false
 		d.in.fifo.push(nw, StateInQ)
 	}
+	d.takenRun.flush(&d.backlog)
 	if ep.stageInPass(exec) {
 		progress = true
 	}
@@ -958,10 +959,11 @@ func (ep *episode) releaseRing(head *Task, final State) {
 // empties it, the episode is over: the caller must return without touching
 // the device.
 func (ep *episode) decrement(n int32) {
+	d := ep.d
+	d.releasedRun.flush(&d.backlog)
 	if n == 0 {
 		return
 	}
-	d := ep.d
 	d.stats.decrements.Add(1)
 	if d.counterUpdate != nil {
 		d.counterUpdate(-n)

@@ -143,6 +143,13 @@ func (r *RTDevice) Close() error {
 	return err
 }
 
+// Saturated implements rt.Saturator: the device holds at least its queue limit
+// (WithQueueLimit) of accepted wrappers.
+func (r *RTDevice) Saturated() bool {
+	n := r.d.queueLimit
+	return n > 0 && r.d.outstanding.Load() >= n
+}
+
 // Submit implements rt.Device.
 func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	gi, ok := inc.Device.(*Incarnation)
