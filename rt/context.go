@@ -37,9 +37,6 @@ type Context struct {
 	// Quiescence after a failure (Taskpool.Wait).
 	epoch atomic.Uint64
 
-	// away counts the tasks that a device or an Async body owns (handed off, not yet
-	// completed, failed or rescheduled); stall detection (stall.go) needs it at zero.
-	away atomic.Int64
 	// parks counts the times a worker parked: unchanged between two looks with every
 	// worker parked, nothing ran in between.
 	parks atomic.Uint64
@@ -128,6 +125,19 @@ func New(opts ...Option) (*Context, error) {
 
 // Workers returns the number of workers.
 func (c *Context) Workers() int { return len(c.workers) }
+
+// away returns the number of tasks that a device or an Async body owns (handed off, not yet
+// completed, failed or rescheduled); stall detection (stall.go) needs it at zero. Each worker
+// counts what it hands off and what it takes back, on its own cache line: one counter for the
+// Context would be written by every submitting worker and by every device manager, for every
+// task. The sum is exact when every worker is parked, which is when stall detection reads it.
+func (c *Context) away() int64 {
+	n := c.ext.handed.Load()
+	for _, w := range c.workers {
+		n += w.handed.Load()
+	}
+	return n
+}
 
 // Worker returns worker i, for devices and communication engines that keep per-worker state.
 func (c *Context) Worker(i int) *Worker { return c.workers[i] }

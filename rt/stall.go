@@ -90,7 +90,7 @@ func (w *Worker) sleep() bool {
 
 // stallCandidates returns the running taskpools that may be stalled, or nil.
 func (c *Context) stallCandidates(parks uint64) *stallSnap {
-	if c.cfg.stall <= 0 || c.cfg.remote != nil || c.cfg.nranks > 1 || c.away.Load() != 0 {
+	if c.cfg.stall <= 0 || c.cfg.remote != nil || c.cfg.nranks > 1 || c.away() != 0 {
 		return nil
 	}
 	var s *stallSnap
@@ -114,7 +114,7 @@ func (c *Context) stallCandidates(parks uint64) *stallSnap {
 // snapshot of those, to be checked after another StallTimeout, and nil when there are none
 // (a parked worker must not keep the taskpools alive).
 func (c *Context) checkStall(s *stallSnap) *stallSnap {
-	if c.parks.Load() != s.parks || c.nidle.Load() != int32(len(c.workers)) || c.away.Load() != 0 {
+	if c.parks.Load() != s.parks || c.nidle.Load() != int32(len(c.workers)) || c.away() != 0 {
 		return nil
 	}
 	var again *stallSnap

@@ -137,7 +137,7 @@ func (t *Task) Complete() {
 // goroutine, for a task that a body (Async) or a device owns.
 func (t *Task) Fail(err error) {
 	c := t.cs.tp.ctx
-	c.away.Add(-1)
+	c.ext.handed.Add(-1)
 	c.extMu.Lock()
 	defer c.extMu.Unlock()
 	c.ext.failTask(t, err)

@@ -98,7 +98,10 @@ type Worker struct {
 	seq   uint32
 	rng   uint32
 	away  uint32 // full release batches queued on other workers (lfq.pushAway)
-	steal []*Task
+	// handed counts the tasks this worker handed to a device or an Async body, less those it
+	// took back (completed, failed or rescheduled, whoever handed them off): Context.away.
+	handed atomic.Int64
+	steal  []*Task
 
 	// batch is the ring collection running on this worker, ringN the followers of the head
 	// whose batch-capable hook runs (batch.go): read after the hook, when an Async body may
@@ -151,7 +154,7 @@ func (w *Worker) FlushNextTask() {
 // in the next_task slot), writes back collection outputs and counts t done. For a task whose
 // hook returned Async or that a device owns.
 func (w *Worker) Complete(t *Task) {
-	w.c.away.Add(-1)
+	w.handed.Add(-1)
 	// A device manager completes tasks of every taskpool: while it releases t's successors
 	// it counts as running a task of t's taskpool (quiesce).
 	prev := w.curLocal
@@ -163,7 +166,7 @@ func (w *Worker) Complete(t *Task) {
 // Reschedule puts t, which a device or an Async body owns, back into the scheduler to try
 // its incarnations from index inc on.
 func (w *Worker) Reschedule(t *Task, inc int) {
-	w.c.away.Add(-1)
+	w.handed.Add(-1)
 	t.inc = int32(inc)
 	t.next, t.ring, t.bw = nil, 0, nil // a member or head of a ring handed to an Async body
 	w.pushOne(t)
@@ -439,7 +442,7 @@ func (w *Worker) execute(t *Task) {
 			// A device manager runs bodies of every taskpool for as long as its episode
 			// lasts: Wait does not wait for it (device-owned tasks are excepted).
 			w.setCur(nil)
-			w.c.away.Add(1)
+			w.handed.Add(1)
 			if l := w.lane; l != nil {
 				l.begin(w.c.dash.devLabel[dev], w.c.dash.now())
 			}
@@ -450,7 +453,7 @@ func (w *Worker) execute(t *Task) {
 			if res == nil {
 				return
 			}
-			w.c.away.Add(-1)
+			w.handed.Add(-1)
 		}
 		if n > 1 {
 			switch res {
@@ -466,7 +469,7 @@ func (w *Worker) execute(t *Task) {
 				w.pushOne(t)
 				return
 			case Async:
-				w.c.away.Add(n)
+				w.handed.Add(n)
 				return
 			}
 			w.failRing(t, res)
@@ -482,7 +485,7 @@ func (w *Worker) execute(t *Task) {
 			w.pushOne(t)
 			return
 		case Async:
-			w.c.away.Add(1)
+			w.handed.Add(1)
 			return
 		default:
 			w.failTask(t, res)

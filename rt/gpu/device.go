@@ -26,18 +26,26 @@ type Device struct {
 	in, out *Stream
 	compute []*Stream
 
-	pending     pendingQueue
+	// Fields that every submitting worker writes, then those that the manager writes, then
+	// those that both read, each group on cache lines of its own: on a shared line, every
+	// submission would cost the manager a cache miss on its next read of its own fields.
+	_           linePad
 	outstanding atomic.Int32
-	backlog     backlog // outstanding kernel wrappers by priority (LoadAbove)
+	allocated   atomic.Int64 // wrappers allocated
+	pending     pendingQueue // its producers' fields, then (padded) its manager's
 	// The manager's pending changes of backlog (backlog.go): taken and released wrappers.
 	takenRun, releasedRun backlogRun
+	released              atomic.Int64 // wrappers released; live = allocated - released
+	_                     linePad
 	epoch                 atomic.Uint64
-	live                  atomic.Int64 // wrappers allocated and not released, counted or not
 	closed                atomic.Bool
 	abandoned             atomic.Bool
+	backlog               backlog // outstanding kernel wrappers by priority (LoadAbove)
 
 	mem       memory
-	dir       directory // what linked devices see of mem (peer.go)
+	_         linePad
+	dir       directory // what linked devices see of mem (peer.go); submitters read-lock it
+	_         linePad
 	pool      sync.Pool
 	takenPool sync.Pool // *[]*Task: a manager's buffer for device.pending (manager.go)
 
@@ -319,13 +327,13 @@ func (d *Device) Close() error {
 	d.orphans.Wait()
 	// The idle lock keeps managers out: the streams are ours from here.
 	if !d.outstanding.CompareAndSwap(0, -1) {
-		return fmt.Errorf("%w: %s has outstanding counter %d and %d live wrappers", ErrLeak, d.name, d.outstanding.Load(), d.live.Load())
+		return fmt.Errorf("%w: %s has outstanding counter %d and %d live wrappers", ErrLeak, d.name, d.outstanding.Load(), d.live())
 	}
 	if err := d.settleWriteBacks(); err != nil {
 		d.outstanding.Store(0)
 		return err
 	}
-	if live := d.live.Load(); live != 0 {
+	if live := d.live(); live != 0 {
 		d.outstanding.Store(0)
 		return fmt.Errorf("%w: %s has %d live wrappers", ErrLeak, d.name, live)
 	}
@@ -408,7 +416,7 @@ func (d *Device) drain(s *Stream) error {
 
 // allocTask takes a wrapper from the pool.
 func (d *Device) allocTask() *Task {
-	d.live.Add(1)
+	d.allocated.Add(1)
 	t := d.pool.Get().(*Task)
 	t.state = StateNew
 	return t
@@ -432,7 +440,7 @@ func (d *Device) freeTask(t *Task, final State) {
 	}
 	t.reset()
 	t.state = StateReleased
-	d.live.Add(-1)
+	d.released.Add(1)
 	d.pool.Put(t)
 }
 
@@ -446,6 +454,16 @@ func (d *Device) Discard(t *Task) error {
 }
 
 func (d *Device) bumpEpoch() { d.epoch.Add(1) }
+
+// live returns the number of wrappers allocated and not released, counted or not.
+func (d *Device) live() int64 {
+	r := d.released.Load() // first: a release follows its allocation, so live is never negative
+	return d.allocated.Load() - r
+}
+
+// linePad is a cache line (64 bytes on x86-64 and on most arm64 cores): fields before and
+// after it never share one.
+type linePad [64]byte
 
 // Name returns "gpu<index>".
 func (d *Device) Name() string { return d.name }
@@ -567,7 +585,7 @@ type Stats struct {
 func (d *Device) Stats() Stats {
 	return Stats{
 		Outstanding:  d.outstanding.Load(),
-		Live:         d.live.Load(),
+		Live:         d.live(),
 		Executed:     d.stats.executed.Load(),
 		Episodes:     d.stats.episodes.Load(),
 		Reservations: d.stats.reservations.Load(),

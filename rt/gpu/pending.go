@@ -16,6 +16,7 @@ import (
 type pendingQueue struct {
 	head atomic.Pointer[Task] // newest first, linked through Task.pendingNext
 	n    atomic.Int32         // pushed and not yet handed out
+	_    linePad
 	// Manager only: the wrappers taken from head, oldest first, and how many
 	// of them were handed out. Empty between episodes: every pushed wrapper
 	// is counted, so an episode cannot end while one waits here.
