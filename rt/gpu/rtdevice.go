@@ -144,10 +144,12 @@ func (r *RTDevice) Close() error {
 }
 
 // Saturated implements rt.Saturator: the device holds at least its queue limit
-// (WithQueueLimit) of accepted wrappers.
+// (WithQueueLimit) of accepted wrappers. A closed or abandoned device runs
+// nothing more, so waiting for it would never end: it is not saturated.
 func (r *RTDevice) Saturated() bool {
-	n := r.d.queueLimit
-	return n > 0 && r.d.outstanding.Load() >= n
+	d := r.d
+	n := d.queueLimit
+	return n > 0 && d.outstanding.Load() >= n && !d.closed.Load() && !d.abandoned.Load()
 }
 
 // Submit implements rt.Device.
