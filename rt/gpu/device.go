@@ -233,6 +233,7 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 		backoff:       cfg.backoff,
 		counterUpdate: cfg.counterUpdate,
 	}
+	d.pending.init()
 	if d.log == nil {
 		d.log = slog.Default()
 	}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"iter"
+	"sync/atomic"
 	"time"
 )
 
@@ -83,8 +84,8 @@ type Task struct {
 	// FIFO links and the FIFO holding the wrapper (nil when none).
 	qnext, qprev *Task
 	queue        *fifo
-	// The next older wrapper in device.pending's stack (pending.go).
-	pendingNext *Task
+	// The next newer wrapper in device.pending (pending.go).
+	pendingNext atomic.Pointer[Task]
 
 	priority     int32
 	collected    int32 // ring length while CollectBatch scans for this head; 0 otherwise
