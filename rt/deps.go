@@ -183,6 +183,11 @@ type Edges struct {
 
 	// visit, when set, receives the calls instead of the release logic (Verify, DOT, tests).
 	visit EdgeVisitor
+
+	// n counts the local arrivals of the release; past fanInline they go into fan, the
+	// arrivals deferred to another worker (fanout.go).
+	n   int
+	fan *fanout
 }
 
 // EdgeVisitor receives the dependencies enumerated by a TaskClass's Successors or
@@ -219,6 +224,10 @@ func (e *Edges) Task(flow, dep int, peer *TaskClass, peerFlow int) {
 	if flow >= 0 && flow < MaxFlows {
 		c = e.src.flows[flow]
 	}
+	if e.n >= fanInline && e.deferArrival(c, peer, peerFlow) {
+		return
+	}
+	e.n++
 	e.err = e.w.arrive(tp, c, peer, peerFlow, &e.L)
 }
 

@@ -84,6 +84,10 @@ func (w *Worker) freeTask(t *Task) {
 		}
 		t.held = 0
 	}
+	if t.kind == kindFanout { // not t.fan: the last line of a task is cold for most tasks
+		putFanout(t.fan)
+		t.fan = nil
+	}
 	// pending is set when a dependency table creates a record.
 	t.cs, t.next, t.bw = nil, nil, nil
 	t.key, t.prio, t.inc, t.kind, t.prepared, t.hi, t.ring = 0, 0, 0, kindTask, false, false, 0

@@ -8,6 +8,7 @@ type taskKind uint8
 const (
 	kindTask    taskKind = iota
 	kindStartup          // walks a class's space and schedules its ready-at-startup instances
+	kindFanout           // makes arrivals deferred by a large release (fanout.go)
 )
 
 // Task is one instance of a task class. Tasks are values recycled through per-worker free
@@ -45,7 +46,9 @@ type Task struct {
 	// bw is the worker running t's batch-capable CPU hook, for Task.CollectBatch; nil
 	// otherwise.
 	bw *Worker
-	_  [8]byte // 384 bytes in all: tasks in a slab (newTask) start on cache lines
+	// fan is a kindFanout task's arrivals. 384 bytes in all: tasks in a slab (newTask)
+	// start on cache lines.
+	fan *fanout
 }
 
 // Class returns the task's class.
@@ -104,8 +107,11 @@ func (t *Task) Incarnation() int { return int(t.inc) }
 // String returns the class name and parameters: "GEMM(1, 2, 3)". It allocates; use it for
 // errors and diagnostics, not on a hot path.
 func (t *Task) String() string {
-	if t.kind == kindStartup {
+	switch t.kind {
+	case kindStartup:
 		return "startup:" + t.cs.tc.Name
+	case kindFanout:
+		return "fanout:" + t.fan.src.Name
 	}
 	return taskName(t.cs.tc, &t.l)
 }

@@ -17,7 +17,8 @@ package rt
 //  3. On success, release: the class's Successors visits every output dependency through the
 //     worker's Edges; arrivals update the dependency table (deps.go), tasks whose inputs are
 //     all there become ready. The best ready successor goes into the next_task slot (unless the
-//     scheduler is strict), the others to the scheduler in one batch.
+//     scheduler is strict), the others to the scheduler in one batch. Past fanInline arrivals,
+//     a release defers the rest to other workers (fanout.go).
 //  4. Count the task done in a worker-local batch (flushed every doneBatch tasks, when the
 //     worker changes taskpool and before it parks), so that no counter is touched per task by
 //     every worker. The taskpool finishes when its pending count reaches zero.
@@ -69,6 +70,11 @@ type Worker struct {
 	free []*Task // free task stack (freelist.go)
 
 	edges Edges
+	// fanL holds the locals of a deferred arrival, fanning is set while a fanout runs, and
+	// one is a batch of one for the scheduler (fanout.go).
+	fanL    Locals
+	fanning bool
+	one     [1]*Task
 
 	doneTP *Taskpool
 	doneN  int64
@@ -333,8 +339,12 @@ func (w *Worker) run(t *Task) {
 		w.discard(t)
 		return
 	}
-	if t.kind == kindStartup {
+	switch t.kind {
+	case kindStartup:
 		w.startup(t)
+		return
+	case kindFanout:
+		w.runFanout(t)
 		return
 	}
 	var region *trace.Region
@@ -510,8 +520,9 @@ func (w *Worker) complete(t *Task) {
 	}
 	if tc.Successors != nil {
 		e := &w.edges
-		e.tp, e.src, e.err = tp, t, nil
+		e.tp, e.src, e.err, e.n = tp, t, nil, 0
 		callSuccessors(tc.Successors, t, e)
+		e.endFanout()
 		e.tp, e.src = nil, nil // nothing of a finished taskpool stays reachable from w
 		if e.err != nil {
 			err := e.err
@@ -585,7 +596,9 @@ func (w *Worker) makeReady(t *Task) {
 		}
 	}
 	w.buf = append(w.buf, t)
-	if len(w.buf) == cap(w.buf) { // a large release: its full batches go to other workers
+	if len(w.buf) == cap(w.buf) && w.fanning { // a fanout: already spread
+		w.pushBuf()
+	} else if len(w.buf) == cap(w.buf) { // a large release: its full batches go to other workers
 		w.c.sched.pushAway(w, w.buf)
 		clear(w.buf)
 		w.buf = w.buf[:0]
