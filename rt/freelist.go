@@ -8,12 +8,18 @@ import (
 // Task recycling. Each worker keeps a stack of free task pointers (a slice, so that taking a
 // task does not chase a pointer through cold memory the way a linked list would). A task is
 // often created on one worker and freed on another (stealing, fan-in), so stacks drift: a
-// worker whose stack reaches 2*freeBatch moves freeBatch pointers into a batch in the
+// worker whose stack reaches freeKeep*freeBatch moves freeBatch pointers into a batch in the
 // Context's depot, and a worker whose stack is empty takes a batch back, touching the depot's
 // mutex once per freeBatch tasks. Batch slices are recycled too, so once the high-water mark
 // is reached nothing is allocated. Fresh tasks are allocated freeBatch at a time.
 
-const freeBatch = 64
+// A worker keeps up to freeKeep batches: a startup walk holds a few batches of live tasks
+// (startupHigh), and a smaller stack would go to the depot, behind its one mutex, every
+// batch.
+const (
+	freeBatch = 64
+	freeKeep  = 8
+)
 
 // depot holds full batches of free tasks and empty batch slices.
 type depot struct {
@@ -92,7 +98,7 @@ func (w *Worker) freeTask(t *Task) {
 	t.cs, t.next, t.bw = nil, nil, nil
 	t.key, t.prio, t.inc, t.kind, t.prepared, t.hi, t.ring = 0, 0, 0, kindTask, false, false, 0
 	w.free = append(w.free, t)
-	if len(w.free) >= 2*freeBatch {
+	if len(w.free) >= freeKeep*freeBatch {
 		w.c.depot.spill(&w.free)
 	}
 }

@@ -16,11 +16,15 @@ type prioQueue struct {
 	n       int
 }
 
+// A bucket is written on every push and pop by the worker owning the queue, so it fills an
+// aligned pair of cache lines of its own: 48 bytes would share lines with the buckets of other
+// workers' queues, allocated next to them.
 type bucket struct {
 	rank uint64
 	ring []*Task // len is a power of two
 	head int
 	n    int
+	_    [80]byte
 }
 
 // rank packs the high-priority flag above the biased priority.
@@ -83,6 +87,9 @@ func (q *prioQueue) find(r uint64) *bucket {
 		b = &bucket{}
 	}
 	b.rank, b.head, b.n = r, 0, 0
+	if q.buckets == nil { // lines of their own, as for a bucket
+		q.buckets, q.spare = make([]*bucket, 0, 16), make([]*bucket, 0, 16)
+	}
 	q.buckets = append(q.buckets, nil)
 	copy(q.buckets[lo+1:], q.buckets[lo:])
 	q.buckets[lo] = b

@@ -65,11 +65,15 @@ type lfq struct {
 	rr atomic.Uint32
 }
 
+// localQueue is one worker's queue. Thieves poll n of every queue, so n lies in another
+// aligned pair of cache lines than mu and h (processors fetch lines in pairs): a poll would
+// otherwise pull the owner's lock away between its lock and its unlock.
 type localQueue struct {
 	mu sync.Mutex
 	h  prioQueue
+	_  [56]byte // mu and h take 72 bytes: n starts the second pair of lines
 	n  atomic.Int32
-	_  [80]byte // 128 bytes in all: neighbouring queues never share a cache line
+	_  [124]byte // 256 bytes in all: neighbouring queues never share a pair of lines
 }
 
 func (s *lfq) name() string    { return "lfq" }

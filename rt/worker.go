@@ -123,7 +123,7 @@ type Worker struct {
 
 func newWorker(c *Context, id int) *Worker {
 	w := &Worker{id: id, c: c, keepNext: c.cfg.keepNext, wake: make(chan struct{}, 1),
-		buf: make([]*Task, 0, readyBatch), free: make([]*Task, 0, 2*freeBatch), rng: uint32(id)*2654435761 + 1}
+		buf: make([]*Task, 0, readyBatch), free: make([]*Task, 0, freeKeep*freeBatch), rng: uint32(id)*2654435761 + 1}
 	w.edges.w = w
 	if c.tracer != nil && id >= 0 {
 		w.track = c.tracer.NewTrack("workers", fmt.Sprintf("worker %d", id))
