@@ -24,6 +24,7 @@ package rt
 
 import (
 	"fmt"
+	"math"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -117,27 +118,33 @@ func (cs *classState) count() (err error) {
 			err = fmt.Errorf("rt: enumerating %s: panic: %v\n%s", tc.Name, r, debug.Stack())
 		}
 	}()
+	// The callback runs once per instance, serially, before any task can run: it keeps to
+	// locals and skips the affinity call when every instance is local.
 	var lo, hi [MaxParams]int
+	for i := range lo {
+		lo[i], hi[i] = math.MaxInt, math.MinInt
+	}
+	np, slots := cs.nparams, cs.pslot
+	everyLocal := tp.ctx.cfg.nranks == 1 || tc.Affinity == nil
 	var l Locals
-	n := int64(0)
+	remote := int64(0)
 	all := int64(0) // the key ranges cover every instance, so keys agree across ranks
 	tc.Space(tp, &l, func(l *Locals) bool {
-		for i := 0; i < cs.nparams; i++ {
-			v := l[cs.pslot[i]]
-			if all == 0 || v < lo[i] {
-				lo[i] = v
-			}
-			if all == 0 || v > hi[i] {
-				hi[i] = v
-			}
+		for i := 0; i < np; i++ {
+			v := l[slots[i]]
+			lo[i] = min(lo[i], v)
+			hi[i] = max(hi[i], v)
 		}
 		all++
-		if tp.isLocal(tc, l) {
-			n++
+		if !everyLocal && !tp.isLocal(tc, l) {
+			remote++
 		}
 		return true
 	})
-	cs.total, cs.all = n, all
+	if all == 0 {
+		lo, hi = [MaxParams]int{}, [MaxParams]int{}
+	}
+	cs.total, cs.all = all-remote, all
 	stride := uint64(1)
 	for i := cs.nparams - 1; i >= 0; i-- {
 		cs.min[i] = lo[i]

@@ -37,7 +37,7 @@ func init() {
 	indepT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
 		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-			for k := 0; k <= g(tp).N-1; k++ {
+			for k, n := 0, g(tp).N; k <= n-1; k++ {
 				l[0] = k
 				if !yield(l) {
 					return
@@ -235,7 +235,7 @@ func init() {
 		Space: one, Complete: always,
 		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 			if flows&1 != 0 {
-				for k := 0; k <= g(tp).N-1; k++ {
+				for k, n := 0, g(tp).N; k <= n-1; k++ {
 					e.L[0] = k
 					if midComplete(tp, &e.L) {
 						e.Task(0, 0, &fanMid, 0)
@@ -249,7 +249,7 @@ func init() {
 		Name: "Mid", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "X", Access: rt.CTL}, {Name: "Y", Access: rt.CTL}},
 		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-			for k := 0; k <= g(tp).N-1; k++ {
+			for k, n := 0, g(tp).N; k <= n-1; k++ {
 				l[0] = k
 				if !yield(l) {
 					return
