@@ -63,7 +63,11 @@ func (e *Edges) deferArrival(c *Copy, peer *TaskClass, peerFlow int) bool {
 	}
 	f := e.fan
 	if f != nil && (f.peer != peer || f.peerFlow != peerFlow || f.c != c) {
-		e.shipFanout()
+		if len(f.ls) >= readyBatch*f.stride {
+			e.shipFanout()
+		} else { // a short run, as when calls alternate between peers, is made here
+			e.endFanout()
+		}
 		f = nil
 	}
 	if f == nil {
@@ -108,8 +112,8 @@ func (e *Edges) shipFanout() {
 	w.c.notify()
 }
 
-// endFanout makes, at the end of a release, the arrivals of its last fanout on the releasing
-// worker.
+// endFanout makes the arrivals of the release's fanout on the releasing worker: those of the
+// last one, at the end of the release, and of a short one, when the peer changes.
 func (e *Edges) endFanout() {
 	f := e.fan
 	if f == nil {

@@ -162,3 +162,48 @@ func TestBroadcastErrorNamesTheSource(t *testing.T) {
 		})
 	}
 }
+
+// A release whose calls alternate between two classes, which no generated Successors does
+// but a hand-written one may, still reaches every instance of both exactly once.
+func TestBroadcastAlternatingPeers(t *testing.T) {
+	const n = 3000
+	var ran [2][n]atomic.Int32
+	each := func(tp *rt.Taskpool, l *rt.Locals, y func(*rt.Locals) bool) {
+		for k := 0; k < n; k++ {
+			if l[0] = k; !y(l) {
+				return
+			}
+		}
+	}
+	inRange := func(tp *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] < n }
+	peer := func(name string, id int) *rt.TaskClass {
+		return &rt.TaskClass{Name: name, ID: id, Locals: []string{"k"}, Params: []int{0}, NoStartup: true,
+			Flows: []rt.Flow{{Name: "X", Access: rt.CTL}}, Space: each, Complete: inRange,
+			Goal: func(*rt.Taskpool, *rt.Locals) uint32 { return 1 },
+			Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
+				ran[id-1][t.Local(0)].Add(1)
+				return nil
+			}}}}
+	}
+	a, b := peer("A", 1), peer("B", 2)
+	s := &rt.TaskClass{Name: "S", ID: 0, Flows: []rt.Flow{{Name: "X", Access: rt.CTL}},
+		Space:    func(tp *rt.Taskpool, l *rt.Locals, y func(*rt.Locals) bool) { y(l) },
+		Complete: func(*rt.Taskpool, *rt.Locals) bool { return true },
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, f rt.FlowMask, e *rt.Edges) {
+			for k := 0; k < n; k++ {
+				e.L[0] = k
+				e.Task(0, 0, a, 0)
+				e.Task(0, 1, b, 0)
+			}
+		},
+		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(*rt.Task) error { return nil }}}}
+	c := newCtx(t, rt.Workers(2))
+	mustRun(t, c, rt.NewTaskpool("alternate", nil, s, a, b))
+	for id := range ran {
+		for k := range ran[id] {
+			if got := ran[id][k].Load(); got != 1 {
+				t.Fatalf("%c(%d) ran %d times", 'A'+id, k, got)
+			}
+		}
+	}
+}
