@@ -50,8 +50,8 @@
 //  2. Ready. The worker that completes the last input keeps the best ready successor in its
 //     next_task slot and pushes the others to the scheduler. A release of more than 128
 //     successors (a broadcast) hands the rest, in runs, to other workers. Priority is the
-//     taskpool's priority plus the class's Priority expression, evaluated when the task is created
-//     (startup tasks included); high_priority classes go first among equals.
+//     taskpool's priority plus the class's Priority expression, evaluated when the task is
+//     created (startup tasks included); high_priority classes go first among equals.
 //  3. Execution. The worker runs Prepare once (memory inputs: collection, NEW, NULL), then
 //     tries the incarnations in order. Evaluate may refuse one. A CPU Hook returns:
 //     nil: done; Next: try the next incarnation; Again: back to the scheduler, same

@@ -9,9 +9,10 @@ package rt
 //
 // So a release that reaches fanInline arrivals stops making them itself: Edges.Task records
 // each further arrival (the peer's locals) in a fanout, and every fanBatch arrivals the
-// fanout becomes a pseudo-task (kindFanout) queued, with the highest rank, on another worker's
-// queue, round-robin as pushAway does. The worker that runs it makes those arrivals and keeps
-// the tasks that become ready in its own queue, where they already are spread. The last,
+// fanout becomes a pseudo-task (kindFanout) queued on another worker's queue, round-robin as
+// pushAway does, ranked just below its first arrival. The worker that runs it makes those
+// arrivals and keeps the tasks that become ready in its own queue, where they already are
+// spread; it runs them before it takes the next fanout, which bounds the live tasks. The last,
 // partial fanout of a release is made by the releasing worker itself before the task
 // completes. A fanout holds a reference to the copy it carries, so the source task completes
 // and is recycled at once; the successors it has not yet made ready stay counted in the
