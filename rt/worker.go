@@ -596,14 +596,18 @@ func (w *Worker) makeReady(t *Task) {
 		}
 	}
 	w.buf = append(w.buf, t)
-	if len(w.buf) == cap(w.buf) && w.fanning { // a fanout: already spread
-		w.pushBuf()
-	} else if len(w.buf) == cap(w.buf) { // a large release: its full batches go to other workers
-		w.c.sched.pushAway(w, w.buf)
-		clear(w.buf)
-		w.buf = w.buf[:0]
-		w.c.notify()
+	if len(w.buf) < cap(w.buf) {
+		return
 	}
+	if w.fanning { // a fanout: its tasks are already spread
+		w.pushBuf()
+		return
+	}
+	// A large release: its full batches go to other workers.
+	w.c.sched.pushAway(w, w.buf)
+	clear(w.buf)
+	w.buf = w.buf[:0]
+	w.c.notify()
 }
 
 // flushReady ends a release: the candidate goes into the slot (a task already there that
