@@ -92,6 +92,14 @@ type Flow struct {
 	// copy stays stale until an eviction writes it back). Leave it false
 	// unless every consumer is known to run here.
 	KeepOnDevice bool
+	// Late lets the write-back of a written flow land after the task has
+	// completed, when the device's Completer is a Holder: a task whose
+	// written-back flows are all Late completes when its kernels are done,
+	// its successors read the device copy, and the owner waits for the
+	// host copy through the Hold. Set it only when nothing reads the host
+	// copy before the owner finishes: a flow whose value goes to the host
+	// for a CPU reader or another rank is not Late.
+	Late bool
 }
 
 func (f *Flow) size() int64 {
@@ -415,6 +423,19 @@ func (t *Task) refreshPushout() {
 	}
 }
 
+// lateOnly reports whether t writes flows back and every one of them is Late.
+func (t *Task) lateOnly() bool {
+	if t.pushout == 0 {
+		return false
+	}
+	for i := range t.flows {
+		if t.pushout&(1<<i) != 0 && !t.flows[i].Late {
+			return false
+		}
+	}
+	return true
+}
+
 // deviceOnlyInput returns the index of a flow of t whose device copy holds a
 // value the host copy lacks (dirty: written by an earlier task and kept on
 // the device), or -1. Only t's predecessors can have made it dirty: t's own
@@ -444,7 +465,9 @@ func (d *Device) stageOutTransfers(t *Task, s *Stream) (int, Result, error) {
 			d.unpin(t, i)
 			continue
 		}
-		d.markWritten(f, c)
+		if !t.early { // an early completion marked it already
+			d.markWritten(f, c)
+		}
 		if t.pushout&(1<<i) == 0 {
 			continue
 		}

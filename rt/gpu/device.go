@@ -81,7 +81,7 @@ type Device struct {
 
 type deviceStats struct {
 	executed, episodes, reservations, evictions, writeBacks, decrements atomic.Uint64
-	peerCopies, d2dDirect, d2dCommands, stageOuts                       atomic.Uint64
+	peerCopies, d2dDirect, d2dCommands, stageOuts, early                atomic.Uint64
 	memUsed, peerPins                                                   atomic.Int64
 	stageIns, bytesIn, bytesOut, batches, batched                       atomic.Int64
 }
@@ -563,6 +563,7 @@ type Stats struct {
 	Evictions    uint64 // clean copies evicted
 	WriteBacks   uint64 // w2r wrappers created
 	StageOuts    uint64 // written flows copied to the host by the default stage-out
+	Early        uint64 // tasks completed before their write-backs landed (Flow.Late)
 	Decrements   uint64 // release steps that changed the counter
 	MemUsed      int64
 	MemLimit     int64
@@ -593,6 +594,7 @@ func (d *Device) Stats() Stats {
 		Evictions:    d.stats.evictions.Load(),
 		WriteBacks:   d.stats.writeBacks.Load(),
 		StageOuts:    d.stats.stageOuts.Load(),
+		Early:        d.stats.early.Load(),
 		Decrements:   d.stats.decrements.Load(),
 		MemUsed:      d.stats.memUsed.Load(),
 		MemLimit:     d.mem.limit,

@@ -27,6 +27,23 @@ type Completer interface {
 	Cleanout(t *Task, cause error)
 }
 
+// Holder is an optional interface of a Completer. A wrapper whose written-back
+// flows are all Flow.Late completes when its kernels are done, before its
+// copies to the host land: Hold runs just before that Complete, on the
+// manager's goroutine, and returns what keeps the task's owner from
+// finishing meanwhile. Without a Holder, Late is ignored.
+type Holder interface {
+	Hold(t *Task) Hold
+}
+
+// Hold keeps the owner of a task that completed before its write-backs
+// landed from finishing. The manager calls Release exactly once: with nil
+// when the copies have landed, or with the error that kept them from the
+// host (the owner must then fail: its result is lost).
+type Hold interface {
+	Release(err error)
+}
+
 // Canceller is an optional interface of a Completer: Cancelled returns a
 // non-nil error once the owner of t's logical task has given it up (its
 // taskpool failed or was cancelled). The manager then drops the wrapper at

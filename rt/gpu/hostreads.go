@@ -36,6 +36,13 @@ package gpu
 // version written elsewhere) is obsolete and never written back
 // (newWriteBack).
 //
+// A final value that only the program reads, once the taskpool is over, need
+// not delay the successors either: when every class of the taskpool runs only
+// on this device, the flow is Late, the task completes when its kernels are
+// done, and its taskpool waits for the copy as an action in flight (rtHost's
+// Hold). The value must be the element's own host copy, written in place: a
+// value that rt copies into the element at completion must be there first.
+//
 // Only one accepting device: with two, rt picks by load, the other device
 // would read the copy from ours (a peer copy, when linked) and write the
 // datum there, and our older dirty copy could then be written back over the
@@ -126,11 +133,15 @@ func cpuAfter(tc *rt.TaskClass, i int) bool {
 }
 
 // hostNeeds collects the written flows of one task that a host reader may
-// need (bit i: flow i), as an rt.EdgeVisitor over its successors.
+// need (bit i: flow i), as an rt.EdgeVisitor over its successors. A flow
+// that only goes to a collection element, whose host copy is the flow's own
+// (written in place, not copied at completion), is marked final instead.
 type hostNeeds struct {
-	r    *RTDevice
-	ctx  *rt.Context
-	need uint64
+	r     *RTDevice
+	ctx   *rt.Context
+	t     *rt.Task
+	need  uint64
+	final uint64
 }
 
 func (v *hostNeeds) Task(flow, _ int, peer *rt.TaskClass, _ int, _ *rt.Locals) {
@@ -142,26 +153,46 @@ func (v *hostNeeds) Task(flow, _ int, peer *rt.TaskClass, _ int, _ *rt.Locals) {
 	}
 }
 
-func (v *hostNeeds) Data(flow, _ int, _ rt.Collection, _ rt.Index) {
-	if flow >= 0 && flow < 64 {
+func (v *hostNeeds) Data(flow, _ int, c rt.Collection, ix rt.Index) {
+	if flow < 0 || flow >= 64 {
+		return
+	}
+	if d := c.DataOf(ix); d != nil && d.Host() == v.t.Flow(flow) {
+		v.final |= 1 << flow
+	} else {
 		v.need |= 1 << flow
 	}
 }
 
 // hostFlows returns the flows of t whose written value may be read from the
-// host (bit i: flow i); written is the set of written data flows. A task
+// host (bit i: flow i), and among them those that may reach it after t
+// completes (Flow.Late); written is the set of written data flows. A task
 // whose body has a custom stage_out decides its transfers itself, so it is
 // not walked.
-func (r *RTDevice) hostFlows(t *rt.Task, gi *Incarnation, written uint64) uint64 {
+//
+// A late flow is the final value of a collection element, written in place,
+// in a taskpool whose tasks all run on this device: none of them reads a
+// host copy, so the only host reader is the program once the taskpool has
+// finished, and the Hold of the early completion makes it wait for that.
+func (r *RTDevice) hostFlows(t *rt.Task, gi *Incarnation, written uint64) (toHost, late uint64) {
 	if written == 0 || gi.StageOut != nil {
-		return written
+		return written, 0
 	}
 	tp := t.Taskpool()
 	ctx := tp.Context()
 	if ctx == nil || ctx.Ranks() > 1 {
-		return written
+		return written, 0
 	}
-	v := &hostNeeds{r: r, ctx: ctx}
+	v := &hostNeeds{r: r, ctx: ctx, t: t}
 	tp.VisitSuccessors(t.Class(), t.Locals(), v)
-	return v.need & written
+	toHost = (v.need | v.final) & written
+	if v.final&^v.need&written == 0 {
+		return toHost, 0
+	}
+	for _, tc := range tp.Classes() {
+		if r.reads.of(r, ctx, tc) {
+			return toHost, 0
+		}
+	}
+	return toHost, v.final &^ v.need & written
 }

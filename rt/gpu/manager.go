@@ -646,6 +646,9 @@ func (ep *episode) execDone(s *Stream, head *Task) {
 		for x := range head.Ring() {
 			x.refreshPushout()
 			x.lastStatus = Done
+			if x.lateOnly() && x.inc.StageOut == nil {
+				ep.completeEarly(x)
+			}
 		}
 		d.out.fifo.mu.Lock()
 		d.out.fifo.mergeRing(head, StateOutQ)
@@ -794,6 +797,39 @@ func (ep *episode) stageOutPass() bool {
 	return progress
 }
 
+// completeEarly completes w's logical task at the end of its exec stage, before
+// its write-backs, all Late, are even queued: its successors read the device
+// copies, so they need not wait for the host's. The written copies get their
+// new version now, and those due for the host are marked as being copied out,
+// which keeps writers off them until the copy has landed. The Holder's hold
+// keeps w's owner from finishing until complete releases it then.
+func (ep *episode) completeEarly(w *Task) {
+	d := ep.d
+	h, ok := d.comp.(Holder)
+	if !ok {
+		return
+	}
+	for i := range w.flows {
+		if c := w.fs[i].copy; c != nil && w.flows[i].Access&Write != 0 {
+			d.markWritten(&w.flows[i], c)
+			if w.pushout&(1<<i) != 0 {
+				c.transfer = xferOut
+			}
+		}
+	}
+	w.hold = h.Hold(w)
+	w.earlyID = w.traceID()
+	if err := d.comp.Complete(ep.w, w); err != nil {
+		ep.setErr(fmt.Errorf("%w: completion of %v: %w", ErrTaskFailed, w.earlyID, err))
+	}
+	w.early, w.ec = true, nil
+	if ep.w != nil {
+		ep.w.FlushNextTask()
+	}
+	d.stats.executed.Add(1)
+	d.stats.early.Add(1)
+}
+
 // complete is COMPLETING (transition 10): epilog, completion exactly
 // once, next_task flush, release. A D2D_COMPLETE command has no logical task:
 // it is only released (transition 11).
@@ -805,6 +841,11 @@ func (ep *episode) complete(w *Task) {
 	}
 	w.state = StateCompleting
 	d.epilog(w)
+	if w.early {
+		w.hold.Release(nil)
+		ep.release(w, StateReleased)
+		return
+	}
 	if d.comp != nil {
 		if err := d.comp.Complete(ep.w, w); err != nil {
 			ep.setErr(fmt.Errorf("%w: completion of %v: %w", ErrTaskFailed, w, err))
@@ -857,7 +898,12 @@ func (ep *episode) terminate(s *Stream, head *Task, r Result, cause error, quies
 			continue
 		}
 		d.cleanout(x)
-		if d.comp != nil && x.kind == KindKernel {
+		switch {
+		case x.early:
+			// Completed already: its owner learns that the result never
+			// reached the host.
+			x.hold.Release(err)
+		case d.comp != nil && x.kind == KindKernel:
 			d.comp.Cleanout(x, err)
 		}
 	}
@@ -910,6 +956,9 @@ func (ep *episode) closeExec(s *Stream, head *Task) {
 
 // traceID names the wrapper's task in a TraceRecorder.
 func (t *Task) traceID() TraceID {
+	if t.early {
+		return t.earlyID
+	}
 	if tr, ok := t.ec.(Traced); ok {
 		return tr.TraceID()
 	}

@@ -172,7 +172,7 @@ func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 			written |= 1 << i
 		}
 	}
-	toHost := r.hostFlows(t, gi, written)
+	toHost, late := r.hostFlows(t, gi, written)
 	for i := range flows {
 		c := t.Flow(i)
 		if c == nil || flows[i].Access == rt.CTL {
@@ -199,6 +199,7 @@ func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 			f.Size = gi.Size(t, i)
 		}
 		f.KeepOnDevice = written&^toHost&(1<<i) != 0
+		f.Late = late&(1<<i) != 0
 		wt.AddFlow(f)
 	}
 	var gw Worker
@@ -247,6 +248,24 @@ func (rtHost) Complete(w Worker, t *Task) error {
 }
 
 func (rtHost) Cleanout(t *Task, cause error) { t.ec.(*rt.Task).Fail(cause) }
+
+// Hold implements Holder: the task's taskpool counts the late write-backs as
+// actions in flight, so that it finishes only once they have landed.
+func (rtHost) Hold(t *Task) Hold {
+	tp := t.ec.(*rt.Task).Taskpool()
+	tp.AddActions(1)
+	return taskpoolHold{tp}
+}
+
+// taskpoolHold is one late write-back of a taskpool's task.
+type taskpoolHold struct{ tp *rt.Taskpool }
+
+func (h taskpoolHold) Release(err error) {
+	if err != nil {
+		h.tp.Cancel(fmt.Errorf("the write-back of a completed task's result failed: %w", err))
+	}
+	h.tp.AddActions(-1)
+}
 
 // Cancelled implements Canceller: a task of a failed or cancelled taskpool
 // is dropped.
@@ -362,7 +381,7 @@ type rtProfiler struct {
 	group  string // the device's name: the tracks' group
 	names  []string
 	tracks []*profile.Track
-	open   []map[rtSpan]int64 // per track: start times of open spans
+	open   []map[rtSpan]openSpan // per track: the open spans
 	byName map[string]profile.Name
 	own    profile.Name
 }
@@ -370,6 +389,16 @@ type rtProfiler struct {
 type rtSpan struct {
 	name string
 	t    *Task
+}
+
+// openSpan is a span begun and not yet ended. Its label and arguments are
+// taken at the beginning: a stage-out can end after its task completed
+// (Flow.Late), when the rt task may already be reused.
+type openSpan struct {
+	start int64
+	label profile.Name
+	n     int
+	args  [profile.MaxArgs]int64
 }
 
 func (p *rtProfiler) bind(tr *profile.Tracer, d *Device) {
@@ -382,7 +411,7 @@ func (p *rtProfiler) bind(tr *profile.Tracer, d *Device) {
 		p.own = tr.Name("gpu own " + d.name)
 		for _, n := range p.names {
 			p.tracks = append(p.tracks, tr.NewTrack(d.name, n))
-			p.open = append(p.open, make(map[rtSpan]int64))
+			p.open = append(p.open, make(map[rtSpan]openSpan))
 		}
 	})
 }
@@ -391,7 +420,7 @@ func (p *rtProfiler) Track(name string) int {
 	p.names = append(p.names, name)
 	if p.tr != nil { // a lane added by the manager after bind
 		p.tracks = append(p.tracks, p.tr.NewTrack(p.group, name))
-		p.open = append(p.open, make(map[rtSpan]int64))
+		p.open = append(p.open, make(map[rtSpan]openSpan))
 	}
 	return len(p.names) - 1
 }
@@ -402,22 +431,8 @@ func (p *rtProfiler) Begin(track int, name string, t *Task) {
 	if p.tr == nil {
 		return
 	}
-	p.open[track][rtSpan{name, t}] = p.tr.Now()
-}
-
-func (p *rtProfiler) End(track int, name string, t *Task) {
-	if p.tr == nil {
-		return
-	}
-	key := rtSpan{name, t}
-	start, ok := p.open[track][key]
-	if !ok {
-		return
-	}
-	delete(p.open[track], key)
+	o := openSpan{start: p.tr.Now()}
 	label := name
-	var args [profile.MaxArgs]int64
-	n := 0
 	if task, ok := t.ec.(*rt.Task); ok {
 		tc := task.Class()
 		if name == SpanExec {
@@ -426,11 +441,11 @@ func (p *rtProfiler) End(track int, name string, t *Task) {
 			label = name + " " + tc.Name
 		}
 		for _, s := range tc.Params {
-			if n == len(args) {
+			if o.n == len(o.args) {
 				break
 			}
-			args[n] = int64(task.Local(s))
-			n++
+			o.args[o.n] = int64(task.Local(s))
+			o.n++
 		}
 	}
 	id, ok := p.byName[label]
@@ -438,7 +453,21 @@ func (p *rtProfiler) End(track int, name string, t *Task) {
 		id = p.tr.Name(label)
 		p.byName[label] = id
 	}
-	p.tracks[track].Span(id, start, p.tr.Now(), args[:n]...)
+	o.label = id
+	p.open[track][rtSpan{name, t}] = o
+}
+
+func (p *rtProfiler) End(track int, name string, t *Task) {
+	if p.tr == nil {
+		return
+	}
+	key := rtSpan{name, t}
+	o, ok := p.open[track][key]
+	if !ok {
+		return
+	}
+	delete(p.open[track], key)
+	p.tracks[track].Span(o.label, o.start, p.tr.Now(), o.args[:o.n]...)
 }
 
 func (p *rtProfiler) Own(w Worker, d *Device, start, end int64) {

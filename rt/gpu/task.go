@@ -104,6 +104,12 @@ type Task struct {
 	fs        []flowState
 	pushout   uint64
 	dataEpoch uint64
+	// early: the logical task completed before its Late write-backs landed;
+	// hold keeps its owner waiting for them. ec is nil from then on: the
+	// owner may already reuse the logical task.
+	early   bool
+	hold    Hold
+	earlyID TraceID // traceID once ec is gone
 
 	stage     stageSpan
 	exec      ExecState
