@@ -88,12 +88,18 @@ func (g *ringProg) record(t *rt.Task) error {
 	if g.body != nil {
 		err = g.body(t, ks)
 	}
-	if err == nil || err == rt.Async {
-		for _, k := range ks {
-			atomic.AddInt32(&g.ran[k], 1)
-		}
+	if err == nil {
+		g.ranRing(ks)
 	}
 	return err
+}
+
+// ranRing counts a ring as run; an Async body calls it before it hands the members on, since
+// their completions may end the taskpool before the body returns.
+func (g *ringProg) ranRing(ks []int) {
+	for _, k := range ks {
+		atomic.AddInt32(&g.ran[k], 1)
+	}
 }
 
 // ringTaskpool builds the program; the classes are built per call, since tests vary their
@@ -479,6 +485,7 @@ func TestCPURingResults(t *testing.T) {
 		g := &ringProg{n: 200, max: 8}
 		g.body = func(head *rt.Task, ks []int) error {
 			members := slices.Collect(head.Ring())
+			g.ranRing(ks)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
