@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -77,6 +78,10 @@ type Device struct {
 
 	kmu     sync.RWMutex
 	kernels map[string]Kernel
+	// invert is InvertLower's kernel once loadInvert has loaded it; until
+	// then, and on a device that cannot load it, InvertLower solves.
+	invert     atomic.Pointer[Kernel]
+	invertDone chan struct{}
 }
 
 type deviceStats struct {
@@ -288,7 +293,35 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 	d.in, d.out, d.compute = d.streams[0], d.streams[1], d.streams[2:]
 	d.pool.New = func() any { t := &Task{dev: d}; t.makeSingleton(); return t }
 	d.takenPool.New = func() any { b := make([]*Task, 0, d.pendingDrain); return &b }
+	d.invertDone = make(chan struct{})
+	go d.loadInvert()
 	return d, nil
+}
+
+// Ready waits until the device has loaded the runtime's own kernels, which
+// NewDevice starts loading in the background, or until ctx ends. Until then
+// the operations that use them (InvertLower) take a slower path, so a
+// benchmark calls Ready before it starts the clock.
+func (d *Device) Ready(ctx context.Context) error {
+	select {
+	case <-d.invertDone:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// loadInvert loads InvertLower's kernel. It runs in a goroutine of its own,
+// which Close waits for, because on CUDA the kernel is compiled (NVRTC): a
+// device is usable at once, and a task does not wait for the compiler.
+func (d *Device) loadInvert() {
+	defer close(d.invertDone)
+	k, err := d.kernel(invertKernel)
+	if err != nil {
+		d.log.Debug("gpu: InvertLower solves instead", "device", d.name, "err", err)
+		return
+	}
+	d.invert.Store(&k)
 }
 
 func (d *Device) closeStreams() {
@@ -325,6 +358,7 @@ func (d *Device) Close() error {
 	if d.closed.Load() {
 		return nil
 	}
+	<-d.invertDone
 	d.orphans.Wait()
 	// The idle lock keeps managers out: the streams are ours from here.
 	if !d.outstanding.CompareAndSwap(0, -1) {

@@ -120,6 +120,9 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 	if err != nil {
 		return nil, errors.Join(err, be.Close())
 	}
+	if err := dev.Device().Ready(context.Background()); err != nil {
+		return nil, errors.Join(err, dev.Close())
+	}
 	// The hand-written graph pins tasks to the device (Select); the generated
 	// one leaves the choice to rt, told not to share with the CPU workers.
 	c, err := rt.New(rt.Workers(cfg.Workers), rt.WithDevices(dev), rt.ShareWork(false))

@@ -72,33 +72,41 @@ func (p *Problem) Flops() float64 { return blas.PotrfFlops(p.N) }
 
 // Tasks is the number of tasks of the factorisation of a matrix of mt×mt tiles: mt POTRF,
 // mt(mt-1)/2 TRSM and as many SYRK, (mt-2)(mt-1)mt/6 GEMM, and with inverses
-// (Potrf.UseInverses) mt-2 INV.
+// (Potrf.UseInverses) mt-1 INV.
 func Tasks(mt int, inverses bool) int64 {
 	m := int64(mt)
 	n := m + m*(m-1) + (m-2)*(m-1)*m/6
 	if inverses {
-		n += max(m-2, 0)
+		n += max(m-1, 0)
 	}
 	return n
 }
 
 // Factor factors a in place on c with the tile kernels of impl: L overwrites the lower
 // triangle of tiles. It returns when the factorisation is done, failed (a tile that is
-// not positive definite) or ctx ends. When c has devices, the TRSMs that run there
-// multiply by the inverses of the diagonal tiles (potrf.jdf's TRSM_INV).
+// not positive definite) or ctx ends. When c has devices and the tiles have at most
+// MaxInverseTile rows, the TRSMs that run there multiply by the inverses of the diagonal
+// tiles (potrf.jdf's TRSM_INV).
 func Factor(ctx context.Context, c *rt.Context, a *rt.TiledMatrix, impl *blas.Impl) error {
 	return FactorOn(ctx, c.Add, a, impl, len(c.Devices()) > 0)
 }
 
+// MaxInverseTile is the largest tile order for which Factor has the TRSMs on devices
+// multiply by inverses. The inverse of a diagonal tile lies on the critical path, and on
+// larger tiles it costs more there than the solves it replaces save
+// (bench/internal/cudabench/RESULTS.md).
+const MaxInverseTile = 1024
+
 // FactorOn is Factor with the taskpool added by add: Context.Add, or a distributed job's
 // Add (dist.Job.Add) on every rank, each with its part of a. onDevices says whether the
-// contexts have devices: the taskpool then uses inverses (Potrf.UseInverses).
+// contexts have devices: the taskpool then uses inverses (Potrf.UseInverses) on tiles of
+// up to MaxInverseTile rows.
 func FactorOn(ctx context.Context, add func(*rt.Taskpool) error, a *rt.TiledMatrix, impl *blas.Impl, onDevices bool) error {
 	tp, err := NewPotrf(a, impl)
 	if err != nil {
 		return err
 	}
-	if onDevices {
+	if onDevices && a.MB <= MaxInverseTile {
 		if err := tp.UseInverses(); err != nil {
 			return err
 		}

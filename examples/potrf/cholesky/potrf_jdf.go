@@ -15,7 +15,7 @@ import (
 // gemmGroup holds the operands of the GEMM tasks of a ring that have one shape: they go
 // to the device in one batched call.
 //
-//line ../../potrf.jdf:39
+//line ../../potrf.jdf:40
 type gemmGroup struct {
 	m, n, k int
 	a, b, c []gpu.Buffer
@@ -24,10 +24,10 @@ type gemmGroup struct {
 // gemmGroups sorts the GEMMs of a ring by shape. Only the ragged last tile row differs
 // from the others, so there are one or two groups.
 //
-//line ../../potrf.jdf:46
+//line ../../potrf.jdf:47
 type gemmGroups []gemmGroup
 
-//line ../../potrf.jdf:48
+//line ../../potrf.jdf:49
 func (gs *gemmGroups) add(m, n, k int, a, b, c gpu.Buffer) {
 	for i := range *gs {
 		if g := &(*gs)[i]; g.m == m && g.n == n && g.k == k {
@@ -42,7 +42,7 @@ func (gs *gemmGroups) add(m, n, k int, a, b, c gpu.Buffer) {
 // per rank (block r of IDENT lives on rank r), so that it reaches a device once and stays.
 // Call it before the taskpool is added.
 //
-//line ../../potrf.jdf:61
+//line ../../potrf.jdf:62
 func (tp *Potrf) UseInverses() error {
 	a := tp.descA
 	ranks, nb := identityRanks(a), a.MB
@@ -61,12 +61,12 @@ func (tp *Potrf) UseInverses() error {
 // identityRanks is the number of ranks of IDENT: those of a's grid, and this rank, which
 // may lie outside it.
 //
-//line ../../potrf.jdf:78
+//line ../../potrf.jdf:79
 func identityRanks(a *rt.TiledMatrix) int { return max(a.P*a.Q, a.Rank+1) }
 
 // noIdentity is IDENT until UseInverses: a vector without blocks.
 //
-//line ../../potrf.jdf:81
+//line ../../potrf.jdf:82
 func noIdentity(a *rt.TiledMatrix) *rt.Vector {
 	v, err := rt.NewVector(0, 1, identityRanks(a), a.Rank)
 	if err != nil {
@@ -75,24 +75,23 @@ func noIdentity(a *rt.TiledMatrix) *rt.Vector {
 	return v
 }
 
-// inverted reports whether the TRSM task t multiplies by an inverse: with TRSM_INV, all of
-// a column's but the first, TRSM(k + 1, k), which lies on the critical path.
+// critical reports whether the TRSM task t is TRSM(k + 1, k), on the critical path.
 //
 //line ../../potrf.jdf:91
-func inverted(t *gpu.Task) bool {
-	g, l := rt.TaskGlobals[*Potrf](t.EC().(*rt.Task))
-	return g.TRSM_INV && l[1] > l[0]+1
+func critical(t *gpu.Task) bool {
+	_, l := rt.TaskGlobals[*Potrf](t.EC().(*rt.Task))
+	return l[1] == l[0]+1
 }
 
-// productsOnly is the batch_match of TRSM: a ring holds only TRSMs that multiply, so that
-// TRSM(k + 1, k) goes to the device alone and its completion waits for no other.
+// apart is the batch_match of TRSM: TRSM(k + 1, k) goes to the device alone, so that its
+// completion, which SYRK(k, k + 1) and then POTRF(k + 1) wait for, waits for no other.
 //
 //line ../../potrf.jdf:98
-func productsOnly(cand, head *gpu.Task) gpu.Action {
+func apart(cand, head *gpu.Task) gpu.Action {
 	switch {
-	case !inverted(head):
+	case critical(head):
 		return gpu.Stop
-	case !inverted(cand):
+	case critical(cand):
 		return gpu.Reject
 	}
 	return gpu.Accept
@@ -121,7 +120,7 @@ func (gs gemmGroups) launch(s *gpu.Stream, ld int, alpha, beta float64) error {
 	return nil
 }
 
-//line potrf_jdf.go:125
+//line potrf_jdf.go:124
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv1
@@ -152,16 +151,16 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 	}
 //line ../../potrf.jdf:132
 	var MT int = descA.MT
-//line potrf_jdf.go:156
+//line potrf_jdf.go:155
 //line ../../potrf.jdf:138
 	var GEMM_BATCH int = gemmBatch(descA.MB)
-//line potrf_jdf.go:159
+//line potrf_jdf.go:158
 //line ../../potrf.jdf:142
 	var TRSM_INV bool = false
-//line potrf_jdf.go:162
+//line potrf_jdf.go:161
 //line ../../potrf.jdf:143
 	var IDENT *rt.Vector = noIdentity(descA)
-//line potrf_jdf.go:165
+//line potrf_jdf.go:164
 	if err := rt.VerifyCollection(IDENT, 1, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: IDENT: %w", err)
 	}
@@ -169,7 +168,7 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfINV, &potrfTRSM, &potrfSYRK, &potrfGEMM)
 //line ../../potrf.jdf:176
 	potrfCount0 := descA.MB * descA.MB
-//line potrf_jdf.go:173
+//line potrf_jdf.go:172
 	tp.SetArena("DEFAULT", rt.NewSliceArena[float64](potrfCount0))
 	return tp, nil
 }
@@ -178,9 +177,9 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 var (
 	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:146:1
 	potrfINV   rt.TaskClass // INV at potrf.jdf:171:1
-	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:198:1
-	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:250:1
-	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:274:1
+	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:197:1
+	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:249:1
+	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:273:1
 )
 
 func init() {
@@ -318,7 +317,7 @@ func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
 //line ../../potrf.jdf:153
 	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:322
+//line potrf_jdf.go:321
 }
 
 // potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
@@ -326,7 +325,7 @@ func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index)
 	g, k := tp.Globals().(*Potrf), l[0]
 //line ../../potrf.jdf:148
 	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:330
+//line potrf_jdf.go:329
 }
 
 // potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k): rt/gpu runs it on a device stream.
@@ -343,7 +342,7 @@ func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *
 			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
 		}
 	}
-//line potrf_jdf.go:347
+//line potrf_jdf.go:346
 	return gpu.Done
 }
 
@@ -365,7 +364,7 @@ func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.
 			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
 		}
 	}
-//line potrf_jdf.go:369
+//line potrf_jdf.go:368
 	return nil
 }
 
@@ -392,7 +391,7 @@ func potrfINVSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	for k, kEnd := 0, func() int {
 		var tern0 int
 		if g.TRSM_INV {
-			tern0 = g.MT - 3
+			tern0 = g.MT - 2
 		} else {
 			tern0 = -1
 		}
@@ -411,7 +410,7 @@ func potrfINVComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= func() int {
 		var tern0 int
 		if g.TRSM_INV {
-			tern0 = g.MT - 3
+			tern0 = g.MT - 2
 		} else {
 			tern0 = -1
 		}
@@ -436,7 +435,7 @@ func potrfINVPrepare(task *rt.Task) error {
 func potrfINVSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, k := tp.Globals().(*Potrf), l[0]
 	if flows&4 != 0 {
-		for a0 := k + 2; a0 <= g.MT-1; a0++ {
+		for a0 := k + 1; a0 <= g.MT-1; a0++ {
 			e.L[1], e.L[0] = a0, k
 			e.TaskIf(potrfTRSMComplete(tp, &e.L), 2, 0, &potrfTRSM, 1)
 		}
@@ -453,8 +452,8 @@ func potrfINVPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 func potrfINVPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
 //line ../../potrf.jdf:177
-	return int32(4*(g.MT-k) + 2)
-//line potrf_jdf.go:458
+	return int32(4*(g.MT-k) + 3)
+//line potrf_jdf.go:457
 }
 
 // potrfINVAffinity returns the data collection element that owns INV(k).
@@ -462,7 +461,7 @@ func potrfINVAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Potrf), l[0]
 //line ../../potrf.jdf:173
 	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:466
+//line potrf_jdf.go:465
 }
 
 // potrfINVSubmitGPU is the submit hook of the GPU body of INV(k): rt/gpu runs it on a device stream.
@@ -478,12 +477,11 @@ func potrfINVBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Po
 		if err := stream.Memcpy(I, E); err != nil {
 			return task.Fail(err)
 		}
-		n := descA.TileRows(k)
-		if err := stream.Dtrsm(gpu.Left, gpu.Lower, gpu.NoTrans, gpu.NonUnit, n, n, 1, T, descA.MB, I, descA.MB); err != nil {
+		if err := stream.InvertLower(descA.TileRows(k), T, descA.MB, I, descA.MB); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:487
+//line potrf_jdf.go:485
 	return gpu.Done
 }
 
@@ -498,35 +496,35 @@ func potrfINVHook(task *rt.Task) error {
 	return potrfINVBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], T, E, I)
 }
 
-// potrfINVBody is the CPU body of INV(k) at potrf.jdf:189:1.
+// potrfINVBody is the CPU body of INV(k) at potrf.jdf:188:1.
 func potrfINVBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T []float64, E []float64, I []float64) error {
-//line ../../potrf.jdf:190
+//line ../../potrf.jdf:189
 	{
 		copy(I, E)
 		n := descA.TileRows(k)
 		return impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, T, descA.MB, I, descA.MB)
 	}
-//line potrf_jdf.go:510
+//line potrf_jdf.go:508
 }
 
 // potrfTRSMInputs are the input chains of TRSM(m, k): potrfTRSMIn<Flow> selects the input of flow <Flow>.
 var potrfTRSMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:202:8", TaskOnly: true, Select: potrfTRSMInT},
-	{Flow: 1, Pos: "potrf.jdf:203:8", Select: potrfTRSMInI},
-	{Flow: 2, Pos: "potrf.jdf:204:6", Select: potrfTRSMInC},
+	{Flow: 0, Pos: "potrf.jdf:201:8", TaskOnly: true, Select: potrfTRSMInT},
+	{Flow: 1, Pos: "potrf.jdf:202:8", Select: potrfTRSMInI},
+	{Flow: 2, Pos: "potrf.jdf:203:6", Select: potrfTRSMInC},
 }
 
 func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:202:13", "T POTRF(k)")
+	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:201:13", "T POTRF(k)")
 }
 
 func potrfTRSMInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-	if g.TRSM_INV && m > k+1 {
+	g, k := tp.Globals().(*Potrf), l[0]
+	if g.TRSM_INV {
 		pl := rt.Locals{0: k}
-		return rt.TaskInput(0, &potrfINV, 2, potrfINVComplete(tp, &pl), &pl, "potrf.jdf:203:39", "I INV(k)")
+		return rt.TaskInput(0, &potrfINV, 2, potrfINVComplete(tp, &pl), &pl, "potrf.jdf:202:24", "I INV(k)")
 	} else {
 		return rt.NullInput(0)
 	}
@@ -535,10 +533,10 @@ func potrfTRSMInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:204:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:203:22")
 	} else {
 		pl := rt.Locals{1: m, 2: k, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:204:36", "C GEMM(m, k, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:203:36", "C GEMM(m, k, k - 1)")
 	}
 }
 
@@ -582,18 +580,26 @@ func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 
 // potrfTRSMPriority returns the priority of TRSM(m, k) (higher runs first).
 func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:209
-	return int32(4*(g.MT-k) + 2)
-//line potrf_jdf.go:589
+	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+//line ../../potrf.jdf:208
+	return int32(4*(g.MT-k) + func() int {
+		var tern0 int
+		if m == k+1 {
+			tern0 = 3
+		} else {
+			tern0 = 2
+		}
+		return tern0
+	}())
+//line potrf_jdf.go:595
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
 func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-//line ../../potrf.jdf:201
+//line ../../potrf.jdf:200
 	return g.descA, rt.Ix(m, k)
-//line potrf_jdf.go:597
+//line potrf_jdf.go:603
 }
 
 // potrfTRSMGPU is one task of a ring in a GPU body of TRSM(m, k): its definitions and the
@@ -632,23 +638,23 @@ func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 func potrfTRSMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	task := head.EC().(*rt.Task)
 	g := task.Taskpool().Globals().(*Potrf)
-//line ../../potrf.jdf:210
+//line ../../potrf.jdf:209
 	batchMax := g.GEMM_BATCH
-//line ../../potrf.jdf:210
-	batchMatch := productsOnly
-//line potrf_jdf.go:640
+//line ../../potrf.jdf:209
+	batchMatch := apart
+//line potrf_jdf.go:646
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
-// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:210:1.
+// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:209:1.
 func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, T gpu.Buffer, I gpu.Buffer, C gpu.Buffer) gpu.Result {
 	member := potrfTRSMMemberGPU
 	_ = member
-//line ../../potrf.jdf:211
+//line ../../potrf.jdf:210
 	{
 		// Members with an inverse compute C = C * I^T: a product cannot overwrite its operand,
 		// so each C goes to a slot of the stream's scratch first, and the products of one shape
-		// go to the device in one batched call. The others solve.
+		// go to the device in one batched call. Without TRSM_INV, members solve.
 		tile := descA.MB * descA.NB
 		scratch, err := stream.Scratch(task.RingLen() * tile)
 		if err != nil {
@@ -675,7 +681,7 @@ func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:679
+//line potrf_jdf.go:685
 	return gpu.Done
 }
 
@@ -690,35 +696,35 @@ func potrfTRSMHook(task *rt.Task) error {
 	return potrfTRSMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], T, I, C)
 }
 
-// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:242:1.
+// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:241:1.
 func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, T []float64, I []float64, C []float64) error {
-//line ../../potrf.jdf:243
+//line ../../potrf.jdf:242
 	{
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:701
+//line potrf_jdf.go:707
 }
 
 // potrfSYRKInputs are the input chains of SYRK(k, m): potrfSYRKIn<Flow> selects the input of flow <Flow>.
 var potrfSYRKInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:254:8", TaskOnly: true, Select: potrfSYRKInA},
-	{Flow: 1, Pos: "potrf.jdf:255:6", Select: potrfSYRKInT},
+	{Flow: 0, Pos: "potrf.jdf:253:8", TaskOnly: true, Select: potrfSYRKInA},
+	{Flow: 1, Pos: "potrf.jdf:254:6", Select: potrfSYRKInT},
 }
 
 func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:254:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:253:13", "C TRSM(m, k)")
 }
 
 func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:255:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:254:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: m}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:255:36", "T SYRK(k - 1, m)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:254:36", "T SYRK(k - 1, m)")
 	}
 }
 
@@ -759,17 +765,17 @@ func potrfSYRKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfSYRKPriority returns the priority of SYRK(k, m) (higher runs first).
 func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:257
+//line ../../potrf.jdf:256
 	return int32(4*(g.MT-m) + 1)
-//line potrf_jdf.go:765
+//line potrf_jdf.go:771
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
 func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:253
+//line ../../potrf.jdf:252
 	return g.descA, rt.Ix(m, m)
-//line potrf_jdf.go:773
+//line potrf_jdf.go:779
 }
 
 // potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m): rt/gpu runs it on a device stream.
@@ -778,16 +784,16 @@ func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 	return potrfSYRKBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
-// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:258:1.
+// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:257:1.
 func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:259
+//line ../../potrf.jdf:258
 	{
 		if err := stream.Dsyrk(gpu.Lower, gpu.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:791
+//line potrf_jdf.go:797
 	return gpu.Done
 }
 
@@ -802,42 +808,42 @@ func potrfSYRKHook(task *rt.Task) error {
 	return potrfSYRKBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], A, T)
 }
 
-// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:266:1.
+// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:265:1.
 func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A []float64, T []float64) error {
-//line ../../potrf.jdf:267
+//line ../../potrf.jdf:266
 	{
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:813
+//line potrf_jdf.go:819
 }
 
 // potrfGEMMInputs are the input chains of GEMM(m, n, k): potrfGEMMIn<Flow> selects the input of flow <Flow>.
 var potrfGEMMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:279:8", TaskOnly: true, Select: potrfGEMMInA},
-	{Flow: 1, Pos: "potrf.jdf:280:8", TaskOnly: true, Select: potrfGEMMInB},
-	{Flow: 2, Pos: "potrf.jdf:281:6", Select: potrfGEMMInC},
+	{Flow: 0, Pos: "potrf.jdf:278:8", TaskOnly: true, Select: potrfGEMMInA},
+	{Flow: 1, Pos: "potrf.jdf:279:8", TaskOnly: true, Select: potrfGEMMInB},
+	{Flow: 2, Pos: "potrf.jdf:280:6", Select: potrfGEMMInC},
 }
 
 func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:279:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:278:13", "C TRSM(m, k)")
 }
 
 func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, n_ := l[0], l[2]
 	pl := rt.Locals{1: n_, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:280:13", "C TRSM(n, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:279:13", "C TRSM(n, k)")
 }
 
 func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:281:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:280:22")
 	} else {
 		pl := rt.Locals{1: m, 2: n_, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:281:36", "C GEMM(m, n, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:280:36", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -881,17 +887,17 @@ func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
 func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, n_ := tp.Globals().(*Potrf), l[2]
-//line ../../potrf.jdf:283
+//line ../../potrf.jdf:282
 	return int32(4 * (g.MT - n_))
-//line potrf_jdf.go:887
+//line potrf_jdf.go:893
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
 func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
-//line ../../potrf.jdf:278
+//line ../../potrf.jdf:277
 	return g.descA, rt.Ix(m, n_)
-//line potrf_jdf.go:895
+//line potrf_jdf.go:901
 }
 
 // potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
@@ -932,17 +938,17 @@ func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 func potrfGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	task := head.EC().(*rt.Task)
 	g := task.Taskpool().Globals().(*Potrf)
-//line ../../potrf.jdf:284
+//line ../../potrf.jdf:283
 	batchMax := g.GEMM_BATCH
-//line potrf_jdf.go:938
+//line potrf_jdf.go:944
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
-// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:284:1.
+// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:283:1.
 func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
 	member := potrfGEMMMemberGPU
 	_ = member
-//line ../../potrf.jdf:285
+//line ../../potrf.jdf:284
 	{
 		var groups gemmGroups
 		for t := range task.Ring() {
@@ -953,7 +959,7 @@ func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:957
+//line potrf_jdf.go:963
 	return gpu.Done
 }
 
@@ -968,33 +974,33 @@ func potrfGEMMHook(task *rt.Task) error {
 	return potrfGEMMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], l[2], A, B, C)
 }
 
-// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:296:1.
+// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:295:1.
 func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, n int, A []float64, B []float64, C []float64) error {
-//line ../../potrf.jdf:297
+//line ../../potrf.jdf:296
 	{
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:979
+//line potrf_jdf.go:985
 }
 
 // potrfSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of potrf.jdf.
 var potrfSource = rt.Source{
 	Err:     ErrPotrfGraph,
-	Classes: []string{"potrf.jdf:146:1", "potrf.jdf:171:1", "potrf.jdf:198:1", "potrf.jdf:250:1", "potrf.jdf:274:1"},
+	Classes: []string{"potrf.jdf:146:1", "potrf.jdf:171:1", "potrf.jdf:197:1", "potrf.jdf:249:1", "potrf.jdf:273:1"},
 	Flows: [][]string{
 		{"potrf.jdf:149:6"},
 		{"potrf.jdf:174:8", "potrf.jdf:175:8", "potrf.jdf:176:9"},
-		{"potrf.jdf:202:8", "potrf.jdf:203:8", "potrf.jdf:204:6"},
-		{"potrf.jdf:254:8", "potrf.jdf:255:6"},
-		{"potrf.jdf:279:8", "potrf.jdf:280:8", "potrf.jdf:281:6"},
+		{"potrf.jdf:201:8", "potrf.jdf:202:8", "potrf.jdf:203:6"},
+		{"potrf.jdf:253:8", "potrf.jdf:254:6"},
+		{"potrf.jdf:278:8", "potrf.jdf:279:8", "potrf.jdf:280:6"},
 	},
 	Deps: [][][]string{
 		{{"potrf.jdf:149:8", "potrf.jdf:150:8", "potrf.jdf:151:8", "potrf.jdf:152:8"}},
 		{{"potrf.jdf:174:10"}, {"potrf.jdf:175:10"}, {"potrf.jdf:176:11"}},
-		{{"potrf.jdf:202:10"}, {"potrf.jdf:203:10"}, {"potrf.jdf:204:8", "potrf.jdf:205:8", "potrf.jdf:206:8", "potrf.jdf:207:8", "potrf.jdf:208:8"}},
-		{{"potrf.jdf:254:10"}, {"potrf.jdf:255:8", "potrf.jdf:256:8"}},
-		{{"potrf.jdf:279:10"}, {"potrf.jdf:280:10"}, {"potrf.jdf:281:8", "potrf.jdf:282:8"}},
+		{{"potrf.jdf:201:10"}, {"potrf.jdf:202:10"}, {"potrf.jdf:203:8", "potrf.jdf:204:8", "potrf.jdf:205:8", "potrf.jdf:206:8", "potrf.jdf:207:8"}},
+		{{"potrf.jdf:253:10"}, {"potrf.jdf:254:8", "potrf.jdf:255:8"}},
+		{{"potrf.jdf:278:10"}, {"potrf.jdf:279:10"}, {"potrf.jdf:280:8", "potrf.jdf:281:8"}},
 	},
 }
 

@@ -1,6 +1,7 @@
 package gputest
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -68,4 +69,34 @@ func FactorDiff(a *rt.TiledMatrix, l []float64, ldl int) float64 {
 		return math.Inf(1)
 	}
 	return d / math.Max(s, 1)
+}
+
+// InverseError checks that the column-major x (leading dimension ldx) is the
+// inverse of the lower triangle of the n x n column-major l (leading
+// dimension ldl), as gpu.Stream.InvertLower computes it: it returns the
+// largest |(L·X - I)(i, j)| over the lower triangle, and an error naming the
+// first entry of x above the diagonal that is not zero. A NaN gives +Inf.
+func InverseError(n int, l []float64, ldl int, x []float64, ldx int) (float64, error) {
+	worst := 0.0
+	for j := range n {
+		for i := range j {
+			if v := x[i+j*ldx]; v != 0 {
+				return 0, fmt.Errorf("X(%d, %d) = %v above the diagonal", i, j, v)
+			}
+		}
+		for i := j; i < n; i++ {
+			sum := 0.0
+			for k := j; k <= i; k++ {
+				sum += l[i+k*ldl] * x[k+j*ldx]
+			}
+			if i == j {
+				sum--
+			}
+			if math.IsNaN(sum) {
+				return math.Inf(1), nil
+			}
+			worst = max(worst, math.Abs(sum))
+		}
+	}
+	return worst, nil
 }
