@@ -94,11 +94,12 @@ func invertHost(mem HostMemory, grid, block Dim3, args []any) error {
 // InvertLower enqueues X = L⁻¹ for the lower triangle L of the n x n matrix
 // A. X must hold the identity on entry: the result is that of the solve
 // Dtrsm(Left, Lower, NoTrans, NonUnit, n, n, 1, A, lda, X, ldx), zeros above
-// the diagonal included, which is what InvertLower enqueues while the device
-// has not loaded the runtime's kernel (on CUDA it compiles it when it opens)
-// or if it could not. The diagonal is not checked (see
-// Dtrtri). It uses the stream's Scratch memory for n*n/2 float64s: a body
-// must not keep a Scratch buffer of its own across the call.
+// the diagonal included. That solve is what InvertLower enqueues while the
+// device has not loaded the runtime's kernel (on CUDA it is compiled when the
+// device opens; Device.Ready waits for it), or if it could not. The diagonal
+// is not checked (see Dtrtri). It uses the stream's Scratch memory for n*n/4
+// float64s, so a body must not keep a Scratch buffer of its own across the
+// call.
 func (s *Stream) InvertLower(n int, a Buffer, lda int, x Buffer, ldx int) error {
 	if err := firstErr(
 		matrix("InvertLower", "A", a, n, n, lda, 0, 1),
@@ -119,7 +120,8 @@ func (s *Stream) InvertLower(n int, a Buffer, lda int, x Buffer, ldx int) error 
 	if n <= invertBlock {
 		return nil
 	}
-	w, err := s.Scratch(n * n / 2)
+	// A level holds n/(2b) products of b x b, or one of (n-b) x b: n²/4 at most.
+	w, err := s.Scratch(n * n / 4)
 	if err != nil {
 		return err
 	}
