@@ -97,6 +97,10 @@ func Factor(ctx context.Context, c *rt.Context, a *rt.TiledMatrix, impl *blas.Im
 // (bench/internal/cudabench/RESULTS.md).
 const MaxInverseTile = 1024
 
+// UsesInverses reports whether FactorOn has the TRSMs multiply by inverses for tiles of mb
+// rows: with devices, and tiles of up to MaxInverseTile rows.
+func UsesInverses(mb int, onDevices bool) bool { return onDevices && mb <= MaxInverseTile }
+
 // FactorOn is Factor with the taskpool added by add: Context.Add, or a distributed job's
 // Add (dist.Job.Add) on every rank, each with its part of a. onDevices says whether the
 // contexts have devices: the taskpool then uses inverses (Potrf.UseInverses) on tiles of
@@ -106,7 +110,7 @@ func FactorOn(ctx context.Context, add func(*rt.Taskpool) error, a *rt.TiledMatr
 	if err != nil {
 		return err
 	}
-	if onDevices && a.MB <= MaxInverseTile {
+	if UsesInverses(a.MB, onDevices) {
 		if err := tp.UseInverses(); err != nil {
 			return err
 		}
