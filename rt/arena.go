@@ -51,6 +51,7 @@ func (a *Arena) Bytes() int { return a.bytes }
 func (a *Arena) Get() *Copy {
 	c := a.pool.Get().(*Copy)
 	c.refs.Store(1)
+	c.born = c.version.Load()
 	return c
 }
 

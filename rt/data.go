@@ -104,6 +104,7 @@ type Copy struct {
 
 	arena *Arena       // owner of a NEW buffer, nil otherwise
 	refs  atomic.Int32 // flows holding an arena copy
+	born  uint64       // version when the arena handed it out (Arena.Get)
 }
 
 // NewCopy returns a detached copy holding value (attach it with Data.Attach).
@@ -123,6 +124,10 @@ func (c *Copy) SetVersion(v uint64) { c.version.Store(v) }
 
 // BumpVersion records a write and returns the new version.
 func (c *Copy) BumpVersion() uint64 { return c.version.Add(1) }
+
+// Unwritten reports whether c is a NEW buffer that no task has written since its arena handed
+// it out. Its content is undefined, so a device that runs the task need not copy it in.
+func (c *Copy) Unwritten() bool { return c.arena != nil && c.version.Load() == c.born }
 
 // Readers returns the number of registered readers.
 func (c *Copy) Readers() int32 { return c.readers.Load() }

@@ -194,6 +194,9 @@ func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 			f.Access = Write
 		default:
 			f.Access = ReadWrite
+			if c.Unwritten() {
+				f.Access = Write // a NEW input: nothing to copy in
+			}
 		}
 		if gi.Size != nil {
 			f.Size = gi.Size(t, i)

@@ -212,3 +212,136 @@ func TestRTDeviceRunsBatchedGPUIncarnation(t *testing.T) {
 		t.Fatal("no management episode traced")
 	}
 }
+
+// fill is a two-class rt program whose first class gets a fresh buffer:
+//
+//	P(k)  k = 0 .. K-1
+//	RW X <- NEW  -> X Q(k)        BODY [type=GPU]  X[i] = k + i  END
+//	Q(k)  k = 0 .. K-1
+//	READ X <- X P(k)              BODY  check X into got[k]  END
+//
+// X comes from the arena with undefined content, so the device that runs P must
+// not copy it in, although the flow is RW.
+type fill struct {
+	K   int
+	got [][]float64
+}
+
+var fillP, fillQ rt.TaskClass
+
+func init() {
+	err := gpu.RegisterKernel(gpu.KernelSpec{Name: "test.ramp", Host: func(mem gpu.HostMemory, _, _ gpu.Dim3, args []any) error {
+		x, err := gpu.Float64s(mem, args[0].(gpu.Buffer))
+		if err != nil {
+			return err
+		}
+		for i := range x {
+			x[i] = args[1].(float64) + float64(i)
+		}
+		return nil
+	}})
+	if err != nil {
+		panic(err)
+	}
+	space := func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+		for k := range tp.Globals().(*fill).K {
+			l[0] = k
+			if !yield(l) {
+				return
+			}
+		}
+	}
+	complete := func(tp *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] < tp.Globals().(*fill).K }
+	fillP = rt.TaskClass{
+		Name: "P", ID: 0, Locals: []string{"k"}, Params: []int{0},
+		Flows:    []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space:    space,
+		Complete: complete,
+		Goal:     func(*rt.Taskpool, *rt.Locals) uint32 { return 0 },
+		Prepare:  func(task *rt.Task) error { return task.BindNew(0, "DEFAULT") },
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			if flows&1 != 0 {
+				e.L[0] = l[0]
+				e.Task(0, 0, &fillQ, 0)
+			}
+		},
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "P/gpu", Submit: func(d *gpu.Device, task *gpu.Task, s *gpu.Stream) gpu.Result {
+				k := task.EC().(*rt.Task).Local(0)
+				if err := s.Launch("test.ramp", gpu.Dim3{X: 1}, gpu.Dim3{X: 1}, task.Buffer(0), float64(k)); err != nil {
+					return gpu.Error
+				}
+				return gpu.Done
+			}}},
+		},
+	}
+	fillQ = rt.TaskClass{
+		Name: "Q", ID: 1, Locals: []string{"k"}, Params: []int{0},
+		Flows:    []rt.Flow{{Name: "X", Access: rt.Read}},
+		Space:    space,
+		Complete: complete,
+		Goal:     func(*rt.Taskpool, *rt.Locals) uint32 { return 1 },
+		Incarnations: []rt.Incarnation{
+			{Kind: rt.CPU, Hook: func(t *rt.Task) error {
+				g := t.Taskpool().Globals().(*fill)
+				g.got[t.Local(0)] = append([]float64(nil), t.Flow(0).Float64s()...)
+				return nil
+			}},
+		},
+	}
+}
+
+// TestRTDeviceSkipsStageInOfNewBuffers: an RW flow bound to a fresh arena buffer
+// (an input `<- NEW`) is not copied to the device, and what the device writes
+// reaches the CPU successor.
+func TestRTDeviceSkipsStageInOfNewBuffers(t *testing.T) {
+	const K, n = 40, 64
+	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 1}, gpu.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two taskpools share the arena: the second gets the buffers that the first
+	// gave back, whose old content the device must not copy in either.
+	arena := rt.NewSliceArena[float64](n)
+	for run := range 2 {
+		g := &fill{K: K, got: make([][]float64, K)}
+		tp := rt.NewTaskpool("fill", g, &fillP, &fillQ)
+		tp.SetArena("DEFAULT", arena)
+		if err := c.Add(tp); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := tp.Wait(ctx)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, x := range g.got {
+			if len(x) != n {
+				t.Fatalf("run %d: Q(%d) read %d elements, want %d", run, k, len(x), n)
+			}
+			for i, v := range x {
+				if v != float64(k+i) {
+					t.Fatalf("run %d: Q(%d) read X[%d] = %v, want %v", run, k, i, v, k+i)
+				}
+			}
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st := devs[0].Device().Stats()
+	if st.Executed != 2*K {
+		t.Fatalf("the device ran %d tasks, want %d", st.Executed, 2*K)
+	}
+	if st.StageIns != 0 {
+		t.Fatalf("%d stage-in copies of fresh buffers, want none", st.StageIns)
+	}
+	if err := devs[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+}
