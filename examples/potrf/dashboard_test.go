@@ -79,10 +79,10 @@ type pageState struct {
 	Status      string   `json:"status"`
 }
 
-// complete reports whether the five classes' bars (INV runs with a device) are at 100 %
+// complete reports whether the four classes' bars are at 100 %
 // and the chart and the lanes show data.
 func (s *pageState) complete() bool {
-	if len(s.Bars) != 5 {
+	if len(s.Bars) != 4 {
 		return false
 	}
 	for _, b := range s.Bars {

@@ -209,7 +209,7 @@ func (o *opts) rank(bg context.Context, j *dist.Job) (err error) {
 	}
 	fmt.Fprintf(stdout, "  factorisation: %v, %.1f GFLOP/s\n", elapsed.Round(time.Microsecond), p.Flops()/elapsed.Seconds()/1e9)
 	if j.Size == 1 {
-		fmt.Fprintf(stdout, "  tasks: %s\n", shares(cholesky.Tasks(p.A.MT, cholesky.UsesInverses(p.A.MB, len(devs) > 0)), devs, before))
+		fmt.Fprintf(stdout, "  tasks: %s\n", shares(cholesky.Tasks(p.A.MT), devs, before))
 	} else {
 		st := j.Node.Stats()
 		fmt.Fprintf(stdout, "  rank 0 sent %d activations and %d write-backs: %d tiles inside messages, %d by Get\n",

@@ -71,15 +71,11 @@ func (p *Problem) Residual(impl *blas.Impl) (float64, error) {
 func (p *Problem) Flops() float64 { return blas.PotrfFlops(p.N) }
 
 // Tasks is the number of tasks of the factorisation of a matrix of mt×mt tiles: mt POTRF,
-// mt(mt-1)/2 TRSM and as many SYRK, (mt-2)(mt-1)mt/6 GEMM, and with inverses
-// (Potrf.UseInverses) mt-1 INV.
-func Tasks(mt int, inverses bool) int64 {
+// mt(mt-1)/2 TRSM and as many SYRK, and (mt-2)(mt-1)mt/6 GEMM, with or without inverses
+// (POTRF computes those).
+func Tasks(mt int) int64 {
 	m := int64(mt)
-	n := m + m*(m-1) + (m-2)*(m-1)*m/6
-	if inverses {
-		n += max(m-1, 0)
-	}
-	return n
+	return m + m*(m-1) + (m-2)*(m-1)*m/6
 }
 
 // Factor factors a in place on c with the tile kernels of impl: L overwrites the lower

@@ -15,7 +15,7 @@ import (
 // gemmGroup holds the operands of the GEMM tasks of a ring that have one shape: they go
 // to the device in one batched call.
 //
-//line ../../potrf.jdf:40
+//line ../../potrf.jdf:42
 type gemmGroup struct {
 	m, n, k int
 	a, b, c []gpu.Buffer
@@ -24,10 +24,10 @@ type gemmGroup struct {
 // gemmGroups sorts the GEMMs of a ring by shape. Only the ragged last tile row differs
 // from the others, so there are one or two groups.
 //
-//line ../../potrf.jdf:47
+//line ../../potrf.jdf:49
 type gemmGroups []gemmGroup
 
-//line ../../potrf.jdf:49
+//line ../../potrf.jdf:51
 func (gs *gemmGroups) add(m, n, k int, a, b, c gpu.Buffer) {
 	for i := range *gs {
 		if g := &(*gs)[i]; g.m == m && g.n == n && g.k == k {
@@ -38,11 +38,11 @@ func (gs *gemmGroups) add(m, n, k int, a, b, c gpu.Buffer) {
 	*gs = append(*gs, gemmGroup{m, n, k, []gpu.Buffer{a}, []gpu.Buffer{b}, []gpu.Buffer{c}})
 }
 
-// UseInverses turns TRSM_INV on, with the identity tile that INV starts from: one copy
+// UseInverses turns TRSM_INV on, with the identity tile that POTRF inverts from: one copy
 // per rank (block r of IDENT lives on rank r), so that it reaches a device once and stays.
 // Call it before the taskpool is added.
 //
-//line ../../potrf.jdf:62
+//line ../../potrf.jdf:64
 func (tp *Potrf) UseInverses() error {
 	a := tp.descA
 	ranks, nb := identityRanks(a), a.MB
@@ -61,12 +61,12 @@ func (tp *Potrf) UseInverses() error {
 // identityRanks is the number of ranks of IDENT: those of a's grid, and this rank, which
 // may lie outside it.
 //
-//line ../../potrf.jdf:79
+//line ../../potrf.jdf:81
 func identityRanks(a *rt.TiledMatrix) int { return max(a.P*a.Q, a.Rank+1) }
 
 // noIdentity is IDENT until UseInverses: a vector without blocks.
 //
-//line ../../potrf.jdf:82
+//line ../../potrf.jdf:84
 func noIdentity(a *rt.TiledMatrix) *rt.Vector {
 	v, err := rt.NewVector(0, 1, identityRanks(a), a.Rank)
 	if err != nil {
@@ -77,7 +77,7 @@ func noIdentity(a *rt.TiledMatrix) *rt.Vector {
 
 // critical reports whether the TRSM task t is TRSM(k + 1, k), on the critical path.
 //
-//line ../../potrf.jdf:91
+//line ../../potrf.jdf:93
 func critical(t *gpu.Task) bool {
 	_, l := rt.TaskGlobals[*Potrf](t.EC().(*rt.Task))
 	return l[1] == l[0]+1
@@ -86,7 +86,7 @@ func critical(t *gpu.Task) bool {
 // apart is the batch_match of TRSM: TRSM(k + 1, k) goes to the device alone, so that its
 // completion, which SYRK(k, k + 1) and then POTRF(k + 1) wait for, waits for no other.
 //
-//line ../../potrf.jdf:98
+//line ../../potrf.jdf:100
 func apart(cand, head *gpu.Task) gpu.Action {
 	switch {
 	case critical(head):
@@ -99,7 +99,7 @@ func apart(cand, head *gpu.Task) gpu.Action {
 
 // gemmBatch is the default GEMM_BATCH for tiles of nb rows.
 //
-//line ../../potrf.jdf:109
+//line ../../potrf.jdf:111
 func gemmBatch(nb int) int {
 	if nb <= 512 {
 		return 64
@@ -110,7 +110,7 @@ func gemmBatch(nb int) int {
 // launch enqueues C = alpha * A * B^T + beta * C for every group, ld being the tiles'
 // leading dimension.
 //
-//line ../../potrf.jdf:118
+//line ../../potrf.jdf:120
 func (gs gemmGroups) launch(s *gpu.Stream, ld int, alpha, beta float64) error {
 	for _, g := range gs {
 		if err := s.DgemmBatched(gpu.NoTrans, gpu.Trans, g.m, g.n, g.k, alpha, g.a, ld, g.b, ld, beta, g.c, ld); err != nil {
@@ -149,24 +149,24 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 	if err := rt.VerifyCollection(descA, 2, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: descA: %w", err)
 	}
-//line ../../potrf.jdf:132
+//line ../../potrf.jdf:134
 	var MT int = descA.MT
 //line potrf_jdf.go:155
-//line ../../potrf.jdf:138
+//line ../../potrf.jdf:140
 	var GEMM_BATCH int = gemmBatch(descA.MB)
 //line potrf_jdf.go:158
-//line ../../potrf.jdf:142
+//line ../../potrf.jdf:144
 	var TRSM_INV bool = false
 //line potrf_jdf.go:161
-//line ../../potrf.jdf:143
+//line ../../potrf.jdf:145
 	var IDENT *rt.Vector = noIdentity(descA)
 //line potrf_jdf.go:164
 	if err := rt.VerifyCollection(IDENT, 1, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: IDENT: %w", err)
 	}
 	tp := &Potrf{descA: descA, impl: impl, MT: MT, GEMM_BATCH: GEMM_BATCH, TRSM_INV: TRSM_INV, IDENT: IDENT}
-	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfINV, &potrfTRSM, &potrfSYRK, &potrfGEMM)
-//line ../../potrf.jdf:176
+	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfTRSM, &potrfSYRK, &potrfGEMM)
+//line ../../potrf.jdf:157
 	potrfCount0 := descA.MB * descA.MB
 //line potrf_jdf.go:172
 	tp.SetArena("DEFAULT", rt.NewSliceArena[float64](potrfCount0))
@@ -175,17 +175,16 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 
 // The task classes of potrf.jdf, assigned in init: their functions refer to one another.
 var (
-	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:146:1
-	potrfINV   rt.TaskClass // INV at potrf.jdf:171:1
-	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:197:1
-	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:249:1
-	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:273:1
+	potrfPOTRF rt.TaskClass // POTRF at potrf.jdf:150:1
+	potrfTRSM  rt.TaskClass // TRSM at potrf.jdf:191:1
+	potrfSYRK  rt.TaskClass // SYRK at potrf.jdf:243:1
+	potrfGEMM  rt.TaskClass // GEMM at potrf.jdf:267:1
 )
 
 func init() {
 	potrfPOTRF = rt.TaskClass{
 		Name: "POTRF", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "T", Access: rt.RW}},
+		Flows:        []rt.Flow{{Name: "T", Access: rt.RW}, {Name: "E", Access: rt.Read}, {Name: "I", Access: rt.RW}},
 		HighPriority: true,
 		Space:        potrfPOTRFSpace,
 		Complete:     potrfPOTRFComplete,
@@ -200,24 +199,8 @@ func init() {
 			{Kind: rt.CPU, Hook: potrfPOTRFHook},
 		},
 	}
-	potrfINV = rt.TaskClass{
-		Name: "INV", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "E", Access: rt.Read}, {Name: "I", Access: rt.Write}},
-		Space:        potrfINVSpace,
-		Complete:     potrfINVComplete,
-		Goal:         potrfINVGoal,
-		Prepare:      potrfINVPrepare,
-		Successors:   potrfINVSuccessors,
-		Predecessors: potrfINVPredecessors,
-		Priority:     potrfINVPriority,
-		Affinity:     potrfINVAffinity,
-		Incarnations: []rt.Incarnation{
-			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "INV/GPU", Type: gpu.TypeAny, Submit: potrfINVSubmitGPU}},
-			{Kind: rt.CPU, Hook: potrfINVHook},
-		},
-	}
 	potrfTRSM = rt.TaskClass{
-		Name: "TRSM", ID: 2, Locals: []string{"k", "m"}, Params: []int{1, 0},
+		Name: "TRSM", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
 		Flows:        []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "I", Access: rt.Read}, {Name: "C", Access: rt.RW}},
 		Space:        potrfTRSMSpace,
 		Complete:     potrfTRSMComplete,
@@ -233,7 +216,7 @@ func init() {
 		},
 	}
 	potrfSYRK = rt.TaskClass{
-		Name: "SYRK", ID: 3, Locals: []string{"k", "m"}, Params: []int{0, 1},
+		Name: "SYRK", ID: 2, Locals: []string{"k", "m"}, Params: []int{0, 1},
 		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "T", Access: rt.RW}},
 		Space:        potrfSYRKSpace,
 		Complete:     potrfSYRKComplete,
@@ -249,7 +232,7 @@ func init() {
 		},
 	}
 	potrfGEMM = rt.TaskClass{
-		Name: "GEMM", ID: 4, Locals: []string{"k", "m", "n"}, Params: []int{1, 2, 0},
+		Name: "GEMM", ID: 3, Locals: []string{"k", "m", "n"}, Params: []int{1, 2, 0},
 		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
 		Space:        potrfGEMMSpace,
 		Complete:     potrfGEMMComplete,
@@ -267,15 +250,37 @@ func init() {
 }
 
 // potrfPOTRFInputs are the input chains of POTRF(k): potrfPOTRFIn<Flow> selects the input of flow <Flow>.
-var potrfPOTRFInputs = []rt.InputChain{{Flow: 0, Pos: "potrf.jdf:149:6", Select: potrfPOTRFInT}}
+var potrfPOTRFInputs = []rt.InputChain{
+	{Flow: 0, Pos: "potrf.jdf:153:6", Select: potrfPOTRFInT},
+	{Flow: 1, Pos: "potrf.jdf:156:8", Select: potrfPOTRFInE},
+	{Flow: 2, Pos: "potrf.jdf:157:6", Select: potrfPOTRFInI},
+}
 
 func potrfPOTRFInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:149:22")
+		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:153:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: k}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:149:36", "T SYRK(k - 1, k)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:153:36", "T SYRK(k - 1, k)")
+	}
+}
+
+func potrfPOTRFInE(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Potrf), l[0]
+	if g.TRSM_INV && k < g.MT-1 {
+		return rt.DataInput(0, g.IDENT, rt.Ix(g.descA.RankOf(rt.Ix(k, k))), "potrf.jdf:156:40")
+	} else {
+		return rt.NullInput(0)
+	}
+}
+
+func potrfPOTRFInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+	g, k := tp.Globals().(*Potrf), l[0]
+	if g.TRSM_INV && k < g.MT-1 {
+		return rt.NewInput(0, "DEFAULT", "potrf.jdf:157:38")
+	} else {
+		return rt.NullInput(0)
 	}
 }
 
@@ -305,9 +310,13 @@ func potrfPOTRFSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 			e.TaskIf(potrfTRSMComplete(tp, &e.L), 0, 1, &potrfTRSM, 0)
 		}
 		e.Data(0, 2, g.descA, rt.Ix(k, k))
-		if g.TRSM_INV {
-			e.L[0] = k
-			e.Instance(potrfINVComplete(tp, &e.L), 0, 3, &potrfINV, 0)
+	}
+	if flows&4 != 0 {
+		if g.TRSM_INV && k < g.MT-1 {
+			for a0 := k + 1; a0 <= g.MT-1; a0++ {
+				e.L[1], e.L[0] = a0, k
+				e.TaskIf(potrfTRSMComplete(tp, &e.L), 2, 1, &potrfTRSM, 1)
+			}
 		}
 	}
 }
@@ -315,216 +324,92 @@ func potrfPOTRFSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 // potrfPOTRFPriority returns the priority of POTRF(k) (higher runs first).
 func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:153
+//line ../../potrf.jdf:159
 	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:321
+//line potrf_jdf.go:330
 }
 
 // potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
 func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:148
+//line ../../potrf.jdf:152
 	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:329
+//line potrf_jdf.go:338
 }
 
 // potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k): rt/gpu runs it on a device stream.
 func potrfPOTRFSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfPOTRFBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], task.Buffer(0))
+	return potrfPOTRFBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
-// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:154:1.
-func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:155
+// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:160:1.
+func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T gpu.Buffer, E gpu.Buffer, I gpu.Buffer) gpu.Result {
+//line ../../potrf.jdf:161
 	{
-		if err := stream.Dpotrf(gpu.Lower, descA.TileRows(k), T, descA.MB); err != nil {
+		n := descA.TileRows(k)
+		if err := stream.Dpotrf(gpu.Lower, n, T, descA.MB); err != nil {
 			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
 		}
+		if I.Ptr != 0 {
+			if err := stream.Memcpy(I, E); err != nil {
+				return task.Fail(err)
+			}
+			if err := stream.InvertLower(n, T, descA.MB, I, descA.MB); err != nil {
+				return task.Fail(err)
+			}
+		}
 	}
-//line potrf_jdf.go:346
+//line potrf_jdf.go:364
 	return gpu.Done
 }
 
 // potrfPOTRFHook runs the CPU body of POTRF(k).
 func potrfPOTRFHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Potrf](task)
-	T, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
-		return err
-	}
-	return potrfPOTRFBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], T)
-}
-
-// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:161:1.
-func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T []float64) error {
-//line ../../potrf.jdf:162
-	{
-		if err := impl.Dpotrf(blas.Lower, descA.TileRows(k), T, descA.MB); err != nil {
-			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
-		}
-	}
-//line potrf_jdf.go:368
-	return nil
-}
-
-// potrfINVInputs are the input chains of INV(k): potrfINVIn<Flow> selects the input of flow <Flow>.
-var potrfINVInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:174:8", TaskOnly: true, Select: potrfINVInT},
-	{Flow: 1, Pos: "potrf.jdf:175:8", Select: potrfINVInE},
-}
-
-func potrfINVInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:174:13", "T POTRF(k)")
-}
-
-func potrfINVInE(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Potrf), l[0]
-	return rt.DataInput(0, g.IDENT, rt.Ix(g.descA.RankOf(rt.Ix(k, k))), "potrf.jdf:175:13")
-}
-
-// potrfINVSpace enumerates the execution space of INV(k).
-func potrfINVSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Potrf)
-	for k, kEnd := 0, func() int {
-		var tern0 int
-		if g.TRSM_INV {
-			tern0 = g.MT - 2
-		} else {
-			tern0 = -1
-		}
-		return tern0
-	}(); k <= kEnd; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
-}
-
-// potrfINVComplete reports whether the instance of INV whose parameters are in l lies in its execution space.
-func potrfINVComplete(tp *rt.Taskpool, l *rt.Locals) bool {
-	g, k := tp.Globals().(*Potrf), l[0]
-	return k >= 0 && k <= func() int {
-		var tern0 int
-		if g.TRSM_INV {
-			tern0 = g.MT - 2
-		} else {
-			tern0 = -1
-		}
-		return tern0
-	}()
-}
-
-// potrfINVGoal returns the number of inputs that INV(k) waits for from other tasks.
-func potrfINVGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	return rt.InputGoal(tp, l, potrfINVInputs, rt.Counter)
-}
-
-// potrfINVPrepare binds the memory inputs of INV(k) and checks that its inputs from other tasks arrived.
-func potrfINVPrepare(task *rt.Task) error {
-	if err := task.BindNew(2, "DEFAULT"); err != nil {
-		return fmt.Errorf("%s: flow %s: %w", "potrf.jdf:176:9", "I", err)
-	}
-	return task.BindInputs(potrfINVInputs)
-}
-
-// potrfINVSuccessors reports the output dependencies of INV(k) whose guards hold.
-func potrfINVSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Potrf), l[0]
-	if flows&4 != 0 {
-		for a0 := k + 1; a0 <= g.MT-1; a0++ {
-			e.L[1], e.L[0] = a0, k
-			e.TaskIf(potrfTRSMComplete(tp, &e.L), 2, 0, &potrfTRSM, 1)
-		}
-	}
-}
-
-// potrfINVPredecessors reports the input dependencies of INV(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func potrfINVPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	e.Inputs(tp, l, flows, potrfINVInputs)
-}
-
-// potrfINVPriority returns the priority of INV(k) (higher runs first).
-func potrfINVPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:177
-	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:457
-}
-
-// potrfINVAffinity returns the data collection element that owns INV(k).
-func potrfINVAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:173
-	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:465
-}
-
-// potrfINVSubmitGPU is the submit hook of the GPU body of INV(k): rt/gpu runs it on a device stream.
-func potrfINVSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfINVBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
-}
-
-// potrfINVBodyGPU is the GPU body of INV(k) at potrf.jdf:178:1.
-func potrfINVBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T gpu.Buffer, E gpu.Buffer, I gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:179
-	{
-		if err := stream.Memcpy(I, E); err != nil {
-			return task.Fail(err)
-		}
-		if err := stream.InvertLower(descA.TileRows(k), T, descA.MB, I, descA.MB); err != nil {
-			return task.Fail(err)
-		}
-	}
-//line potrf_jdf.go:485
-	return gpu.Done
-}
-
-// potrfINVHook runs the CPU body of INV(k).
-func potrfINVHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Potrf](task)
 	var err error
 	T, E, I := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	return potrfINVBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], T, E, I)
+	return potrfPOTRFBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], T, E, I)
 }
 
-// potrfINVBody is the CPU body of INV(k) at potrf.jdf:188:1.
-func potrfINVBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T []float64, E []float64, I []float64) error {
-//line ../../potrf.jdf:189
+// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:176:1.
+func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T []float64, E []float64, I []float64) error {
+//line ../../potrf.jdf:177
 	{
-		copy(I, E)
 		n := descA.TileRows(k)
+		if err := impl.Dpotrf(blas.Lower, n, T, descA.MB); err != nil {
+			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
+		}
+		if I == nil {
+			return nil
+		}
+		copy(I, E)
 		return impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, T, descA.MB, I, descA.MB)
 	}
-//line potrf_jdf.go:508
+//line potrf_jdf.go:393
 }
 
 // potrfTRSMInputs are the input chains of TRSM(m, k): potrfTRSMIn<Flow> selects the input of flow <Flow>.
 var potrfTRSMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:201:8", TaskOnly: true, Select: potrfTRSMInT},
-	{Flow: 1, Pos: "potrf.jdf:202:8", Select: potrfTRSMInI},
-	{Flow: 2, Pos: "potrf.jdf:203:6", Select: potrfTRSMInC},
+	{Flow: 0, Pos: "potrf.jdf:195:8", TaskOnly: true, Select: potrfTRSMInT},
+	{Flow: 1, Pos: "potrf.jdf:196:8", Select: potrfTRSMInI},
+	{Flow: 2, Pos: "potrf.jdf:197:6", Select: potrfTRSMInC},
 }
 
 func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:201:13", "T POTRF(k)")
+	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:195:13", "T POTRF(k)")
 }
 
 func potrfTRSMInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
 	if g.TRSM_INV {
 		pl := rt.Locals{0: k}
-		return rt.TaskInput(0, &potrfINV, 2, potrfINVComplete(tp, &pl), &pl, "potrf.jdf:202:24", "I INV(k)")
+		return rt.TaskInput(0, &potrfPOTRF, 2, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:196:24", "I POTRF(k)")
 	} else {
 		return rt.NullInput(0)
 	}
@@ -533,10 +418,10 @@ func potrfTRSMInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:203:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:197:22")
 	} else {
 		pl := rt.Locals{1: m, 2: k, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:203:36", "C GEMM(m, k, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:197:36", "C GEMM(m, k, k - 1)")
 	}
 }
 
@@ -581,7 +466,7 @@ func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfTRSMPriority returns the priority of TRSM(m, k) (higher runs first).
 func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-//line ../../potrf.jdf:208
+//line ../../potrf.jdf:202
 	return int32(4*(g.MT-k) + func() int {
 		var tern0 int
 		if m == k+1 {
@@ -591,15 +476,15 @@ func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 		}
 		return tern0
 	}())
-//line potrf_jdf.go:595
+//line potrf_jdf.go:480
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
 func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-//line ../../potrf.jdf:200
+//line ../../potrf.jdf:194
 	return g.descA, rt.Ix(m, k)
-//line potrf_jdf.go:603
+//line potrf_jdf.go:488
 }
 
 // potrfTRSMGPU is one task of a ring in a GPU body of TRSM(m, k): its definitions and the
@@ -638,19 +523,19 @@ func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 func potrfTRSMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	task := head.EC().(*rt.Task)
 	g := task.Taskpool().Globals().(*Potrf)
-//line ../../potrf.jdf:209
+//line ../../potrf.jdf:203
 	batchMax := g.GEMM_BATCH
-//line ../../potrf.jdf:209
+//line ../../potrf.jdf:203
 	batchMatch := apart
-//line potrf_jdf.go:646
+//line potrf_jdf.go:531
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
-// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:209:1.
+// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:203:1.
 func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, T gpu.Buffer, I gpu.Buffer, C gpu.Buffer) gpu.Result {
 	member := potrfTRSMMemberGPU
 	_ = member
-//line ../../potrf.jdf:210
+//line ../../potrf.jdf:204
 	{
 		// Members with an inverse compute C = C * I^T: a product cannot overwrite its operand,
 		// so each C goes to a slot of the stream's scratch first, and the products of one shape
@@ -681,7 +566,7 @@ func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:685
+//line potrf_jdf.go:570
 	return gpu.Done
 }
 
@@ -696,35 +581,35 @@ func potrfTRSMHook(task *rt.Task) error {
 	return potrfTRSMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], T, I, C)
 }
 
-// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:241:1.
+// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:235:1.
 func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, T []float64, I []float64, C []float64) error {
-//line ../../potrf.jdf:242
+//line ../../potrf.jdf:236
 	{
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:707
+//line potrf_jdf.go:592
 }
 
 // potrfSYRKInputs are the input chains of SYRK(k, m): potrfSYRKIn<Flow> selects the input of flow <Flow>.
 var potrfSYRKInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:253:8", TaskOnly: true, Select: potrfSYRKInA},
-	{Flow: 1, Pos: "potrf.jdf:254:6", Select: potrfSYRKInT},
+	{Flow: 0, Pos: "potrf.jdf:247:8", TaskOnly: true, Select: potrfSYRKInA},
+	{Flow: 1, Pos: "potrf.jdf:248:6", Select: potrfSYRKInT},
 }
 
 func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:253:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:247:13", "C TRSM(m, k)")
 }
 
 func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:254:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:248:22")
 	} else {
 		pl := rt.Locals{0: k - 1, 1: m}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:254:36", "T SYRK(k - 1, m)")
+		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:248:36", "T SYRK(k - 1, m)")
 	}
 }
 
@@ -765,17 +650,17 @@ func potrfSYRKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfSYRKPriority returns the priority of SYRK(k, m) (higher runs first).
 func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:256
+//line ../../potrf.jdf:250
 	return int32(4*(g.MT-m) + 1)
-//line potrf_jdf.go:771
+//line potrf_jdf.go:656
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
 func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:252
+//line ../../potrf.jdf:246
 	return g.descA, rt.Ix(m, m)
-//line potrf_jdf.go:779
+//line potrf_jdf.go:664
 }
 
 // potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m): rt/gpu runs it on a device stream.
@@ -784,16 +669,16 @@ func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 	return potrfSYRKBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
-// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:257:1.
+// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:251:1.
 func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:258
+//line ../../potrf.jdf:252
 	{
 		if err := stream.Dsyrk(gpu.Lower, gpu.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB); err != nil {
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:797
+//line potrf_jdf.go:682
 	return gpu.Done
 }
 
@@ -808,42 +693,42 @@ func potrfSYRKHook(task *rt.Task) error {
 	return potrfSYRKBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], A, T)
 }
 
-// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:265:1.
+// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:259:1.
 func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A []float64, T []float64) error {
-//line ../../potrf.jdf:266
+//line ../../potrf.jdf:260
 	{
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:819
+//line potrf_jdf.go:704
 }
 
 // potrfGEMMInputs are the input chains of GEMM(m, n, k): potrfGEMMIn<Flow> selects the input of flow <Flow>.
 var potrfGEMMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:278:8", TaskOnly: true, Select: potrfGEMMInA},
-	{Flow: 1, Pos: "potrf.jdf:279:8", TaskOnly: true, Select: potrfGEMMInB},
-	{Flow: 2, Pos: "potrf.jdf:280:6", Select: potrfGEMMInC},
+	{Flow: 0, Pos: "potrf.jdf:272:8", TaskOnly: true, Select: potrfGEMMInA},
+	{Flow: 1, Pos: "potrf.jdf:273:8", TaskOnly: true, Select: potrfGEMMInB},
+	{Flow: 2, Pos: "potrf.jdf:274:6", Select: potrfGEMMInC},
 }
 
 func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, m := l[0], l[1]
 	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:278:13", "C TRSM(m, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:272:13", "C TRSM(m, k)")
 }
 
 func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k, n_ := l[0], l[2]
 	pl := rt.Locals{1: n_, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:279:13", "C TRSM(n, k)")
+	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:273:13", "C TRSM(n, k)")
 }
 
 func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
 	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:280:22")
+		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:274:22")
 	} else {
 		pl := rt.Locals{1: m, 2: n_, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:280:36", "C GEMM(m, n, k - 1)")
+		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:274:36", "C GEMM(m, n, k - 1)")
 	}
 }
 
@@ -887,17 +772,17 @@ func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 // potrfGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
 func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, n_ := tp.Globals().(*Potrf), l[2]
-//line ../../potrf.jdf:282
+//line ../../potrf.jdf:276
 	return int32(4 * (g.MT - n_))
-//line potrf_jdf.go:893
+//line potrf_jdf.go:778
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
 func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
-//line ../../potrf.jdf:277
+//line ../../potrf.jdf:271
 	return g.descA, rt.Ix(m, n_)
-//line potrf_jdf.go:901
+//line potrf_jdf.go:786
 }
 
 // potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
@@ -938,17 +823,17 @@ func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 func potrfGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	task := head.EC().(*rt.Task)
 	g := task.Taskpool().Globals().(*Potrf)
-//line ../../potrf.jdf:283
+//line ../../potrf.jdf:277
 	batchMax := g.GEMM_BATCH
-//line potrf_jdf.go:944
+//line potrf_jdf.go:829
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
-// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:283:1.
+// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:277:1.
 func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
 	member := potrfGEMMMemberGPU
 	_ = member
-//line ../../potrf.jdf:284
+//line ../../potrf.jdf:278
 	{
 		var groups gemmGroups
 		for t := range task.Ring() {
@@ -959,7 +844,7 @@ func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:963
+//line potrf_jdf.go:848
 	return gpu.Done
 }
 
@@ -974,33 +859,31 @@ func potrfGEMMHook(task *rt.Task) error {
 	return potrfGEMMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], l[2], A, B, C)
 }
 
-// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:295:1.
+// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:289:1.
 func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, n int, A []float64, B []float64, C []float64) error {
-//line ../../potrf.jdf:296
+//line ../../potrf.jdf:290
 	{
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:985
+//line potrf_jdf.go:870
 }
 
 // potrfSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of potrf.jdf.
 var potrfSource = rt.Source{
 	Err:     ErrPotrfGraph,
-	Classes: []string{"potrf.jdf:146:1", "potrf.jdf:171:1", "potrf.jdf:197:1", "potrf.jdf:249:1", "potrf.jdf:273:1"},
+	Classes: []string{"potrf.jdf:150:1", "potrf.jdf:191:1", "potrf.jdf:243:1", "potrf.jdf:267:1"},
 	Flows: [][]string{
-		{"potrf.jdf:149:6"},
-		{"potrf.jdf:174:8", "potrf.jdf:175:8", "potrf.jdf:176:9"},
-		{"potrf.jdf:201:8", "potrf.jdf:202:8", "potrf.jdf:203:6"},
-		{"potrf.jdf:253:8", "potrf.jdf:254:6"},
-		{"potrf.jdf:278:8", "potrf.jdf:279:8", "potrf.jdf:280:6"},
+		{"potrf.jdf:153:6", "potrf.jdf:156:8", "potrf.jdf:157:6"},
+		{"potrf.jdf:195:8", "potrf.jdf:196:8", "potrf.jdf:197:6"},
+		{"potrf.jdf:247:8", "potrf.jdf:248:6"},
+		{"potrf.jdf:272:8", "potrf.jdf:273:8", "potrf.jdf:274:6"},
 	},
 	Deps: [][][]string{
-		{{"potrf.jdf:149:8", "potrf.jdf:150:8", "potrf.jdf:151:8", "potrf.jdf:152:8"}},
-		{{"potrf.jdf:174:10"}, {"potrf.jdf:175:10"}, {"potrf.jdf:176:11"}},
-		{{"potrf.jdf:201:10"}, {"potrf.jdf:202:10"}, {"potrf.jdf:203:8", "potrf.jdf:204:8", "potrf.jdf:205:8", "potrf.jdf:206:8", "potrf.jdf:207:8"}},
-		{{"potrf.jdf:253:10"}, {"potrf.jdf:254:8", "potrf.jdf:255:8"}},
-		{{"potrf.jdf:278:10"}, {"potrf.jdf:279:10"}, {"potrf.jdf:280:8", "potrf.jdf:281:8"}},
+		{{"potrf.jdf:153:8", "potrf.jdf:154:8", "potrf.jdf:155:8"}, {"potrf.jdf:156:10"}, {"potrf.jdf:157:8", "potrf.jdf:158:8"}},
+		{{"potrf.jdf:195:10"}, {"potrf.jdf:196:10"}, {"potrf.jdf:197:8", "potrf.jdf:198:8", "potrf.jdf:199:8", "potrf.jdf:200:8", "potrf.jdf:201:8"}},
+		{{"potrf.jdf:247:10"}, {"potrf.jdf:248:8", "potrf.jdf:249:8"}},
+		{{"potrf.jdf:272:10"}, {"potrf.jdf:273:10"}, {"potrf.jdf:274:8", "potrf.jdf:275:8"}},
 	},
 }
 

@@ -188,7 +188,7 @@ func (s *DeviceStream) warmUp() (err error) {
 			return s.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
 		},
 		func() error {
-			// The inverse of a triangle by a solve (examples/potrf.jdf's INV).
+			// The inverse of a triangle by a solve (InvertLower's fallback).
 			return s.Dtrsm(gpu.Left, gpu.Lower, gpu.NoTrans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
 		},
 		func() error {
