@@ -51,7 +51,7 @@ func (a *Arena) Bytes() int { return a.bytes }
 func (a *Arena) Get() *Copy {
 	c := a.pool.Get().(*Copy)
 	c.refs.Store(1)
-	c.born = c.version.Load()
+	c.fresh = false // Taskpool.NewCopy sets it; other users (received data) fill the buffer
 	return c
 }
 

@@ -104,7 +104,10 @@ type Copy struct {
 
 	arena *Arena       // owner of a NEW buffer, nil otherwise
 	refs  atomic.Int32 // flows holding an arena copy
-	born  uint64       // version when the arena handed it out (Arena.Get)
+	// fresh says that the copy was handed out for a NEW input (Taskpool.NewCopy), at
+	// version born: until a task writes it, its content is undefined.
+	fresh bool
+	born  uint64
 }
 
 // NewCopy returns a detached copy holding value (attach it with Data.Attach).
@@ -125,9 +128,11 @@ func (c *Copy) SetVersion(v uint64) { c.version.Store(v) }
 // BumpVersion records a write and returns the new version.
 func (c *Copy) BumpVersion() uint64 { return c.version.Add(1) }
 
-// Unwritten reports whether c is a NEW buffer that no task has written since its arena handed
-// it out. Its content is undefined, so a device that runs the task need not copy it in.
-func (c *Copy) Unwritten() bool { return c.arena != nil && c.version.Load() == c.born }
+// Unwritten reports whether c is a buffer handed out for a NEW input (Taskpool.NewCopy) that
+// no task has written since. Its content is undefined, so a device that runs the task need
+// not copy it in. A copy taken with Arena.Get, such as one that received a remote rank's
+// data, is never unwritten.
+func (c *Copy) Unwritten() bool { return c.fresh && c.version.Load() == c.born }
 
 // Readers returns the number of registered readers.
 func (c *Copy) Readers() int32 { return c.readers.Load() }

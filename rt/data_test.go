@@ -168,6 +168,31 @@ func TestArenaReuse(t *testing.T) {
 	}
 }
 
+// A buffer handed out for a NEW input is unwritten until its version moves; one taken from
+// the arena directly (received data) never is, even after it went through a NEW input.
+func TestCopyUnwritten(t *testing.T) {
+	tp := rt.NewTaskpool("unwritten", nil)
+	a := rt.NewArena(64)
+	tp.SetArena("T", a)
+	c, err := tp.NewCopy("T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Unwritten() {
+		t.Fatal("a NEW buffer is not unwritten")
+	}
+	c.BumpVersion()
+	if c.Unwritten() {
+		t.Fatal("a written NEW buffer is still unwritten")
+	}
+	if a.Get().Unwritten() {
+		t.Fatal("a buffer taken with Arena.Get is unwritten")
+	}
+	if rt.NewCopy(make([]float64, 4)).Unwritten() {
+		t.Fatal("a copy outside arenas is unwritten")
+	}
+}
+
 // The stencil's NEW buffers are recycled: a long run allocates far fewer buffers than tasks.
 func TestArenaBuffersRecycled(t *testing.T) {
 	if raceEnabled {

@@ -90,7 +90,9 @@ func (tp *Taskpool) NewCopy(name string) (*Copy, error) {
 		return nil, fmt.Errorf("%w: %q in taskpool %s (NEW inputs and WRITE flows take their buffers "+
 			"from it: call tp.SetArena(%q, rt.NewArena(bytes)) before Add)", ErrNoArena, name, tp.name, name)
 	}
-	return a.Get(), nil
+	c := a.Get()
+	c.fresh, c.born = true, c.version.Load()
+	return c, nil
 }
 
 // Total returns the number of local tasks, known once Add returned.
