@@ -278,9 +278,14 @@ func (c *Context) quiesce(ctx context.Context, tp *Taskpool) bool {
 	return true
 }
 
-// notify follows every push: it wakes a parked worker, if any.
-func (c *Context) notify() {
-	if c.nidle.Load() > 0 {
+// notify follows every push: it wakes a parked worker, if any. One is enough, and keeps the
+// releasing worker's cost (it may be a device's manager) to one wake-up: the woken worker
+// wakes as many others as there are tasks left queued where it found its own (wake).
+func (c *Context) notify() { c.wake(1) }
+
+// wake wakes up to n parked workers.
+func (c *Context) wake(n int) {
+	for ; n > 0 && c.nidle.Load() > 0; n-- {
 		c.wakeOne()
 	}
 }

@@ -191,7 +191,8 @@ func (s *lfq) stealFor(w *Worker) *Task {
 		for j := 0; j < k; j++ {
 			w.steal = append(w.steal, q.h.pop())
 		}
-		q.n.Store(int32(q.h.len()))
+		left := q.h.len()
+		q.n.Store(int32(left))
 		q.mu.Unlock()
 		if len(w.steal) == 0 {
 			continue
@@ -200,6 +201,10 @@ func (s *lfq) stealFor(w *Worker) *Task {
 		if len(w.steal) > 1 {
 			s.pushBatch(w, w.steal[1:])
 		}
+		// The thief runs one task; the rest of its steal and what the victim (busy) still
+		// holds would wait for the next push, a whole task away, while workers stay parked:
+		// a POTRF that releases its column's TRSMs would see them start a few at a time.
+		w.c.wake(len(w.steal) - 1 + left)
 		clear(w.steal)
 		w.steal = w.steal[:0]
 		return t
@@ -253,8 +258,13 @@ func (s *global) pop(w *Worker) *Task {
 	}
 	s.mu.Lock()
 	t := s.q.pop()
-	s.n.Store(int32(s.q.len()))
+	left := s.q.len()
+	s.n.Store(int32(left))
 	s.mu.Unlock()
+	if t != nil {
+		// As in lfq.stealFor: one parked worker per task left.
+		w.c.wake(left)
+	}
 	return t
 }
 
