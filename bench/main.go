@@ -130,9 +130,9 @@ func printTable(w io.Writer, rows []Row, skipped []string) {
 				ratios = append(ratios, fmt.Sprintf("%.2f× %s", v, b))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%s\t%.2fM\t%s\t\n", r.Suite, r.Workload, r.Workers,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t\n", r.Suite, r.Workload, r.Workers,
 			r.Variant, r.perItem(r.Median), r.perItem(r.Min), r.perItem(r.Max), r.Unit,
-			r.Per/r.Median.Seconds()/1e6, strings.Join(ratios, ", "))
+			r.rate(), strings.Join(ratios, ", "))
 	}
 	tw.Flush()
 	for _, s := range skipped {

@@ -146,7 +146,7 @@ func reportTables(rows []Row) []reportTable {
 		t.Rows = append(t.Rows, reportRow{Workload: r.Workload, Variant: r.Variant, Unit: r.Unit,
 			Ratios: strings.Join(ratios, ", "), Note: r.Note, Workers: r.Workers,
 			Median: fmt.Sprintf("%.1f", r.MedianPer), Min: fmt.Sprintf("%.1f", r.MinPer),
-			Max: fmt.Sprintf("%.1f", r.MaxPer), Rate: fmt.Sprintf("%.2fM", r.Per/r.Median.Seconds()/1e6)})
+			Max: fmt.Sprintf("%.1f", r.MaxPer), Rate: r.rate()})
 	}
 	return out
 }

@@ -73,6 +73,15 @@ type Row struct {
 	Note   string             `json:"note,omitempty"`
 }
 
+// rate is the rate/s column: millions of items per second, or empty for a row whose item is
+// a whole run (unit "ms"), where it would mean nothing.
+func (r *Row) rate() string {
+	if r.Unit == "ms" {
+		return ""
+	}
+	return fmt.Sprintf("%.2fM", r.Per/r.Median.Seconds()/1e6)
+}
+
 // perItem returns d per item in nanoseconds.
 func (r *Row) perItem(d time.Duration) float64 { return float64(d.Nanoseconds()) / r.Per }
 
