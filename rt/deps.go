@@ -457,7 +457,7 @@ func (w *Worker) arriveDense(tp *Taskpool, cs *classState, c *Copy, peer *TaskCl
 		if old|bit != goal {
 			return nil
 		}
-	} else if c == nil && w.id >= 0 && w.edges.src != nil {
+	} else if c == nil && w.id >= 0 && w.edges.src != nil && goal >= creditMax {
 		return w.credit(slot, t, peer, peerFlow, goal)
 	} else if n := atomic.AddUint32(&t.pending, ^uint32(0)); n != 0 {
 		if n > goal { // wrapped below zero
@@ -497,10 +497,10 @@ func (w *Worker) initTask(t *Task, tp *Taskpool, cs *classState, l *Locals, key 
 // Arrival credits. Many CTL arrivals at one record (a gather: every task of a class releasing
 // the same sink) would otherwise each decrement the record's count with an atomic operation
 // on one cache line, which all cores fight over. A worker instead counts, in its credit,
-// consecutive CTL arrivals at one published dense record while it runs tasks of one class,
-// and applies them with one atomic subtraction: when creditMax have gathered, when an arrival
-// goes to another record, before it runs a task of another class, before it parks, and when
-// it flushes its next_task slot (device managers). So a record waits for a worker's credit at
+// consecutive CTL arrivals at one published dense record whose goal is at least creditMax
+// while it runs tasks of one class, and applies them with one atomic subtraction: when
+// creditMax have gathered, when an arrival goes to another record, before it runs a task of
+// another class, before it parks, and when it flushes its next_task slot (device managers). So a record waits for a worker's credit at
 // most as long as that worker keeps running tasks of the class that produced it. Only records
 // that already exist gather credits: the first arrival publishes the record as before, and a
 // record can become ready only once every credit is applied, so it cannot be recycled
@@ -508,7 +508,10 @@ func (w *Worker) initTask(t *Task, tp *Taskpool, cs *classState, l *Locals, key 
 // than the goal, reported as usual. A credit on a record of a failed taskpool is dropped
 // unread: the record may already be scrubbed (credTP keeps the scrub waiting until then).
 
-// creditMax bounds the arrivals a worker gathers before applying them.
+// creditMax bounds the arrivals a worker gathers before applying them. Only records whose
+// goal is at least as large gather credits: a record with a few inputs sees little
+// contention, and a credit held on its last input would make it wait while the worker runs
+// on, maybe for a whole long task of the same class.
 const creditMax = 64
 
 // arrivalCredit is a worker's pending arrivals at one dense record.
