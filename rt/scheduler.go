@@ -123,6 +123,15 @@ func (s *lfq) pushAway(w *Worker, ts []*Task) {
 
 func (s *lfq) backlog(w *Worker) int { return int(s.home(w).n.Load()) }
 
+// queued counts the tasks in every queue (each count read once, without locks).
+func (s *lfq) queued() int {
+	n := 0
+	for i := range s.qs {
+		n += int(s.qs[i].n.Load())
+	}
+	return n
+}
+
 func (s *lfq) pop(w *Worker) *Task {
 	if w.id >= 0 {
 		if q := &s.qs[w.id]; q.n.Load() > 0 {
@@ -191,8 +200,7 @@ func (s *lfq) stealFor(w *Worker) *Task {
 		for j := 0; j < k; j++ {
 			w.steal = append(w.steal, q.h.pop())
 		}
-		left := q.h.len()
-		q.n.Store(int32(left))
+		q.n.Store(int32(q.h.len()))
 		q.mu.Unlock()
 		if len(w.steal) == 0 {
 			continue
@@ -201,10 +209,15 @@ func (s *lfq) stealFor(w *Worker) *Task {
 		if len(w.steal) > 1 {
 			s.pushBatch(w, w.steal[1:])
 		}
-		// The thief runs one task; the rest of its steal and what the victim (busy) still
-		// holds would wait for the next push, a whole task away, while workers stay parked:
-		// a POTRF that releases its column's TRSMs would see them start a few at a time.
-		w.c.wake(len(w.steal) - 1 + left)
+		// The thief runs one task; the rest of its steal, what the victim (busy) still holds
+		// and what other thieves queued would wait for the next push, a whole task away,
+		// while workers stay parked: a POTRF that releases its column's TRSMs would see them
+		// start a few at a time. So every steal wakes a parked worker per task queued
+		// anywhere; counting them all, not only this steal's, means that a woken worker
+		// which steals from elsewhere leaves no task without one.
+		if w.c.nidle.Load() > 0 {
+			w.c.wake(s.queued())
+		}
 		clear(w.steal)
 		w.steal = w.steal[:0]
 		return t
