@@ -279,8 +279,8 @@ func (c *Context) quiesce(ctx context.Context, tp *Taskpool) bool {
 }
 
 // notify follows every push: it wakes a parked worker, if any. One is enough, and keeps the
-// releasing worker's cost (it may be a device's manager) to one wake-up: the woken worker
-// wakes as many others as there are tasks left queued where it found its own (wake).
+// releasing worker's cost (it may be a device's manager) to one wake-up: a worker that finds
+// its task by stealing wakes one parked worker per task still queued (lfq.stealFor).
 func (c *Context) notify() { c.wake(1) }
 
 // wake wakes up to n parked workers.

@@ -1,7 +1,6 @@
 package rt_test
 
 import (
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,6 +38,6 @@ func TestFewCountedInputsAreNotHeldByALongTask(t *testing.T) {
 	// T(1)'s successors in this order: T(2) (the next task of its worker), then T(3).
 	mustRun(t, c, rttest.DAG(4, [][2]int{{0, 3}, {1, 2}, {1, 3}}, body))
 	if !t3early.Load() {
-		t.Fatal(fmt.Sprint("T(3) waited for T(2), a long task on the worker that delivered its last input"))
+		t.Fatal("T(3) waited for T(2), a long task on the worker that delivered its last input")
 	}
 }

@@ -495,18 +495,19 @@ func (w *Worker) initTask(t *Task, tp *Taskpool, cs *classState, l *Locals, key 
 }
 
 // Arrival credits. Many CTL arrivals at one record (a gather: every task of a class releasing
-// the same sink) would otherwise each decrement the record's count with an atomic operation
-// on one cache line, which all cores fight over. A worker instead counts, in its credit,
+// the same sink) would otherwise each decrement the record's count with an atomic operation on
+// one cache line, which all cores fight over. A worker instead counts, in its credit,
 // consecutive CTL arrivals at one published dense record whose goal is at least creditMax
 // while it runs tasks of one class, and applies them with one atomic subtraction: when
 // creditMax have gathered, when an arrival goes to another record, before it runs a task of
-// another class, before it parks, and when it flushes its next_task slot (device managers). So a record waits for a worker's credit at
-// most as long as that worker keeps running tasks of the class that produced it. Only records
-// that already exist gather credits: the first arrival publishes the record as before, and a
-// record can become ready only once every credit is applied, so it cannot be recycled
-// meanwhile; a credit found applied to a record no longer in its slot means more arrivals
-// than the goal, reported as usual. A credit on a record of a failed taskpool is dropped
-// unread: the record may already be scrubbed (credTP keeps the scrub waiting until then).
+// another class, before it parks, and when it flushes its next_task slot (device managers). So
+// a record waits for a worker's credit at most as long as that worker keeps running tasks of
+// the class that produced it. Only records that already exist gather credits: the first
+// arrival publishes the record as before, and a record can become ready only once every credit
+// is applied, so it cannot be recycled meanwhile; a credit found applied to a record no longer
+// in its slot means more arrivals than the goal, reported as usual. A credit on a record of a
+// failed taskpool is dropped unread: the record may already be scrubbed (credTP keeps the
+// scrub waiting until then).
 
 // creditMax bounds the arrivals a worker gathers before applying them. Only records whose
 // goal is at least as large gather credits: a record with a few inputs sees little
