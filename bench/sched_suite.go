@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"container/heap"
 	"context"
 	"fmt"
@@ -297,7 +296,7 @@ func runSched(cfg *Config) ([]Row, error) {
 		}
 		// The warm-up run's list span is left out, as its measured span is.
 		lists = lists[1:]
-		slices.SortFunc(lists, cmp.Compare)
+		slices.Sort(lists)
 		rows = append(rows, Row{Suite: "sched", Workload: workload, Workers: schedWorkers, Variant: "list",
 			Per: 1e6, Unit: "ms", Stats: Stats{Median: lists[len(lists)/2], Min: lists[0], Max: lists[len(lists)-1]}, Note: note})
 	}
