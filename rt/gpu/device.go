@@ -540,14 +540,14 @@ func (d *Device) Pending() int { return d.pending.len() }
 // commit when the device was idle in between: while the device is busy that
 // is the inverse of its throughput, which is what the queue behind a new
 // task costs it, whatever the number of rings in flight on its streams.
-func (d *Device) observeCost(head *Task) {
+func (d *Device) observeCost(head *Task, n int) {
 	if head.execStart == 0 {
 		return
 	}
 	now := time.Since(d.created)
 	from := max(time.Duration(d.progress.Load()), head.execStart)
 	d.progress.Store(int64(now))
-	per := max(int64(now-from)/int64(head.RingLen()), 1)
+	per := max(int64(now-from)/int64(n), 1)
 	old := d.cost.Load()
 	// At most 4 times the mean per sample (see rt's choice.go): a manager that was
 	// descheduled must not make the device look slow for long; a device that really is

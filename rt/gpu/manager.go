@@ -634,14 +634,16 @@ func (ep *episode) execDone(s *Stream, head *Task) {
 	}
 	switch r {
 	case Done:
-		d.observeCost(head)
-		d.stats.batches.Add(1)
-		d.stats.batched.Add(int64(head.RingLen()))
 		// Stage ends first, then execution ends: the stage end due at this
 		// event is never skipped (docs/gpu.md, "Profiling").
+		n := 0
 		for x := range head.Ring() {
 			ep.endStage(x)
+			n++
 		}
+		d.observeCost(head, n)
+		d.stats.batches.Add(1)
+		d.stats.batched.Add(int64(n))
 		ep.closeExec(s, head)
 		for x := range head.Ring() {
 			x.refreshPushout()
