@@ -41,6 +41,12 @@ func collectOnce(t *testing.T, cfg harnessConfig, inc func(gpu.SubmitHook) *gpu.
 			t.Errorf("%s ended %d times, want 1", e.name, e.ended())
 		}
 	}
+	// Every task ran in exactly one ring that completed: the members counted at the
+	// rings' completion are the tasks completed (the batch's and the harness's own).
+	if st := h.d.Stats(); st.Batched != int64(st.Executed) || st.Executed < uint64(len(tasks)) {
+		t.Errorf("stats: %d rings of %d members in all, %d tasks executed; want as many members as tasks, at least %d",
+			st.Batches, st.Batched, st.Executed, len(tasks))
+	}
 	if err := h.leakCheck(); err != nil {
 		t.Fatal(err)
 	}
