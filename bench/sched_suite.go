@@ -257,8 +257,8 @@ func runSched(cfg *Config) ([]Row, error) {
 		}
 		cp := criticalPath(ts, times)
 		workload := fmt.Sprintf("potrf-sleep MT=%d", mt)
-		note := fmt.Sprintf("%d tasks; work/%d %.1f ms, critical path %.1f ms (nominal body times)",
-			len(ts), schedWorkers, ms(work/schedWorkers), ms(cp))
+		note := fmt.Sprintf("%d tasks; work/%d %v, critical path %v (nominal body times)",
+			len(ts), schedWorkers, (work / schedWorkers).Round(100*time.Microsecond), cp.Round(100*time.Microsecond))
 		var lists []time.Duration
 		for _, sched := range []string{"lfq", "ap"} {
 			c, err := rt.New(rt.Workers(schedWorkers), rt.Scheduler(sched))
@@ -302,5 +302,3 @@ func runSched(cfg *Config) ([]Row, error) {
 	}
 	return rows, nil
 }
-
-func ms(d time.Duration) float64 { return float64(d) / 1e6 }
