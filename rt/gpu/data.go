@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/jdf2go/jdf2go/rt"
 )
 
 // Data is a logical datum as a device sees it: its host copy and the version
@@ -36,10 +38,12 @@ const (
 
 // CopyMirror is implemented by Data that keep a record of the device's copies
 // of them (rt.Data has one Copy slot per device). The manager reports every
-// change of its copy; dev is the device index.
+// change of its copy; dev is the device index, rec the record, which the
+// device copy holds: a report writes memory the manager has just touched,
+// where a record of its own would be one more cache miss per written flow.
 type CopyMirror interface {
-	MirrorCopy(dev int, b Buffer, version uint64, state CopyState)
-	DropCopy(dev int)
+	MirrorCopy(dev int, rec *rt.Copy, b Buffer, version uint64, state CopyState)
+	DropCopy(dev int, rec *rt.Copy)
 }
 
 // mirror reports c's current state to linked devices (peer.go) and to its Data, when it
@@ -57,12 +61,12 @@ func (d *Device) mirror(c *devCopy) {
 	case c.valid:
 		st = CopyShared
 	}
-	m.MirrorCopy(d.index, Buffer{Ptr: c.ptr, Len: int(c.size), Elem: Bytes}, c.version, st)
+	m.MirrorCopy(d.index, &c.mirrored, Buffer{Ptr: c.ptr, Len: int(c.size), Elem: Bytes}, c.version, st)
 }
 
 func (d *Device) unmirror(c *devCopy) {
 	if m, ok := c.data.(CopyMirror); ok {
-		m.DropCopy(d.index)
+		m.DropCopy(d.index, &c.mirrored)
 	}
 }
 
@@ -150,6 +154,8 @@ type devCopy struct {
 	pub      atomic.Uint64
 	peers    atomic.Int32
 	peerWait bool
+
+	mirrored rt.Copy // the CopyMirror's record of the copy
 }
 
 // memory is a device's memory accounting: device copies by Data, and

@@ -340,38 +340,33 @@ func (h hostCopy) HostVersion() uint64 { return h.c.Version() }
 func (h hostCopy) SetHostVersion(uint64) {}
 
 // MirrorCopy implements CopyMirror: the device copy appears in the rt.Data
-// slot of the device.
-func (h hostCopy) MirrorCopy(dev int, b Buffer, version uint64, state CopyState) {
-	data, slot := h.c.Data(), dev+1
-	if data == nil || slot >= rt.MaxDevices {
-		return
-	}
-	c := data.Copy(slot)
-	if c == nil {
-		c = rt.NewCopy(b)
-		if err := data.Attach(slot, c); err != nil {
+// slot of the device, as rec, attached at the first report.
+func (h hostCopy) MirrorCopy(dev int, rec *rt.Copy, b Buffer, version uint64, state CopyState) {
+	if rec.Data() == nil {
+		data, slot := h.c.Data(), dev+1
+		if data == nil || slot >= rt.MaxDevices {
+			return
+		}
+		rec.Value = b
+		if err := data.Attach(slot, rec); err != nil {
 			return // another device index collides; mirroring is informative
 		}
 	}
-	c.SetVersion(version)
+	rec.SetVersion(version)
 	switch state {
 	case CopyOwned:
-		c.SetState(rt.Owned)
+		rec.SetState(rt.Owned)
 	case CopyShared:
-		c.SetState(rt.Shared)
+		rec.SetState(rt.Shared)
 	default:
-		c.SetState(rt.Invalid)
+		rec.SetState(rt.Invalid)
 	}
 }
 
 // DropCopy implements CopyMirror.
-func (h hostCopy) DropCopy(dev int) {
-	data, slot := h.c.Data(), dev+1
-	if data == nil || slot >= rt.MaxDevices {
-		return
-	}
-	if c := data.Copy(slot); c != nil {
-		data.Detach(slot, c)
+func (h hostCopy) DropCopy(dev int, rec *rt.Copy) {
+	if data := rec.Data(); data != nil {
+		data.Detach(dev+1, rec)
 	}
 }
 

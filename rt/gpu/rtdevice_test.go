@@ -197,6 +197,14 @@ func TestRTDeviceRunsBatchedGPUIncarnation(t *testing.T) {
 	if want := uint64(K * ((S + 1) / 2)); executed != want {
 		t.Fatalf("devices executed %d tasks, want %d (the even steps)", executed, want)
 	}
+	// A closed device frees its copies, and their records leave the slots.
+	for k := range K {
+		for slot := 1; slot <= 2; slot++ {
+			if dc := v.DataOf(rt.Ix(k)).Copy(slot); dc != nil {
+				t.Fatalf("V(%d) slot %d still holds a copy of a closed device", k, slot)
+			}
+		}
+	}
 	counts := map[string]int64{}
 	for _, st := range c.Summary() {
 		counts[st.Name] += st.Count
