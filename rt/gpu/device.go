@@ -178,7 +178,8 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
 // WithBackoff replaces what the manager does when an iteration made no
 // progress; idle counts consecutive idle iterations with no event in flight
-// (it stays 0 while the manager polls events). The default yields with
+// (it stays 0 while the manager polls events, and a ThreadBound device's
+// manager then calls fn only every 64th poll). The default yields with
 // runtime.Gosched, then sleeps up to 50µs. Tests use it to run the manager in
 // lockstep with a manual simulated device.
 func WithBackoff(fn func(idle int)) Option { return func(c *config) { c.backoff = fn } }

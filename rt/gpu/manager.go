@@ -192,7 +192,7 @@ func (ep *episode) loop(first *Task) bool {
 		next = append(next, first)
 	}
 	defer func() { *buf = next[:0] }()
-	for idle := 0; ; {
+	for idle, polls := 0, 0; ; {
 		progress := ep.iterate(next)
 		clear(next)
 		if ep.left {
@@ -211,9 +211,15 @@ func (ep *episode) loop(first *Task) bool {
 		}
 		// With events in flight a completion is due soon: keep polling, as
 		// a GPU manager does, and count idleness only when nothing is in
-		// flight (then the device waits for submissions or memory).
+		// flight (then the device waits for submissions or memory). A
+		// thread-bound manager yields only every boundPollsPerYield-th poll:
+		// its goroutine is locked to its thread, so a yield puts the thread
+		// to sleep and wakes it again, which takes longer than most waits
+		// for an event, and the yields of busy workers queue it behind them.
 		if d.inFlight() > 0 {
-			d.backoff(0)
+			if polls++; !d.info.ThreadBound || polls%boundPollsPerYield == 0 {
+				d.backoff(0)
+			}
 			continue
 		}
 		d.backoff(idle)
@@ -221,6 +227,12 @@ func (ep *episode) loop(first *Task) bool {
 	}
 	return true
 }
+
+// boundPollsPerYield is how many polls of in-flight events a thread-bound
+// manager makes per yield: enough to make the yields' cost small against the
+// polls, few enough that a goroutine waiting for the manager's processor
+// still gets it soon.
+const boundPollsPerYield = 64
 
 func (ep *episode) setErr(err error) {
 	if ep.err == nil {
