@@ -279,6 +279,9 @@ func TestScenario38_ManagerContextBinding(t *testing.T) {
 		}
 		return gpu.Done
 	}}
+	// NewDevice loads the runtime's own kernel on a goroutine of its own,
+	// which binds the context on its thread: the log is for the episodes.
+	must(t, d.Ready(t.Context()))
 	var log callLog
 	stop := log.install()
 	episode := func(i int, hold chan struct{}, tids chan int) {
@@ -334,6 +337,7 @@ func TestEpisodeCUDACallsOnLockedThread(t *testing.T) {
 	b := openGPUBackend(t)
 	d, err := gpu.NewRTDevice(b, gpu.WithLogger(quiet))
 	must(t, err)
+	must(t, d.Device().Ready(t.Context())) // as in scenario 38
 	var log callLog
 	stop := log.install()
 	tiledPotrfCase(t, []*gpu.RTDevice{d}, 700, 128, nil)
