@@ -69,8 +69,11 @@ func (d *Data) Attach(dev int, c *Copy) error {
 	if dev < 0 || dev >= MaxDevices {
 		return fmt.Errorf("%w: device slot %d out of range", ErrBadOption, dev)
 	}
+	// Set before the copy is published; undone when it is not.
+	prevData, prevDev := c.data, c.device
 	c.data, c.device = d, dev
 	if !d.copies[dev].CompareAndSwap(nil, c) {
+		c.data, c.device = prevData, prevDev
 		return ErrCopyExists
 	}
 	return nil

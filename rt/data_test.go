@@ -18,8 +18,12 @@ func TestDataCopies(t *testing.T) {
 	if err := d.Attach(2, g); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Attach(2, rt.NewCopy(nil)); !errors.Is(err, rt.ErrCopyExists) {
+	other := rt.NewCopy(nil)
+	if err := d.Attach(2, other); !errors.Is(err, rt.ErrCopyExists) {
 		t.Fatalf("second Attach: %v", err)
+	}
+	if other.Data() != nil || other.Device() != 0 {
+		t.Fatalf("a copy that failed to attach says it is on slot %d of %p", other.Device(), other.Data())
 	}
 	if d.Copy(2) != g || g.Device() != 2 || g.Data() != d {
 		t.Fatal("device copy not attached")
