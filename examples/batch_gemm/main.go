@@ -1,8 +1,8 @@
 // Command batch_gemm runs examples/batch_gemm.jdf: many small independent GEMM tasks
 // Z(i) += X(i mod D)·Y(i mod D) whose GPU body collects up to -batch ready tasks into one
 // batched launch. It checks every product against the CPU and prints the time, the
-// tasks/s, the share of the tasks each device and the CPU ran, and the mean number of
-// tasks per launch on the devices. By default (-resident) the blocks are staged on their
+// tasks/s, the share of the tasks each device and the CPU ran, the mean number of tasks per
+// launch on the devices, and their managers' busy time per task. By default (-resident) the blocks are staged on their
 // devices before the timed run, which then moves no data; with -resident=false every task
 // copies its result block in.
 //
@@ -258,14 +258,18 @@ func (p *problem) check(impl *blas.Impl) (float64, error) {
 	return worst, nil
 }
 
-// launchCounts is what a device has done so far: tasks completed, and exec records (one per
-// launched ring).
-type launchCounts struct{ tasks, rings uint64 }
+// launchCounts is what a device has done so far: tasks completed, exec records (one per
+// launched ring), and its manager's busy time.
+type launchCounts struct {
+	tasks, rings uint64
+	busy         time.Duration
+}
 
 func counts(devs []*gpu.RTDevice) []launchCounts {
 	out := make([]launchCounts, len(devs))
 	for i, d := range devs {
-		out[i].tasks = d.Device().Stats().Executed
+		st := d.Device().Stats()
+		out[i].tasks, out[i].busy = st.Executed, st.Busy
 		for k := range d.Device().NumCompute() {
 			out[i].rings += d.Device().Compute(k).Records()
 		}
@@ -274,7 +278,7 @@ func counts(devs []*gpu.RTDevice) []launchCounts {
 }
 
 // shares formats how many of total tasks each device ran since before (with its mean
-// number of tasks per launch), and the CPU the rest.
+// number of tasks per launch and its manager's busy time per task), and the CPU the rest.
 func shares(total int64, devs []*gpu.RTDevice, before []launchCounts) string {
 	now := counts(devs)
 	cpu := total
@@ -282,11 +286,15 @@ func shares(total int64, devs []*gpu.RTDevice, before []launchCounts) string {
 	for i, d := range devs {
 		k, rings := int64(now[i].tasks-before[i].tasks), now[i].rings-before[i].rings
 		cpu -= k
-		mean := 0.0
+		mean, busy := 0.0, 0.0
 		if rings > 0 {
 			mean = float64(k) / float64(rings)
 		}
-		parts = append(parts, fmt.Sprintf("%s %d (%.1f%%, %.1f per launch)", d.Device().Name(), k, 100*float64(k)/float64(total), mean))
+		if k > 0 {
+			busy = (now[i].busy - before[i].busy).Seconds() * 1e6 / float64(k)
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%.1f%%, %.1f per launch, manager busy %.2f µs per task)",
+			d.Device().Name(), k, 100*float64(k)/float64(total), mean, busy))
 	}
 	return strings.Join(append([]string{fmt.Sprintf("CPU %d (%.1f%%)", cpu, 100*float64(cpu)/float64(total))}, parts...), ", ")
 }

@@ -13,7 +13,7 @@ import (
 // On one device, where a worker keeps submitting while the other manages, the batched
 // body launches rings of several tasks.
 func TestBatchGemm(t *testing.T) {
-	perLaunch := regexp.MustCompile(`gpu0 \d+ \([0-9.]+%, ([0-9.]+) per launch\)`)
+	perLaunch := regexp.MustCompile(`gpu0 \d+ \([0-9.]+%, ([0-9.]+) per launch, manager busy ([0-9.]+) µs per task\)`)
 	for _, args := range [][]string{
 		{"-gpus", "none"},
 		{"-gpus", "sim:1"},
@@ -40,6 +40,9 @@ func TestBatchGemm(t *testing.T) {
 		}
 		if mean, _ := strconv.ParseFloat(m[1], 64); len(args) == 2 && args[1] == "sim:1" && mean < 2 {
 			t.Errorf("%v: %.1f tasks per launch on one device, want batches:\n%s", args, mean, out.String())
+		}
+		if busy, _ := strconv.ParseFloat(m[2], 64); busy <= 0 {
+			t.Errorf("%v: the manager was busy %v µs per task:\n%s", args, busy, out.String())
 		}
 	}
 }

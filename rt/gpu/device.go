@@ -89,6 +89,7 @@ type deviceStats struct {
 	peerCopies, d2dDirect, d2dCommands, stageOuts, early                atomic.Uint64
 	memUsed, peerPins                                                   atomic.Int64
 	stageIns, bytesIn, bytesOut, batches, batched                       atomic.Int64
+	busy                                                                atomic.Int64 // ns
 }
 
 // Option configures a Device.
@@ -616,6 +617,10 @@ type Stats struct {
 	// Hook calls that completed, and the wrappers they ran: Batched/Batches is the mean
 	// batch size.
 	Batches, Batched int64
+	// Busy is the time managers spent in iterations that changed something, not polling
+	// or waiting: Busy/Executed is the host time the manager costs per task, and a Busy
+	// close to the run's time says that the manager, not the device, bounds the rate.
+	Busy time.Duration
 }
 
 // Stats returns a snapshot of the device's counters.
@@ -643,6 +648,7 @@ func (d *Device) Stats() Stats {
 		BytesOut:     d.stats.bytesOut.Load(),
 		Batches:      d.stats.batches.Load(),
 		Batched:      d.stats.batched.Load(),
+		Busy:         time.Duration(d.stats.busy.Load()),
 	}
 }
 

@@ -193,7 +193,12 @@ func (ep *episode) loop(first *Task) bool {
 	}
 	defer func() { *buf = next[:0] }()
 	for idle, polls := 0, 0; ; {
+		start := time.Now()
 		progress := ep.iterate(next)
+		if progress {
+			// An atomic: safe to add to after the final decrement too.
+			d.stats.busy.Add(int64(time.Since(start)))
+		}
 		clear(next)
 		if ep.left {
 			break

@@ -22,14 +22,15 @@ func (b threadBound) Info() gpu.DeviceInfo {
 // in flight, the manager of a thread-bound device polls without yielding its
 // thread, but for one yield every 64 polls; the manager of an unbound device
 // yields at every poll, so that the goroutines that run the simulated streams
-// get a processor.
+// get a processor. Either way the polls do not count as busy (Stats.Busy).
 func TestBoundManagerPollsWithoutYielding(t *testing.T) {
+	const slow = 200 * time.Millisecond
 	for _, bound := range []bool{false, true} {
 		var queries, yields atomic.Int64
 		be := sim.New(sim.WithFaults(&sim.Faults{
 			Delay: func(_, label string) time.Duration {
 				if label == "long" {
-					return 20 * time.Millisecond
+					return slow
 				}
 				return 0
 			},
@@ -67,6 +68,9 @@ func TestBoundManagerPollsWithoutYielding(t *testing.T) {
 		}
 		if bound && y*32 > q || !bound && y*2 < q {
 			t.Errorf("bound %v: %d yields for %d queries of events in flight", bound, y, q)
+		}
+		if busy := d.Stats().Busy; busy <= 0 || busy >= slow/8 {
+			t.Errorf("bound %v: the manager was busy for %v of a run that waited %v for its device", bound, busy, slow)
 		}
 	}
 }
