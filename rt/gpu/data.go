@@ -158,11 +158,11 @@ type devCopy struct {
 	mirrored rt.Copy // the CopyMirror's record of the copy
 }
 
-// memory is a device's memory accounting: device copies by Data, and
-// LRUs of unpinned clean copies (evictable) and unpinned dirty copies
-// (written back first). Only the manager touches it.
+// memory is a device's memory accounting: LRUs of unpinned clean copies
+// (evictable) and unpinned dirty copies (written back first), and the bytes
+// used. Only the manager touches it; the copies themselves, by Data, are in
+// the directory (peer.go), which submitters read.
 type memory struct {
-	copies       map[Data]*devCopy
 	clean, owned copyList
 	used, limit  int64
 	pinned       int64 // bytes of copies in use by wrappers
@@ -219,7 +219,7 @@ func (d *Device) reserve(t *Task) (Result, error) {
 		if f.Data == nil || t.fs[i].copy != nil {
 			continue
 		}
-		if c := m.copies[f.Data]; c != nil {
+		if c := d.dir.copies[f.Data]; c != nil {
 			// The same Data twice in one task.
 			d.pin(t, i, c)
 			continue
@@ -623,7 +623,7 @@ func (d *Device) writeBackDone(t *Task, ok bool) {
 // releaseMemory frees every device copy; Close calls it once no manager runs.
 func (d *Device) releaseMemory() error {
 	var errs []error
-	for _, c := range d.mem.copies {
+	for _, c := range d.dir.copies {
 		d.unmirror(c)
 		c.pub.Store(0)
 		if err := d.be.Free(c.ptr); err != nil {

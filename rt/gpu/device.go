@@ -28,26 +28,31 @@ type Device struct {
 	compute []*Stream
 
 	// Fields that every submitting worker writes, then those that the manager writes, then
-	// those that both read, each group on cache lines of its own: on a shared line, every
-	// submission would cost the manager a cache miss on its next read of its own fields.
+	// those that every submission reads, then those that both write, each group on cache
+	// lines of its own: on a shared line, every submission would cost the manager a cache
+	// miss on its next read of its own fields, and each of the manager's writes would wait
+	// for the line to leave the caches of the workers that read it.
 	_           linePad
 	outstanding atomic.Int32
 	allocated   atomic.Int64 // wrappers allocated
 	pending     pendingQueue // its producers' fields, then (padded) its manager's
 	// The manager's pending changes of backlog (backlog.go): taken and released wrappers.
 	takenRun, releasedRun backlogRun
-	released              atomic.Int64 // wrappers released; live = allocated - released
+	released              atomic.Int64  // wrappers released; live = allocated - released
+	epoch                 atomic.Uint64 // moved by releases of memory: most tasks' ends
 	_                     linePad
-	epoch                 atomic.Uint64
 	closed                atomic.Bool
 	abandoned             atomic.Bool
+	_                     linePad
 	backlog               backlog // outstanding kernel wrappers by priority (LoadAbove)
+	_                     linePad
 
-	mem       memory
+	mem       memory // the manager's alone
 	_         linePad
-	dir       directory // what linked devices see of mem (peer.go); submitters read-lock it
+	dir       directory // what submitters and linked devices read of the memory (peer.go)
 	_         linePad
-	pool      sync.Pool
+	pool      sync.Pool // *wrapperBatch of released wrappers
+	empties   sync.Pool // *wrapperBatch, drained
 	takenPool sync.Pool // *[]*Task: a manager's buffer for device.pending (manager.go)
 
 	sched Scheduler
@@ -250,7 +255,7 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 	if d.backoff == nil {
 		d.backoff = DefaultBackoff
 	}
-	d.mem.copies = make(map[Data]*devCopy)
+	d.dir.copies = make(map[Data]*devCopy)
 	d.mem.limit = cfg.memLimit
 	if d.mem.limit <= 0 {
 		_, total, err := be.MemInfo()
@@ -293,7 +298,6 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 		d.streams = append(d.streams, s)
 	}
 	d.in, d.out, d.compute = d.streams[0], d.streams[1], d.streams[2:]
-	d.pool.New = func() any { t := &Task{dev: d}; t.makeSingleton(); return t }
 	d.takenPool.New = func() any { b := make([]*Task, 0, d.pendingDrain); return &b }
 	d.invertDone = make(chan struct{})
 	go d.loadInvert()
@@ -451,16 +455,64 @@ func (d *Device) drain(s *Stream) error {
 	}
 }
 
-// allocTask takes a wrapper from the pool.
+// Released wrappers go back to the pool in batches. The manager releases
+// every task of the device: with one pool operation per wrapper, each
+// allocation on another core would take its wrapper from the manager's
+// processor's share of the pool, a cache line that the manager and the
+// workers would pass back and forth at every task. A worker takes a whole
+// batch instead, and keeps it in its own processor's share while it draws
+// wrappers from it.
+type wrapperBatch struct{ ts []*Task }
+
+// wrapperBatchLen is how many released wrappers a manager gathers before it
+// gives them back to the pool.
+const wrapperBatchLen = 32
+
+// allocTask takes a wrapper from the pool, or makes one. A released wrapper
+// is reset here, by the submitting worker, not at its release: the release
+// runs on the manager, whose time bounds the device's rate of small tasks.
 func (d *Device) allocTask() *Task {
 	d.allocated.Add(1)
-	t := d.pool.Get().(*Task)
+	b, _ := d.pool.Get().(*wrapperBatch)
+	if b == nil {
+		t := &Task{dev: d, state: StateNew}
+		t.makeSingleton()
+		return t
+	}
+	n := len(b.ts) - 1
+	t := b.ts[n]
+	b.ts[n] = nil
+	b.ts = b.ts[:n]
+	if n > 0 {
+		d.pool.Put(b)
+	} else {
+		d.empties.Put(b)
+	}
+	t.reset()
 	t.state = StateNew
 	return t
 }
 
-// freeTask calls the owner's release function and returns t to the pool.
+// emptyBatch returns a drained wrapper batch to fill.
+func (d *Device) emptyBatch() *wrapperBatch {
+	if b, _ := d.empties.Get().(*wrapperBatch); b != nil {
+		return b
+	}
+	return &wrapperBatch{ts: make([]*Task, 0, wrapperBatchLen)}
+}
+
+// freeTask releases t (releaseTask) and returns it to the pool alone; a
+// manager gathers the wrappers it releases (episode.free).
 func (d *Device) freeTask(t *Task, final State) {
+	d.releaseTask(t, final)
+	b := d.emptyBatch()
+	b.ts = append(b.ts, t)
+	d.pool.Put(b)
+}
+
+// releaseTask calls the owner's release function and counts t released. The
+// caller returns it to the pool.
+func (d *Device) releaseTask(t *Task, final State) {
 	if t.state == StateReleased {
 		panic("gpu: wrapper released twice: " + t.String())
 	}
@@ -475,10 +527,10 @@ func (d *Device) freeTask(t *Task, final State) {
 	if fn := t.onRelease; fn != nil {
 		fn(t)
 	}
-	t.reset()
+	// The pool keeps what the wrapper points to reachable until allocTask
+	// resets it, or a garbage collection empties the pool.
 	t.state = StateReleased
 	d.released.Add(1)
-	d.pool.Put(t)
 }
 
 // Discard returns a wrapper that was never submitted (state NEW).

@@ -138,6 +138,8 @@ type episode struct {
 	// which every submitting worker also updates, once.
 	deferring bool
 	owed      int32
+	warmed    uint64        // the sum warm computes; nothing reads it
+	freed     *wrapperBatch // released wrappers not yet back in the pool (free)
 }
 
 func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
@@ -201,6 +203,7 @@ func (ep *episode) loop(first *Task) bool {
 		}
 		clear(next)
 		if ep.left {
+			ep.flushFreed()
 			break
 		}
 		next = d.pending.tryPopN(next[:0], d.pendingDrain)
@@ -208,6 +211,9 @@ func (ep *episode) loop(first *Task) bool {
 			idle = 0
 			continue
 		}
+		// Nothing to do now: the wrappers released so far go back to the
+		// pool, where the submitting workers can reuse them meanwhile.
+		ep.flushFreed()
 		if err := ctx.Err(); err != nil {
 			d.abandoned.Store(true)
 			ep.setErr(err)
@@ -253,6 +259,7 @@ func (ep *episode) iterate(taken []*Task) bool {
 	exec := d.compute[ep.rr]
 	ep.rr = (ep.rr + 1) % len(d.compute)
 	progress := len(taken) > 0
+	ep.warm(taken)
 	for _, nw := range taken {
 		// transition 2: re-singleton, force one reservation attempt. A
 		// D2D_COMPLETE command skips to the stage-out FIFO.
@@ -286,6 +293,33 @@ func (ep *episode) iterate(taken []*Task) bool {
 		progress = true
 	}
 	return progress
+}
+
+// warm loads, for every wrapper taken from device.pending, what its stage-in
+// reads first: its flows and flow states, its logical task's priority, each
+// datum's host version and the device copy its submitter looked up. Workers
+// on other cores wrote most of it, and the device copy was last used long
+// ago, so nearly every load misses the manager's caches. Made here, in one
+// loop whose loads do not depend on one another from wrapper to wrapper, the
+// misses overlap; otherwise each pass pays them one after another as it
+// reaches each wrapper.
+func (ep *episode) warm(taken []*Task) {
+	var sum uint64
+	for _, t := range taken {
+		if t.ec != nil {
+			t.ec.Priority()
+		}
+		for i := range t.fs {
+			if data := t.flows[i].Data; data != nil {
+				sum += data.HostVersion()
+			}
+			if c := t.fs[i].hint; c != nil {
+				sum += c.version
+			}
+		}
+	}
+	// Stored, so that the compiler keeps the loads.
+	ep.warmed += sum
 }
 
 // ---------------------------------------------------------------- stage-in
@@ -743,7 +777,7 @@ func (ep *episode) stageOutPass() bool {
 				d.log.Warn("gpu: write-back failed; the copies stay dirty", "device", d.name, "err", err)
 			}
 			d.writeBackDone(w, err == nil)
-			d.freeTask(w, StateReleased)
+			ep.free(w, StateReleased)
 		case err != nil:
 			ep.terminate(nil, w, Error, err, false)
 		default:
@@ -772,7 +806,7 @@ func (ep *episode) stageOutPass() bool {
 			if n, err = d.writeBackTransfers(w, s); err != nil {
 				d.log.Warn("gpu: write-back failed; the copies stay dirty", "device", d.name, "err", err)
 				d.writeBackDone(w, false)
-				d.freeTask(w, StateReleased)
+				ep.free(w, StateReleased)
 				continue
 			}
 		case w.inc != nil && w.inc.StageOut != nil:
@@ -992,13 +1026,36 @@ func (t *Task) traceID() TraceID {
 // release gives one wrapper back (transition 10).
 func (ep *episode) release(w *Task, final State) {
 	counted := w.counted
-	ep.d.freeTask(w, final)
+	ep.free(w, final)
 	switch {
 	case !counted:
 	case ep.deferring:
 		ep.owed++
 	default:
 		ep.decrement(1)
+	}
+}
+
+// free releases w (Device.releaseTask) and gathers it with the wrappers the
+// episode released before it, which go back to the pool together.
+func (ep *episode) free(w *Task, final State) {
+	d := ep.d
+	d.releaseTask(w, final)
+	if ep.freed == nil {
+		ep.freed = d.emptyBatch()
+	}
+	if ep.freed.ts = append(ep.freed.ts, w); len(ep.freed.ts) == wrapperBatchLen {
+		ep.flushFreed()
+	}
+}
+
+// flushFreed returns the wrappers gathered by free to the pool. It is safe
+// after the final decrement: the pool is safe for concurrent use, and the
+// wrappers are already counted released.
+func (ep *episode) flushFreed() {
+	if ep.freed != nil {
+		ep.d.pool.Put(ep.freed)
+		ep.freed = nil
 	}
 }
 
@@ -1018,7 +1075,7 @@ func (ep *episode) releaseRing(head *Task, final State) {
 		if x.counted {
 			n++
 		}
-		ep.d.freeTask(x, final)
+		ep.free(x, final)
 	})
 	ep.decrement(n)
 }

@@ -11,7 +11,7 @@ package gpu
 //   - A's manager owns its copies (mem); each copy also has two atomics that other devices
 //     use: pub, the version a peer may read (0: none: invalid, being written or being
 //     transferred in), and peers, the number of peer copies reading it.
-//   - A's directory (peerMu + mem.copies): the manager takes peerMu to add or remove a copy;
+//   - A's directory (dir.mu + dir.copies): the manager takes dir.mu to add or remove a copy;
 //     other devices look copies up under the read lock.
 //
 // Acquire (B's manager, lock-free): look the datum up in A's directory, increment peers,
@@ -63,10 +63,14 @@ type peerSrc struct {
 	c   *devCopy
 }
 
-// directory is the part of a device's memory that linked devices read.
+// directory is the part of a device's memory that other goroutines read: linked
+// devices and submitting workers (hintCopies) look copies up in it. It is kept
+// off the lines of the manager's accounting (memory), which changes at every
+// release: readers on other cores would make each of those writes a miss.
 type directory struct {
-	mu    sync.RWMutex // held for writing when mem.copies changes
-	peers []*Device    // linked devices, set by Link before any submission
+	mu     sync.RWMutex      // held for writing when copies changes
+	copies map[Data]*devCopy // the device's copies by datum; the manager changes it
+	peers  []*Device         // linked devices, set by Link before any submission
 }
 
 // Link lets each device copy data from the others' memory (where the backends allow it,
@@ -132,13 +136,13 @@ func (d *Device) retire(c *devCopy) bool {
 // setCopy and dropCopy change the directory.
 func (d *Device) setCopy(data Data, c *devCopy) {
 	d.dir.mu.Lock()
-	d.mem.copies[data] = c
+	d.dir.copies[data] = c
 	d.dir.mu.Unlock()
 }
 
 func (d *Device) dropCopy(c *devCopy) {
 	d.dir.mu.Lock()
-	delete(d.mem.copies, c.data)
+	delete(d.dir.copies, c.data)
 	d.dir.mu.Unlock()
 	c.gone = true
 }
@@ -153,7 +157,7 @@ func (d *Device) hintCopies(t *Task) {
 	d.dir.mu.RLock()
 	for i := range t.flows {
 		if data := t.flows[i].Data; data != nil {
-			t.fs[i].hint = d.mem.copies[data]
+			t.fs[i].hint = d.dir.copies[data]
 		}
 	}
 	d.dir.mu.RUnlock()
@@ -167,7 +171,7 @@ func (d *Device) copyFor(t *Task, i int) *devCopy {
 	if c := t.fs[i].hint; c != nil && !c.gone && c.data == data {
 		return c
 	}
-	return d.mem.copies[data]
+	return d.dir.copies[data]
 }
 
 // peerSource finds a linked device whose copy of data holds version want or newer, and
@@ -175,7 +179,7 @@ func (d *Device) copyFor(t *Task, i int) *devCopy {
 func (d *Device) peerSource(data Data, want uint64) (peerSrc, uint64) {
 	for _, p := range d.dir.peers {
 		p.dir.mu.RLock()
-		c := p.mem.copies[data]
+		c := p.dir.copies[data]
 		p.dir.mu.RUnlock()
 		if c == nil {
 			continue

@@ -24,6 +24,6 @@ func (d *Device) Prefetch(ctx context.Context, w Worker, data Data) error {
 // datum is already current.
 func (d *Device) prefetchSatisfied(t *Task) bool {
 	f := &t.flows[0]
-	c := d.mem.copies[f.Data]
+	c := d.dir.copies[f.Data]
 	return c != nil && c.valid && c.version >= f.Data.HostVersion() && c.transfer != xferOut
 }
