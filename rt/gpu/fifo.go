@@ -47,7 +47,15 @@ func (q *fifo) insert(t *Task) {
 	t.queue = q
 	q.n++
 	after := q.last
-	if q.sorted {
+	if n := len(q.tails); q.sorted && (n == 0 || t.priority <= q.tails[n-1].prio) {
+		// At the end, the common case (one priority, or a lower one): no
+		// search.
+		if n > 0 && q.tails[n-1].prio == t.priority {
+			q.tails[n-1].last = t
+		} else {
+			q.tails = append(q.tails, tail{prio: t.priority, last: t})
+		}
+	} else if q.sorted {
 		i := q.find(t.priority)
 		switch {
 		case i < len(q.tails) && q.tails[i].prio == t.priority:
@@ -95,7 +103,10 @@ func (q *fifo) mergeRing(head *Task, state State) {
 // unlink removes t. The caller holds mu.
 func (q *fifo) unlink(t *Task) {
 	if q.sorted {
-		i := q.find(t.priority)
+		i := 0 // the first wrapper has the highest priority: no search
+		if t != q.first {
+			i = q.find(t.priority)
+		}
 		if i < len(q.tails) && q.tails[i].last == t {
 			if p := t.qprev; p != nil && p.priority == t.priority {
 				q.tails[i].last = p

@@ -260,6 +260,9 @@ func (ep *episode) iterate(taken []*Task) bool {
 	ep.rr = (ep.rr + 1) % len(d.compute)
 	progress := len(taken) > 0
 	ep.warm(taken)
+	epoch := d.epoch.Load()
+	in := &d.in.fifo
+	in.mu.Lock() // once for all: only the manager and its hooks take it
 	for _, nw := range taken {
 		// transition 2: re-singleton, force one reservation attempt. A
 		// D2D_COMPLETE command skips to the stage-out FIFO.
@@ -272,10 +275,12 @@ func (ep *episode) iterate(taken []*Task) bool {
 			nw.inBacklog, nw.backlogPrio = true, nw.priority
 			d.takenRun.add(&d.backlog, nw.priority, 1)
 		}
-		nw.dataEpoch = d.epoch.Load() - 1
+		nw.dataEpoch = epoch - 1
 		nw.lastStatus, nw.continuation = Done, false
-		d.in.fifo.push(nw, StateInQ)
+		nw.state = StateInQ
+		in.insert(nw)
 	}
+	in.mu.Unlock()
 	d.takenRun.flush(&d.backlog)
 	if ep.stageInPass(exec) {
 		progress = true
