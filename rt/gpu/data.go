@@ -49,7 +49,7 @@ type CopyMirror interface {
 // mirror reports c's current state to linked devices (peer.go) and to its Data, when it
 // listens.
 func (d *Device) mirror(c *devCopy) {
-	c.publish()
+	d.publish(c)
 	m, ok := c.data.(CopyMirror)
 	if !ok {
 		return
@@ -291,7 +291,7 @@ func (d *Device) pin(t *Task, i int, c *devCopy) {
 	if t.flows[i].Access&Write != 0 {
 		c.writers++
 		t.fs[i].writer = true
-		c.publish()
+		d.publish(c)
 	}
 }
 
@@ -307,7 +307,7 @@ func (d *Device) unpin(t *Task, i int) {
 	if fs.writer {
 		fs.writer = false
 		c.writers--
-		c.publish()
+		d.publish(c)
 	}
 	c.readers--
 	if c.readers > 0 {
@@ -408,7 +408,7 @@ func (d *Device) stageInComplete(t *Task) error {
 			return fmt.Errorf("%w: flow %d of %v changed transfer state during its stage-in", ErrMisuse, i, t)
 		}
 		fs.copy.transfer = xferNone
-		fs.copy.publish()
+		d.publish(fs.copy)
 		moved = true
 	}
 	if moved {

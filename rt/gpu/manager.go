@@ -140,6 +140,8 @@ type episode struct {
 	owed      int32
 	warmed    uint64        // the sum warm computes; nothing reads it
 	freed     *wrapperBatch // released wrappers not yet back in the pool (free)
+	staged    []*Task       // stage-ins completed in this pass (stageInDone)
+	executed  uint64        // tasks completed and not yet in the device's count (countExecuted)
 }
 
 func (d *Device) manage(ctx context.Context, w Worker, first *Task) error {
@@ -297,7 +299,20 @@ func (ep *episode) iterate(taken []*Task) bool {
 	if ep.stageOutPass() {
 		progress = true
 	}
+	if !ep.left {
+		ep.countExecuted()
+	}
 	return progress
+}
+
+// countExecuted adds the tasks completed since the last call to the
+// device's count: once per pass and before each counter update rather than
+// an atomic addition per task.
+func (ep *episode) countExecuted() {
+	if ep.executed > 0 {
+		ep.d.stats.executed.Add(ep.executed)
+		ep.executed = 0
+	}
 }
 
 // warm loads, for every wrapper taken from device.pending, what its stage-in
@@ -330,6 +345,30 @@ func (ep *episode) warm(taken []*Task) {
 // ---------------------------------------------------------------- stage-in
 
 func (ep *episode) stageInPass(exec *Stream) bool {
+	progress := ep.stageInWork(exec)
+	ep.flushStaged(exec)
+	return progress
+}
+
+// flushStaged queues the wrappers whose stage-in completed during the pass
+// on exec's FIFO, under one lock. Counted wrappers: while there are any,
+// the episode is not over, so this never touches a device that was left.
+func (ep *episode) flushStaged(exec *Stream) {
+	if len(ep.staged) == 0 {
+		return
+	}
+	q := &exec.fifo
+	q.mu.Lock()
+	for _, w := range ep.staged {
+		w.state = StateExQ
+		q.insert(w)
+	}
+	q.mu.Unlock()
+	clear(ep.staged)
+	ep.staged = ep.staged[:0]
+}
+
+func (ep *episode) stageInWork(exec *Stream) bool {
 	d, s := ep.d, ep.d.in
 	progress := false
 	if w, err := s.poll(); w != nil {
@@ -451,7 +490,7 @@ func (ep *episode) stageInDone(w *Task, exec *Stream) {
 	}
 	w.lastStatus, w.continuation = Done, false
 	w.stream = exec
-	exec.fifo.push(w, StateExQ)
+	ep.staged = append(ep.staged, w) // flushStaged queues it at the end of the pass
 }
 
 // ---------------------------------------------------------------- compute
@@ -884,7 +923,7 @@ func (ep *episode) completeEarly(w *Task) {
 	if ep.w != nil {
 		ep.w.FlushNextTask()
 	}
-	d.stats.executed.Add(1)
+	ep.executed++
 	d.stats.early.Add(1)
 }
 
@@ -912,7 +951,7 @@ func (ep *episode) complete(w *Task) {
 	if ep.w != nil {
 		ep.w.FlushNextTask()
 	}
-	d.stats.executed.Add(1)
+	ep.executed++
 	ep.release(w, StateReleased)
 }
 
@@ -1090,6 +1129,7 @@ func (ep *episode) releaseRing(head *Task, final State) {
 // the device.
 func (ep *episode) decrement(n int32) {
 	d := ep.d
+	ep.countExecuted()
 	d.releasedRun.flush(&d.backlog)
 	if n == 0 {
 		return

@@ -71,6 +71,7 @@ type directory struct {
 	mu     sync.RWMutex      // held for writing when copies changes
 	copies map[Data]*devCopy // the device's copies by datum; the manager changes it
 	peers  []*Device         // linked devices, set by Link before any submission
+	read   bool              // some linked device copies from this one (Link)
 }
 
 // Link lets each device copy data from the others' memory (where the backends allow it,
@@ -93,6 +94,7 @@ func Link(devs ...*Device) error {
 			}
 			if ok {
 				a.dir.peers = append(a.dir.peers, b)
+				b.dir.read = true
 			}
 		}
 	}
@@ -110,6 +112,16 @@ func (d *Device) linked(o *Device) bool {
 
 // Peers returns the devices this device copies data from (Link).
 func (d *Device) Peers() []*Device { return d.dir.peers }
+
+// publish is c.publish on a device that a linked device copies from. On any
+// other nobody reads pub (Link comes before any submission), and the store,
+// an atomic exchange at the start and at the end of every write, is skipped:
+// pub stays 0, none readable.
+func (d *Device) publish(c *devCopy) {
+	if d.dir.read {
+		c.publish()
+	}
+}
 
 // publish makes c readable by peers at its version when its content is usable, and not
 // otherwise. The manager calls it whenever c changes (mirror does).

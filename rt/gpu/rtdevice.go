@@ -353,13 +353,17 @@ func (h hostCopy) MirrorCopy(dev int, rec *rt.Copy, b Buffer, version uint64, st
 		}
 	}
 	rec.SetVersion(version)
+	s := rt.Invalid
 	switch state {
 	case CopyOwned:
-		rec.SetState(rt.Owned)
+		s = rt.Owned
 	case CopyShared:
-		rec.SetState(rt.Shared)
-	default:
-		rec.SetState(rt.Invalid)
+		s = rt.Shared
+	}
+	// Most writes leave the state as it was: a load costs less than the
+	// atomic exchange of a store.
+	if rec.State() != s {
+		rec.SetState(s)
 	}
 }
 
