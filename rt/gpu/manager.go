@@ -369,7 +369,7 @@ func (ep *episode) flushStaged(exec *Stream) {
 }
 
 func (ep *episode) stageInWork(exec *Stream) bool {
-	d, s := ep.d, ep.d.in
+	s := ep.d.in
 	progress := false
 	if w, err := s.poll(); w != nil {
 		progress = true
@@ -397,7 +397,6 @@ func (ep *episode) stageInWork(exec *Stream) bool {
 			break
 		}
 	}
-	_ = d
 	return progress
 }
 
