@@ -26,8 +26,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
@@ -96,7 +98,7 @@ func run(args []string, stdout io.Writer) (err error) {
 			alloc = pool.Float64s
 		}
 	}
-	p, err := newProblem(*tasks, *nb, *pairs, alloc)
+	p, err := newProblem(*tasks, *nb, *pairs, alloc, *check)
 	if err != nil {
 		return err
 	}
@@ -115,9 +117,11 @@ func run(args []string, stdout io.Writer) (err error) {
 	fmt.Fprintf(stdout, "batch_gemm: %d tasks of %dx%d blocks, batch_max %d, %d workers, BLAS %s, devices: %s\n",
 		*tasks, *nb, *nb, *batch, ctx.Workers(), impl.Config(), gpu.Describe(devs))
 	if *resident && len(devs) > 0 {
+		start := time.Now()
 		if err := p.stage(devs); err != nil {
 			return errors.Join(err, ctx.Close())
 		}
+		fmt.Fprintf(stdout, "  staged the blocks in %v\n", time.Since(start).Round(time.Millisecond))
 	}
 	before := counts(devs)
 	stop, err := startProfile(*cpuprofile)
@@ -183,10 +187,13 @@ func startProfile(path string) (func() error, error) {
 type problem struct {
 	nb, pairs int
 	a, b, c   *rt.Vector
-	c0        []float64 // C before the run, for the check
+	c0        []float64 // C before the run, for the check (nil without -check)
 }
 
-func newProblem(tasks, nb, pairs int, alloc rt.Alloc) (*problem, error) {
+// newProblem fills the operands and the result blocks with random numbers; keep saves a
+// copy of the result blocks for check. Each block has a generator of its own, so the
+// blocks are filled on all cores and the numbers do not depend on how many there are.
+func newProblem(tasks, nb, pairs int, alloc rt.Alloc, keep bool) (*problem, error) {
 	block := nb * nb
 	p := &problem{nb: nb, pairs: pairs}
 	var err error
@@ -199,37 +206,49 @@ func newProblem(tasks, nb, pairs int, alloc rt.Alloc) (*problem, error) {
 	if p.c, err = rt.NewVectorAlloc(tasks*block, block, 1, 0, alloc); err != nil {
 		return nil, err
 	}
-	r := rand.New(rand.NewPCG(uint64(tasks), uint64(nb)))
+	if keep {
+		p.c0 = make([]float64, tasks*block)
+	}
+	fill := func(x []float64, stream, k int) {
+		r := rand.New(rand.NewPCG(uint64(nb), uint64(stream)<<40|uint64(k)))
+		for i := range x {
+			x[i] = r.Float64() - 0.5
+		}
+	}
 	for k := range pairs {
-		for i := range block {
-			p.a.Block(k)[i] = r.Float64() - 0.5
-			p.b.Block(k)[i] = r.Float64() - 0.5
-		}
+		fill(p.a.Block(k), 0, k)
+		fill(p.b.Block(k), 1, k)
 	}
-	p.c0 = make([]float64, tasks*block)
-	for k := range tasks {
-		for i := range p.c.Block(k) {
-			v := r.Float64() - 0.5
-			p.c.Block(k)[i], p.c0[k*block+i] = v, v
-		}
+	var wg sync.WaitGroup
+	parts := runtime.GOMAXPROCS(0)
+	for part := range parts {
+		wg.Go(func() {
+			for k := tasks * part / parts; k < tasks*(part+1)/parts; k++ {
+				c := p.c.Block(k)
+				fill(c, 2, k)
+				if keep {
+					copy(p.c0[k*block:], c)
+				}
+			}
+		})
 	}
+	wg.Wait()
 	return p, nil
 }
 
 // stage puts the operands on every device and result block i on device i mod len(devs),
 // where `device = i` runs task i.
 func (p *problem) stage(devs []*gpu.RTDevice) error {
-	for _, d := range devs {
-		for k := range p.pairs {
-			for _, v := range []*rt.Vector{p.a, p.b} {
-				if err := d.Prefetch(context.Background(), v.DataOf(rt.Ix(k))); err != nil {
-					return err
-				}
-			}
-		}
+	operands := make([]*rt.Data, 0, 2*p.pairs)
+	for k := range p.pairs {
+		operands = append(operands, p.a.DataOf(rt.Ix(k)), p.b.DataOf(rt.Ix(k)))
 	}
+	results := make([][]*rt.Data, len(devs))
 	for k := range p.c.NT {
-		if err := devs[k%len(devs)].Prefetch(context.Background(), p.c.DataOf(rt.Ix(k))); err != nil {
+		results[k%len(devs)] = append(results[k%len(devs)], p.c.DataOf(rt.Ix(k)))
+	}
+	for i, d := range devs {
+		if err := d.Prefetch(context.Background(), append(operands, results[i]...)...); err != nil {
 			return err
 		}
 	}

@@ -257,12 +257,16 @@ func usesCUDA(devs []*gpu.RTDevice) bool {
 // stageTiles puts the lower triangle's tiles on the devices, tile (i, j) on device
 // (i + j) mod the number of devices, before any task runs.
 func stageTiles(a *rt.TiledMatrix, devs []*gpu.RTDevice) error {
+	tiles := make([][]*rt.Data, len(devs))
 	for j := range a.NT {
 		for i := j; i < a.MT; i++ {
-			d := devs[(i+j)%len(devs)]
-			if err := d.Prefetch(context.Background(), a.DataOf(rt.Index{N: 2, I: [rt.MaxIndex]int{i, j}})); err != nil {
-				return fmt.Errorf("stage tile (%d, %d) on %s: %w", i, j, d.Name(), err)
-			}
+			k := (i + j) % len(devs)
+			tiles[k] = append(tiles[k], a.DataOf(rt.Index{N: 2, I: [rt.MaxIndex]int{i, j}}))
+		}
+	}
+	for k, d := range devs {
+		if err := d.Prefetch(context.Background(), tiles[k]...); err != nil {
+			return fmt.Errorf("stage tiles on %s: %w", d.Name(), err)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package gpu_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -244,6 +245,62 @@ func TestPrefetch(t *testing.T) {
 	}
 	if got := h.d.Stats().Decrements; got != 3 {
 		t.Fatalf("%d counter releases, want 3 (prefetch, reader, prefetch)", got)
+	}
+}
+
+// TestPrefetchMany checks that one Prefetch of several data is one episode
+// whose transfers are in flight together, not one episode per datum, and that
+// a prefetch larger than the queue limit goes in chunks of that limit.
+func TestPrefetchMany(t *testing.T) {
+	h := newHarness(t, harnessConfig{opts: []gpu.Option{gpu.WithQueueLimit(3)}})
+	xs := make([]gpu.Data, 5)
+	for i := range xs {
+		xs[i] = newHostData(float64(i))
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.d.Prefetch(context.Background(), nil, xs...) }()
+	h.adopt(done)
+	if got := h.stream("in").Queued(); !slices.Equal(got, []string{"h2d", "h2d", "h2d"}) {
+		t.Fatalf("the first chunk staged %v, want three transfers at once", got)
+	}
+	// The drain runs both episodes: the same call manages the second chunk
+	// once the first is over.
+	h.drain()
+	if err := h.managerErr(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.d.Stats().Episodes; got != 2 {
+		t.Fatalf("%d management episodes for 5 data in chunks of 3, want 2", got)
+	}
+	if got := h.d.Stats().StageIns; got != 5 {
+		t.Fatalf("%d copies staged in, want 5", got)
+	}
+	if err := h.leakCheck(); err != nil {
+		t.Fatal(err)
+	}
+	// The readers of every datum find their copies current.
+	for i, x := range xs {
+		tk, _ := h.task(fmt.Sprint("R", i), 0, plain(h.j), gpu.Flow{Data: x, Access: gpu.Read, Elem: gpu.Float64})
+		h.submit(nil, tk)
+		if got := h.stream("in").Queued(); len(got) != 0 {
+			t.Fatalf("reader %d staged %v after the prefetch", i, got)
+		}
+		h.drain()
+	}
+	h.finish()
+}
+
+// TestPrefetchClosed checks that a Prefetch on a closed device says so and
+// leaves no wrapper behind.
+func TestPrefetchClosed(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	h.finish()
+	err := h.d.Prefetch(context.Background(), nil, newHostData(1), newHostData(2))
+	if !errors.Is(err, gpu.ErrClosed) {
+		t.Fatalf("Prefetch after Close: %v, want ErrClosed", err)
+	}
+	if live := h.d.Stats().Live; live != 0 {
+		t.Fatalf("%d wrappers live after a refused prefetch", live)
 	}
 }
 

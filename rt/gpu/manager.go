@@ -89,7 +89,7 @@ func (d *Device) Submit(ctx context.Context, w Worker, t *Task) error {
 	}
 	t.resetFlowState()
 	d.hintCopies(t)
-	won, err := d.enter(ctx)
+	won, err := d.enter(ctx, 1)
 	if err != nil {
 		return err
 	}
@@ -103,9 +103,10 @@ func (d *Device) Submit(ctx context.Context, w Worker, t *Task) error {
 	return d.manage(ctx, w, t)
 }
 
-// enter increments the counter, waiting while another device holds the idle
-// lock, and reports whether the increment was the 0 -> 1 transition.
-func (d *Device) enter(ctx context.Context) (bool, error) {
+// enter adds n wrappers to the counter, waiting while another device holds
+// the idle lock, and reports whether the addition started from 0: then the
+// caller is the manager.
+func (d *Device) enter(ctx context.Context, n int32) (bool, error) {
 	for spins := 0; ; spins++ {
 		if d.closed.Load() || d.abandoned.Load() {
 			return false, fmt.Errorf("%w: %s", ErrClosed, d.name)
@@ -118,7 +119,7 @@ func (d *Device) enter(ctx context.Context) (bool, error) {
 			DefaultBackoff(spins)
 			continue
 		}
-		if d.outstanding.CompareAndSwap(v, v+1) {
+		if d.outstanding.CompareAndSwap(v, v+n) {
 			return v == 0, nil
 		}
 	}

@@ -3,21 +3,62 @@ package gpu
 import "context"
 
 // Prefetch stages data in on the device ahead of the tasks that will read
-// it. The prefetch wrapper is counted like any other (once in, once out; the
+// them. A prefetch wrapper is counted like any other (once in, once out; the
 // PaRSEC snapshot's uncounted PREFETCH is not replicated) and ends at its
 // stage-in completion, or at once when the device copy is already current.
-// Its arguments and results are those of Submit.
-func (d *Device) Prefetch(ctx context.Context, w Worker, data Data) error {
-	t := d.allocTask()
-	t.kind = KindPrefetch
-	t.flows = append(t.flows[:0], Flow{Data: data, Access: Read})
-	if err := d.Submit(ctx, w, t); err != nil && t.state == StateNew {
-		d.freeTask(t, StateReleased)
-		return err
-	} else if err != nil {
-		return err
+// Its arguments and results are those of Submit: on an idle device the
+// caller manages it until every copy has landed; on a busy one the
+// transfers are queued and Prefetch returns at once.
+//
+// The data are submitted together, at most the device's queue limit at a
+// time: one management episode then overlaps their transfers, where a call
+// per datum would wait for each copy in an episode of its own.
+func (d *Device) Prefetch(ctx context.Context, w Worker, data ...Data) error {
+	chunk := int(max(d.queueLimit, 1))
+	for len(data) > 0 {
+		n := min(len(data), chunk)
+		if err := d.prefetch(ctx, w, data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
 	}
 	return nil
+}
+
+// prefetch submits one wrapper per datum with a single increment of the
+// counter, and manages the device when that increment started an episode.
+func (d *Device) prefetch(ctx context.Context, w Worker, data []Data) error {
+	ts := make([]*Task, len(data))
+	for i, x := range data {
+		t := d.allocTask()
+		t.kind = KindPrefetch
+		t.flows = append(t.flows[:0], Flow{Data: x, Access: Read})
+		t.resetFlowState()
+		d.hintCopies(t)
+		ts[i] = t
+	}
+	won, err := d.enter(ctx, int32(len(ts)))
+	if err != nil {
+		for _, t := range ts {
+			d.freeTask(t, StateReleased)
+		}
+		return err
+	}
+	first := ts[0]
+	if won {
+		ts = ts[1:]
+	}
+	for _, t := range ts {
+		t.counted = true
+		t.state = StateDevPending
+		d.pending.push(t)
+	}
+	if !won {
+		return nil
+	}
+	first.counted = true
+	first.state = StateSubmitting
+	return d.manage(ctx, w, first)
 }
 
 // prefetchSatisfied reports whether the device copy of a prefetch wrapper's

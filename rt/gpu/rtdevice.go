@@ -219,22 +219,27 @@ func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	return err
 }
 
-// Prefetch stages the host copy of data in on the device (Device.Prefetch),
-// so that the tasks that read it find a current device copy: a program's
+// Prefetch stages the host copies of data in on the device (Device.Prefetch),
+// so that the tasks that read them find current device copies: a program's
 // "data already resident" start. On an idle device the calling goroutine
-// manages the device until the copy has landed; on a busy one the transfer
-// is queued and Prefetch returns at once.
-func (r *RTDevice) Prefetch(ctx context.Context, data *rt.Data) error {
-	c := data.Host()
-	if c == nil {
-		return fmt.Errorf("%w: prefetch of a datum without a host copy", ErrBadArgument)
+// manages the device until the copies have landed; on a busy one the
+// transfers are queued and Prefetch returns at once. Pass many data in one
+// call: their transfers then overlap.
+func (r *RTDevice) Prefetch(ctx context.Context, data ...*rt.Data) error {
+	hcs := make([]Data, len(data))
+	for i, x := range data {
+		c := x.Host()
+		if c == nil {
+			return fmt.Errorf("%w: prefetch of a datum without a host copy", ErrBadArgument)
+		}
+		hc := hostCopy{c}
+		if _, ok := hc.elem(); !ok {
+			return fmt.Errorf("%w: prefetch of %T; device flows hold []float64, []float32, []int64, []int32 or []byte",
+				ErrBadArgument, c.Value)
+		}
+		hcs[i] = hc
 	}
-	hc := hostCopy{c}
-	if _, ok := hc.elem(); !ok {
-		return fmt.Errorf("%w: prefetch of %T; device flows hold []float64, []float32, []int64, []int32 or []byte",
-			ErrBadArgument, c.Value)
-	}
-	return r.d.Prefetch(ctx, nil, hc)
+	return r.d.Prefetch(ctx, nil, hcs...)
 }
 
 // rtHost completes, fails and reschedules rt tasks for the manager.
