@@ -246,13 +246,9 @@ func (c *Context) Add(tp *Taskpool) error {
 			continue
 		}
 		// The parts go round-robin over the workers' queues (lfq).
-		parts := startupParts(cs.all, len(c.workers))
+		parts := int64(startupParts(cs.all, len(c.workers)))
 		for part := range parts {
-			t := c.ext.newTask()
-			t.kind, t.cs = kindStartup, cs
-			t.l[0], t.l[1] = part, parts
-			t.prio = 1<<31 - 1
-			c.ext.pushOne(t)
+			c.ext.pushOne(c.ext.startupTask(cs, cs.all*part/parts, cs.all*(part+1)/parts))
 		}
 	}
 	c.extMu.Unlock()

@@ -21,6 +21,9 @@ package rt
 // draining is set aside and requeued, so walks never nest. Tasks submitted to a device leave
 // the backlog at once, so a walk of a class with a device incarnation also pauses after each
 // batch while one of its devices is saturated (Saturator), running other tasks meanwhile.
+// One of those tasks may make the walker a device's manager until the device is idle again;
+// the manager's first FlushNextTask then hands the rest of the slice to the other workers as
+// a new startup pseudo-task (handOffWalk), which skips the instances before it again, once.
 
 import (
 	"fmt"
@@ -40,6 +43,29 @@ const (
 // Context of workers workers.
 func startupParts(all int64, workers int) int {
 	return int(max(1, min(int64(workers), all/startupPart)))
+}
+
+// startupTask returns a startup pseudo-task that walks instances [lo, hi) of cs's class, in
+// walk order.
+func (w *Worker) startupTask(cs *classState, lo, hi int64) *Task {
+	t := w.newTask()
+	t.kind, t.cs = kindStartup, cs
+	t.l[0], t.l[1] = int(lo), int(hi)
+	t.prio = 1<<31 - 1
+	return t
+}
+
+// handOffWalk gives the rest of the walk in progress on w, if any, to the other workers as a
+// new startup pseudo-task, and ends the walk after the instance it is at. A walk runs bodies
+// while it pauses (drain, pauseWhileSaturated); one of them may make w a device's manager
+// for a long time, and the instances it has not reached yet would wait for it meanwhile.
+func (w *Worker) handOffWalk() {
+	st := w.walk
+	if st == nil || w.walkAt+1 >= w.walkEnd {
+		return
+	}
+	w.pushOne(w.startupTask(st.cs, w.walkAt+1, w.walkEnd))
+	w.walkEnd = w.walkAt + 1
 }
 
 // validate checks the descriptors that rt relies on.
@@ -221,16 +247,17 @@ func (w *Worker) startup(st *Task) {
 			}
 		}()
 		n := 0
-		// This part's slice of the walk: instances [lo, hi) in walk order (st.l holds the
-		// part and the number of parts).
-		part, parts := int64(st.l[0]), int64(max(st.l[1], 1))
-		lo, hi := cs.all*part/parts, cs.all*(part+1)/parts
-		i := int64(-1)
+		// This part's slice of the walk: instances [lo, hi) in walk order. handOffWalk may
+		// lower walkEnd while a body runs inside the walk.
+		lo := int64(st.l[0])
+		w.walkEnd = int64(st.l[1])
+		w.walkAt = -1
 		tc.Space(tp, &l, func(l *Locals) bool {
-			if i++; i < lo {
+			i := w.walkAt + 1
+			if w.walkAt = i; i < lo {
 				return true
 			}
-			if i >= hi {
+			if i >= w.walkEnd {
 				return false
 			}
 			if !tp.isLocal(tc, l) {

@@ -98,6 +98,9 @@ type Worker struct {
 	running  *Task
 	walk     *Task
 	deferred []*Task
+	// walkAt is the instance the walk has reached, in walk order, and walkEnd the end of its
+	// slice (handOffWalk).
+	walkAt, walkEnd int64
 
 	track *profile.Track
 	lane  *lane // nil when the dashboard is off
@@ -146,9 +149,11 @@ func (w *Worker) Context() *Context { return w.c }
 func (w *Worker) Track() *profile.Track { return w.track }
 
 // FlushNextTask moves the task in the private next_task slot, if any, to the shared scheduler
-// so that other workers can run it. rt/gpu calls it when this worker becomes a device manager
-// and after each completion inside the manager loop (docs/gpu.md, "next_task").
+// so that other workers can run it, and hands off the rest of a startup walk that the worker
+// is in (handOffWalk). rt/gpu calls it when this worker becomes a device manager and after
+// each completion inside the manager loop (docs/gpu.md, "next_task").
 func (w *Worker) FlushNextTask() {
+	w.handOffWalk()
 	w.settleCredit()
 	if t := w.next; t != nil {
 		w.next = nil

@@ -8,9 +8,10 @@ package gpu
 // becomes the device's manager for the episode (docs/gpu.md, "The manager").
 type Worker interface {
 	// FlushNextTask moves the task in the worker's private next_task slot, if
-	// any, to the shared scheduler, where other workers can take it. The
-	// manager calls it right after winning the election and after every
-	// completion it runs. *rt.Worker implements it.
+	// any, to the shared scheduler, where other workers can take it, with any
+	// other work the worker holds alone (*rt.Worker: the rest of a startup
+	// walk it was in). The manager calls it right after winning the election
+	// and after every completion it runs.
 	FlushNextTask()
 }
 
