@@ -28,6 +28,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -248,7 +249,7 @@ func (p *problem) stage(devs []*gpu.RTDevice) error {
 		results[k%len(devs)] = append(results[k%len(devs)], p.c.DataOf(rt.Ix(k)))
 	}
 	for i, d := range devs {
-		if err := d.Prefetch(context.Background(), append(operands, results[i]...)...); err != nil {
+		if err := d.Prefetch(context.Background(), slices.Concat(operands, results[i])...); err != nil {
 			return err
 		}
 	}

@@ -257,6 +257,9 @@ func TestPrefetchMany(t *testing.T) {
 	for i := range xs {
 		xs[i] = newHostData(float64(i))
 	}
+	if err := h.d.Prefetch(context.Background(), nil, xs[0], nil); !errors.Is(err, gpu.ErrBadArgument) {
+		t.Fatalf("Prefetch with a nil datum: %v, want ErrBadArgument", err)
+	}
 	done := make(chan error, 1)
 	go func() { done <- h.d.Prefetch(context.Background(), nil, xs...) }()
 	h.adopt(done)

@@ -1,6 +1,10 @@
 package gpu
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"slices"
+)
 
 // Prefetch stages data in on the device ahead of the tasks that will read
 // them. A prefetch wrapper is counted like any other (once in, once out; the
@@ -11,10 +15,17 @@ import "context"
 // transfers are queued and Prefetch returns at once.
 //
 // The data are submitted together, at most the device's queue limit at a
-// time: one management episode then overlaps their transfers, where a call
-// per datum would wait for each copy in an episode of its own.
+// time (DefaultQueueLimit when it has none): one management episode then
+// overlaps their transfers, where a call per datum would wait for each copy
+// in an episode of its own.
 func (d *Device) Prefetch(ctx context.Context, w Worker, data ...Data) error {
-	chunk := int(max(d.queueLimit, 1))
+	if i := slices.Index(data, nil); i >= 0 {
+		return fmt.Errorf("%w: prefetch of a nil datum (argument %d)", ErrBadArgument, i)
+	}
+	chunk := int(d.queueLimit)
+	if chunk <= 0 {
+		chunk = DefaultQueueLimit
+	}
 	for len(data) > 0 {
 		n := min(len(data), chunk)
 		if err := d.prefetch(ctx, w, data[:n]); err != nil {

@@ -228,6 +228,9 @@ func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 func (r *RTDevice) Prefetch(ctx context.Context, data ...*rt.Data) error {
 	hcs := make([]Data, len(data))
 	for i, x := range data {
+		if x == nil {
+			return fmt.Errorf("%w: prefetch of a nil datum (argument %d)", ErrBadArgument, i)
+		}
 		c := x.Host()
 		if c == nil {
 			return fmt.Errorf("%w: prefetch of a datum without a host copy", ErrBadArgument)

@@ -2,6 +2,7 @@ package gpu_test
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -350,6 +351,38 @@ func TestRTDeviceSkipsStageInOfNewBuffers(t *testing.T) {
 		t.Fatalf("%d stage-in copies of fresh buffers, want none", st.StageIns)
 	}
 	if err := devs[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRTDevicePrefetch stages the blocks of a vector in one call: one management episode,
+// one transfer per block, nothing left outstanding; a nil datum is refused by name.
+func TestRTDevicePrefetch(t *testing.T) {
+	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 1}, gpu.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := devs[0]
+	v, err := rt.NewVector(40*8, 8, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]*rt.Data, v.NT)
+	for k := range v.NT {
+		data[k] = v.DataOf(rt.Ix(k))
+	}
+	if err := d.Prefetch(context.Background(), append(data, nil)...); !errors.Is(err, gpu.ErrBadArgument) {
+		t.Fatalf("Prefetch with a nil datum: %v, want ErrBadArgument", err)
+	}
+	if err := d.Prefetch(context.Background(), data...); err != nil {
+		t.Fatal(err)
+	}
+	st := d.Device().Stats()
+	if st.Episodes != 1 || st.StageIns != int64(v.NT) || st.Outstanding != 0 || st.Live != 0 {
+		t.Fatalf("after Prefetch: %d episodes, %d stage-ins, outstanding %d, %d live; want 1, %d, 0, 0",
+			st.Episodes, st.StageIns, st.Outstanding, st.Live, v.NT)
+	}
+	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
 }
