@@ -248,7 +248,7 @@ func (c *Context) Add(tp *Taskpool) error {
 		// The parts go round-robin over the workers' queues (lfq).
 		parts := int64(startupParts(cs.all, len(c.workers)))
 		for part := range parts {
-			c.ext.pushOne(c.ext.startupTask(cs, cs.all*part/parts, cs.all*(part+1)/parts))
+			c.ext.pushOne(c.ext.startupTask(cs, cs.all*part/parts, cs.all*(part+1)/parts, false))
 		}
 	}
 	c.extMu.Unlock()

@@ -23,7 +23,8 @@ package rt
 // batch while one of its devices is saturated (Saturator), running other tasks meanwhile.
 // One of those tasks may make the walker a device's manager until the device is idle again;
 // the manager's first FlushNextTask then hands the rest of the slice to the other workers as
-// a new startup pseudo-task (handOffWalk), which skips the instances before it again, once.
+// a new startup pseudo-task (handOffWalk), which skips the instances before it again. A slice
+// is handed off at most once.
 
 import (
 	"fmt"
@@ -46,11 +47,14 @@ func startupParts(all int64, workers int) int {
 }
 
 // startupTask returns a startup pseudo-task that walks instances [lo, hi) of cs's class, in
-// walk order.
-func (w *Worker) startupTask(cs *classState, lo, hi int64) *Task {
+// walk order; handed marks the rest of a walk that handOffWalk gave away.
+func (w *Worker) startupTask(cs *classState, lo, hi int64, handed bool) *Task {
 	t := w.newTask()
 	t.kind, t.cs = kindStartup, cs
-	t.l[0], t.l[1] = int(lo), int(hi)
+	t.l[0], t.l[1], t.l[2] = int(lo), int(hi), 0
+	if handed {
+		t.l[2] = 1
+	}
 	t.prio = 1<<31 - 1
 	return t
 }
@@ -59,12 +63,16 @@ func (w *Worker) startupTask(cs *classState, lo, hi int64) *Task {
 // new startup pseudo-task, and ends the walk after the instance it is at. A walk runs bodies
 // while it pauses (drain, pauseWhileSaturated); one of them may make w a device's manager
 // for a long time, and the instances it has not reached yet would wait for it meanwhile.
+//
+// The new walk skips every instance before its slice again, one callback each, so a slice
+// is handed off at most once, and only when at least a batch of it is left: then the
+// skipping costs at most one pass over the space per startup part.
 func (w *Worker) handOffWalk() {
 	st := w.walk
-	if st == nil || w.walkAt+1 >= w.walkEnd {
+	if st == nil || st.l[2] != 0 || w.walkEnd-(w.walkAt+1) < readyBatch {
 		return
 	}
-	w.pushOne(w.startupTask(st.cs, w.walkAt+1, w.walkEnd))
+	w.pushOne(w.startupTask(st.cs, w.walkAt+1, w.walkEnd, true))
 	w.walkEnd = w.walkAt + 1
 }
 
