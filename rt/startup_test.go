@@ -116,3 +116,48 @@ func cpuClass(name string, n int, body func()) *rt.TaskClass {
 	tc.Incarnations = []rt.Incarnation{{Kind: rt.CPU, Hook: func(*rt.Task) error { body(); return nil }}}
 	return tc
 }
+
+// flushingDevice runs every task at once, calling FlushNextTask first as a device manager
+// does, and reports itself saturated at every other question, so that a walk pauses and
+// runs one task from inside itself after each batch.
+type flushingDevice struct {
+	asked atomic.Int64
+	ran   atomic.Int64
+}
+
+func (d *flushingDevice) Name() string                 { return "flushingdev" }
+func (d *flushingDevice) Accepts(k rt.DeviceKind) bool { return k == rt.GPU }
+func (d *flushingDevice) Load() int64                  { return 0 }
+func (d *flushingDevice) Saturated() bool              { return d.asked.Add(1)%2 == 1 }
+
+func (d *flushingDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
+	w.FlushNextTask()
+	d.ran.Add(1)
+	w.Complete(t)
+	return nil
+}
+
+// TestHandOffOncePerSlice checks the bound on handing off walks: the walk that takes over a
+// slice skips the instances before it again, so a slice is handed off once, not at every
+// pause of every walk after it, which would walk the space about n/64 times.
+func TestHandOffOncePerSlice(t *testing.T) {
+	const n = 2000
+	dev := &flushingDevice{}
+	c := newCtx(t, rt.Workers(1), rt.WithDevices(dev))
+	tc := cpuClass("G", n, func() { t.Error("a task ran on the CPU") })
+	tc.Incarnations = append([]rt.Incarnation{{Kind: rt.GPU}}, tc.Incarnations...)
+	var yields atomic.Int64
+	space := tc.Space
+	tc.Space = func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+		space(tp, l, func(l *rt.Locals) bool { yields.Add(1); return yield(l) })
+	}
+	mustRun(t, c, rt.NewTaskpool("walk", nil, tc))
+	if got := dev.ran.Load(); got != n {
+		t.Fatalf("%d instances ran, want %d", got, n)
+	}
+	// Add enumerates the space once (n), the walks pass over it once (n), and the walk that
+	// took over the handed-off slice skipped its start again (under n).
+	if got := yields.Load(); got > 3*n {
+		t.Fatalf("the space was visited %d times for %d instances: more than one hand-off", got, n)
+	}
+}
