@@ -425,6 +425,60 @@ func TestMemoryAccounting(t *testing.T) {
 	}
 }
 
+// TestFreeOrders frees allocations oldest first, as a manager's eviction does,
+// and then newest first: every live block keeps its contents through the
+// table's compactions, and a freed block is no longer device memory.
+func TestFreeOrders(t *testing.T) {
+	d := newDev(t)
+	const n = 100
+	ps := make([]gpu.Ptr, n)
+	for i := range ps {
+		ps[i] = d.upload([]float64{float64(i), -float64(i)})
+	}
+	check := func(live []int) {
+		t.Helper()
+		for _, i := range live {
+			if got := d.download(ps[i], 2); got[0] != float64(i) || got[1] != -float64(i) {
+				t.Fatalf("block %d holds %v after frees", i, got)
+			}
+		}
+		if got := d.be.Allocations(); got != len(live) {
+			t.Fatalf("%d allocations, want %d", got, len(live))
+		}
+	}
+	var live []int
+	for i := range n {
+		if i < 70 {
+			if err := d.be.Free(ps[i]); err != nil {
+				t.Fatalf("free %d: %v", i, err)
+			}
+		} else {
+			live = append(live, i)
+		}
+	}
+	check(live)
+	for _, i := range []int{0, 35, 69} {
+		if err := d.be.Free(ps[i]); !errors.Is(err, gpu.ErrBadArgument) {
+			t.Fatalf("second free of block %d: %v, want ErrBadArgument", i, err)
+		}
+		if err := d.s.CopyHtoD(ps[i], make([]byte, 16)); !errors.Is(err, gpu.ErrBadArgument) {
+			t.Fatalf("copy to freed block %d: %v, want ErrBadArgument", i, err)
+		}
+	}
+	for i := n - 1; i >= 70; i-- {
+		if err := d.be.Free(ps[i]); err != nil {
+			t.Fatalf("free %d: %v", i, err)
+		}
+		live = live[:len(live)-1]
+		if i%10 == 0 {
+			check(live)
+		}
+	}
+	if d.be.Used() != 0 || d.be.Allocations() != 0 {
+		t.Fatalf("used %d in %d allocations after every free", d.be.Used(), d.be.Allocations())
+	}
+}
+
 func TestFaultInjection(t *testing.T) {
 	boom := errors.New("boom")
 	be := sim.New(sim.WithFaults(&sim.Faults{

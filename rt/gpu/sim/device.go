@@ -63,7 +63,8 @@ type Device struct {
 	capacity int64
 
 	mu      sync.RWMutex // guards the allocation table
-	allocs  []*alloc     // sorted by base
+	allocs  []*alloc     // sorted by base; freed ones stay until compact
+	freed   int          // freed allocations still in allocs
 	nextPtr gpu.Ptr
 	used    int64
 
@@ -82,6 +83,7 @@ type alloc struct {
 	base  gpu.Ptr
 	size  int64
 	words []uint64 // 8-byte aligned backing store
+	freed bool
 }
 
 func (a *alloc) bytes() []byte {
@@ -142,7 +144,7 @@ func (d *Device) Used() int64 {
 func (d *Device) Allocations() int {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	return len(d.allocs)
+	return len(d.allocs) - d.freed
 }
 
 // Alloc implements gpu.Backend.
@@ -169,12 +171,31 @@ func (d *Device) Free(p gpu.Ptr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	i := sort.Search(len(d.allocs), func(i int) bool { return d.allocs[i].base >= p })
-	if i == len(d.allocs) || d.allocs[i].base != p {
+	if i == len(d.allocs) || d.allocs[i].base != p || d.allocs[i].freed {
 		return fmt.Errorf("%w: free of %#x, which is not an allocation of %s", gpu.ErrBadArgument, uintptr(p), d.name)
 	}
-	d.used -= (d.allocs[i].size + 255) &^ 255
-	d.allocs = append(d.allocs[:i], d.allocs[i+1:]...)
+	a := d.allocs[i]
+	d.used -= (a.size + 255) &^ 255
+	// Marked, not removed: managers free in about the order they allocated,
+	// so removing would move the whole table at every free. Addresses are
+	// never reused, so a freed entry cannot hide a live one.
+	a.freed, a.words = true, nil
+	if d.freed++; d.freed > len(d.allocs)/2 {
+		d.compact()
+	}
 	return nil
+}
+
+// compact drops the freed allocations from the table. The caller holds mu.
+func (d *Device) compact() {
+	live := d.allocs[:0]
+	for _, a := range d.allocs {
+		if !a.freed {
+			live = append(live, a)
+		}
+	}
+	clear(d.allocs[len(live):])
+	d.allocs, d.freed = live, 0
 }
 
 // resolve returns the device memory from p to the end of its allocation,
@@ -187,6 +208,9 @@ func (d *Device) resolve(p gpu.Ptr, n int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %#x is not device memory of %s", gpu.ErrBadArgument, uintptr(p), d.name)
 	}
 	a := d.allocs[i]
+	if a.freed {
+		return nil, fmt.Errorf("%w: %#x is not device memory of %s", gpu.ErrBadArgument, uintptr(p), d.name)
+	}
 	off := int64(p - a.base)
 	if off >= a.size || off+n > a.size {
 		return nil, fmt.Errorf("%w: [%#x, +%d) is outside the allocations of %s", gpu.ErrBadArgument, uintptr(p), n, d.name)
@@ -274,7 +298,7 @@ func (d *Device) Close() error {
 	d.smu.Unlock()
 	d.wg.Wait()
 	d.mu.Lock()
-	d.allocs, d.used = nil, 0
+	d.allocs, d.freed, d.used = nil, 0, 0
 	d.mu.Unlock()
 	return nil
 }
