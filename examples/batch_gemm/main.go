@@ -4,7 +4,9 @@
 // tasks/s, the share of the tasks each device and the CPU ran, the mean number of tasks per
 // launch on the devices, and their managers' busy time per task. By default (-resident) the blocks are staged on their
 // devices before the timed run, which then moves no data; with -resident=false every task
-// copies its result block in.
+// copies its result block in. -runs N runs the taskpool N times on the same data (each run
+// adds the products once more) and prints every run's time and their median: the first
+// run pays for what the later ones find warm (the device's wrappers, the workers' pools).
 //
 //	JDF2GO_GPUS=sim:1 go run ./examples/batch_gemm -tasks 20000 -nb 32 -batch 32
 //	./batch_gemm -gpus cuda -tasks 100000 -nb 64 -batch 512
@@ -62,12 +64,13 @@ func run(args []string, stdout io.Writer) (err error) {
 	gpus := fs.String("gpus", "", "devices: none, sim:N, cuda or auto (default: $"+gpu.EnvDevices+", else auto)")
 	check := fs.Bool("check", true, "check every product against the CPU")
 	resident := fs.Bool("resident", true, "stage the blocks on their devices before the timed run")
-	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed run to this file")
+	runs := fs.Int("runs", 1, "timed runs of the taskpool, on the same data")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the timed runs to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *tasks < 1 || *nb < 1 || *pairs < 1 || *batch < 1 {
-		return fmt.Errorf("-tasks %d, -nb %d, -pairs %d and -batch %d must be positive", *tasks, *nb, *pairs, *batch)
+	if *tasks < 1 || *nb < 1 || *pairs < 1 || *batch < 1 || *runs < 1 {
+		return fmt.Errorf("-tasks %d, -nb %d, -pairs %d, -batch %d and -runs %d must be positive", *tasks, *nb, *pairs, *batch, *runs)
 	}
 	impl, err := blas.Select(*backend)
 	if err != nil {
@@ -111,10 +114,6 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	tp, err := NewBatchGemm(*nb, p.a, p.b, p.c, *batch, impl)
-	if err != nil {
-		return errors.Join(err, ctx.Close())
-	}
 	fmt.Fprintf(stdout, "batch_gemm: %d tasks of %dx%d blocks, batch_max %d, %d workers, BLAS %s, devices: %s\n",
 		*tasks, *nb, *nb, *batch, ctx.Workers(), impl.Config(), gpu.Describe(devs))
 	if *resident && len(devs) > 0 {
@@ -129,11 +128,21 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return errors.Join(err, ctx.Close())
 	}
-	start := time.Now()
-	if err = ctx.Add(tp.Taskpool); err == nil {
-		err = tp.Wait(context.Background())
+	times := make([]time.Duration, 0, *runs)
+	for range *runs {
+		var tp *BatchGemm
+		if tp, err = NewBatchGemm(*nb, p.a, p.b, p.c, *batch, impl); err != nil {
+			break
+		}
+		start := time.Now()
+		if err = ctx.Add(tp.Taskpool); err == nil {
+			err = tp.Wait(context.Background())
+		}
+		times = append(times, time.Since(start))
+		if err != nil {
+			break
+		}
 	}
-	elapsed := time.Since(start)
 	if perr := stop(); err == nil {
 		err = perr
 	}
@@ -143,17 +152,27 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	flops := float64(*tasks) * 2 * math.Pow(float64(*nb), 3)
-	fmt.Fprintf(stdout, "  %v, %.0f tasks/s, %.2f GFLOP/s\n", elapsed.Round(time.Microsecond),
-		float64(*tasks)/elapsed.Seconds(), flops/elapsed.Seconds()/1e9)
-	fmt.Fprintf(stdout, "  tasks: %s\n", shares(int64(*tasks), devs, before))
+	rate := func(what string, d time.Duration) {
+		flops := float64(*tasks) * 2 * math.Pow(float64(*nb), 3)
+		fmt.Fprintf(stdout, "  %s%v, %.0f tasks/s, %.2f GFLOP/s\n", what, d.Round(time.Microsecond),
+			float64(*tasks)/d.Seconds(), flops/d.Seconds()/1e9)
+	}
+	if len(times) == 1 {
+		rate("", times[0])
+	} else {
+		for i, d := range times {
+			rate(fmt.Sprintf("run %d: ", i+1), d)
+		}
+		rate("median: ", median(times))
+	}
+	fmt.Fprintf(stdout, "  tasks: %s\n", shares(int64(*tasks**runs), devs, before))
 	if *check {
 		for _, d := range devs {
 			if err := d.Close(); err != nil {
 				return err
 			}
 		}
-		worst, err := p.check(impl)
+		worst, err := p.check(impl, *runs)
 		if err != nil {
 			return err
 		}
@@ -256,17 +275,19 @@ func (p *problem) stage(devs []*gpu.RTDevice) error {
 	return nil
 }
 
-// check recomputes every product on the CPU and returns the largest error relative to
-// the largest entry of its block.
-func (p *problem) check(impl *blas.Impl) (float64, error) {
+// check recomputes every block on the CPU, adding its product runs times, and returns the
+// largest error relative to the largest entry of its block.
+func (p *problem) check(impl *blas.Impl, runs int) (float64, error) {
 	block := p.nb * p.nb
 	want := make([]float64, block)
 	worst := 0.0
 	for k := range p.c.NT {
 		copy(want, p.c0[k*block:(k+1)*block])
 		j := k % p.pairs
-		if err := impl.Dgemm(blas.NoTrans, blas.NoTrans, p.nb, p.nb, p.nb, 1, p.a.Block(j), p.nb, p.b.Block(j), p.nb, 1, want, p.nb); err != nil {
-			return 0, err
+		for range runs {
+			if err := impl.Dgemm(blas.NoTrans, blas.NoTrans, p.nb, p.nb, p.nb, 1, p.a.Block(j), p.nb, p.b.Block(j), p.nb, 1, want, p.nb); err != nil {
+				return 0, err
+			}
 		}
 		var diff, scale float64
 		for i, g := range p.c.Block(k) {
@@ -276,6 +297,16 @@ func (p *problem) check(impl *blas.Impl) (float64, error) {
 		worst = math.Max(worst, diff/math.Max(scale, math.SmallestNonzeroFloat64))
 	}
 	return worst, nil
+}
+
+// median returns the median of ds (the mean of the middle two for an even count).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Sorted(slices.Values(ds))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // launchCounts is what a device has done so far: tasks completed, exec records (one per

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +21,8 @@ func TestBatchGemm(t *testing.T) {
 		{"-gpus", "sim:1", "-resident=false"},
 		{"-gpus", "sim:2"},
 		{"-gpus", "sim:2", "-nb", "8", "-batch", "4"},
+		{"-gpus", "sim:1", "-runs", "3"},
+		{"-gpus", "none", "-runs", "2"},
 	} {
 		var out bytes.Buffer
 		all := append([]string{"-tasks", "3000", "-workers", "2", "-blas", "gonum"}, args...)
@@ -29,6 +32,12 @@ func TestBatchGemm(t *testing.T) {
 		for _, want := range []string{"tasks/s", "tasks: CPU ", "largest relative error"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%v: output lacks %q:\n%s", args, want, out.String())
+			}
+		}
+		if runs := slices.Index(args, "-runs"); runs >= 0 {
+			n, _ := strconv.Atoi(args[runs+1])
+			if got := strings.Count(out.String(), "\n  run "); got != n || !strings.Contains(out.String(), "  median: ") {
+				t.Errorf("%v: %d run lines, want %d and the median:\n%s", args, got, n, out.String())
 			}
 		}
 		if args[1] == "none" {
@@ -48,7 +57,7 @@ func TestBatchGemm(t *testing.T) {
 }
 
 func TestBadArguments(t *testing.T) {
-	for _, args := range [][]string{{"-tasks", "0"}, {"-batch", "0"}, {"-gpus", "sim:x"}} {
+	for _, args := range [][]string{{"-tasks", "0"}, {"-batch", "0"}, {"-gpus", "sim:x"}, {"-runs", "0"}} {
 		if err := run(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("%v: no error", args)
 		}
