@@ -204,13 +204,10 @@ func (d *Device) resolve(p gpu.Ptr, n int64) ([]byte, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	i := sort.Search(len(d.allocs), func(i int) bool { return d.allocs[i].base > p }) - 1
-	if i < 0 {
+	if i < 0 || d.allocs[i].freed {
 		return nil, fmt.Errorf("%w: %#x is not device memory of %s", gpu.ErrBadArgument, uintptr(p), d.name)
 	}
 	a := d.allocs[i]
-	if a.freed {
-		return nil, fmt.Errorf("%w: %#x is not device memory of %s", gpu.ErrBadArgument, uintptr(p), d.name)
-	}
 	off := int64(p - a.base)
 	if off >= a.size || off+n > a.size {
 		return nil, fmt.Errorf("%w: [%#x, +%d) is outside the allocations of %s", gpu.ErrBadArgument, uintptr(p), n, d.name)
