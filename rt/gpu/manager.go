@@ -89,18 +89,33 @@ func (d *Device) Submit(ctx context.Context, w Worker, t *Task) error {
 	}
 	t.resetFlowState()
 	d.hintCopies(t)
-	won, err := d.enter(ctx, 1)
+	return d.enqueue(ctx, w, []*Task{t})
+}
+
+// enqueue counts the new wrappers ts in one step and hands them to the
+// device: when the count started from 0, the caller manages the device with
+// the first one, and the others go to device.pending. When it fails before
+// counting, the wrappers are still the caller's (not counted).
+func (d *Device) enqueue(ctx context.Context, w Worker, ts []*Task) error {
+	won, err := d.enter(ctx, int32(len(ts)))
 	if err != nil {
 		return err
 	}
-	t.counted = true
-	if !won {
+	first := ts[0]
+	if won {
+		ts = ts[1:]
+	}
+	for _, t := range ts {
+		t.counted = true
 		t.state = StateDevPending
 		d.pending.push(t)
+	}
+	if !won {
 		return nil
 	}
-	t.state = StateSubmitting
-	return d.manage(ctx, w, t)
+	first.counted = true
+	first.state = StateSubmitting
+	return d.manage(ctx, w, first)
 }
 
 // enter adds n wrappers to the counter, waiting while another device holds

@@ -48,28 +48,13 @@ func (d *Device) prefetch(ctx context.Context, w Worker, data []Data) error {
 		d.hintCopies(t)
 		ts[i] = t
 	}
-	won, err := d.enter(ctx, int32(len(ts)))
-	if err != nil {
+	err := d.enqueue(ctx, w, ts)
+	if err != nil && !ts[0].counted {
 		for _, t := range ts {
 			d.freeTask(t, StateReleased)
 		}
-		return err
 	}
-	first := ts[0]
-	if won {
-		ts = ts[1:]
-	}
-	for _, t := range ts {
-		t.counted = true
-		t.state = StateDevPending
-		d.pending.push(t)
-	}
-	if !won {
-		return nil
-	}
-	first.counted = true
-	first.state = StateSubmitting
-	return d.manage(ctx, w, first)
+	return err
 }
 
 // prefetchSatisfied reports whether the device copy of a prefetch wrapper's

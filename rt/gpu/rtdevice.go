@@ -233,7 +233,7 @@ func (r *RTDevice) Prefetch(ctx context.Context, data ...*rt.Data) error {
 		}
 		c := x.Host()
 		if c == nil {
-			return fmt.Errorf("%w: prefetch of a datum without a host copy", ErrBadArgument)
+			return fmt.Errorf("%w: prefetch of a datum without a host copy (argument %d)", ErrBadArgument, i)
 		}
 		hc := hostCopy{c}
 		if _, ok := hc.elem(); !ok {
