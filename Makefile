@@ -46,7 +46,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
 	if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./rt/dist ./examples/pingpong ./examples/potrf; fi
+	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./rt/remote ./examples/pingpong ./examples/potrf; fi
 	@out=$$($(GO) run ./cmd/jdf2go fmt -l examples/*.jdf); \
 	if [ -n "$$out" ]; then echo "jdf2go fmt -l lists (run jdf2go fmt -w, then make generate):"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }

@@ -12,10 +12,10 @@ import (
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/ce"
 	"github.com/jdf2go/jdf2go/rt/ce/cetest"
-	"github.com/jdf2go/jdf2go/rt/dist"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
-// The distributed-PTG suite (rt/dist over in-process ranks).
+// The distributed-PTG suite (rt/remote over in-process ranks).
 //
 // "activation": a CTL chain R(k) → R(k+1) whose tasks alternate between 2 ranks, so each
 // hop is one remote activation; per hop, against the CE's 8-byte AM half round trip on the
@@ -83,7 +83,7 @@ func runDist(cfg *Config) ([]Row, error) {
 	}
 	add("tile 512", "tile chain", 2, float64(tiles)*tileBytes/1e3, "ns/kB", s, "one Get per hop", "ce 2MiB Put")
 
-	for _, tree := range []dist.Tree{dist.Star, dist.Binomial} {
+	for _, tree := range []remote.Tree{remote.Star, remote.Binomial} {
 		var most int64
 		s, err = cfg.Measure(func() (time.Duration, error) {
 			d, m, err := bcastRun(16, 8, tree)
@@ -94,7 +94,7 @@ func runDist(cfg *Config) ([]Row, error) {
 			return rows, fmt.Errorf("broadcast %v: %w", tree, err)
 		}
 		model := int64(15)
-		if tree == dist.Binomial {
+		if tree == remote.Binomial {
 			model = int64(bits.Len(15)) // ⌈log2 16⌉
 		}
 		if most > model {
@@ -123,12 +123,12 @@ func runDist(cfg *Config) ([]Row, error) {
 
 // timed runs body on every rank of an in-process job after a barrier and returns the time
 // rank 0 measured until a barrier after body.
-func timed(ranks, workers int, opts []dist.Option, body func(ctx context.Context, j *dist.Job) error) (time.Duration, error) {
+func timed(ranks, workers int, opts []remote.Option, body func(ctx context.Context, j *remote.Job) error) (time.Duration, error) {
 	var el time.Duration
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	err := dist.Run(ctx, dist.Config{Ranks: ranks, Workers: workers, Dist: opts, CE: []ce.Option{ce.Logger(cetest.Quiet)}},
-		func(ctx context.Context, j *dist.Job) error {
+	err := remote.Run(ctx, remote.Config{Ranks: ranks, Workers: workers, Remote: opts, CE: []ce.Option{ce.Logger(cetest.Quiet)}},
+		func(ctx context.Context, j *remote.Job) error {
 			if _, err := j.Context(); err != nil {
 				return err
 			}
@@ -195,8 +195,8 @@ func init() {
 }
 
 // chainRun times a chain of n hops over ranks ranks.
-func chainRun(ranks, n, elems int, opts []dist.Option) (time.Duration, error) {
-	return timed(ranks, ranks, opts, func(ctx context.Context, j *dist.Job) error {
+func chainRun(ranks, n, elems int, opts []remote.Option) (time.Duration, error) {
+	return timed(ranks, ranks, opts, func(ctx context.Context, j *remote.Job) error {
 		v, err := rt.NewVector(n, 1, j.Size, j.Rank)
 		if err != nil {
 			return err
@@ -278,10 +278,10 @@ func init() {
 
 // bcastRun times n broadcasts over ranks ranks and returns the most data messages that one
 // rank sent per broadcast.
-func bcastRun(ranks, n int, tree dist.Tree) (time.Duration, int64, error) {
+func bcastRun(ranks, n int, tree remote.Tree) (time.Duration, int64, error) {
 	var got atomic.Int64
 	sent := make([]int64, ranks)
-	d, err := timed(ranks, ranks, []dist.Option{dist.Broadcast(tree)}, func(ctx context.Context, j *dist.Job) error {
+	d, err := timed(ranks, ranks, []remote.Option{remote.Broadcast(tree)}, func(ctx context.Context, j *remote.Job) error {
 		v, err := rt.NewVector(ranks, 1, j.Size, j.Rank)
 		if err != nil {
 			return err
@@ -308,7 +308,7 @@ func bcastRun(ranks, n int, tree dist.Tree) (time.Duration, int64, error) {
 // potrfRun times one factorisation of an n×n matrix on ranks in-process ranks (a ranks×1
 // grid) sharing workers workers.
 func potrfRun(ranks, workers, n, nb int, impl *blas.Impl) (time.Duration, error) {
-	return timed(ranks, workers, nil, func(ctx context.Context, j *dist.Job) error {
+	return timed(ranks, workers, nil, func(ctx context.Context, j *remote.Job) error {
 		p, err := cholesky.NewProblemGrid(n, nb, 1, rt.Grid{P: j.Size, Q: 1}, j.Rank, nil)
 		if err != nil {
 			return err

@@ -228,12 +228,12 @@
 // (ErrDashboardPublic otherwise); rank r serves on the port plus r. DashboardURL gives the
 // address. When it is off, no goroutine runs and the workers record nothing.
 //
-// # Ranks (for rt/dist)
+// # Ranks (for rt/remote)
 //
 // With WithRank(rank, nranks) each rank enumerates the whole space (so keys agree) but counts
 // and runs only the instances whose Affinity is local. A dependency to an instance on another
 // rank, or a write-back to a remote collection element, goes to the Remote registered with
-// WithRemote (rt/dist implements it over rt/ce; without one the taskpool fails). The
+// WithRemote (rt/remote implements it over rt/ce; without one the taskpool fails). The
 // receiving rank calls Taskpool.Deliver; Taskpool.AddActions holds termination open while
 // communications are in flight; Taskpool.ID names a taskpool identically on every rank that
 // adds its taskpools in the same order; Copy.Retain and Copy.Release keep a sent copy alive.

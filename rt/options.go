@@ -136,7 +136,7 @@ func WithDevices(devs ...Device) Option {
 	return func(c *config) error { c.devices = append(c.devices, devs...); return nil }
 }
 
-// WithRank sets this process's rank among nranks (rt/dist sets it; the default is 0 of 1).
+// WithRank sets this process's rank among nranks (rt/remote sets it; the default is 0 of 1).
 func WithRank(rank, nranks int) Option {
 	return func(c *config) error {
 		if nranks < 1 || rank < 0 || rank >= nranks {

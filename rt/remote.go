@@ -2,7 +2,7 @@ package rt
 
 import "fmt"
 
-// Remote carries dependencies between ranks; rt/dist implements it over rt/ce and registers
+// Remote carries dependencies between ranks; rt/remote implements it over rt/ce and registers
 // it with WithRemote. Without one, a dependency that crosses ranks fails the taskpool.
 //
 // rt calls Activate when task src, completing on worker w, releases flow of src to flow

@@ -287,7 +287,7 @@ func (tp *Taskpool) visit(tc *TaskClass, l *Locals, v EdgeVisitor,
 		return false
 	}
 	if f != nil {
-		// rt/dist visits the successors of every arrival on the comm goroutine: the Edges
+		// rt/remote visits the successors of every arrival on the comm goroutine: the Edges
 		// (a Locals array and more) would be allocated per message.
 		e := edgesPool.Get().(*Edges)
 		*e = Edges{tp: tp, visit: v}

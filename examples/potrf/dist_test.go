@@ -14,14 +14,14 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/ce"
-	"github.com/jdf2go/jdf2go/rt/dist"
+	"github.com/jdf2go/jdf2go/rt/remote"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 // distFactor factors the n×n problem on cfg's ranks with grid g and returns the factor
 // gathered on rank 0.
-func distFactor(t *testing.T, cfg dist.Config, n, nb int, g rt.Grid, body func(j *dist.Job) error) ([]float64, error) {
+func distFactor(t *testing.T, cfg remote.Config, n, nb int, g rt.Grid, body func(j *remote.Job) error) ([]float64, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -30,7 +30,7 @@ func distFactor(t *testing.T, cfg dist.Config, n, nb int, g rt.Grid, body func(j
 		t.Fatal(err)
 	}
 	f := make([]float64, n*n)
-	err = dist.Run(ctx, cfg, func(ctx context.Context, j *dist.Job) error {
+	err = remote.Run(ctx, cfg, func(ctx context.Context, j *remote.Job) error {
 		gg := g
 		gg.Q = max(j.Size/gg.P, 1)
 		p, err := cholesky.NewProblemGrid(n, nb, 7, gg, j.Rank, nil)
@@ -59,25 +59,25 @@ func distFactor(t *testing.T, cfg dist.Config, n, nb int, g rt.Grid, body func(j
 // bit for bit (every tile sees the same kernel calls in the same order).
 func TestDistPotrf(t *testing.T) {
 	const n, nb = 150, 32 // 5x5 tiles, ragged
-	want, err := distFactor(t, dist.Config{Ranks: 1, Workers: 1}, n, nb, rt.Grid{P: 1}, nil)
+	want, err := distFactor(t, remote.Config{Ranks: 1, Workers: 1}, n, nb, rt.Grid{P: 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		ranks int
 		g     rt.Grid
-		tree  dist.Tree
+		tree  remote.Tree
 	}{
-		{2, rt.Grid{P: 2}, dist.Star}, {2, rt.Grid{P: 1}, dist.Binomial},
-		{3, rt.Grid{P: 1}, dist.Star}, {3, rt.Grid{P: 3}, dist.Binomial},
-		{3, rt.Grid{P: 2}, dist.Star}, // 2x1 grid: rank 2 owns no tile
-		{4, rt.Grid{P: 2}, dist.Star}, {4, rt.Grid{P: 2, KP: 2, KQ: 2}, dist.Binomial},
+		{2, rt.Grid{P: 2}, remote.Star}, {2, rt.Grid{P: 1}, remote.Binomial},
+		{3, rt.Grid{P: 1}, remote.Star}, {3, rt.Grid{P: 3}, remote.Binomial},
+		{3, rt.Grid{P: 2}, remote.Star}, // 2x1 grid: rank 2 owns no tile
+		{4, rt.Grid{P: 2}, remote.Star}, {4, rt.Grid{P: 2, KP: 2, KQ: 2}, remote.Binomial},
 	} {
 		name := fmt.Sprintf("%d ranks, grid %+v, %v", c.ranks, c.g, c.tree)
 		// Eager(0): every tile goes by Get; a second run sends them inside messages.
 		for _, eager := range []int{0, 64 << 10} {
-			cfg := dist.Config{Ranks: c.ranks, Workers: c.ranks,
-				Dist: []dist.Option{dist.Broadcast(c.tree), dist.Eager(eager)}, CE: []ce.Option{ce.Debug(true)}}
+			cfg := remote.Config{Ranks: c.ranks, Workers: c.ranks,
+				Remote: []remote.Option{remote.Broadcast(c.tree), remote.Eager(eager)}, CE: []ce.Option{ce.Debug(true)}}
 			got, err := distFactor(t, cfg, n, nb, c.g, nil)
 			if err != nil {
 				t.Fatalf("%s, eager %d: %v", name, eager, err)
@@ -116,7 +116,7 @@ func TestDistPotrfKill(t *testing.T) {
 	impl, _ := blas.Select("gonum")
 	var killedAt atomic.Int64
 	failedAt := make([]atomic.Int64, 4)
-	err := dist.Run(ctx, dist.Config{Ranks: 4, Workers: 4}, func(ctx context.Context, j *dist.Job) error {
+	err := remote.Run(ctx, remote.Config{Ranks: 4, Workers: 4}, func(ctx context.Context, j *remote.Job) error {
 		p, err := cholesky.NewProblemGrid(512, 32, 7, rt.Grid{P: 2, Q: 2}, j.Rank, nil)
 		if err != nil {
 			return err
@@ -159,8 +159,8 @@ func TestDistPotrfGPU(t *testing.T) {
 	defer cancel()
 	impl, _ := blas.Select("gonum")
 	stats := make([]map[ce.Role]ce.CallerStats, 2)
-	err := dist.Run(ctx, dist.Config{Ranks: 2, Workers: 2, World: []ce.WorldOption{ce.StrictMode()}},
-		func(ctx context.Context, j *dist.Job) error {
+	err := remote.Run(ctx, remote.Config{Ranks: 2, Workers: 2, World: []ce.WorldOption{ce.StrictMode()}},
+		func(ctx context.Context, j *remote.Job) error {
 			devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 1})
 			if err != nil {
 				return err

@@ -42,7 +42,7 @@ import (
 	"github.com/jdf2go/jdf2go/examples/potrf/cholesky"
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
-	"github.com/jdf2go/jdf2go/rt/dist"
+	"github.com/jdf2go/jdf2go/rt/remote"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
 	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
@@ -83,17 +83,17 @@ func run(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var dopts []dist.Option
+	var dopts []remote.Option
 	switch *tree {
 	case "star":
 	case "binomial":
-		dopts = append(dopts, dist.Broadcast(dist.Binomial))
+		dopts = append(dopts, remote.Broadcast(remote.Binomial))
 	default:
 		return fmt.Errorf("-bcast %q: want star or binomial", *tree)
 	}
 	o.stdout = stdout
-	cfg := dist.Config{Ranks: *ranks, Workers: *workers, Trace: *trace, Dist: dopts}
-	if err := dist.Run(context.Background(), cfg, o.rank); err != nil {
+	cfg := remote.Config{Ranks: *ranks, Workers: *workers, Trace: *trace, Remote: dopts}
+	if err := remote.Run(context.Background(), cfg, o.rank); err != nil {
 		return err
 	}
 	if *trace != "" {
@@ -113,7 +113,7 @@ type opts struct {
 }
 
 // rank runs this rank's part of the factorisation; rank 0 prints.
-func (o *opts) rank(bg context.Context, j *dist.Job) (err error) {
+func (o *opts) rank(bg context.Context, j *remote.Job) (err error) {
 	stdout := o.stdout
 	if j.Rank != 0 {
 		stdout = io.Discard

@@ -17,7 +17,7 @@ import (
 	"os"
 
 	"github.com/jdf2go/jdf2go/rt"
-	"github.com/jdf2go/jdf2go/rt/dist"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 func main() {
@@ -42,7 +42,7 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("-n %d must be a positive multiple of -bs %d", *n, *bs)
 	}
 	x := initial(*n)
-	got, err := stencil(x, *bs, *steps, dist.Config{Ranks: *ranks, Workers: *workers})
+	got, err := stencil(x, *bs, *steps, remote.Config{Ranks: *ranks, Workers: *workers})
 	if err != nil || got == nil {
 		return err // got is nil in an MPI process other than rank 0's, which checks and prints
 	}
@@ -69,10 +69,10 @@ func initial(n int) []float64 {
 // stencil runs the program on a copy of x cut into blocks of bs, on the ranks of cfg (the
 // blocks dealt cyclically), and returns the result gathered from every rank (nil in an MPI
 // process other than rank 0's).
-func stencil(x []float64, bs, steps int, cfg dist.Config) ([]float64, error) {
+func stencil(x []float64, bs, steps int, cfg remote.Config) ([]float64, error) {
 	out := make([]float64, len(x))
 	root := false
-	err := dist.Run(context.Background(), cfg, func(ctx context.Context, j *dist.Job) error {
+	err := remote.Run(context.Background(), cfg, func(ctx context.Context, j *remote.Job) error {
 		data, err := rt.NewVector(len(x), bs, j.Size, j.Rank)
 		if err != nil {
 			return err

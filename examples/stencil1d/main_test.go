@@ -5,13 +5,13 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/ce"
-	"github.com/jdf2go/jdf2go/rt/dist"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 func TestStencil(t *testing.T) {
 	for _, c := range []struct{ n, bs, steps int }{{8, 8, 0}, {16, 4, 1}, {96, 8, 25}, {64, 1, 3}} {
 		x := initial(c.n)
-		got, err := stencil(x, c.bs, c.steps, dist.Config{Workers: 2})
+		got, err := stencil(x, c.bs, c.steps, remote.Config{Workers: 2})
 		if err != nil {
 			t.Fatalf("%+v: %v", c, err)
 		}
@@ -46,13 +46,13 @@ func TestStencilMakesItsArena(t *testing.T) {
 func TestDistStencil(t *testing.T) {
 	for _, c := range []struct{ n, bs, steps int }{{96, 8, 7}, {16, 8, 3}} {
 		x := initial(c.n)
-		want, err := stencil(x, c.bs, c.steps, dist.Config{Workers: 1})
+		want, err := stencil(x, c.bs, c.steps, remote.Config{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for ranks := 1; ranks <= 4; ranks++ {
 			for _, eager := range []int{0, 1 << 10} {
-				cfg := dist.Config{Ranks: ranks, Workers: ranks, Dist: []dist.Option{dist.Eager(eager)}, CE: []ce.Option{ce.Debug(true)}}
+				cfg := remote.Config{Ranks: ranks, Workers: ranks, Remote: []remote.Option{remote.Eager(eager)}, CE: []ce.Option{ce.Debug(true)}}
 				got, err := stencil(x, c.bs, c.steps, cfg)
 				if err != nil {
 					t.Fatalf("%+v on %d ranks: %v", c, ranks, err)

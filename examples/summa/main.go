@@ -22,7 +22,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
-	"github.com/jdf2go/jdf2go/rt/dist"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 func main() {
@@ -46,11 +46,11 @@ func run(args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg := dist.Config{Ranks: *ranks, Workers: *workers}
+	cfg := remote.Config{Ranks: *ranks, Workers: *workers}
 	switch *tree {
 	case "star":
 	case "binomial":
-		cfg.Dist = append(cfg.Dist, dist.Broadcast(dist.Binomial))
+		cfg.Remote = append(cfg.Remote, remote.Broadcast(remote.Binomial))
 	default:
 		return fmt.Errorf("-bcast %q: want star or binomial", *tree)
 	}
@@ -89,11 +89,11 @@ func random(r *rand.Rand, n int) []float64 {
 
 // gemm multiplies random matrices with the program on cfg's ranks, gathers C on rank 0
 // and compares it with one Dgemm call.
-func (s shape) gemm(cfg dist.Config) (result, error) {
+func (s shape) gemm(cfg remote.Config) (result, error) {
 	r := rand.New(rand.NewPCG(1, 2))
 	a, b, c := random(r, s.m*s.k), random(r, s.k*s.n), random(r, s.m*s.n)
 	res := result{c: make([]float64, s.m*s.n)}
-	err := dist.Run(context.Background(), cfg, func(ctx context.Context, j *dist.Job) error {
+	err := remote.Run(context.Background(), cfg, func(ctx context.Context, j *remote.Job) error {
 		if s.p < 1 || s.p > j.Size {
 			return fmt.Errorf("-P %d: want 1 .. %d (the number of ranks)", s.p, j.Size)
 		}

@@ -88,7 +88,7 @@ func OnTaskpoolIdle(f func(TaskpoolID)) Option { return func(c *config) { c.onId
 
 // OnFailure registers a hook called once, on the comm goroutine, when the Engine fails: a
 // handler or a done callback panicked (ErrHandlerPanic). The layer above fails what the
-// Engine serves (rt/dist its taskpools); Engine.Err returns the same error.
+// Engine serves (rt/remote its taskpools); Engine.Err returns the same error.
 func OnFailure(f func(error)) Option { return func(c *config) { c.onFailure = f } }
 
 // OnPeerLost registers a hook called on the comm goroutine, once per rank, when the transport

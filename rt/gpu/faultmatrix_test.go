@@ -19,7 +19,7 @@ import (
 //   - the error names the task and the cause;
 //   - the goroutines return to their count before the run.
 //
-// rt/ce has the engine-level kinds (TestFaultMatrixCE) and rt/dist the column of 2 in-process
+// rt/ce has the engine-level kinds (TestFaultMatrixCE) and rt/remote the column of 2 in-process
 // ranks (TestFaultMatrixRanks), where the engine's buffer counters must balance too.
 
 // fmAt is the task that faults.

@@ -1,4 +1,4 @@
-package dist_test
+package remote_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/dashboard"
 	"github.com/jdf2go/jdf2go/rt"
-	"github.com/jdf2go/jdf2go/rt/dist"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 // TestDashboardShowsPeers: with the dashboard on, each rank's page shows its engine's
@@ -18,7 +18,7 @@ import (
 func TestDashboardShowsPeers(t *testing.T) {
 	c := runCase{ranks: 2, n: 7, j: 9, nb: 8, failAt: -1,
 		rt: []rt.Option{rt.WithDashboard("localhost:0"), rt.WithLogger(slog.New(slog.DiscardHandler))}}
-	c.after = func(j *dist.Job) error {
+	c.after = func(j *remote.Job) error {
 		ctx, err := j.Context()
 		if err != nil {
 			return err

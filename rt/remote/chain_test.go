@@ -1,4 +1,4 @@
-package dist_test
+package remote_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/ce"
-	"github.com/jdf2go/jdf2go/rt/dist"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 // The test program: P(k), k = 0 .. N-1, on the owner of V(k) (V is 1-D cyclic), passes a
@@ -125,17 +125,17 @@ func init() {
 
 type runCase struct {
 	ranks, n, j, nb int
-	opts            []dist.Option
+	opts            []remote.Option
 	failAt          int
-	stats           []dist.Stats // when not nil, each rank's Node counters after the run
+	stats           []remote.Stats // when not nil, each rank's Node counters after the run
 	ce              []ce.Option
 	gate            bool // no task runs before every rank has added the taskpool
 	rt              []rt.Option
-	after           func(j *dist.Job) error // on each rank, after its taskpool ended well
+	after           func(j *remote.Job) error // on each rank, after its taskpool ended well
 }
 
 // runProg runs the program on c.ranks in-process ranks and checks the result.
-func runProg(t *testing.T, c runCase, hook func(j *dist.Job, tp *rt.Taskpool)) error {
+func runProg(t *testing.T, c runCase, hook func(j *remote.Job, tp *rt.Taskpool)) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -144,8 +144,8 @@ func runProg(t *testing.T, c runCase, hook func(j *dist.Job, tp *rt.Taskpool)) e
 	if c.gate {
 		gate = make(chan struct{})
 	}
-	err := dist.Run(ctx, dist.Config{Ranks: c.ranks, Workers: c.ranks, Dist: c.opts, RT: c.rt, CE: append([]ce.Option{ce.Debug(true)}, c.ce...)},
-		func(ctx context.Context, j *dist.Job) error {
+	err := remote.Run(ctx, remote.Config{Ranks: c.ranks, Workers: c.ranks, Remote: c.opts, RT: c.rt, CE: append([]ce.Option{ce.Debug(true)}, c.ce...)},
+		func(ctx context.Context, j *remote.Job) error {
 			v, err := rt.NewVector(max(c.n, c.j)*c.nb, c.nb, j.Size, j.Rank)
 			if err != nil {
 				return err
@@ -195,12 +195,12 @@ func TestChainAndBroadcast(t *testing.T) {
 		for _, mode := range []struct {
 			name string
 			nb   int
-			opts []dist.Option
+			opts []remote.Option
 		}{
 			{"eager-star", 4, nil},
-			{"get-star", 64, []dist.Option{dist.Eager(64)}},
-			{"eager-binomial", 4, []dist.Option{dist.Broadcast(dist.Binomial)}},
-			{"get-binomial", 64, []dist.Option{dist.Eager(64), dist.Broadcast(dist.Binomial)}},
+			{"get-star", 64, []remote.Option{remote.Eager(64)}},
+			{"eager-binomial", 4, []remote.Option{remote.Broadcast(remote.Binomial)}},
+			{"get-binomial", 64, []remote.Option{remote.Eager(64), remote.Broadcast(remote.Binomial)}},
 		} {
 			t.Run(fmt.Sprintf("%d-ranks/%s", ranks, mode.name), func(t *testing.T) {
 				if err := runProg(t, runCase{ranks: ranks, n: 7, j: 9, nb: mode.nb, opts: mode.opts, failAt: -1}, nil); err != nil {
@@ -232,7 +232,7 @@ func TestBodyFailsOnRank2(t *testing.T) {
 			t.Errorf("rank %d did not fail:\n%v", r, err)
 		}
 	}
-	if !errors.Is(err, dist.ErrRemoteFailure) || !errors.Is(err, errBody) {
+	if !errors.Is(err, remote.ErrRemoteFailure) || !errors.Is(err, errBody) {
 		t.Errorf("err = %v, want the body's error on rank 2 and RemoteErrors elsewhere", err)
 	}
 	if n := strings.Count(err.Error(), "cancelled: rank 2: rt: taskpool prog failed: P(2): body failed on purpose"); n != 3 {
@@ -248,7 +248,7 @@ func TestMergedTrace(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var seen atomic.Int64
-	err := dist.Run(ctx, dist.Config{Ranks: 3, Workers: 3, Trace: path}, func(ctx context.Context, j *dist.Job) error {
+	err := remote.Run(ctx, remote.Config{Ranks: 3, Workers: 3, Trace: path}, func(ctx context.Context, j *remote.Job) error {
 		v, err := rt.NewVector(9*4, 4, j.Size, j.Rank)
 		if err != nil {
 			return err
@@ -268,7 +268,7 @@ func TestMergedTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for r := 0; r < 3; r++ {
-		if _, err := os.Stat(dist.TracePath(path, r, 3)); err != nil {
+		if _, err := os.Stat(remote.TracePath(path, r, 3)); err != nil {
 			t.Error(err)
 		}
 	}
@@ -312,13 +312,13 @@ func TestMergedTrace(t *testing.T) {
 // binomial tree no rank sends more than ⌈log2 8⌉ = 3.
 func TestBroadcastModel(t *testing.T) {
 	for _, c := range []struct {
-		tree dist.Tree
+		tree remote.Tree
 		most int64
-	}{{dist.Star, 7}, {dist.Binomial, 3}} {
+	}{{remote.Star, 7}, {remote.Binomial, 3}} {
 		for _, nb := range []int{4, 64} { // inside messages, by Get
-			stats := make([]dist.Stats, 8)
+			stats := make([]remote.Stats, 8)
 			rc := runCase{ranks: 8, n: 1, j: 16, nb: nb, failAt: -1, stats: stats,
-				opts: []dist.Option{dist.Broadcast(c.tree), dist.Eager(256)}}
+				opts: []remote.Option{remote.Broadcast(c.tree), remote.Eager(256)}}
 			if err := runProg(t, rc, nil); err != nil {
 				t.Fatalf("%v: %v", c.tree, err)
 			}
@@ -332,7 +332,7 @@ func TestBroadcastModel(t *testing.T) {
 				t.Errorf("%v, %d-element blocks: %d copies sent, at most %d by one rank; want 7 and %d",
 					c.tree, nb, total, most, c.most)
 			}
-			if c.tree == dist.Star && stats[0].Eager+stats[0].Gets != 7 {
+			if c.tree == remote.Star && stats[0].Eager+stats[0].Gets != 7 {
 				t.Errorf("star: the root sent %d copies, want 7", stats[0].Eager+stats[0].Gets)
 			}
 		}
@@ -346,7 +346,7 @@ func TestRankFailsBeforeAdd(t *testing.T) {
 	defer cancel()
 	var seen atomic.Int64
 	gaveUp := errors.New("gave up")
-	err := dist.Run(ctx, dist.Config{Ranks: 3, Workers: 3}, func(ctx context.Context, j *dist.Job) error {
+	err := remote.Run(ctx, remote.Config{Ranks: 3, Workers: 3}, func(ctx context.Context, j *remote.Job) error {
 		if j.Rank == 1 {
 			return gaveUp
 		}
@@ -370,9 +370,9 @@ func TestRankFailsBeforeAdd(t *testing.T) {
 // second message to the spare sender; the broadcast still completes. The gate makes the
 // forwarding happen in a handler, not in Add's replay of an early arrival.
 func TestSpareSender(t *testing.T) {
-	stats := make([]dist.Stats, 8)
+	stats := make([]remote.Stats, 8)
 	rc := runCase{ranks: 8, n: 1, j: 64, nb: 64, failAt: -1, stats: stats, gate: true,
-		opts: []dist.Option{dist.Broadcast(dist.Binomial), dist.Eager(1024)}, ce: []ce.Option{ce.Budget(1200)}}
+		opts: []remote.Option{remote.Broadcast(remote.Binomial), remote.Eager(1024)}, ce: []ce.Option{ce.Budget(1200)}}
 	if err := runProg(t, rc, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func (n *Node) onGather(src ce.Rank, p []byte) {
 	for ; len(p) > 0; p = p[gatherEntry:] {
 		k, err := ce.ParseRemoteKey(p[8:gatherEntry])
 		if err != nil {
-			n.report(fmt.Errorf("dist: gather key from rank %d: %w", src, err))
+			n.report(fmt.Errorf("remote: gather key from rank %d: %w", src, err))
 			continue
 		}
 		g.keys = append(g.keys, tileKey{int(binary.LittleEndian.Uint32(p)), int(binary.LittleEndian.Uint32(p[4:])), k})

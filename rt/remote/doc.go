@@ -79,4 +79,4 @@
 // with a "comm" group: send spans per worker, receive, forward and Get spans of the comm
 // goroutine, bound by flow arrows from each send to its receive; Run merges the files into
 // Config.Trace (MergeTraces) on one clock.
-package dist
+package remote

@@ -1,4 +1,4 @@
-package dist_test
+package remote_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/ce"
-	"github.com/jdf2go/jdf2go/rt/dist"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 // The fault matrix's column of 2 in-process ranks (rt/gpu's TestFaultMatrix has the CPU and
@@ -37,15 +37,15 @@ type rankFault struct {
 
 var rankFaults = []rankFault{
 	{name: "cpu-error", body: func() error { return errBody },
-		want: []error{rt.ErrTaskpoolFailed, errBody}, peer: []error{dist.ErrRemoteFailure}, cause: "body failed on purpose"},
+		want: []error{rt.ErrTaskpoolFailed, errBody}, peer: []error{remote.ErrRemoteFailure}, cause: "body failed on purpose"},
 	{name: "cpu-panic", body: func() error { panic("injected cpu panic") },
-		want: []error{rt.ErrTaskpoolFailed}, peer: []error{dist.ErrRemoteFailure}, cause: "injected cpu panic"},
+		want: []error{rt.ErrTaskpoolFailed}, peer: []error{remote.ErrRemoteFailure}, cause: "injected cpu panic"},
 	{name: "cpu-goexit", body: func() error { runtime.Goexit(); return nil },
-		want: []error{rt.ErrTaskpoolFailed, rt.ErrGoexit}, peer: []error{dist.ErrRemoteFailure}, cause: "Goexit"},
+		want: []error{rt.ErrTaskpoolFailed, rt.ErrGoexit}, peer: []error{remote.ErrRemoteFailure}, cause: "Goexit"},
 	{name: "peer-killed", kill: true,
 		want: []error{ce.ErrPeerLost}, peer: []error{ce.ErrPeerLost}, cause: "rank"},
 	{name: "ce-handler-panic", handlerPanic: true,
-		want: []error{ce.ErrHandlerPanic}, peer: []error{dist.ErrRemoteFailure}, cause: "injected panic in the space check of P(0)"},
+		want: []error{ce.ErrHandlerPanic}, peer: []error{remote.ErrRemoteFailure}, cause: "injected panic in the space check of P(0)"},
 }
 
 func TestFaultMatrixRanks(t *testing.T) {
@@ -66,9 +66,9 @@ func runRankFault(t *testing.T, k rankFault) {
 		errs        [2]error
 		took        [2]time.Duration
 	)
-	cfg := dist.Config{Ranks: 2, Workers: 2, RT: []rt.Option{rt.WithLogger(quiet)},
-		CE: []ce.Option{ce.Debug(true), ce.Logger(quiet)}, Dist: []dist.Option{dist.Logger(quiet)}}
-	runErr := dist.Run(ctx, cfg, func(ctx context.Context, j *dist.Job) error {
+	cfg := remote.Config{Ranks: 2, Workers: 2, RT: []rt.Option{rt.WithLogger(quiet)},
+		CE: []ce.Option{ce.Debug(true), ce.Logger(quiet)}, Remote: []remote.Option{remote.Logger(quiet)}}
+	runErr := remote.Run(ctx, cfg, func(ctx context.Context, j *remote.Job) error {
 		v, err := rt.NewVector(7*4, 4, j.Size, j.Rank)
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"context"
@@ -178,12 +178,12 @@ func New(e *ce.Engine, opts ...Option) (*Node, error) {
 		o(&cfg)
 	}
 	if cfg.eager < 0 {
-		return nil, fmt.Errorf("dist: eager threshold %d is negative", cfg.eager)
+		return nil, fmt.Errorf("remote: eager threshold %d is negative", cfg.eager)
 	}
 	n := &Node{e: e, cfg: cfg, rank: int(e.Rank()), size: e.Size(), tps: map[uint32]*tpState{}, byTP: map[*rt.Taskpool]*tpState{},
 		parked: map[uint32][]parkedMsg{}, earlyFail: map[uint32]error{}, pending: map[uint64]*pendingGet{}}
 	if n.size < 1 {
-		return nil, fmt.Errorf("dist: %w", ce.ErrNotStarted)
+		return nil, fmt.Errorf("remote: %w", ce.ErrNotStarted)
 	}
 	hdr := maxHeaderLen(n.size)
 	maxLen := hdr + cfg.eager
@@ -192,7 +192,7 @@ func New(e *ce.Engine, opts ...Option) (*Node, error) {
 	}
 	n.eagerMax = maxLen - hdr
 	if n.eagerMax < 0 {
-		return nil, fmt.Errorf("dist: the transport's largest message (%d bytes) cannot hold an activation header for %d ranks (%d bytes)",
+		return nil, fmt.Errorf("remote: the transport's largest message (%d bytes) cannot hold an activation header for %d ranks (%d bytes)",
 			e.Caps().MaxAM, n.size, hdr)
 	}
 	var err error
@@ -246,7 +246,7 @@ func (n *Node) Add(c *rt.Context, tp *rt.Taskpool) error {
 		n.trc.Store(newTracing(c.Tracer()))
 	} else if n.rtc != c {
 		n.mu.Unlock()
-		return fmt.Errorf("dist: Add with a second rt.Context; a Node serves one")
+		return fmt.Errorf("remote: Add with a second rt.Context; a Node serves one")
 	}
 	n.mu.Unlock()
 	if n.size > 1 {
@@ -386,7 +386,7 @@ func (n *Node) broadcastFailure(st *tpState, err error) {
 		}
 		m, err := n.other.NewMsg(ctx, len(b))
 		if err != nil {
-			n.report(fmt.Errorf("dist: reporting the failure of taskpool %s to rank %d: %w", st.tp.Name(), r, err))
+			n.report(fmt.Errorf("remote: reporting the failure of taskpool %s to rank %d: %w", st.tp.Name(), r, err))
 			continue
 		}
 		copy(m.Bytes(), b)
@@ -394,7 +394,7 @@ func (n *Node) broadcastFailure(st *tpState, err error) {
 		if err := n.other.SendAM(ce.Rank(r), ce.TagTermination, m, func(*ce.Caller, error) { sent.Done() }); err != nil {
 			sent.Done()
 			if !errors.Is(err, ce.ErrPeerLost) {
-				n.report(fmt.Errorf("dist: reporting the failure of taskpool %s to rank %d: %w", st.tp.Name(), r, err))
+				n.report(fmt.Errorf("remote: reporting the failure of taskpool %s to rank %d: %w", st.tp.Name(), r, err))
 			}
 		}
 	}
@@ -404,7 +404,7 @@ func (n *Node) broadcastFailure(st *tpState, err error) {
 // taskpool added later. Launchers wire it to the Engine with ce.OnPeerLost.
 func (n *Node) PeerLost(r ce.Rank) {
 	// Every rank hears of the loss from its own Engine, so nobody needs to be told.
-	n.failAll(fmt.Errorf("dist: rank %d: %w", r, ce.ErrPeerLost), true)
+	n.failAll(fmt.Errorf("remote: rank %d: %w", r, ce.ErrPeerLost), true)
 }
 
 // EngineFailed fails every running taskpool with err, the Engine's failure (a handler or a
@@ -412,7 +412,7 @@ func (n *Node) PeerLost(r ce.Rank) {
 // may have been lost with the panic, so a task here could wait for it forever. The peers
 // are told as for a task failure. Launchers wire it to the Engine with ce.OnFailure.
 func (n *Node) EngineFailed(err error) {
-	n.failAll(fmt.Errorf("dist: rank %d: communication engine failed: %w", n.rank, err), false)
+	n.failAll(fmt.Errorf("remote: rank %d: communication engine failed: %w", n.rank, err), false)
 }
 
 // failAll fails every running taskpool, and every taskpool added later, with err; known

@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"context"
@@ -26,13 +26,13 @@ type Config struct {
 	Workers int
 	// Trace, when set, writes one Perfetto trace per rank (TracePath names them).
 	Trace string
-	// RT, CE, Dist and World are passed to every rank's rt.New, ce.New, dist.New and to
+	// RT, CE, Remote and World are passed to every rank's rt.New, ce.New, remote.New and to
 	// ce.NewWorld. Run adds its own ce.OnPeerLost and ce.OnFailure hooks after CE (they
 	// tell the rank's Node), so hooks of those kinds in CE are not called.
-	RT    []rt.Option
-	CE    []ce.Option
-	Dist  []Option
-	World []ce.WorldOption
+	RT     []rt.Option
+	CE     []ce.Option
+	Remote []Option
+	World  []ce.WorldOption
 	// CloseTimeout bounds the collective Engine close (default 30 s).
 	CloseTimeout time.Duration
 }
@@ -198,7 +198,7 @@ func mergeTraces(path string, size int) error {
 // balanced checks, after Close, that rank r's Engine got every message buffer back.
 func balanced(r int, e *ce.Engine) error {
 	if s := e.Stats(); s.MsgAllocs != s.MsgReleases {
-		return fmt.Errorf("dist: rank %d: %d message buffers handed out, %d released", r, s.MsgAllocs, s.MsgReleases)
+		return fmt.Errorf("remote: rank %d: %d message buffers handed out, %d released", r, s.MsgAllocs, s.MsgReleases)
 	}
 	return nil
 }
@@ -209,7 +209,7 @@ func runRank(ctx context.Context, cfg Config, e *ce.Engine, slot *atomic.Pointer
 	if err := e.Start(ctx); err != nil {
 		return err
 	}
-	nd, err := New(e, cfg.Dist...)
+	nd, err := New(e, cfg.Remote...)
 	if err != nil {
 		return err
 	}

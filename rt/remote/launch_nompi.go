@@ -1,6 +1,6 @@
 //go:build !mpi
 
-package dist
+package remote
 
 import (
 	"context"
@@ -13,5 +13,5 @@ import (
 func mpiTransport() (ce.Transport, bool) { return nil, false }
 
 func runMPI(context.Context, Config, ce.Transport, func(context.Context, *Job) error) error {
-	panic("dist: no MPI in this build")
+	panic("remote: no MPI in this build")
 }

@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"encoding/binary"
@@ -22,7 +22,7 @@ func (n *Node) handle(c *ce.Caller, src ce.Rank, p []byte, track *profile.Track)
 	var h header
 	rest, err := h.decode(p)
 	if err != nil {
-		n.report(fmt.Errorf("dist: message from rank %d: %w", src, err))
+		n.report(fmt.Errorf("remote: message from rank %d: %w", src, err))
 		return
 	}
 	st := n.lookup(h.tp, src, p)
@@ -31,7 +31,7 @@ func (n *Node) handle(c *ce.Caller, src ce.Rank, p []byte, track *profile.Track)
 	}
 	start := n.tr().now()
 	if err := n.carryOut(c, st, src, &h, rest); err != nil {
-		n.fail(st, fmt.Errorf("dist: rank %d, message from rank %d: %w", n.rank, src, err))
+		n.fail(st, fmt.Errorf("remote: rank %d, message from rank %d: %w", n.rank, src, err))
 	}
 	if track != nil {
 		track.SpanFlow(n.tr().recv, start, n.tr().now(), h.trace, true, int64(src), int64(h.class), int64(h.flow))
@@ -196,7 +196,7 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 				err = n.arrived(c, st, &hh, v, mine, buf)
 			}
 			if err != nil {
-				n.fail(st, fmt.Errorf("dist: rank %d, %s flow %s from rank %d: %w", n.rank, instName{tc, &hh}, flowName, src, err))
+				n.fail(st, fmt.Errorf("remote: rank %d, %s flow %s from rank %d: %w", n.rank, instName{tc, &hh}, flowName, src, err))
 			}
 		})
 		if err != nil {

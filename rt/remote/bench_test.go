@@ -1,4 +1,4 @@
-package dist_test
+package remote_test
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"testing"
 
 	"github.com/jdf2go/jdf2go/rt"
-	"github.com/jdf2go/jdf2go/rt/dist"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 // BenchmarkActivation: one op is one hop of a CTL-free data chain of 8-element blocks
 // between 2 ranks (P(k) on rank k mod 2), so each hop is one remote activation.
 func BenchmarkActivation(b *testing.B) {
 	n := max(b.N, 2)
-	err := dist.Run(context.Background(), dist.Config{Ranks: 2, Workers: 2}, func(ctx context.Context, j *dist.Job) error {
+	err := remote.Run(context.Background(), remote.Config{Ranks: 2, Workers: 2}, func(ctx context.Context, j *remote.Job) error {
 		v, err := rt.NewVector(n*8, 8, j.Size, j.Rank)
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"context"
@@ -169,7 +169,7 @@ func TestExpect(t *testing.T) {
 		var got atomic.Value
 		errs := make([]error, 2)
 		expect := Expect(func(tp *rt.Taskpool, class *rt.TaskClass, flow int) (string, int) { return c.typ, c.size })
-		err := Run(ctx, Config{Ranks: 2, Workers: 2, Dist: []Option{expect}}, func(ctx context.Context, j *Job) error {
+		err := Run(ctx, Config{Ranks: 2, Workers: 2, Remote: []Option{expect}}, func(ctx context.Context, j *Job) error {
 			v, _ := rt.NewVector(2, 1, 2, j.Rank)
 			tp := rt.NewTaskpool("forge", &forgeProg{n: 2, v: v, got: &got}, &classS, &classW)
 			if err := j.Add(tp); err != nil {

@@ -1,6 +1,6 @@
 //go:build mpi
 
-package dist
+package remote
 
 import (
 	"context"
@@ -69,7 +69,7 @@ func runMPI(ctx context.Context, cfg Config, t ce.Transport, fn func(context.Con
 		// Close is collective: every rank has written its trace. The files are where rank 0
 		// can read them when the ranks share a file system.
 		if merr := mergeTraces(cfg.Trace, e.Size()); merr != nil {
-			fmt.Fprintln(os.Stderr, "dist: traces not merged:", merr)
+			fmt.Fprintln(os.Stderr, "remote: traces not merged:", merr)
 		}
 	}
 	return errors.Join(err, cerr)

@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"errors"
@@ -9,28 +9,28 @@ import (
 // so both errors.Is(err, ErrMalformed) and errors.Is(err, ErrUnknownClass) hold.
 var (
 	// ErrMalformed: an arrival that this rank cannot accept (its cause is wrapped too).
-	ErrMalformed = errors.New("dist: malformed message")
+	ErrMalformed = errors.New("remote: malformed message")
 	// ErrUnknownTaskpool: a message names a taskpool that this rank never added.
-	ErrUnknownTaskpool = errors.New("dist: unknown taskpool")
+	ErrUnknownTaskpool = errors.New("remote: unknown taskpool")
 	// ErrUnknownClass: a message names a task class that the taskpool does not have.
-	ErrUnknownClass = errors.New("dist: unknown task class")
+	ErrUnknownClass = errors.New("remote: unknown task class")
 	// ErrUnknownFlow: a message names a flow that the class does not have.
-	ErrUnknownFlow = errors.New("dist: unknown flow")
+	ErrUnknownFlow = errors.New("remote: unknown flow")
 	// ErrOutsideSpace: a message names an instance outside its class's execution space.
-	ErrOutsideSpace = errors.New("dist: parameters outside the execution space")
+	ErrOutsideSpace = errors.New("remote: parameters outside the execution space")
 	// ErrNoSuccessor: an activation reaches a rank where the flow has no successor.
-	ErrNoSuccessor = errors.New("dist: activation without a local successor")
+	ErrNoSuccessor = errors.New("remote: activation without a local successor")
 	// ErrSizeMismatch: a datum's size differs from its payload, its registration or what the
 	// receiver expects.
-	ErrSizeMismatch = errors.New("dist: datum size mismatch")
+	ErrSizeMismatch = errors.New("remote: datum size mismatch")
 	// ErrTypeMismatch: a datum's type is unknown or differs from what the receiver expects.
-	ErrTypeMismatch = errors.New("dist: datum type mismatch")
+	ErrTypeMismatch = errors.New("remote: datum type mismatch")
 	// ErrUnsupportedType: a flow holds a value that cannot travel between ranks.
-	ErrUnsupportedType = errors.New("dist: value type cannot be sent to another rank")
+	ErrUnsupportedType = errors.New("remote: value type cannot be sent to another rank")
 	// ErrRemoteFailure: the taskpool failed on another rank (RemoteError says where and why).
-	ErrRemoteFailure = errors.New("dist: taskpool failed on another rank")
+	ErrRemoteFailure = errors.New("remote: taskpool failed on another rank")
 	// ErrClosed: the Node is closed.
-	ErrClosed = errors.New("dist: node closed")
+	ErrClosed = errors.New("remote: node closed")
 )
 
 // malformed wraps a specific sentinel with ErrMalformed and a description.

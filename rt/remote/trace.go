@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"encoding/json"
@@ -84,7 +84,7 @@ func MergeTraces(out string, in ...string) error {
 			return err
 		}
 		if err := json.Unmarshal(b, &ts[i]); err != nil {
-			return fmt.Errorf("dist: trace %s: %w", p, err)
+			return fmt.Errorf("remote: trace %s: %w", p, err)
 		}
 		if i == 0 || ts[i].Epoch < first {
 			first = ts[i].Epoch

@@ -1,4 +1,4 @@
-package dist
+package remote
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func (n *Node) Activate(w *rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass
 		tree = append(tree, int32(r))
 	}
 	if !s.seen(kindActivate, flow, rank) { // guards disagreeing between two walks
-		return fmt.Errorf("dist: %s: rank %d is a destination of flow %s but not in its broadcast tree",
+		return fmt.Errorf("remote: %s: rank %d is a destination of flow %s but not in its broadcast tree",
 			src, rank, src.Class().Flows[flow].Name)
 	}
 	c := n.callerOf(s, w, src)
@@ -146,7 +146,7 @@ func (n *Node) callerOf(s *slot, w *rt.Worker, src *rt.Task) *ce.Caller {
 	if c := p.Load(); c != nil {
 		return c
 	}
-	c, err := n.e.Attach(role, fmt.Sprintf("dist %s of worker %d", role, w.ID()))
+	c, err := n.e.Attach(role, fmt.Sprintf("remote %s of worker %d", role, w.ID()))
 	if err != nil {
 		return n.other // closed engine: sends through it fail with the engine's error
 	}
@@ -179,7 +179,7 @@ func (n *Node) send(c *ce.Caller, s *slot, w *rt.Worker, src *rt.Task, kind uint
 		t.sendTrack(s, w.ID()).SpanFlow(name, start, t.now(), h.trace, false, int64(rank), int64(tc.ID), int64(flow))
 	}
 	if err != nil {
-		return fmt.Errorf("dist: sending flow %s to rank %d: %w", tc.Flows[flow].Name, rank, err)
+		return fmt.Errorf("remote: sending flow %s to rank %d: %w", tc.Flows[flow].Name, rank, err)
 	}
 	return nil
 }
@@ -243,7 +243,7 @@ func (n *Node) post(c *ce.Caller, st *tpState, rank int, token uint64, m *ce.Msg
 	m.SetTaskpool(ce.TaskpoolID(id + 1))
 	err := c.SendAM(ce.Rank(rank), ce.TagActivate, m, func(_ *ce.Caller, err error) {
 		if err != nil {
-			n.fail(st, fmt.Errorf("dist: message to rank %d: %w", rank, err))
+			n.fail(st, fmt.Errorf("remote: message to rank %d: %w", rank, err))
 			n.cancelPending(token)
 		}
 		tp.AddActions(-1)
@@ -302,7 +302,7 @@ func (s *spare) run(n *Node) {
 			}
 			copy(m.Bytes(), x.payload)
 			if err := n.post(n.other, x.st, x.rank, x.token, m, x.tp); err != nil {
-				n.fail(x.st, fmt.Errorf("dist: message to rank %d: %w", x.rank, err))
+				n.fail(x.st, fmt.Errorf("remote: message to rank %d: %w", x.rank, err))
 			}
 		}
 		select {
@@ -321,7 +321,7 @@ func (s *spare) run(n *Node) {
 // drop fails the messages in q with err.
 func (s *spare) drop(n *Node, q []spareSend, err error) {
 	for _, x := range q {
-		n.fail(x.st, fmt.Errorf("dist: message to rank %d: %w", x.rank, err))
+		n.fail(x.st, fmt.Errorf("remote: message to rank %d: %w", x.rank, err))
 		n.cancelPending(x.token)
 		x.st.tp.AddActions(-1)
 	}
