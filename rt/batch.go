@@ -130,7 +130,7 @@ func (t *Task) Ring() iter.Seq[*Task] {
 // answer other than Accept, Reject or Stop, ends the scan with an error; the tasks accepted
 // until then stay in the ring. A second call collects more.
 func (t *Task) CollectBatch(match func(cand, head *Task) BatchAction) (int, error) {
-	w := t.bw
+	w, _ := t.aux.(*Worker)
 	switch {
 	case w == nil || w.running != t:
 		return int(t.ring), fmt.Errorf("%w: %v", ErrNotBatched, t)

@@ -231,19 +231,22 @@ func (d *dash) sample(final bool) {
 	live := d.pools[:0]
 	for _, tp := range d.pools {
 		finished := tp.isDone()
-		for i := range tp.cs {
-			cs := &tp.cs[i]
+		tp.eachClass(func(cs *classState) {
 			k := [2]string{tp.name, cs.tc.Name}
-			n := cs.done.Load()
+			if d.folded[k] == nil { // a class added at run time (dynamic.go)
+				d.folded[k] = &foldedCS{}
+				d.order = append(d.order, k)
+			}
+			n, total := cs.done.Load(), cs.total+cs.inserted.Load()
 			if finished {
 				d.folded[k].done += n
-				d.folded[k].total += cs.total
+				d.folded[k].total += total
 			}
 			c := counts[k]
 			c.done += n
-			c.total += cs.total
+			c.total += total
 			counts[k] = c
-		}
+		})
 		if !finished {
 			live = append(live, tp)
 		}

@@ -101,7 +101,7 @@ func (e *Edges) shipFanout() {
 	f, w := e.fan, e.w
 	e.fan = nil
 	t := w.newTask()
-	t.kind, t.cs, t.fan = kindFanout, &e.tp.cs[f.peer.ID], f
+	t.kind, t.cs, t.aux = kindFanout, &e.tp.cs[f.peer.ID], f
 	t.prio, t.hi = f.prio, f.hi
 	if f.c != nil {
 		f.c.Retain()
@@ -130,7 +130,7 @@ func (e *Edges) endFanout() {
 // runFanout makes the arrivals of a queued fanout; the tasks that become ready stay on this
 // worker's queue.
 func (w *Worker) runFanout(t *Task) {
-	f, tp := t.fan, t.cs.tp
+	f, tp := t.aux.(*fanout), t.cs.tp
 	w.fanning = true
 	err := w.arriveAll(tp, f)
 	w.flushReady()

@@ -90,12 +90,11 @@ func (w *Worker) freeTask(t *Task) {
 		}
 		t.held = 0
 	}
-	if t.kind == kindFanout { // not t.fan: the last line of a task is cold for most tasks
-		putFanout(t.fan)
-		t.fan = nil
+	if t.kind == kindFanout { // not t.aux: the last line of a task is cold for most tasks
+		putFanout(t.aux.(*fanout))
 	}
 	// pending is set when a dependency table creates a record.
-	t.cs, t.next, t.bw = nil, nil, nil
+	t.cs, t.next, t.aux = nil, nil, nil
 	t.key, t.prio, t.inc, t.kind, t.prepared, t.hi, t.ring = 0, 0, 0, kindTask, false, false, 0
 	w.free = append(w.free, t)
 	if len(w.free) >= freeKeep*freeBatch {

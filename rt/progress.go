@@ -152,18 +152,19 @@ func (b *progressBar) sample(now time.Time) {
 func (b *progressBar) count() (done, total int64, running bool) {
 	live := map[*Taskpool]bool{}
 	for tp := range b.seen {
-		total += tp.total
+		n := tp.Total()
+		total += n
 		select {
 		case <-tp.done:
 			if tp.Err() == nil {
-				done += tp.total
+				done += n
 			} else {
-				done += min(max(tp.total-tp.Remaining(), 0), tp.total)
+				done += min(max(n-tp.Remaining(), 0), n)
 			}
 		default:
 			running = true
 			live[tp] = true
-			done += min(max(tp.total-tp.Remaining(), 0), tp.total)
+			done += min(max(n-tp.Remaining(), 0), n)
 		}
 	}
 	for _, w := range b.c.workers {

@@ -143,15 +143,14 @@ func (c *Context) checkStall(s *stallSnap) *stallSnap {
 func (tp *Taskpool) stallError(left int64) error {
 	var named []string
 	waiting := 0
-	for i := range tp.cs {
-		cs := &tp.cs[i]
+	tp.eachClass(func(cs *classState) {
 		cs.eachWaiting(func(t *Task) {
 			waiting++
 			if len(named) < maxStalledNamed {
 				named = append(named, cs.describeWaiting(t))
 			}
 		})
-	}
+	})
 	var b strings.Builder
 	fmt.Fprintf(&b, "taskpool %s: %d tasks remain, none ready, running or away", tp.name, left)
 	if waiting > 0 {

@@ -43,12 +43,12 @@ type Task struct {
 
 	l     Locals // only the first classState.nlocals slots are meaningful
 	flows [MaxFlows]*Copy
-	// bw is the worker running t's batch-capable CPU hook, for Task.CollectBatch; nil
-	// otherwise.
-	bw *Worker
-	// fan is a kindFanout task's arrivals. 384 bytes in all: tasks in a slab (newTask)
-	// start on cache lines.
-	fan *fanout
+	// aux is one of three things, never two at once: the *Worker running t's batch-capable
+	// CPU hook, for Task.CollectBatch; a kindFanout task's *fanout; or the payload that
+	// Taskpool.Schedule or Edges.Ready attached to a task inserted at run time (dynamic.go),
+	// whose classes have no batch-capable incarnation. 384 bytes in all: tasks in a slab
+	// (newTask) start on cache lines.
+	aux any
 }
 
 // Class returns the task's class.
@@ -111,7 +111,7 @@ func (t *Task) String() string {
 	case kindStartup:
 		return "startup:" + t.cs.tc.Name
 	case kindFanout:
-		return "fanout:" + t.fan.src.Name
+		return "fanout:" + t.aux.(*fanout).src.Name
 	}
 	return taskName(t.cs.tc, &t.l)
 }

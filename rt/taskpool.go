@@ -28,7 +28,10 @@ type Taskpool struct {
 	added   atomic.Bool
 	start   time.Time // when Add was called (progress.go)
 	total   int64
-	pending atomic.Int64 // local tasks not yet counted done
+	// inserted counts the tasks added at run time (AddTasks), dyn their classes (dynamic.go).
+	inserted atomic.Int64
+	dyn      dynClasses
+	pending  atomic.Int64 // local tasks not yet counted done
 	actions atomic.Int64 // runtime actions in flight (AddActions), also counted in pending
 
 	failed   atomic.Bool
@@ -95,8 +98,9 @@ func (tp *Taskpool) NewCopy(name string) (*Copy, error) {
 	return c, nil
 }
 
-// Total returns the number of local tasks, known once Add returned.
-func (tp *Taskpool) Total() int64 { return tp.total }
+// Total returns the number of local tasks, known once Add returned, plus those inserted
+// at run time so far.
+func (tp *Taskpool) Total() int64 { return tp.total + tp.inserted.Load() }
 
 // Remaining returns an estimate of the local tasks not yet done (workers count in batches).
 func (tp *Taskpool) Remaining() int64 { return max(tp.pending.Load(), 0) }
@@ -249,6 +253,7 @@ type classState struct {
 	// measuring: a task of the class runs on a CPU worker to measure cpuMean (choice.go).
 	measuring atomic.Bool
 	done      atomic.Int64 // tasks completed, counted only while the dashboard is on
+	inserted  atomic.Int64 // tasks inserted at run time (AddTasks)
 }
 
 // keyOf computes the mixed-radix key of the instance in l; false when a parameter lies outside

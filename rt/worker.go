@@ -179,7 +179,10 @@ func (w *Worker) Complete(t *Task) {
 func (w *Worker) Reschedule(t *Task, inc int) {
 	w.handed.Add(-1)
 	t.inc = int32(inc)
-	t.next, t.ring, t.bw = nil, 0, nil // a member or head of a ring handed to an Async body
+	t.next, t.ring = nil, 0 // a member or head of a ring handed to an Async body
+	if _, ok := t.aux.(*Worker); ok {
+		t.aux = nil // a dynamic task keeps its payload
+	}
 	w.pushOne(t)
 }
 
@@ -420,7 +423,7 @@ func (w *Worker) execute(t *Task) {
 			}
 			w.running = t
 			if inc.Batch {
-				t.bw, w.ringN = w, 0
+				t.aux, w.ringN = w, 0
 			}
 			if l := w.lane; l != nil {
 				l.begin(tc.Name, w.c.dash.now())
@@ -433,7 +436,7 @@ func (w *Worker) execute(t *Task) {
 			if inc.Batch {
 				n += int64(w.ringN)
 				if res != Async {
-					t.bw = nil
+					t.aux = nil
 				}
 			}
 			if cs.shared {

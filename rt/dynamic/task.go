@@ -1,0 +1,212 @@
+package dynamic
+
+// Running and completing inserted tasks.
+//
+// Actors: workers, which run a task's body through its class's CPU hook and then its class's
+// Successors function (release); inserters, which add successors to tasks that have not
+// completed (access.go).
+//
+// A task record lives from its insertion to its release, then goes back to a pool. Its
+// generation (gen) grows by one at each release, under the record's lock, at the moment its
+// successor list is taken: an inserter that finds the generation it recorded adds itself to
+// the list, and one that finds another knows the task completed. So a reference held by a
+// datum never needs clearing, and a record can be reused at once.
+//
+// Commute token: a task with Commute accesses takes each of those data's tokens in
+// registration order before its body runs. A token held by another task puts this task on the
+// token's waiting list (the hook returns rt.Async, so the worker moves on); the holder's
+// release hands the token to the first waiter and reschedules it, and it goes on with the
+// next token. Taking tokens in one global order cannot deadlock.
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jdf2go/jdf2go/rt"
+)
+
+// Task is an inserted task while its body runs. Bodies may read its name and insert more
+// tasks into its graph; a Task must not be kept after the body returns.
+type Task = task
+
+type task struct {
+	g    *Graph
+	cls  *class
+	seq  int64 // insertion number, the task's parameter in names and traces
+	prio int32
+	run  func(*Task) error
+	uses []use
+
+	// deps counts the predecessors not yet completed, plus one while the task is inserted.
+	deps atomic.Int32
+	gen  atomic.Uint32
+	mu   sync.Mutex // guards succ against a concurrent release
+	succ []*task
+
+	commutes int      // Commute uses
+	held     int      // commute tokens held
+	rtask    *rt.Task // the rt task while it waits for a token
+	nested   bool     // inserted by a body
+	sums     []uint64 // read-only checksums (debug mode)
+}
+
+var taskPool = sync.Pool{New: func() any { return new(task) }}
+
+// Name returns the task's name: its class and insertion number, "GEMM(17)".
+func (t *task) Name() string { return fmt.Sprintf("%s(%d)", t.cls.name, t.seq) }
+
+// Graph returns the task's graph.
+func (t *task) Graph() *Graph { return t.g }
+
+// Insert inserts a task into the graph of the running task, in the graph's insertion order.
+// It never waits for the window: a body that waited for tasks that cannot run before it ends
+// would hang the graph.
+func (t *task) Insert(name string, run func(*Task) error, args ...Arg) error {
+	return t.g.insert(name, run, args, true)
+}
+
+// addSuccessor makes s wait for t if t is still at generation gen.
+func (t *task) addSuccessor(gen uint32, s *task) {
+	t.mu.Lock()
+	if t.gen.Load() == gen {
+		t.succ = append(t.succ, s)
+		s.deps.Add(1)
+	}
+	t.mu.Unlock()
+}
+
+// hook is the CPU incarnation of every class: it takes the commute tokens, then runs the body.
+func (g *Graph) hook(rtask *rt.Task) error {
+	t := rtask.Payload().(*task)
+	for t.held < t.commutes {
+		d := t.commuteDatum(t.held)
+		if !d.acquire(t, rtask) {
+			return rt.Async // rescheduled by the holder's release, holding d's token
+		}
+		t.held++
+	}
+	if g.debug {
+		t.checksum()
+	}
+	err := call(t)
+	if err == nil && g.debug {
+		err = t.verifyReadOnly()
+	}
+	return err
+}
+
+// call runs t's body; a panic becomes an error with its stack.
+func call(t *task) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return t.run(t)
+}
+
+// commuteDatum returns the datum of t's i-th Commute use in registration order.
+func (t *task) commuteDatum(i int) *datum {
+	var prev *datum
+	for k := 0; k <= i; k++ {
+		var best *datum
+		for j := range t.uses {
+			u := &t.uses[j]
+			if u.mode == CommuteMode && (prev == nil || u.d.id > prev.id) && (best == nil || u.d.id < best.id) {
+				best = u.d
+			}
+		}
+		prev = best
+	}
+	return prev
+}
+
+// acquire takes d's token for t, or queues t on it and reports false.
+func (d *datum) acquire(t *task, rtask *rt.Task) bool {
+	d.cmu.Lock()
+	defer d.cmu.Unlock()
+	if d.owner == nil || d.owner == t {
+		d.owner = t
+		return true
+	}
+	t.rtask = rtask
+	d.waiters = append(d.waiters, t)
+	return false
+}
+
+// releaseToken gives d's token to its first waiter, if any, and reschedules that task.
+func (d *datum) releaseToken() {
+	d.cmu.Lock()
+	var next *task
+	if len(d.waiters) > 0 {
+		next = d.waiters[0]
+		copy(d.waiters, d.waiters[1:])
+		d.waiters[len(d.waiters)-1] = nil
+		d.waiters = d.waiters[:len(d.waiters)-1]
+	}
+	d.owner = next
+	d.cmu.Unlock()
+	if next != nil {
+		next.held++
+		rtask := next.rtask
+		next.rtask = nil
+		rtask.Reschedule(0)
+	}
+}
+
+// release is the Successors function of every class: it runs once t's body succeeded, on the
+// completing worker, and makes ready every successor whose last predecessor t was.
+func (g *Graph) release(_ *rt.Taskpool, _ *rt.Locals, _ rt.FlowMask, e *rt.Edges) {
+	t := e.From().Payload().(*task)
+	for i := 0; i < t.held; i++ {
+		t.commuteDatum(i).releaseToken()
+	}
+	t.mu.Lock()
+	t.gen.Add(1)
+	succ := t.succ
+	t.succ = nil
+	t.mu.Unlock()
+	for _, s := range succ {
+		if s.deps.Add(-1) == 0 {
+			g.ready(e, s)
+		}
+	}
+	g.retire(t)
+	clear(succ)
+	t.succ = succ[:0]
+	taskPool.Put(t)
+}
+
+// ready makes s ready on the releasing worker.
+func (g *Graph) ready(e *rt.Edges, s *task) {
+	var l rt.Locals
+	l[0] = int(s.seq)
+	e.Ready(s.cls.tc, &l, s.prio, s)
+}
+
+// checksum records the checksums of t's read-only data.
+func (t *task) checksum() {
+	t.sums = t.sums[:0]
+	for _, u := range t.uses {
+		if u.mode == ReadMode && u.d.sum != nil {
+			t.sums = append(t.sums, u.d.sum())
+		}
+	}
+}
+
+// verifyReadOnly compares the checksums of t's read-only data with those taken before the
+// body.
+func (t *task) verifyReadOnly() error {
+	k := 0
+	for _, u := range t.uses {
+		if u.mode == ReadMode && u.d.sum != nil {
+			if u.d.sum() != t.sums[k] {
+				return fmt.Errorf("%w: %s, declared read, changed", ErrReadOnlyWritten, u.d.name)
+			}
+			k++
+		}
+	}
+	return nil
+}
