@@ -23,16 +23,16 @@ type Taskpool struct {
 	arenaMu sync.Mutex
 	arenas  atomic.Pointer[map[string]*Arena]
 
-	ctx     *Context
-	id      int
-	added   atomic.Bool
-	start   time.Time // when Add was called (progress.go)
-	total   int64
+	ctx   *Context
+	id    int
+	added atomic.Bool
+	start time.Time // when Add was called (progress.go)
+	total int64
 	// inserted counts the tasks added at run time (AddTasks), dyn their classes (dynamic.go).
 	inserted atomic.Int64
 	dyn      dynClasses
 	pending  atomic.Int64 // local tasks not yet counted done
-	actions atomic.Int64 // runtime actions in flight (AddActions), also counted in pending
+	actions  atomic.Int64 // runtime actions in flight (AddActions), also counted in pending
 
 	failed   atomic.Bool
 	scrubbed atomic.Bool
