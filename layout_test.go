@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -135,5 +137,81 @@ func TestGPUBackendsImportNoOtherBackend(t *testing.T) {
 				t.Errorf("backend package %s imports %s (backend %s)", pkg, imp, b)
 			}
 		}
+	}
+}
+
+// TestArchitectureImports: the imports column of docs/architecture.md's package table names
+// exactly the packages of this module that each package's code imports (its tests left
+// out; the examples' row covers every package under examples/). Other names in the column
+// (the standard library, third-party modules) are not checked.
+func TestArchitectureImports(t *testing.T) {
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	actual := map[string]map[string]bool{} // package (module-relative) -> module packages it imports
+	examples := map[string]bool{}
+	for _, l := range goList(t, "-tags", "mpi", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...") {
+		f := strings.Fields(l)
+		pkg := strings.TrimPrefix(f[0], module+"/")
+		set := map[string]bool{}
+		for _, imp := range f[1:] {
+			if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+				set[rel] = true
+			}
+		}
+		actual[pkg] = set
+		if under(f[0], "examples") {
+			for imp := range set {
+				if !strings.HasPrefix(imp, "examples/") {
+					examples[imp] = true
+				}
+			}
+		}
+	}
+	_, table, ok := strings.Cut(string(doc), "## Packages\n")
+	if !ok {
+		t.Fatal("docs/architecture.md has no Packages section")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	paren := regexp.MustCompile(`\([^)]*\)`)
+	rows := 0
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 3 || !strings.HasPrefix(cells[0], "`") {
+			continue
+		}
+		path := strings.Trim(strings.Fields(cells[0])[0], "`,")
+		var want map[string]bool
+		switch {
+		case strings.HasPrefix(path, "examples/"):
+			want = examples
+		case path == "bench": // "everything"
+			continue
+		case actual[path] != nil:
+			want = actual[path]
+		default:
+			continue // testdata, docs: no package
+		}
+		rows++
+		named := map[string]bool{}
+		for _, name := range strings.Split(paren.ReplaceAllString(cells[2], ""), ",") {
+			if name = strings.TrimSpace(name); actual[name] != nil {
+				named[name] = true
+			}
+		}
+		for imp := range want {
+			if !named[imp] {
+				t.Errorf("docs/architecture.md: %s imports %s, which its row does not name", path, imp)
+			}
+		}
+		for name := range named {
+			if !want[name] {
+				t.Errorf("docs/architecture.md: the row of %s names %s, which it does not import", path, name)
+			}
+		}
+	}
+	if rows < 10 {
+		t.Fatalf("checked %d rows of the package table; the parse is broken", rows)
 	}
 }
