@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -213,5 +217,74 @@ func TestArchitectureImports(t *testing.T) {
 	}
 	if rows < 10 {
 		t.Fatalf("checked %d rows of the package table; the parse is broken", rows)
+	}
+}
+
+// TestNoDiary: the tree holds results as data (bench/results/) and documents as they stand,
+// not a diary: no non-test Go file, README.md or docs/*.md speaks of sessions, issue
+// numbers or numbered device calls, and no Go comment or document cites a "#NN"; and no
+// folder is named dist (a build-output name that tools skip, rt/remote's old name).
+func TestNoDiary(t *testing.T) {
+	words := regexp.MustCompile(`(?i)\bsessions?\b|\b(?:issues?|pull requests?|PRs?|tickets?)\s*#?\d+|\bcalls? \d+\b`)
+	hash := regexp.MustCompile(`(?:^|[\s(\[,])#\d+(?:[\s)\].,;:]|$)`)
+	check := func(path, text string, w, hashes bool) {
+		for i, line := range strings.Split(text, "\n") {
+			if m := words.FindString(line); w && m != "" {
+				t.Errorf("%s:%d: %q: a diary's words (%s)", path, i+1, m, strings.TrimSpace(line))
+			}
+			if m := hash.FindString(line); hashes && m != "" {
+				t.Errorf("%s:%d: %q: an issue number (%s)", path, i+1, strings.TrimSpace(m), strings.TrimSpace(line))
+			}
+		}
+	}
+	docs, _ := filepath.Glob("docs/*.md")
+	files := append(docs, "README.md")
+	if len(docs) == 0 {
+		t.Fatal("no docs/*.md")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(f, string(b), true, true)
+	}
+	n := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if d.Name() == "dist" {
+				t.Errorf("%s: a folder named dist", path)
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		n++
+		check(path, string(b), true, false) // the words anywhere, strings included
+		f, err := parser.ParseFile(token.NewFileSet(), path, b, parser.ParseComments)
+		if err != nil {
+			return nil // a source that does not parse (testdata) has no comments to read
+		}
+		for _, cg := range f.Comments {
+			check(path+" (a comment)", cg.Text(), false, true)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 100 {
+		t.Fatalf("read %d Go files; the walk is broken", n)
 	}
 }
