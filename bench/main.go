@@ -114,7 +114,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *record != "" {
-		p, err := recordPath(*record, res.Date, res.Machine.Name, *suite)
+		err := os.MkdirAll(*record, 0o755)
+		var p string
+		if err == nil {
+			p, err = recordPath(*record, res.Date, res.Machine.Name, *suite)
+		}
 		if err == nil {
 			err = writeJSON(p, res)
 		}

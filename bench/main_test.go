@@ -17,7 +17,7 @@ import (
 func TestDriverQuick(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results.json")
 	html := filepath.Join(t.TempDir(), "report.html")
-	recs := t.TempDir()
+	recs := filepath.Join(t.TempDir(), "results") // -record makes the folder
 	var stdout, stderr strings.Builder
 	args := []string{"-quick", "-runs", "1", "-workers", "2", "-suite", "^rt$", "-json", out, "-html", html,
 		"-record", recs, "-machine", "Test box"}
