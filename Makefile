@@ -92,7 +92,7 @@ demo:
 	$(GO) generate ./examples/...
 	JDF2GO_GPUS=sim:1 $(GO) run ./examples/potrf -n 4096 -nb 256
 
-## gpu-pack: static binaries for the GPU machine (no Go there); see bench/internal/cudabench/RESULTS.md.
+## gpu-pack: static binaries for the GPU machine (no Go there); docs/performance.md has the figures they measure.
 gpu-pack:
 	mkdir -p .gpu
 	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_rt_gpu_cuda.test ./rt/gpu/cuda

@@ -99,7 +99,33 @@ func TestDocLinks(t *testing.T) {
 	}
 }
 
-// TestDocEnvVars: every JDF2GO_* variable the code reads is in docs/runtime.md.
+// goFiles returns the .go files of the repository (not under testdata or a hidden folder),
+// with or without the tests.
+func goFiles(t *testing.T, tests bool) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != "." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || (!tests && strings.HasSuffix(path, "_test.go")) {
+			return nil
+		}
+		files = append(files, path)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestDocEnvVars: every JDF2GO_* variable the code (tests left out) reads is in
+// docs/runtime.md, and every variable docs/runtime.md names is read, as a string, by the
+// code or its tests (the doc's second table lists those only tests read).
 func TestDocEnvVars(t *testing.T) {
 	doc, err := os.ReadFile("docs/runtime.md")
 	if err != nil {
@@ -107,29 +133,16 @@ func TestDocEnvVars(t *testing.T) {
 	}
 	env := regexp.MustCompile(`JDF2GO_[A-Z0-9_]*[A-Z0-9]`)
 	seen := map[string]string{}
-	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") && path != "." {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") {
-			return nil
-		}
+	for _, path := range goFiles(t, false) {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		for _, v := range env.FindAllString(string(b), -1) {
 			if _, ok := seen[v]; !ok {
 				seen[v] = path
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(seen) < 10 {
 		t.Fatalf("found %d variables; the scan is broken", len(seen))
@@ -137,6 +150,26 @@ func TestDocEnvVars(t *testing.T) {
 	for v, path := range seen {
 		if !regexp.MustCompile(`\b` + v + `\b`).Match(doc) {
 			t.Errorf("%s (read in %s) is not in docs/runtime.md", v, path)
+		}
+	}
+
+	// The other way: a variable in the doc that no string of the code or tests holds is
+	// read by nothing.
+	quoted := regexp.MustCompile("[\"`](" + env.String() + ")[\"`=]")
+	read := map[string]bool{}
+	for _, path := range goFiles(t, true) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range quoted.FindAllStringSubmatch(string(b), -1) {
+			read[m[1]] = true
+		}
+	}
+	for _, v := range env.FindAllString(string(doc), -1) {
+		if !read[v] {
+			t.Errorf("docs/runtime.md names %s, which no code or test reads", v)
+			read[v] = true // once
 		}
 	}
 }

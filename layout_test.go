@@ -4,7 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -135,5 +141,150 @@ func TestGPUBackendsImportNoOtherBackend(t *testing.T) {
 				t.Errorf("backend package %s imports %s (backend %s)", pkg, imp, b)
 			}
 		}
+	}
+}
+
+// TestArchitectureImports: the imports column of docs/architecture.md's package table names
+// exactly the packages of this module that each package's code imports (its tests left
+// out; the examples' row covers every package under examples/). Other names in the column
+// (the standard library, third-party modules) are not checked.
+func TestArchitectureImports(t *testing.T) {
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	actual := map[string]map[string]bool{} // package (module-relative) -> module packages it imports
+	examples := map[string]bool{}
+	for _, l := range goList(t, "-tags", "mpi", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...") {
+		f := strings.Fields(l)
+		pkg := strings.TrimPrefix(f[0], module+"/")
+		set := map[string]bool{}
+		for _, imp := range f[1:] {
+			if rel, ok := strings.CutPrefix(imp, module+"/"); ok {
+				set[rel] = true
+			}
+		}
+		actual[pkg] = set
+		if under(f[0], "examples") {
+			for imp := range set {
+				if !strings.HasPrefix(imp, "examples/") {
+					examples[imp] = true
+				}
+			}
+		}
+	}
+	_, table, ok := strings.Cut(string(doc), "## Packages\n")
+	if !ok {
+		t.Fatal("docs/architecture.md has no Packages section")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	paren := regexp.MustCompile(`\([^)]*\)`)
+	rows := 0
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 3 || !strings.HasPrefix(cells[0], "`") {
+			continue
+		}
+		path := strings.Trim(strings.Fields(cells[0])[0], "`,")
+		var want map[string]bool
+		switch {
+		case strings.HasPrefix(path, "examples/"):
+			want = examples
+		case path == "bench": // "everything"
+			continue
+		case actual[path] != nil:
+			want = actual[path]
+		default:
+			continue // testdata, docs: no package
+		}
+		rows++
+		named := map[string]bool{}
+		for _, name := range strings.Split(paren.ReplaceAllString(cells[2], ""), ",") {
+			if name = strings.TrimSpace(name); actual[name] != nil {
+				named[name] = true
+			}
+		}
+		for imp := range want {
+			if !named[imp] {
+				t.Errorf("docs/architecture.md: %s imports %s, which its row does not name", path, imp)
+			}
+		}
+		for name := range named {
+			if !want[name] {
+				t.Errorf("docs/architecture.md: the row of %s names %s, which it does not import", path, name)
+			}
+		}
+	}
+	if rows < 10 {
+		t.Fatalf("checked %d rows of the package table; the parse is broken", rows)
+	}
+}
+
+// TestNoDiary: the tree holds results as data (bench/results/) and documents as they stand,
+// not a diary: no non-test Go file, README.md or docs/*.md speaks of sessions, issue
+// numbers or numbered device calls, and no Go comment or document cites a "#NN"; and no
+// folder is named dist (a build-output name that tools skip, rt/remote's old name).
+func TestNoDiary(t *testing.T) {
+	words := regexp.MustCompile(`(?i)\bsessions?\b|\b(?:issues?|pull requests?|PRs?|tickets?)\s*#?\d+|\bcalls? \d+\b`)
+	hash := regexp.MustCompile(`(?:^|[\s(\[,])#\d+(?:[\s)\].,;:]|$)`)
+	check := func(path, text string, w, hashes bool) {
+		for i, line := range strings.Split(text, "\n") {
+			if m := words.FindString(line); w && m != "" {
+				t.Errorf("%s:%d: %q: a diary's words (%s)", path, i+1, m, strings.TrimSpace(line))
+			}
+			if m := hash.FindString(line); hashes && m != "" {
+				t.Errorf("%s:%d: %q: an issue number (%s)", path, i+1, strings.TrimSpace(m), strings.TrimSpace(line))
+			}
+		}
+	}
+	docs, _ := filepath.Glob("docs/*.md")
+	files := append(docs, "README.md")
+	if len(docs) == 0 {
+		t.Fatal("no docs/*.md")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(f, string(b), true, true)
+	}
+	n := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != "." && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if d.Name() == "dist" {
+				t.Errorf("%s: a folder named dist", path)
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		n++
+		check(path, string(b), true, false) // the words anywhere, strings included
+		f, err := parser.ParseFile(token.NewFileSet(), path, b, parser.ParseComments)
+		if err != nil {
+			return nil // a source that does not parse (testdata) has no comments to read
+		}
+		for _, cg := range f.Comments {
+			check(path+" (a comment)", cg.Text(), false, true)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 100 {
+		t.Fatalf("read %d Go files; the walk is broken", n)
 	}
 }

@@ -5,8 +5,14 @@
 // Usage:
 //
 //	go run ./bench [-runs 3] [-workers 1,2] [-suite REGEXP] [-quick] [-json bench/results.json]
-//	    [-html bench/report.html]
+//	    [-html bench/report.html] [-machine NAME] [-record bench/results]
 //	go run ./bench -from bench/results.json [-html bench/report.html]
+//
+// results.json is stamped (record.go): the date, the commit the driver was built from, the
+// command, and the machine (its name, CPU, memory, OS, Go, BLAS and GPUs). -record DIR also
+// writes it to DIR/<date>-<machine>-<suite>.json (the suite pattern reduced to letters,
+// digits and dashes, "all" without -suite) without overwriting an earlier file; bench/results/
+// keeps the runs behind docs/performance.md's tables.
 //
 // Every figure is the median of -runs timed runs after one warm-up run, with min and max.
 // Each row that measures jdf2go carries its ratios against baselines measured in the same run

@@ -16,8 +16,8 @@ import (
 // The gen suite: jdf2go gen, built from this tree and run as a command, on a program of
 // chain-like classes (bench/internal/jdfgen) of 5 MB (-quick: 1 MB): time per byte of input,
 // and in the note (and the log) the peak resident set of the command against the size of its
-// input, median of the runs (goal, issue 15: at most 50× the input on 5 MB, in a time linear
-// in the input).
+// input, median of the runs (goal: at most 50× the input on 5 MB, in a time linear in the
+// input).
 func init() {
 	register(Suite{Name: "gen", Applicable: haveGo, Run: runGen})
 }

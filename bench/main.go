@@ -28,6 +28,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("json", "bench/results.json", "where to write the results (empty: nowhere)")
 	html := fs.String("html", "bench/report.html", "where to write the HTML report with plots (empty: nowhere)")
 	from := fs.String("from", "", "write the report from this results.json instead of running the suites")
+	record := fs.String("record", "", "also write the results to DIR/<date>-<machine>-<suite>.json (bench/results keeps them)")
+	machine := fs.String("machine", "", "the machine's name in the results and the -record file name (default: GPU and CPU count, e.g. h200-16cpu)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -98,16 +100,37 @@ func run(args []string, stdout, stderr io.Writer) int {
 		status = 1
 	}
 	printTable(stdout, rows, skipped)
-	res := results{Date: time.Now().UTC(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(),
-		Go: runtime.Version(), Machine: machineInfo(), Rows: rows, Skipped: skipped}
+	res := results{Date: time.Now().UTC(), Commit: buildCommit(), Command: append([]string{"bench"}, args...),
+		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, CPUs: runtime.NumCPU(), Go: runtime.Version(),
+		Machine: machineInfo(), Rows: rows, Skipped: skipped}
+	res.Machine.Name = *machine
+	if res.Machine.Name == "" {
+		res.Machine.Name = defaultMachineName(res.Machine)
+	}
 	if *out != "" {
 		if err := writeJSON(*out, res); err != nil {
 			log.Error("writing results", "err", err)
 			status = 1
 		}
 	}
+	if *record != "" {
+		err := os.MkdirAll(*record, 0o755)
+		var p string
+		if err == nil {
+			p, err = recordPath(*record, res.Date, res.Machine.Name, *suite)
+		}
+		if err == nil {
+			err = writeJSON(p, res)
+		}
+		if err != nil {
+			log.Error("recording results", "err", err)
+			status = 1
+		} else {
+			fmt.Fprintf(stdout, "recorded: %s\n", p)
+		}
+	}
 	if *html != "" {
-		if err := WriteReport(*html, Report{Date: res.Date, Machine: res.Machine, Rows: rows, Skipped: skipped}); err != nil {
+		if err := WriteReport(*html, Report{Date: res.Date, Commit: res.Commit, Command: res.Command, Machine: res.Machine, Rows: rows, Skipped: skipped}); err != nil {
 			log.Error("writing the report", "err", err)
 			status = 1
 		} else {
@@ -140,9 +163,12 @@ func printTable(w io.Writer, rows []Row, skipped []string) {
 	}
 }
 
-// results is the content of results.json.
+// results is the content of results.json: the run's stamp (date, commit, command, machine)
+// and its rows.
 type results struct {
 	Date    time.Time `json:"date"`
+	Commit  string    `json:"commit"`  // vcs revision, "+dirty" when the tree had changes
+	Command []string  `json:"command"` // the driver's arguments
 	GOOS    string    `json:"goos"`
 	GOARCH  string    `json:"goarch"`
 	CPUs    int       `json:"cpus"`
@@ -176,5 +202,6 @@ func reportFrom(jsonPath, htmlPath string) error {
 	if res.Machine.CPUs == 0 { // written before results.json described the machine
 		res.Machine = Machine{CPU: "unknown", CPUs: res.CPUs, OS: res.GOOS + "/" + res.GOARCH, Go: res.Go, GPUs: "unknown"}
 	}
-	return WriteReport(htmlPath, Report{Date: res.Date, Machine: res.Machine, Rows: res.Rows, Skipped: res.Skipped})
+	return WriteReport(htmlPath, Report{Date: res.Date, Commit: res.Commit, Command: res.Command, Machine: res.Machine,
+		Rows: res.Rows, Skipped: res.Skipped})
 }

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The driver runs end to end on small sizes and writes a table and a JSON file whose jdf2go
@@ -14,8 +17,11 @@ import (
 func TestDriverQuick(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "results.json")
 	html := filepath.Join(t.TempDir(), "report.html")
+	recs := filepath.Join(t.TempDir(), "results") // -record makes the folder
 	var stdout, stderr strings.Builder
-	if code := run([]string{"-quick", "-runs", "1", "-workers", "2", "-suite", "^rt$", "-json", out, "-html", html}, &stdout, &stderr); code != 0 {
+	args := []string{"-quick", "-runs", "1", "-workers", "2", "-suite", "^rt$", "-json", out, "-html", html,
+		"-record", recs, "-machine", "Test box"}
+	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	for _, w := range []string{"independent", "chain", "2chains", "grid", "fanout", "goroutines", "pool"} {
@@ -28,10 +34,24 @@ func TestDriverQuick(t *testing.T) {
 		t.Fatal(err)
 	}
 	var doc struct {
-		Rows []Row `json:"rows"`
+		Date    time.Time `json:"date"`
+		Commit  string    `json:"commit"`
+		Command []string  `json:"command"`
+		Machine Machine   `json:"machine"`
+		Rows    []Row     `json:"rows"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
+	}
+	// The stamp: when, from which commit, with which command, on which machine.
+	if doc.Date.IsZero() || doc.Commit == "" || doc.Machine.Name != "Test box" || doc.Machine.CPU == "" ||
+		!slices.Equal(doc.Command, append([]string{"bench"}, args...)) {
+		t.Errorf("stamp: date %v, commit %q, machine %+v, command %q", doc.Date, doc.Commit, doc.Machine, doc.Command)
+	}
+	// -record wrote the same results under <date>-<machine>-<suite>.json.
+	want := filepath.Join(recs, doc.Date.Format("2006-01-02")+"-test-box-rt.json")
+	if rec, err := os.ReadFile(want); err != nil || !bytes.Equal(rec, b) {
+		t.Errorf("record %s: %v (same as -json: %v)", want, err, bytes.Equal(rec, b))
 	}
 	var jdf int
 	for _, r := range doc.Rows {
@@ -98,5 +118,30 @@ func TestGenSuite(t *testing.T) {
 	}
 	if len(rows) != 1 || rows[0].Median <= 0 || rows[0].Per < 1e6 || !strings.Contains(rows[0].Note, "peak RSS") {
 		t.Errorf("rows %+v", rows)
+	}
+}
+
+// recordPath never overwrites an earlier record, and names every suite "all".
+func TestRecordPath(t *testing.T) {
+	dir := t.TempDir()
+	day := time.Date(2026, 3, 4, 23, 0, 0, 0, time.UTC)
+	p, err := recordPath(dir, day, "H200 host", "^potrf$|^rt$")
+	if err != nil || filepath.Base(p) != "2026-03-04-h200-host-potrf-rt.json" {
+		t.Fatalf("recordPath = %q, %v", p, err)
+	}
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p2, err := recordPath(dir, day, "H200 host", "^potrf$|^rt$"); err != nil || filepath.Base(p2) != "2026-03-04-h200-host-potrf-rt-2.json" {
+		t.Errorf("second recordPath = %q, %v", p2, err)
+	}
+	if p, err := recordPath(dir, day, "dev", ""); err != nil || filepath.Base(p) != "2026-03-04-dev-all.json" {
+		t.Errorf("recordPath of every suite = %q, %v", p, err)
+	}
+	if _, err := recordPath(dir, day, "--", "rt"); err != errRecordName {
+		t.Errorf("recordPath without a machine name: %v, want errRecordName", err)
+	}
+	if got := defaultMachineName(Machine{CPUs: 16, GPUs: "NVIDIA H200"}); got != "h200-16cpu" {
+		t.Errorf("defaultMachineName = %q", got)
 	}
 }

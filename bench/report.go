@@ -38,6 +38,7 @@ import (
 
 // Machine describes where the benchmarks ran.
 type Machine struct {
+	Name   string  `json:"name,omitempty"` // -machine, or the GPU and CPU count
 	CPU    string  `json:"cpu"`
 	CPUs   int     `json:"cpus"`
 	MemGiB float64 `json:"mem_gib"`
@@ -92,6 +93,8 @@ func machineInfo() Machine {
 // Report is what the HTML page shows.
 type Report struct {
 	Date    time.Time
+	Commit  string
+	Command []string
 	Machine Machine
 	Rows    []Row
 	Skipped []string
@@ -354,11 +357,12 @@ img { max-width: 100%; }
 </head>
 <body>
 <h1>jdf2go benchmarks</h1>
-<p>{{.Date.Format "2006-01-02 15:04 MST"}}. Each figure is the median of the timed runs (min and max beside it).
+<p>{{.Date.Format "2006-01-02 15:04 MST"}}{{with .Commit}}, commit {{.}}{{end}}{{with .Command}}: <code>{{range $i, $a := .}}{{if $i}} {{end}}{{$a}}{{end}}</code>{{end}}. Each figure is the median of the timed runs (min and max beside it).
 Ratios are the time of jdf2go divided by the time of the baseline, measured in the same run: below 1, jdf2go is faster.</p>
 <h2>Machine</h2>
 <dl>
-<dt>CPU</dt><dd>{{.Machine.CPU}}, {{.Machine.CPUs}} logical CPUs</dd>
+{{with .Machine.Name}}<dt>Name</dt><dd>{{.}}</dd>
+{{end}}<dt>CPU</dt><dd>{{.Machine.CPU}}, {{.Machine.CPUs}} logical CPUs</dd>
 <dt>Memory</dt><dd>{{printf "%.1f" .Machine.MemGiB}} GiB</dd>
 <dt>System</dt><dd>{{.Machine.OS}}{{with .Machine.Kernel}}, kernel {{.}}{{end}}</dd>
 <dt>Go</dt><dd>{{.Machine.Go}}</dd>

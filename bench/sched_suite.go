@@ -23,9 +23,9 @@ import (
 //	    highest-priority ready task first, at no cost). list is not a bound (greedy is not
 //	    optimal); the note gives the lower bound, max(work / 16, critical path).
 //
-// The body times are the means of potrf's tile kernels at NB 512 measured in a 16-worker trace
-// on a 16-core Xeon (bench/RESULTS-perf.md, twelfth session): POTRF 2.4 ms, TRSM 4.8, SYRK
-// 3.9, GEMM 7.7. MT=16 is N=8192 at NB 512, MT=32 N=16384.
+// The body times (schedTimes) are the means of potrf's tile kernels at NB 512 in a trace of
+// 16 workers on a 16-core Xeon (docs/performance.md, "The schedule alone"). MT=16 is N=8192 at
+// NB 512, MT=32 N=16384.
 func init() {
 	register(Suite{Name: "sched", Applicable: func() (bool, string) { return true, "" }, Run: runSched})
 }

@@ -6,8 +6,9 @@ package blas
 // tile below the diagonal) is solved by column blocks of trsmBlock: each block of X is solved
 // against its diagonal block of A, then removed from the columns to its right with one Dgemm.
 // Nearly all the flops then run in the library's Dgemm, which OpenBLAS runs much faster than
-// its Dtrsm on tile-sized operands (bench/RESULTS-perf.md has the figures). The result differs
-// from the unblocked solve only by rounding (the same products, summed in another order).
+// its Dtrsm on tile-sized operands (docs/performance.md, "CPU potrf against its peers"). The
+// result differs from the unblocked solve only by rounding (the same products, summed in
+// another order).
 
 // trsmBlock is the column block of the blocked solve; it runs only when A has at least two.
 const trsmBlock = 32

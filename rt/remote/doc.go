@@ -1,4 +1,4 @@
-// Package dist runs a JDF program on several ranks: it implements rt.Remote over rt/ce. rt
+// Package remote runs a JDF program on several ranks: it implements rt.Remote over rt/ce. rt
 // knows only the Remote interface, Taskpool.Deliver and Taskpool.AddActions; rt/ce knows
 // only bytes, tags, buffers and Callers; neither imports this package.
 //
@@ -43,7 +43,7 @@
 // (Gets it offered) is covered by the sender's own hold; the Engine's Close, which is
 // collective (goodbyes and a barrier), keeps every rank's transport up until all ranks are
 // done. So the collective step is the barrier in the Engine's Close, and no final "done"
-// message is needed.
+// message is needed. termination.go holds this protocol and its code.
 //
 // # Errors
 //

@@ -2,14 +2,11 @@ package remote
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/bits"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/ce"
@@ -112,14 +109,6 @@ type tpState struct {
 type parkedMsg struct {
 	src     ce.Rank
 	payload []byte
-}
-
-// pendingGet is a datum that a peer will pull: the registration, the copy it keeps alive
-// and the taskpool action that holds termination until the Get completes.
-type pendingGet struct {
-	st  *tpState
-	reg *ce.MemReg
-	cp  *rt.Copy
 }
 
 // slot is the per-worker state of the sending side (index: worker ID + 1; 0 is rt's
@@ -296,152 +285,6 @@ func (n *Node) Add(c *rt.Context, tp *rt.Taskpool) error {
 		n.handle(n.other, p.src, p.payload, track)
 	}
 	return nil
-}
-
-// countWriteBacks returns how many write-back messages other ranks will send here for tp:
-// one per (instance on another rank, flow) with an output to a collection element stored
-// here. An instance without affinity runs on every rank, so every other rank sends it.
-func (n *Node) countWriteBacks(tp *rt.Taskpool) int64 {
-	var total int64
-	v := &wbCounter{rank: n.rank}
-	for _, tc := range tp.Classes() {
-		if tc.Successors == nil || tc.Space == nil {
-			continue
-		}
-		var l rt.Locals
-		tc.Space(tp, &l, func(l *rt.Locals) bool {
-			from := -1
-			if tc.Affinity != nil {
-				if coll, ix := tc.Affinity(tp, l); coll != nil {
-					if from = coll.RankOf(ix); from == n.rank {
-						return true
-					}
-				}
-			}
-			v.mask = 0
-			tp.VisitSuccessors(tc, l, v)
-			k := int64(bits.OnesCount32(v.mask))
-			if from < 0 {
-				k *= int64(n.size - 1)
-			}
-			total += k
-			return true
-		})
-	}
-	return total
-}
-
-type wbCounter struct {
-	rank int
-	mask uint32
-}
-
-func (v *wbCounter) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {}
-func (v *wbCounter) Data(flow, dep int, c rt.Collection, ix rt.Index) {
-	if c.RankOf(ix) == v.rank {
-		v.mask |= 1 << uint(flow)
-	}
-}
-
-// watch waits for tp to end; a failure that started here is reported to every other rank,
-// and the data that peers did not fetch is let go.
-func (n *Node) watch(st *tpState) {
-	defer n.watchers.Done()
-	<-st.tp.Done()
-	if err := st.tp.Err(); err != nil && !st.remote.Load() {
-		n.broadcastFailure(st, err)
-	}
-	n.dropPending(st)
-	n.mu.Lock()
-	delete(n.byTP, st.tp)
-	n.mu.Unlock()
-}
-
-func (n *Node) broadcastFailure(st *tpState, err error) {
-	n.reported.Store(true)
-	text := err.Error()
-	if len(text) > 3000 {
-		text = text[:3000] + "…"
-	}
-	b := []byte{kindFail, 0, 0, 0, 0, 0, 0, 0, 0}
-	binary.LittleEndian.PutUint32(b[1:], st.id)
-	binary.LittleEndian.PutUint32(b[5:], uint32(n.rank))
-	b = append(b, text...)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	// Wait (briefly) until the reports are out, so that a launcher that then ends this rank
-	// does not drop them.
-	var sent sync.WaitGroup
-	defer func() {
-		done := make(chan struct{})
-		go func() { sent.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-ctx.Done():
-		}
-	}()
-	for r := 0; r < n.size; r++ {
-		if r == n.rank {
-			continue
-		}
-		m, err := n.other.NewMsg(ctx, len(b))
-		if err != nil {
-			n.report(fmt.Errorf("remote: reporting the failure of taskpool %s to rank %d: %w", st.tp.Name(), r, err))
-			continue
-		}
-		copy(m.Bytes(), b)
-		sent.Add(1)
-		if err := n.other.SendAM(ce.Rank(r), ce.TagTermination, m, func(*ce.Caller, error) { sent.Done() }); err != nil {
-			sent.Done()
-			if !errors.Is(err, ce.ErrPeerLost) {
-				n.report(fmt.Errorf("remote: reporting the failure of taskpool %s to rank %d: %w", st.tp.Name(), r, err))
-			}
-		}
-	}
-}
-
-// PeerLost fails every running taskpool with ce.ErrPeerLost naming rank r, and every
-// taskpool added later. Launchers wire it to the Engine with ce.OnPeerLost.
-func (n *Node) PeerLost(r ce.Rank) {
-	// Every rank hears of the loss from its own Engine, so nobody needs to be told.
-	n.failAll(fmt.Errorf("remote: rank %d: %w", r, ce.ErrPeerLost), true)
-}
-
-// EngineFailed fails every running taskpool with err, the Engine's failure (a handler or a
-// done callback panicked, ce.ErrHandlerPanic), and every taskpool added later: an arrival
-// may have been lost with the panic, so a task here could wait for it forever. The peers
-// are told as for a task failure. Launchers wire it to the Engine with ce.OnFailure.
-func (n *Node) EngineFailed(err error) {
-	n.failAll(fmt.Errorf("remote: rank %d: communication engine failed: %w", n.rank, err), false)
-}
-
-// failAll fails every running taskpool, and every taskpool added later, with err; known
-// says whether every rank learns of the cause by itself (no failure report is sent then).
-func (n *Node) failAll(err error, known bool) {
-	n.mu.Lock()
-	if n.lost == nil {
-		n.lost = err
-	}
-	sts := make([]*tpState, 0, len(n.tps))
-	for _, st := range n.tps {
-		sts = append(sts, st)
-	}
-	n.mu.Unlock()
-	for _, st := range sts {
-		if known {
-			st.remote.Store(true)
-		}
-		st.tp.Cancel(err)
-	}
-}
-
-// fail fails st's taskpool with err (a failure found on this rank, so peers hear of it).
-func (n *Node) fail(st *tpState, err error) {
-	if st == nil {
-		n.report(err)
-		return
-	}
-	st.tp.Cancel(err)
 }
 
 // report keeps an error for Errors and logs it.

@@ -319,35 +319,3 @@ func (n *Node) onGetDone(c *ce.Caller, src ce.Rank, p []byte) {
 		pg.end()
 	}
 }
-
-// onTermination handles TagTermination: failure reports and Gather keys.
-func (n *Node) onTermination(c *ce.Caller, src ce.Rank, p []byte) {
-	if len(p) == 0 {
-		return
-	}
-	switch p[0] {
-	case kindFail:
-		if len(p) < 9 {
-			n.report(malformed(ErrSizeMismatch, "failure report of %d bytes from rank %d", len(p), src))
-			return
-		}
-		id := binary.LittleEndian.Uint32(p[1:])
-		err := &RemoteError{Rank: int(binary.LittleEndian.Uint32(p[5:])), Cause: string(p[9:])}
-		n.mu.Lock()
-		st := n.tps[id]
-		if st == nil && id >= n.nextID {
-			if n.earlyFail[id] == nil {
-				n.earlyFail[id] = err
-			}
-		}
-		n.mu.Unlock()
-		if st != nil {
-			st.remote.Store(true)
-			st.tp.Cancel(err)
-		}
-	case kindGather:
-		n.onGather(src, p)
-	default:
-		n.report(malformed(ErrUnknownFlow, "message kind %d on the termination tag from rank %d", p[0], src))
-	}
-}

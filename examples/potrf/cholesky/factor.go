@@ -90,7 +90,7 @@ func Factor(ctx context.Context, c *rt.Context, a *rt.TiledMatrix, impl *blas.Im
 // MaxInverseTile is the largest tile order for which Factor has the TRSMs on devices
 // multiply by inverses. The inverse of a diagonal tile lies on the critical path, and on
 // larger tiles it costs more there than the solves it replaces save
-// (bench/internal/cudabench/RESULTS.md).
+// (docs/performance.md, "GPU on H200").
 const MaxInverseTile = 1024
 
 // UsesInverses reports whether FactorOn has the TRSMs multiply by inverses for tiles of mb

@@ -11,8 +11,8 @@ import (
 // TestCUDAColdStart measures what a program pays before its device runs at
 // speed: opening the backend, creating the device (which prepares the
 // compute streams: cuBLAS and cuSOLVER handles), then the first and the
-// second call of each BLAS operation of a tiled Cholesky at JDF2GO_COLD_NB
-// (1024), each waited for. The first calls load the kernels they use (lazy
+// second call of each BLAS operation of a tiled Cholesky at NB 1024, each
+// waited for. The first calls load the kernels they use (lazy
 // module loading). Run it alone, in a fresh process, to see a program's
 // first calls:
 //
