@@ -38,6 +38,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 	"github.com/jdf2go/jdf2go/rt/rttest"
 )
@@ -346,10 +347,13 @@ func soakPotrf(c *rt.Context, dev *sim.Device, rng *rand.Rand) (trial, outcome, 
 // device stays lost).
 func soakPotrfSim(workers int, quiet *slog.Logger, rng *rand.Rand) (trial, outcome, error) {
 	dev := sim.New()
-	rdev, err := gpu.NewRTDevice(dev, gpu.WithIndex(0), gpu.WithLogger(quiet))
+	// Each trial's device is its own: a lost device stays lost.
+	driver.Register("soak-sim", driver.Instances(dev))
+	rdevs, err := gpu.Open("soak-sim", gpu.WithLogger(quiet))
 	if err != nil {
 		return trial{}, 0, err
 	}
+	rdev := rdevs[0]
 	c, err := rt.New(rt.Workers(workers), rt.WithDevices(rdev), rt.WithLogger(quiet))
 	if err != nil {
 		return trial{}, 0, err

@@ -200,7 +200,7 @@ func batchGemmGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, t
 			m := member(t)
 			xs, ys, zs = append(xs, m.X), append(ys, m.Y), append(zs, m.Z)
 		}
-		if err := stream.DgemmBatched(gpu.NoTrans, gpu.NoTrans, NB, NB, NB, 1, xs, NB, ys, NB, 1, zs, NB); err != nil {
+		if err := stream.DgemmBatched(blas.NoTrans, blas.NoTrans, NB, NB, NB, 1, xs, NB, ys, NB, 1, zs, NB); err != nil {
 			return task.Fail(err)
 		}
 	}

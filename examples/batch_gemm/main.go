@@ -76,11 +76,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	spec, err := gpu.ProgramSpec(*gpus)
-	if err != nil {
-		return err
-	}
-	devs, err := gpu.OpenRT(spec)
+	devs, err := gpu.Open(*gpus)
 	if err != nil {
 		return err
 	}

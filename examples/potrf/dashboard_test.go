@@ -104,7 +104,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 1})
+	devs, err := gpu.Open("sim:1")
 	if err != nil {
 		t.Fatal(err)
 	}

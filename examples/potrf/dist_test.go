@@ -14,9 +14,9 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/ce"
-	"github.com/jdf2go/jdf2go/rt/remote"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 // distFactor factors the n×n problem on cfg's ranks with grid g and returns the factor
@@ -161,7 +161,7 @@ func TestDistPotrfGPU(t *testing.T) {
 	stats := make([]map[ce.Role]ce.CallerStats, 2)
 	err := remote.Run(ctx, remote.Config{Ranks: 2, Workers: 2, World: []ce.WorldOption{ce.StrictMode()}},
 		func(ctx context.Context, j *remote.Job) error {
-			devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 1})
+			devs, err := gpu.Open("sim:1")
 			if err != nil {
 				return err
 			}

@@ -42,10 +42,10 @@ import (
 	"github.com/jdf2go/jdf2go/examples/potrf/cholesky"
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
-	"github.com/jdf2go/jdf2go/rt/remote"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
 	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 func main() {
@@ -122,11 +122,7 @@ func (o *opts) rank(bg context.Context, j *remote.Job) (err error) {
 	if err != nil {
 		return err
 	}
-	spec, err := gpu.ProgramSpec(o.gpus)
-	if err != nil {
-		return err
-	}
-	devs, err := gpu.OpenRT(spec)
+	devs, err := gpu.Open(o.gpus)
 	if err != nil {
 		return err
 	}

@@ -141,7 +141,7 @@ func TestSim2MatchesCPU(t *testing.T) {
 		return l
 	}
 	cpu := factor(nil)
-	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 2})
+	devs, err := gpu.Open("sim:2")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,6 +71,10 @@ type kernels interface {
 	dgemm(tA, tB Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int, beta float64, c []float64, ldc int)
 	dtrsm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int)
 	dsyrk(uplo Uplo, t Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int)
+	dtrmm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int)
+	// dtrtri inverts a triangle of order n > 0 in place; it does not check
+	// the diagonal.
+	dtrtri(uplo Uplo, diag Diag, n int, a []float64, lda int)
 	// dpotrf returns 0 on success or the order of the first leading minor
 	// that is not positive definite (LAPACK's info).
 	dpotrf(uplo Uplo, n int, a []float64, lda int) int
@@ -145,6 +149,38 @@ func (i *Impl) Dtrsm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, al
 		return nil
 	}
 	i.k.dtrsm(side, uplo, tA, diag, m, n, alpha, a, lda, b, ldb)
+	return nil
+}
+
+// Dtrmm multiplies in place by a triangular matrix: B = alpha·op(A)·B
+// (side Left) or B = alpha·B·op(A) (side Right), B m×n, A triangular
+// (uplo), m×m for Left and n×n for Right.
+func (i *Impl) Dtrmm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) error {
+	if err := checkTriangular("Dtrmm", side, uplo, tA, diag, m, n, a, lda, b, ldb); err != nil {
+		return err
+	}
+	if m == 0 || n == 0 {
+		return nil
+	}
+	if alpha == 0 {
+		scale(All, m, n, 0, b, ldb)
+		return nil
+	}
+	i.k.dtrmm(side, uplo, tA, diag, m, n, alpha, a, lda, b, ldb)
+	return nil
+}
+
+// Dtrtri inverts the uplo triangle of the n×n matrix A in place (LAPACK's
+// dtrtri); the other triangle is not touched. Like Dtrsm it does not check
+// the diagonal: a zero there leaves infinities, not an error.
+func (i *Impl) Dtrtri(uplo Uplo, diag Diag, n int, a []float64, lda int) error {
+	if err := checkTrtri(uplo, diag, n, a, lda); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	i.k.dtrtri(uplo, diag, n, a, lda)
 	return nil
 }
 

@@ -92,7 +92,11 @@ func checkGemm(tA, tB Transpose, m, n, k int, a []float64, lda int, b []float64,
 }
 
 func checkTrsm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, a []float64, lda int, b []float64, ldb int) error {
-	const r = "Dtrsm"
+	return checkTriangular("Dtrsm", side, uplo, tA, diag, m, n, a, lda, b, ldb)
+}
+
+// checkTriangular checks the arguments of Dtrsm and Dtrmm, which are the same.
+func checkTriangular(r string, side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, a []float64, lda int, b []float64, ldb int) error {
 	if side != Left && side != Right {
 		return badf(r, "side=%q, want 'L' or 'R'", rune(side))
 	}
@@ -116,6 +120,20 @@ func checkTrsm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, a []floa
 		return err
 	}
 	return checkMatrix(r, "b", m, n, b, ldb)
+}
+
+func checkTrtri(uplo Uplo, diag Diag, n int, a []float64, lda int) error {
+	const r = "Dtrtri"
+	if err := checkUplo(r, uplo, false); err != nil {
+		return err
+	}
+	if diag != NonUnit && diag != Unit {
+		return badf(r, "diag=%q, want 'N' or 'U'", rune(diag))
+	}
+	if err := checkDims(r, "n", n); err != nil {
+		return err
+	}
+	return checkMatrix(r, "a", n, n, a, lda)
 }
 
 func checkSyrk(uplo Uplo, t Transpose, n, k int, a []float64, lda int, c []float64, ldc int) error {

@@ -5,6 +5,7 @@ import (
 
 	gblas "gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
+	lapack "gonum.org/v1/gonum/lapack/gonum"
 )
 
 // gonum's native BLAS is row-major. A column-major matrix with leading
@@ -14,7 +15,10 @@ import (
 // (lower ↔ upper) and so does the side (trsm), while a transpose flag keeps
 // its meaning for trsm and flips for syrk, whose operand is transposed.
 
-var gn gonum.Implementation
+var (
+	gn gonum.Implementation
+	la lapack.Implementation
+)
 
 type gonumKernels struct{}
 
@@ -97,6 +101,16 @@ func (gonumKernels) dtrsm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n in
 
 func (gonumKernels) dsyrk(uplo Uplo, t Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
 	gn.Dsyrk(flippedUplo(uplo), flippedTrans(t), n, k, alpha, a, lda, beta, c, ldc)
+}
+
+func (gonumKernels) dtrmm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	gn.Dtrmm(flippedSide(side), flippedUplo(uplo), rowMajorTrans(tA), rowMajorDiag(diag), n, m, alpha, a, lda, b, ldb)
+}
+
+// dtrtri: the inverse of the transpose is the transpose of the inverse, so
+// the row-major view inverts the other triangle.
+func (gonumKernels) dtrtri(uplo Uplo, diag Diag, n int, a []float64, lda int) {
+	la.Dtrtri(flippedUplo(uplo), rowMajorDiag(diag), n, a, lda)
 }
 
 func (g gonumKernels) dpotrf(uplo Uplo, n int, a []float64, lda int) int {

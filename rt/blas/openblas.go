@@ -14,9 +14,10 @@ import (
 const openblasLibrary = "libopenblas.so.0"
 
 type openblasKernels struct {
-	dgemm_, dtrsm_, dsyrk_, dpotrf_ uintptr
-	setNumThreads, getNumThreads    uintptr
-	cfg                             string
+	dgemm_, dtrsm_, dtrmm_, dsyrk_ uintptr
+	dpotrf_, dtrtri_               uintptr
+	setNumThreads, getNumThreads   uintptr
+	cfg                            string
 }
 
 var loadOpenBLAS = sync.OnceValues(func() (*Impl, error) {
@@ -31,6 +32,8 @@ var loadOpenBLAS = sync.OnceValues(func() (*Impl, error) {
 	}{
 		{"dgemm_", &k.dgemm_},
 		{"dtrsm_", &k.dtrsm_},
+		{"dtrmm_", &k.dtrmm_},
+		{"dtrtri_", &k.dtrtri_},
 		{"dsyrk_", &k.dsyrk_},
 		{"dpotrf_", &k.dpotrf_},
 		{"openblas_set_num_threads", &k.setNumThreads},
@@ -127,6 +130,15 @@ func (o *openblasKernels) dgemm(tA, tB Transpose, m, n, k int, alpha float64, a 
 }
 
 func (o *openblasKernels) dtrsm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	o.triangular(o.dtrsm_, side, uplo, tA, diag, m, n, alpha, a, lda, b, ldb)
+}
+
+func (o *openblasKernels) dtrmm(side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+	o.triangular(o.dtrmm_, side, uplo, tA, diag, m, n, alpha, a, lda, b, ldb)
+}
+
+// triangular calls dtrsm_ or dtrmm_, which take the same arguments.
+func (o *openblasKernels) triangular(fn uintptr, side Side, uplo Uplo, tA Transpose, diag Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
 	f := fortranPool.Get().(*fortranCall)
 	f.side, f.uplo, f.tA, f.diag = byte(side), byte(uplo), byte(tA), byte(diag)
 	f.m, f.n = int32(m), int32(n)
@@ -141,7 +153,7 @@ func (o *openblasKernels) dtrsm(side Side, uplo Uplo, tA Transpose, diag Diag, m
 		f.matrix(&f.b, b), uintptr(unsafe.Pointer(&f.ldb)),
 		hidden, hidden, hidden, hidden,
 	}
-	f.run(o.dtrsm_, 15)
+	f.run(fn, 15)
 }
 
 func (o *openblasKernels) dsyrk(uplo Uplo, t Transpose, n, k int, alpha float64, a []float64, lda int, beta float64, c []float64, ldc int) {
@@ -180,6 +192,21 @@ func (o *openblasKernels) dpotrf(uplo Uplo, n int, a []float64, lda int) int {
 	f.a = nil
 	fortranPool.Put(f)
 	return info
+}
+
+func (o *openblasKernels) dtrtri(uplo Uplo, diag Diag, n int, a []float64, lda int) {
+	f := fortranPool.Get().(*fortranCall)
+	f.uplo, f.diag = byte(uplo), byte(diag)
+	f.n, f.lda, f.info = int32(n), int32(lda), 0
+	f.argv = [15]uintptr{
+		uintptr(unsafe.Pointer(&f.uplo)), uintptr(unsafe.Pointer(&f.diag)),
+		uintptr(unsafe.Pointer(&f.n)),
+		f.matrix(&f.a, a), uintptr(unsafe.Pointer(&f.lda)),
+		uintptr(unsafe.Pointer(&f.info)),
+		hidden, hidden,
+	}
+	// info > 0 reports a zero on the diagonal, which Dtrtri does not check.
+	f.run(o.dtrtri_, 8)
 }
 
 func (o *openblasKernels) threads() int {

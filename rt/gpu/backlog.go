@@ -92,10 +92,10 @@ func (b *backlog) atOrAbove(p int32) int64 {
 // LoadAbove estimates, in ns, the work accepted by the device that a task of priority p
 // would wait for: the outstanding kernel wrappers of priority p or above times the device
 // time per task (Cost).
-func (d *Device) LoadAbove(p int32) int64 {
+func (d *Device) loadAbove(p int32) int64 {
 	n := d.backlog.atOrAbove(p)
 	if n == 0 {
 		return 0
 	}
-	return n * d.Cost()
+	return n * d.timePerTask()
 }

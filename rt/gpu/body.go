@@ -1,6 +1,10 @@
 package gpu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/jdf2go/jdf2go/rt/blas"
+)
 
 // The device-neutral body API (docs/architecture.md decision 6): what a GPU body
 // calls on the stream it was given. Every call checks its arguments against
@@ -40,8 +44,8 @@ func matrix(op, name string, b Buffer, rows, cols, ld int, stride int64, count i
 	return nil
 }
 
-func dims(t Transpose, rows, cols int) (int, int) {
-	if t == NoTrans {
+func dims(t blas.Transpose, rows, cols int) (int, int) {
+	if t == blas.NoTrans {
 		return rows, cols
 	}
 	return cols, rows
@@ -49,7 +53,7 @@ func dims(t Transpose, rows, cols int) (int, int) {
 
 // Dgemm enqueues C = alpha*op(A)*op(B) + beta*C with op(A) m x k, op(B)
 // k x n and C m x n.
-func (s *Stream) Dgemm(ta, tb Transpose, m, n, k int, alpha float64, a Buffer, lda int, b Buffer, ldb int, beta float64, c Buffer, ldc int) error {
+func (s *Stream) Dgemm(ta, tb blas.Transpose, m, n, k int, alpha float64, a Buffer, lda int, b Buffer, ldb int, beta float64, c Buffer, ldc int) error {
 	ar, ac := dims(ta, m, k)
 	br, bc := dims(tb, k, n)
 	if err := firstErr(
@@ -62,8 +66,8 @@ func (s *Stream) Dgemm(ta, tb Transpose, m, n, k int, alpha float64, a Buffer, l
 }
 
 // Dtrsm enqueues the solve op(A)*X = alpha*B (side Left) or X*op(A) =
-// alpha*B (side Right) with A triangular; X overwrites B (m x n).
-func (s *Stream) Dtrsm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, alpha float64, a Buffer, lda int, b Buffer, ldb int) error {
+// alpha*B (side blas.Right) with A triangular; X overwrites B (m x n).
+func (s *Stream) Dtrsm(side blas.Side, uplo blas.Uplo, ta blas.Transpose, diag blas.Diag, m, n int, alpha float64, a Buffer, lda int, b Buffer, ldb int) error {
 	if err := triangular("Dtrsm", side, m, n, a, lda, b, ldb); err != nil {
 		return err
 	}
@@ -72,9 +76,9 @@ func (s *Stream) Dtrsm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, 
 
 // triangular checks the operands of Dtrsm and Dtrmm: A is the triangle of
 // the side of the m x n matrix B.
-func triangular(op string, side Side, m, n int, a Buffer, lda int, b Buffer, ldb int) error {
+func triangular(op string, side blas.Side, m, n int, a Buffer, lda int, b Buffer, ldb int) error {
 	na := m
-	if side == Right {
+	if side == blas.Right {
 		na = n
 	}
 	return firstErr(
@@ -83,10 +87,10 @@ func triangular(op string, side Side, m, n int, a Buffer, lda int, b Buffer, ldb
 }
 
 // Dtrmm enqueues the product B = alpha*op(A)*B (side Left) or B =
-// alpha*B*op(A) (side Right) with A triangular, in place on B (m x n).
+// alpha*B*op(A) (side blas.Right) with A triangular, in place on B (m x n).
 // With the inverse of a triangle from Dtrtri it stands in for Dtrsm: on
 // CUDA a triangular solve issues many small kernels, a product few.
-func (s *Stream) Dtrmm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, alpha float64, a Buffer, lda int, b Buffer, ldb int) error {
+func (s *Stream) Dtrmm(side blas.Side, uplo blas.Uplo, ta blas.Transpose, diag blas.Diag, m, n int, alpha float64, a Buffer, lda int, b Buffer, ldb int) error {
 	if err := triangular("Dtrmm", side, m, n, a, lda, b, ldb); err != nil {
 		return err
 	}
@@ -95,7 +99,7 @@ func (s *Stream) Dtrmm(side Side, uplo Uplo, ta Transpose, diag Diag, m, n int, 
 
 // Dsyrk enqueues C = alpha*op(A)*op(A)^T + beta*C on the uplo triangle of the
 // n x n matrix C, with op(A) n x k.
-func (s *Stream) Dsyrk(uplo Uplo, t Transpose, n, k int, alpha float64, a Buffer, lda int, beta float64, c Buffer, ldc int) error {
+func (s *Stream) Dsyrk(uplo blas.Uplo, t blas.Transpose, n, k int, alpha float64, a Buffer, lda int, beta float64, c Buffer, ldc int) error {
 	ar, ac := dims(t, n, k)
 	if err := firstErr(
 		matrix("Dsyrk", "A", a, ar, ac, lda, 0, 1),
@@ -108,7 +112,7 @@ func (s *Stream) Dsyrk(uplo Uplo, t Transpose, n, k int, alpha float64, a Buffer
 // Dpotrf enqueues the Cholesky factorization of the n x n matrix A in place
 // (A = L*L^T for Lower). A matrix that is not positive definite fails the
 // task at its next event (ErrNotPositiveDefinite).
-func (s *Stream) Dpotrf(uplo Uplo, n int, a Buffer, lda int) error {
+func (s *Stream) Dpotrf(uplo blas.Uplo, n int, a Buffer, lda int) error {
 	if err := matrix("Dpotrf", "A", a, n, n, lda, 0, 1); err != nil {
 		return err
 	}
@@ -119,7 +123,7 @@ func (s *Stream) Dpotrf(uplo Uplo, n int, a Buffer, lda int) error {
 // in place; the other triangle is left as it is. The diagonal is not
 // checked (as with Dtrsm, a zero there leaves infinities): a triangle from
 // a successful Dpotrf has a positive one.
-func (s *Stream) Dtrtri(uplo Uplo, diag Diag, n int, a Buffer, lda int) error {
+func (s *Stream) Dtrtri(uplo blas.Uplo, diag blas.Diag, n int, a Buffer, lda int) error {
 	if err := matrix("Dtrtri", "A", a, n, n, lda, 0, 1); err != nil {
 		return err
 	}
@@ -131,7 +135,7 @@ func (s *Stream) Dtrtri(uplo Uplo, diag Diag, n int, a Buffer, lda int) error {
 
 // DgemmStridedBatched enqueues count products C_i = alpha*op(A_i)*op(B_i) +
 // beta*C_i where X_i starts strideX elements after X_{i-1}.
-func (s *Stream) DgemmStridedBatched(ta, tb Transpose, m, n, k int, alpha float64, a Buffer, lda int, strideA int64, b Buffer, ldb int, strideB int64, beta float64, c Buffer, ldc int, strideC int64, count int) error {
+func (s *Stream) DgemmStridedBatched(ta, tb blas.Transpose, m, n, k int, alpha float64, a Buffer, lda int, strideA int64, b Buffer, ldb int, strideB int64, beta float64, c Buffer, ldc int, strideC int64, count int) error {
 	if count < 0 || strideA < 0 || strideB < 0 || strideC < 0 {
 		return fmt.Errorf("%w: DgemmStridedBatched: count %d, strides %d %d %d", ErrBadArgument, count, strideA, strideB, strideC)
 	}
@@ -152,7 +156,7 @@ func (s *Stream) DgemmStridedBatched(ta, tb Transpose, m, n, k int, alpha float6
 // DgemmBatched enqueues len(c) independent products C_i = alpha*op(A_i)*
 // op(B_i) + beta*C_i over separate buffers: the natural call of a batched
 // body, one matrix triple per ring member.
-func (s *Stream) DgemmBatched(ta, tb Transpose, m, n, k int, alpha float64, a []Buffer, lda int, b []Buffer, ldb int, beta float64, c []Buffer, ldc int) error {
+func (s *Stream) DgemmBatched(ta, tb blas.Transpose, m, n, k int, alpha float64, a []Buffer, lda int, b []Buffer, ldb int, beta float64, c []Buffer, ldc int) error {
 	if len(a) != len(c) || len(b) != len(c) {
 		return fmt.Errorf("%w: DgemmBatched: %d A, %d B and %d C matrices", ErrBadArgument, len(a), len(b), len(c))
 	}

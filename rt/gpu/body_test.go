@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
@@ -21,22 +22,22 @@ func TestBodyAPIChecksArguments(t *testing.T) {
 		name string
 		err  error
 	}{
-		{"gemm C too small", s.Dgemm(gpu.NoTrans, gpu.NoTrans, 4, 4, 4, 1, m, 4, m, 4, 0, small, 4)},
-		{"gemm lda", s.Dgemm(gpu.NoTrans, gpu.NoTrans, 4, 4, 4, 1, m, 3, m, 4, 0, m, 4)},
-		{"gemm bytes", s.Dgemm(gpu.NoTrans, gpu.NoTrans, 2, 2, 2, 1, bytes, 2, m, 2, 0, m, 2)},
-		{"gemm trans A", s.Dgemm(gpu.Trans, gpu.NoTrans, 4, 4, 5, 1, m, 5, m, 5, 0, m, 4)},
-		{"trsm right", s.Dtrsm(gpu.Right, gpu.Lower, gpu.NoTrans, gpu.NonUnit, 2, 5, 1, m, 5, m, 2)},
-		{"trmm right", s.Dtrmm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, 2, 5, 1, m, 5, m, 2)},
-		{"trmm B too small", s.Dtrmm(gpu.Left, gpu.Lower, gpu.NoTrans, gpu.NonUnit, 4, 4, 1, m, 4, small, 4)},
-		{"trtri", s.Dtrtri(gpu.Lower, gpu.NonUnit, 5, m, 5)},
-		{"trtri lda", s.Dtrtri(gpu.Lower, gpu.NonUnit, 3, m, 2)},
-		{"syrk", s.Dsyrk(gpu.Lower, gpu.NoTrans, 5, 1, 1, m, 5, 0, m, 5)},
-		{"potrf", s.Dpotrf(gpu.Lower, 5, m, 5)},
-		{"strided", s.DgemmStridedBatched(gpu.NoTrans, gpu.NoTrans, 2, 2, 2, 1, m, 2, 4, m, 2, 4, 0, m, 2, 4, 5)},
-		{"batched lengths", s.DgemmBatched(gpu.NoTrans, gpu.NoTrans, 2, 2, 2, 1, []gpu.Buffer{m}, 2, nil, 2, 0, []gpu.Buffer{m}, 2)},
+		{"gemm C too small", s.Dgemm(blas.NoTrans, blas.NoTrans, 4, 4, 4, 1, m, 4, m, 4, 0, small, 4)},
+		{"gemm lda", s.Dgemm(blas.NoTrans, blas.NoTrans, 4, 4, 4, 1, m, 3, m, 4, 0, m, 4)},
+		{"gemm bytes", s.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, bytes, 2, m, 2, 0, m, 2)},
+		{"gemm trans A", s.Dgemm(blas.Trans, blas.NoTrans, 4, 4, 5, 1, m, 5, m, 5, 0, m, 4)},
+		{"trsm right", s.Dtrsm(blas.Right, blas.Lower, blas.NoTrans, blas.NonUnit, 2, 5, 1, m, 5, m, 2)},
+		{"trmm right", s.Dtrmm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, 2, 5, 1, m, 5, m, 2)},
+		{"trmm B too small", s.Dtrmm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, 4, 4, 1, m, 4, small, 4)},
+		{"trtri", s.Dtrtri(blas.Lower, blas.NonUnit, 5, m, 5)},
+		{"trtri lda", s.Dtrtri(blas.Lower, blas.NonUnit, 3, m, 2)},
+		{"syrk", s.Dsyrk(blas.Lower, blas.NoTrans, 5, 1, 1, m, 5, 0, m, 5)},
+		{"potrf", s.Dpotrf(blas.Lower, 5, m, 5)},
+		{"strided", s.DgemmStridedBatched(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, m, 2, 4, m, 2, 4, 0, m, 2, 4, 5)},
+		{"batched lengths", s.DgemmBatched(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, []gpu.Buffer{m}, 2, nil, 2, 0, []gpu.Buffer{m}, 2)},
 		{"memcpy types", s.Memcpy(m, bytes)},
 		{"memcpy short", s.Memcpy(small, m)},
-		{"null", s.Dpotrf(gpu.Lower, 2, gpu.Buffer{}, 2)},
+		{"null", s.Dpotrf(blas.Lower, 2, gpu.Buffer{}, 2)},
 	} {
 		if !errors.Is(tc.err, gpu.ErrBadArgument) {
 			t.Errorf("%s: %v, want ErrBadArgument", tc.name, tc.err)
@@ -52,7 +53,7 @@ func TestBodyAPIChecksArguments(t *testing.T) {
 		t.Errorf("kernel without code: %v", err)
 	}
 	// Valid calls enqueue and nothing more.
-	if err := s.Dgemm(gpu.NoTrans, gpu.NoTrans, 4, 4, 4, 1, m, 4, m, 4, 0, m, 4); err != nil {
+	if err := s.Dgemm(blas.NoTrans, blas.NoTrans, 4, 4, 4, 1, m, 4, m, 4, 0, m, 4); err != nil {
 		t.Fatal(err)
 	}
 	if got := h.stream("exec0").Queued(); len(got) != 1 || got[0] != "dgemm" {

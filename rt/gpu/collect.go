@@ -22,7 +22,7 @@ type Match func(cand, head *Task, data any) Action
 // should return Error.
 func (s *Stream) CollectBatch(head *Task, match Match, data any) (int, error) {
 	if !head.IsSingleton() {
-		return head.Followers(), nil
+		return head.followers(), nil
 	}
 	if head.stream != s {
 		// Collecting from another stream would move wrappers off the
@@ -81,7 +81,7 @@ func (s *Stream) CollectBatch(head *Task, match Match, data any) (int, error) {
 // state. A hook calls it outside any batch callback, then enqueues work for
 // head alone and returns. It returns the number of followers requeued.
 func (s *Stream) RequeueFollowers(head *Task) int {
-	rest := head.Chop()
+	rest := head.chop()
 	if rest == nil {
 		return 0
 	}

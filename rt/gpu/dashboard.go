@@ -11,9 +11,9 @@ func (r *RTDevice) Fill(s *dashboard.Snapshot) {
 	g := dashboard.GPU{Name: r.Name(), Executed: int64(st.Executed), Batches: st.Batches, Batched: st.Batched,
 		StageIns: st.StageIns, StageOuts: int64(st.StageOuts), BytesIn: st.BytesIn, BytesOut: st.BytesOut,
 		MemUsed: st.MemUsed, MemLimit: st.MemLimit}
-	g.Streams = append(g.Streams, dashboard.Stream{Name: "pending", Queued: d.Pending()})
+	g.Streams = append(g.Streams, dashboard.Stream{Name: "pending", Queued: d.pendingLen()})
 	for _, q := range d.Streams() {
-		g.Streams = append(g.Streams, dashboard.Stream{Name: q.Name(), Queued: q.QueueLen(), InFlight: q.InFlight()})
+		g.Streams = append(g.Streams, dashboard.Stream{Name: q.Name(), Queued: q.fifo.len(), InFlight: int(q.inFlight.Load())})
 	}
 	s.GPUs = append(s.GPUs, g)
 }

@@ -16,7 +16,7 @@ import (
 // batches, its transfers and its streams.
 func TestRTDeviceDashboard(t *testing.T) {
 	const K, S, nb = 16, 4, 16
-	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 2}, gpu.WithLogger(quiet))
+	devs, err := gpu.Open("sim:2", gpu.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}

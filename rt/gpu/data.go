@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // Data is a logical datum as a device sees it: its host copy and the version
@@ -366,7 +367,7 @@ func (d *Device) stageInTransfers(t *Task, s *Stream) (int, Result, error) {
 		if src, v := d.peerSource(f.Data, host); src.dev != nil {
 			// A linked device holds it: copy device to device (peer.go).
 			t.fs[i].src = src
-			if err := s.be.(PeerStream).CopyPeer(c.ptr, src.dev.be, src.c.ptr, c.size); err != nil {
+			if err := s.be.(driver.PeerStream).CopyPeer(c.ptr, src.dev.be, src.c.ptr, c.size); err != nil {
 				return n, Error, fmt.Errorf("gpu: stage-in peer copy from %s on %s: %w", src.dev.name, s.name, err)
 			}
 			d.stats.peerCopies.Add(1)

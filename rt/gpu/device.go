@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // Device is one accelerator shared by all CPU workers of the process
@@ -21,7 +22,7 @@ type Device struct {
 	index int
 	name  string
 	info  DeviceInfo
-	be    Backend
+	be    driver.Backend
 
 	streams []*Stream // 0 stage-in, 1 stage-out, 2.. compute
 	in, out *Stream
@@ -82,10 +83,10 @@ type Device struct {
 	progress atomic.Int64
 
 	kmu     sync.RWMutex
-	kernels map[string]Kernel
+	kernels map[string]driver.Kernel
 	// invert is InvertLower's kernel once loadInvert has loaded it; until
 	// then, and on a device that cannot load it, InvertLower solves.
-	invert     atomic.Pointer[Kernel]
+	invert     atomic.Pointer[driver.Kernel]
 	invertDone chan struct{}
 }
 
@@ -119,9 +120,9 @@ type config struct {
 	counterUpdate func(delta int32)
 }
 
-// WithIndex sets the device's index among the process's devices (its name
+// withIndex sets the device's index among the process's devices (its name
 // in traces is "gpu<index>").
-func WithIndex(i int) Option { return func(c *config) { c.index = i } }
+func withIndex(i int) Option { return func(c *config) { c.index = i } }
 
 // WithComputeStreams sets the number of compute streams (default 4).
 func WithComputeStreams(n int) Option { return func(c *config) { c.compute = n } }
@@ -129,14 +130,14 @@ func WithComputeStreams(n int) Option { return func(c *config) { c.compute = n }
 // WithEvents sets the number of event slots per stream (default 4).
 func WithEvents(n int) Option { return func(c *config) { c.events = n } }
 
-// WithSkipEmptyEvents sets whether a stage-in or stage-out that queued no
+// withSkipEmptyEvents sets whether a stage-in or stage-out that queued no
 // copy completes at once instead of recording an event (default true).
 // Compute streams always record.
-func WithSkipEmptyEvents(on bool) Option { return func(c *config) { c.skipEmpty = on } }
+func withSkipEmptyEvents(on bool) Option { return func(c *config) { c.skipEmpty = on } }
 
-// WithPriorityOrder sets the FIFO ordering policy: sorted by
+// withPriorityOrder sets the FIFO ordering policy: sorted by
 // descending priority and stable (default), or plain arrival order.
-func WithPriorityOrder(on bool) Option { return func(c *config) { c.sorted = on } }
+func withPriorityOrder(on bool) Option { return func(c *config) { c.sorted = on } }
 
 // WithBatching enables or disables batch collection on the device (default:
 // on, unless JDF2GO_BATCHING is off, 0 or false).
@@ -176,24 +177,24 @@ func WithScheduler(s Scheduler) Option { return func(c *config) { c.sched = s } 
 // WithCompleter sets who completes and cleans out logical tasks.
 func WithCompleter(cp Completer) Option { return func(c *config) { c.comp = cp } }
 
-// WithProfiler sets where trace records go (none by default).
-func WithProfiler(p Profiler) Option { return func(c *config) { c.prof = p } }
+// withProfiler sets where trace records go (none by default).
+func withProfiler(p Profiler) Option { return func(c *config) { c.prof = p } }
 
 // WithLogger sets the logger for diagnostics (slog.Default by default).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }
 
-// WithBackoff replaces what the manager does when an iteration made no
+// withBackoff replaces what the manager does when an iteration made no
 // progress; idle counts consecutive idle iterations with no event in flight
 // (it stays 0 while the manager polls events, and a ThreadBound device's
 // manager then calls fn only every 64th poll). The default yields with
 // runtime.Gosched, then sleeps up to 50µs. Tests use it to run the manager in
 // lockstep with a manual simulated device.
-func WithBackoff(fn func(idle int)) Option { return func(c *config) { c.backoff = fn } }
+func withBackoff(fn func(idle int)) Option { return func(c *config) { c.backoff = fn } }
 
-// WithCounterObserver calls fn after each release step with the (negative)
+// withCounterObserver calls fn after each release step with the (negative)
 // amount subtracted from the outstanding counter, from the manager's
 // goroutine. It is a diagnostic hook for tests.
-func WithCounterObserver(fn func(delta int32)) Option {
+func withCounterObserver(fn func(delta int32)) Option {
 	return func(c *config) { c.counterUpdate = fn }
 }
 
@@ -204,9 +205,9 @@ func WithCounterObserver(fn func(delta int32)) Option {
 // drain spreads the host cost of one batched BLAS call over more tasks.
 const DefaultPendingDrain = 256
 
-// DefaultBackoff is the manager's idle policy: yield the processor for the
+// defaultBackoff is the manager's idle policy: yield the processor for the
 // first idle iterations, then sleep a little longer each time, up to 50µs.
-func DefaultBackoff(idle int) {
+func defaultBackoff(idle int) {
 	if idle < 64 {
 		runtime.Gosched()
 		return
@@ -214,9 +215,9 @@ func DefaultBackoff(idle int) {
 	time.Sleep(time.Duration(min(idle-63, 50)) * time.Microsecond)
 }
 
-// NewDevice wraps a backend into a device with its streams. The device owns
+// newDevice wraps a backend into a device with its streams. The device owns
 // the backend: Close closes it.
-func NewDevice(be Backend, opts ...Option) (*Device, error) {
+func newDevice(be driver.Backend, opts ...Option) (*Device, error) {
 	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: rt.BatchingFromEnv(), drain: DefaultPendingDrain,
 		queue:   DefaultQueueLimit,
 		retries: DefaultRetryLimit}
@@ -253,7 +254,7 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 		d.cancel = c
 	}
 	if d.backoff == nil {
-		d.backoff = DefaultBackoff
+		d.backoff = defaultBackoff
 	}
 	d.dir.copies = make(map[Data]*devCopy)
 	d.mem.limit = cfg.memLimit
@@ -305,7 +306,7 @@ func NewDevice(be Backend, opts ...Option) (*Device, error) {
 }
 
 // Ready waits until the device has loaded the runtime's own kernels, which
-// NewDevice starts loading in the background, or until ctx ends. Until then
+// the device starts loading when it opens, or until ctx ends. Until then
 // the operations that use them (InvertLower) take a slower path, so a
 // benchmark calls Ready before it starts the clock.
 func (d *Device) Ready(ctx context.Context) error {
@@ -340,14 +341,14 @@ func (d *Device) closeStreams() {
 
 // prepare lets a backend stream set up what its role needs now
 // (ComputePreparer, TransferPreparer), when the device opens.
-func prepare(bs BackendStream, role Role) error {
+func prepare(bs driver.Stream, role Role) error {
 	if role == RoleCompute {
-		if p, ok := bs.(ComputePreparer); ok {
+		if p, ok := bs.(driver.ComputePreparer); ok {
 			return p.PrepareCompute()
 		}
 		return nil
 	}
-	if p, ok := bs.(TransferPreparer); ok {
+	if p, ok := bs.(driver.TransferPreparer); ok {
 		return p.PrepareTransfers()
 	}
 	return nil
@@ -451,7 +452,7 @@ func (d *Device) drain(s *Stream) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("gpu: stream %s/%s does not drain", d.name, s.name)
 		}
-		DefaultBackoff(idle)
+		defaultBackoff(idle)
 	}
 }
 
@@ -534,7 +535,7 @@ func (d *Device) releaseTask(t *Task, final State) {
 }
 
 // Discard returns a wrapper that was never submitted (state NEW).
-func (d *Device) Discard(t *Task) error {
+func (d *Device) discard(t *Task) error {
 	if t.dev != d || t.state != StateNew {
 		return fmt.Errorf("%w: Discard of a submitted wrapper %v", ErrMisuse, t)
 	}
@@ -569,9 +570,6 @@ func (d *Device) Streams() []*Stream { return d.streams }
 // StageIn returns the stage-in stream.
 func (d *Device) StageIn() *Stream { return d.in }
 
-// StageOut returns the stage-out stream.
-func (d *Device) StageOut() *Stream { return d.out }
-
 // Compute returns compute stream k.
 func (d *Device) Compute(k int) *Stream { return d.compute[k] }
 
@@ -582,11 +580,8 @@ func (d *Device) NumCompute() int { return len(d.compute) }
 // not released, or -1 while another device holds the idle lock.
 func (d *Device) Outstanding() int32 { return d.outstanding.Load() }
 
-// Epoch returns data_avail_epoch.
-func (d *Device) Epoch() uint64 { return d.epoch.Load() }
-
 // Pending returns the number of wrappers in device.pending.
-func (d *Device) Pending() int { return d.pending.len() }
+func (d *Device) pendingLen() int { return d.pending.len() }
 
 // observeCost folds the device time of a completed ring, per member, into
 // the moving average of the device time per task. The time of a ring is the
@@ -616,7 +611,7 @@ func (d *Device) Load() int64 {
 	if n == 0 {
 		return 0
 	}
-	return n * d.Cost()
+	return n * d.timePerTask()
 }
 
 // Cost returns the device's estimated time per task in ns: its running mean
@@ -624,7 +619,7 @@ func (d *Device) Load() int64 {
 // device has been busy longer than that without completing anything, the
 // time since its last completion. So a slow device looks slow before its
 // first completion, not only after.
-func (d *Device) Cost() int64 {
+func (d *Device) timePerTask() int64 {
 	c := d.cost.Load()
 	if d.outstanding.Load() > 0 {
 		c = max(c, int64(time.Since(d.created))-d.progress.Load())
@@ -704,22 +699,9 @@ func (d *Device) Stats() Stats {
 	}
 }
 
-// TryLockIdle takes the transient -1 lock of the outstanding counter when it
-// is 0, for a one-off bookkeeping action by another device on a device
-// that has no manager. While it is held no submitter enters; UnlockIdle
-// releases it.
-func (d *Device) TryLockIdle() bool { return d.outstanding.CompareAndSwap(0, -1) }
-
-// UnlockIdle releases the lock taken by TryLockIdle.
-func (d *Device) UnlockIdle() {
-	if !d.outstanding.CompareAndSwap(-1, 0) {
-		panic("gpu: UnlockIdle without the idle lock")
-	}
-}
-
 // kernel resolves a named kernel once per device; lookups after the first
 // are a map read under a read lock.
-func (d *Device) kernel(name string) (Kernel, error) {
+func (d *Device) kernel(name string) (driver.Kernel, error) {
 	d.kmu.RLock()
 	k, ok := d.kernels[name]
 	d.kmu.RUnlock()
@@ -732,7 +714,7 @@ func (d *Device) kernel(name string) (Kernel, error) {
 	}
 	d.kmu.Lock()
 	if d.kernels == nil {
-		d.kernels = make(map[string]Kernel)
+		d.kernels = make(map[string]driver.Kernel)
 	}
 	d.kernels[name] = k
 	d.kmu.Unlock()

@@ -1,23 +1,24 @@
 // Package gpu is jdf2go's device-agnostic GPU manager: it runs the GPU
 // bodies of a JDF program on accelerators shared by all CPU workers, with
 // PaRSEC's submit and batching protocol (docs/gpu.md, which this package
-// implements and tests scenario by scenario). Backends plug in through a
-// small interface: rt/gpu/sim (CPU simulation, for CI) and rt/gpu/cuda
+// implements and tests scenario by scenario). Backends implement the
+// interfaces of rt/gpu/driver, as database drivers implement
+// database/sql/driver: rt/gpu/sim (CPU simulation, for CI) and rt/gpu/cuda
 // (CUDA through purego).
 //
 // # Devices
 //
-// A Device wraps a Backend (NewDevice) and owns its streams: stage-in,
-// stage-out and compute streams (4 by default), each with a priority FIFO
-// and 4 event slots. Programs choose devices with JDF2GO_GPUS
-// (none | sim:N | cuda | auto, ParseSpec); backends register themselves from
-// their init functions (RegisterBackend), so a program links one with a
-// blank import:
+// A Device wraps a backend device (driver.Backend) and owns its streams:
+// stage-in, stage-out and compute streams (4 by default), each with a
+// priority FIFO and 4 event slots. Open is the one way to open devices: its
+// specification (none | sim:N | cuda[:N] | auto; empty means $JDF2GO_GPUS,
+// then auto) names backend families, which register themselves from their
+// init functions (driver.Register), so a program links one with a blank
+// import:
 //
 //	import _ "github.com/jdf2go/jdf2go/rt/gpu/sim"
 //
-//	spec, err := gpu.SpecFromEnv()
-//	devs, err := gpu.OpenRT(spec)
+//	devs, err := gpu.Open(*gpusFlag)
 //	ctx, err := rt.New(rt.WithDevices(gpu.RTDevices(devs)...))
 //	... run taskpools ...
 //	ctx.Close()
@@ -45,8 +46,9 @@
 //
 // It enqueues device work for every member of the ring headed by task
 // (for t := range task.Ring()) on stream, through the device-neutral body
-// API: Stream.Memcpy, the BLAS subset (Dgemm, Dtrsm, Dsyrk, Dpotrf,
-// DgemmStridedBatched, DgemmBatched; column-major, as cuBLAS) and named
+// API: Stream.Memcpy, the BLAS subset (Dgemm, Dtrsm, Dtrmm, Dsyrk, Dpotrf,
+// Dtrtri, DgemmStridedBatched, DgemmBatched; column-major, as cuBLAS, with
+// rt/blas's flags: blas.Lower, blas.Trans, ...) and named
 // kernels (RegisterKernel, Stream.Launch), on flows seen as Buffers
 // (Task.Buffer). It returns Done, Again (committed progress: the same ring
 // comes back after its event), Next (try later), Async (the logical tasks
@@ -66,7 +68,7 @@
 // written flows back at stage-out (or keeps them for a consumer on the same
 // device), accounts device memory and evicts clean copies in LRU order,
 // writing dirty ones back first when memory is short. Devices opened
-// together are linked (Link): a stale copy is then copied from a linked
+// together are linked: a stale copy is then copied from a linked
 // device's current copy when there is one (a peer copy), and the release of
 // that copy's reader goes through the source device's counter (directly under
 // its idle lock, or as a counted D2D_COMPLETE command to its manager,
@@ -82,8 +84,7 @@
 // # Testing
 //
 // The simulated device runs in manual mode (a test advances each stream
-// operation by operation and, with WithBackoff, runs the manager in
-// lockstep) for the deterministic scenarios of docs/gpu.md, "Tests", and in
+// operation by operation and runs the manager in lockstep) for the deterministic scenarios of docs/gpu.md, "Tests", and in
 // free-running mode (a goroutine per stream) for stress tests and
 // benchmarks (bench/internal/gpubench).
 package gpu

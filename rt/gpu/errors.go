@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them; test
@@ -21,20 +22,20 @@ var (
 	// callback on the same stream (rt's, shared with CPU rings).
 	ErrReentrantCollect = rt.ErrReentrantCollect
 	// ErrOutOfMemory: a device allocation did not fit.
-	ErrOutOfMemory = errors.New("gpu: out of device memory")
+	ErrOutOfMemory = driver.ErrOutOfMemory
 	// ErrBadArgument: a body API call has arguments that do not fit its
 	// buffers (sizes, leading dimensions, element types).
-	ErrBadArgument = errors.New("gpu: bad argument")
+	ErrBadArgument = driver.ErrBadArgument
 	// ErrNotPositiveDefinite: Dpotrf met a matrix that is not positive
-	// definite.
-	ErrNotPositiveDefinite = errors.New("gpu: matrix is not positive definite")
+	// definite (rt/blas's, which the CPU factorization returns too).
+	ErrNotPositiveDefinite = driver.ErrNotPositiveDefinite
 	// ErrUnknownKernel: no kernel of that name is registered.
-	ErrUnknownKernel = errors.New("gpu: unknown kernel")
+	ErrUnknownKernel = driver.ErrUnknownKernel
 	// ErrDuplicateKernel: a kernel of that name is already registered.
-	ErrDuplicateKernel = errors.New("gpu: kernel registered twice")
+	ErrDuplicateKernel = driver.ErrDuplicateKernel
 	// ErrClosed: the device is closed, or its manager was abandoned through
 	// context cancellation.
-	ErrClosed = errors.New("gpu: device closed")
+	ErrClosed = driver.ErrClosed
 	// ErrLeak: Close found wrappers that were never released, or a non-zero
 	// outstanding counter.
 	ErrLeak = errors.New("gpu: leaked wrappers")

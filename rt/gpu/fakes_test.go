@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // ec is a fake logical task: it counts what happens to it.
@@ -50,7 +51,7 @@ func newHostData(vals ...float64) *hostData {
 	return h
 }
 
-func (h *hostData) HostBytes() []byte       { return gpu.Float64sAsBytes(h.buf) }
+func (h *hostData) HostBytes() []byte       { return driver.Float64sAsBytes(h.buf) }
 func (h *hostData) HostVersion() uint64     { return h.ver.Load() }
 func (h *hostData) SetHostVersion(v uint64) { h.ver.Store(v) }
 
@@ -179,4 +180,34 @@ func (w *worker) next() *cpuTask {
 func (w *worker) run(t *cpuTask) {
 	t.ran.Add(1)
 	t.by.Store(w.id)
+}
+
+// script hands out scripted hook results: Next returns them in order, then
+// keeps returning the last one. It is safe for concurrent use.
+type script struct {
+	mu      sync.Mutex
+	results []gpu.Result
+	i       int
+}
+
+// newScript returns a script of the given results.
+func newScript(results ...gpu.Result) *script { return &script{results: results} }
+
+// Next returns the next scripted result.
+func (s *script) Next() gpu.Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.results) == 0 {
+		return gpu.Done
+	}
+	r := s.results[min(s.i, len(s.results)-1)]
+	s.i++
+	return r
+}
+
+// Calls returns how many results were handed out.
+func (s *script) Calls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.i
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
@@ -28,7 +29,7 @@ func (c *causes) Cleanout(t *gpu.Task, cause error) {
 func TestFailuresAreTerminalAndReleased(t *testing.T) {
 	boom := errors.New("boom")
 	potrf := &gpu.Incarnation{Name: "potrf", Submit: func(d *gpu.Device, task *gpu.Task, s *gpu.Stream) gpu.Result {
-		if err := s.Dpotrf(gpu.Lower, 2, task.Buffer(0), 2); err != nil {
+		if err := s.Dpotrf(blas.Lower, 2, task.Buffer(0), 2); err != nil {
 			return gpu.Error
 		}
 		return gpu.Done

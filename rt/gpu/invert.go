@@ -1,6 +1,10 @@
 package gpu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/jdf2go/jdf2go/rt/blas"
+)
 
 // InvertLower: the inverse of a triangle through products.
 //
@@ -16,7 +20,7 @@ import "fmt"
 // one thread block each, one thread per column.
 const invertBlock = 32
 
-// invertKernel is the runtime's own kernel: NewDevice starts loading it
+// invertKernel is the runtime's own kernel: a device starts loading it
 // (loadInvert), so that no task waits for the compiler.
 const invertKernel = "jdf2go.invert_lower_blocks"
 
@@ -93,7 +97,7 @@ func invertHost(mem HostMemory, grid, block Dim3, args []any) error {
 
 // InvertLower enqueues X = L⁻¹ for the lower triangle L of the n x n matrix
 // A. X must hold the identity on entry: the result is that of the solve
-// Dtrsm(Left, Lower, NoTrans, NonUnit, n, n, 1, A, lda, X, ldx), zeros above
+// Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, A, lda, X, ldx), zeros above
 // the diagonal included. That solve is what InvertLower enqueues while the
 // device has not loaded the runtime's kernel (on CUDA it is compiled when the
 // device opens; Device.Ready waits for it), or if it could not. The diagonal
@@ -111,7 +115,7 @@ func (s *Stream) InvertLower(n int, a Buffer, lda int, x Buffer, ldx int) error 
 	}
 	k := s.dev.invert.Load()
 	if k == nil {
-		return s.be.Dtrsm(Left, Lower, NoTrans, NonUnit, n, n, 1, a.Ptr, lda, x.Ptr, ldx)
+		return s.be.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, a.Ptr, lda, x.Ptr, ldx)
 	}
 	blocks := (n + invertBlock - 1) / invertBlock
 	if err := s.be.Launch(*k, Dim3{X: blocks}, Dim3{X: invertBlock}, 0, []any{n, a, lda, x, ldx}); err != nil {
@@ -133,11 +137,11 @@ func (s *Stream) InvertLower(n int, a Buffer, lda int, x Buffer, ldx int) error 
 		if pairs > 0 {
 			step := int64(2 * b)
 			sa, sx, sw := step*int64(lda+1), step*int64(ldx+1), int64(b*b)
-			if err := s.DgemmStridedBatched(NoTrans, NoTrans, b, b, b, 1, at(a, lda, b, 0), lda, sa,
+			if err := s.DgemmStridedBatched(blas.NoTrans, blas.NoTrans, b, b, b, 1, at(a, lda, b, 0), lda, sa,
 				x, ldx, sx, 0, w, b, sw, pairs); err != nil {
 				return err
 			}
-			if err := s.DgemmStridedBatched(NoTrans, NoTrans, b, b, b, -1, at(x, ldx, b, b), ldx, sx,
+			if err := s.DgemmStridedBatched(blas.NoTrans, blas.NoTrans, b, b, b, -1, at(x, ldx, b, b), ldx, sx,
 				w, b, sw, 0, at(x, ldx, b, 0), ldx, sx, pairs); err != nil {
 				return err
 			}
@@ -145,10 +149,10 @@ func (s *Stream) InvertLower(n int, a Buffer, lda int, x Buffer, ldx int) error 
 		// A last pair whose second block is shorter.
 		r := 2 * b * pairs
 		if c := n - r - b; c > 0 {
-			if err := s.Dgemm(NoTrans, NoTrans, c, b, b, 1, at(a, lda, r+b, r), lda, at(x, ldx, r, r), ldx, 0, w, c); err != nil {
+			if err := s.Dgemm(blas.NoTrans, blas.NoTrans, c, b, b, 1, at(a, lda, r+b, r), lda, at(x, ldx, r, r), ldx, 0, w, c); err != nil {
 				return err
 			}
-			if err := s.Dgemm(NoTrans, NoTrans, c, b, c, -1, at(x, ldx, r+b, r+b), ldx, w, c, 0, at(x, ldx, r+b, r), ldx); err != nil {
+			if err := s.Dgemm(blas.NoTrans, blas.NoTrans, c, b, c, -1, at(x, ldx, r+b, r+b), ldx, w, c, 0, at(x, ldx, r+b, r), ldx); err != nil {
 				return err
 			}
 		}

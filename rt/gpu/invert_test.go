@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 )
 
@@ -80,7 +81,7 @@ func (h *harness) float64s(t *testing.T, b gpu.Buffer) []float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := gpu.BytesAsFloat64s(raw)
+	f, err := driver.BytesAsFloat64s(raw)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,7 +131,7 @@ func (d *Device) enter(ctx context.Context, n int32) (bool, error) {
 			if err := ctx.Err(); err != nil {
 				return false, err
 			}
-			DefaultBackoff(spins)
+			defaultBackoff(spins)
 			continue
 		}
 		if d.outstanding.CompareAndSwap(v, v+n) {
@@ -656,7 +656,7 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 		if r == Next {
 			// Nothing was enqueued for the ring: the followers go back to the FIFO
 			// as NEXT would send them, and only the head fails.
-			if rest := head.Chop(); rest != nil {
+			if rest := head.chop(); rest != nil {
 				s.fifo.mu.Lock()
 				s.fifo.mergeRing(rest, StateExQ)
 				s.fifo.mu.Unlock()
@@ -703,7 +703,7 @@ func (ep *episode) commitExec(s *Stream, head *Task, r Result) bool {
 		}
 	case Next:
 		// Followers back in one locked merge, then the head alone.
-		rest := head.Chop()
+		rest := head.chop()
 		s.fifo.mu.Lock()
 		if rest != nil {
 			s.fifo.mergeRing(rest, StateExQ)
@@ -1066,7 +1066,7 @@ func (ep *episode) closeExec(s *Stream, head *Task) {
 	}
 }
 
-// traceID names the wrapper's task in a TraceRecorder.
+// traceID names the wrapper's task in trace records and errors.
 func (t *Task) traceID() TraceID {
 	if t.early {
 		return t.earlyID

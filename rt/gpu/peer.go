@@ -40,22 +40,9 @@ package gpu
 import (
 	"fmt"
 	"sync"
+
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
-
-// PeerBackend is implemented by backends whose devices can read each other's memory.
-type PeerBackend interface {
-	// EnablePeer makes this device able to copy from other's memory on its streams. It
-	// reports false, with no error, when the pair cannot do it (other backend family, no
-	// peer access between the two devices).
-	EnablePeer(other Backend) (bool, error)
-}
-
-// PeerStream is implemented by the streams of a PeerBackend.
-type PeerStream interface {
-	// CopyPeer enqueues a copy of n bytes from src, in the memory of the device of backend
-	// from (linked with EnablePeer), to dst in this stream's device.
-	CopyPeer(dst Ptr, from Backend, src Ptr, n int64) error
-}
 
 // peerSrc is the peer copy that a flow's stage-in reads.
 type peerSrc struct {
@@ -70,17 +57,16 @@ type peerSrc struct {
 type directory struct {
 	mu     sync.RWMutex      // held for writing when copies changes
 	copies map[Data]*devCopy // the device's copies by datum; the manager changes it
-	peers  []*Device         // linked devices, set by Link before any submission
-	read   bool              // some linked device copies from this one (Link)
+	peers  []*Device         // linked devices, set by link before any submission
+	read   bool              // some linked device copies from this one (link)
 }
 
-// Link lets each device copy data from the others' memory (where the backends allow it,
-// PeerBackend). Call it once, before anything is submitted to the devices, and close
-// linked devices only once the work of all of them is over. OpenDevices and OpenRT link
-// the devices they open.
-func Link(devs ...*Device) error {
+// link lets each device copy data from the others' memory (where the backends allow it,
+// driver.PeerBackend). It runs once, before anything is submitted to the devices: Open
+// links the devices it opens.
+func link(devs ...*Device) error {
 	for _, a := range devs {
-		pb, ok := a.be.(PeerBackend)
+		pb, ok := a.be.(driver.PeerBackend)
 		if !ok {
 			continue
 		}
@@ -246,7 +232,7 @@ func (d *Device) releasePeer(src peerSrc, counted bool) {
 			}
 		}
 		// -1: another device holds a's idle lock for a moment.
-		DefaultBackoff(spins)
+		defaultBackoff(spins)
 	}
 }
 

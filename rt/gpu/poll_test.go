@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
@@ -36,7 +37,7 @@ func TestBoundManagerPollsWithoutYielding(t *testing.T) {
 			},
 			Query: func(string, int) error { queries.Add(1); return nil },
 		}))
-		var backend gpu.Backend = be
+		var backend driver.Backend = be
 		if bound {
 			backend = threadBound{be}
 		}

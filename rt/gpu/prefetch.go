@@ -18,7 +18,7 @@ import (
 // time (DefaultQueueLimit when it has none): one management episode then
 // overlaps their transfers, where a call per datum would wait for each copy
 // in an episode of its own.
-func (d *Device) Prefetch(ctx context.Context, w Worker, data ...Data) error {
+func (d *Device) prefetchData(ctx context.Context, w Worker, data ...Data) error {
 	if i := slices.Index(data, nil); i >= 0 {
 		return fmt.Errorf("%w: prefetch of a nil datum (argument %d)", ErrBadArgument, i)
 	}

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/profile"
 )
 
@@ -43,47 +44,19 @@ var (
 	_ rt.PriorityLoader = (*RTDevice)(nil)
 )
 
-// NewRTDevice wraps be into a Device set up for rt; opts may add device
+// newRTDevice wraps be into a Device set up for rt; opts may add device
 // options (streams, events, memory limit, logger).
-func NewRTDevice(be Backend, opts ...Option) (*RTDevice, error) {
+func newRTDevice(be driver.Backend, opts ...Option) (*RTDevice, error) {
 	r := &RTDevice{prof: &rtProfiler{}}
 	host := rtHost{}
-	base := []Option{WithCompleter(host), WithScheduler(host), WithProfiler(r.prof)}
-	d, err := NewDevice(be, append(base, opts...)...)
+	base := []Option{WithCompleter(host), WithScheduler(host), withProfiler(r.prof)}
+	d, err := newDevice(be, append(base, opts...)...)
 	if err != nil {
 		return nil, err
 	}
 	r.d = d
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	return r, nil
-}
-
-// OpenRT opens the devices of spec for rt, linked with each other (Link);
-// pass them to rt.New with rt.WithDevices(RTDevices(devs)...).
-func OpenRT(spec Spec, opts ...Option) ([]*RTDevice, error) {
-	devs, err := openEach(spec, opts, NewRTDevice, (*RTDevice).Close)
-	if err != nil {
-		return nil, err
-	}
-	inner := make([]*Device, len(devs))
-	for i, d := range devs {
-		inner[i] = d.d
-	}
-	if err := Link(inner...); err != nil {
-		return nil, errors.Join(err, closeAll(devs, (*RTDevice).Close))
-	}
-	return devs, nil
-}
-
-// OpenRTFromEnv opens the devices that JDF2GO_GPUS asks for (none when it is
-// unset); generated programs call it and pass the result to rt.New with
-// rt.WithDevices(RTDevices(devs)...).
-func OpenRTFromEnv(opts ...Option) ([]*RTDevice, error) {
-	spec, err := SpecFromEnv()
-	if err != nil {
-		return nil, err
-	}
-	return OpenRT(spec, opts...)
 }
 
 // RTDevices converts devices for rt.WithDevices.
@@ -127,11 +100,11 @@ func (r *RTDevice) Accepts(k rt.DeviceKind) bool {
 func (r *RTDevice) Load() int64 { return r.d.Load() }
 
 // LoadAbove implements rt.PriorityLoader (Device.LoadAbove).
-func (r *RTDevice) LoadAbove(p int32) int64 { return r.d.LoadAbove(p) }
+func (r *RTDevice) LoadAbove(p int32) int64 { return r.d.loadAbove(p) }
 
 // Estimate implements rt.Estimator: the device's measured time per task
 // (Device.Cost), the same for every class.
-func (r *RTDevice) Estimate(*rt.Task, *rt.Incarnation) int64 { return r.d.Cost() }
+func (r *RTDevice) Estimate(*rt.Task, *rt.Incarnation) int64 { return r.d.timePerTask() }
 
 // Close closes the device (after the rt Context is closed): it fails with
 // ErrLeak while work is outstanding.
@@ -176,13 +149,13 @@ func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	for i := range flows {
 		c := t.Flow(i)
 		if c == nil || flows[i].Access == rt.CTL {
-			wt.AddFlow(Flow{})
+			wt.addFlow(Flow{})
 			continue
 		}
 		hc := hostCopy{c}
 		elem, ok := hc.elem()
 		if !ok {
-			_ = r.d.Discard(wt)
+			_ = r.d.discard(wt)
 			return fmt.Errorf("%w: flow %s of %v holds %T; device flows hold []float64, []float32, []int64, []int32 or []byte",
 				ErrBadArgument, flows[i].Name, t, c.Value)
 		}
@@ -203,7 +176,7 @@ func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 		}
 		f.KeepOnDevice = written&^toHost&(1<<i) != 0
 		f.Late = late&(1<<i) != 0
-		wt.AddFlow(f)
+		wt.addFlow(f)
 	}
 	var gw Worker
 	if w != nil {
@@ -242,7 +215,7 @@ func (r *RTDevice) Prefetch(ctx context.Context, data ...*rt.Data) error {
 		}
 		hcs[i] = hc
 	}
-	return r.d.Prefetch(ctx, nil, hcs...)
+	return r.d.prefetchData(ctx, nil, hcs...)
 }
 
 // rtHost completes, fails and reschedules rt tasks for the manager.
@@ -317,7 +290,7 @@ func (h hostCopy) elem() (Elem, bool) {
 func (h hostCopy) HostBytes() []byte {
 	switch v := h.c.Value.(type) {
 	case []float64:
-		return Float64sAsBytes(v)
+		return sliceBytes(v)
 	case []float32:
 		return sliceBytes(v)
 	case []int64:
@@ -330,7 +303,7 @@ func (h hostCopy) HostBytes() []byte {
 	return nil
 }
 
-func sliceBytes[E float32 | int64 | int32](v []E) []byte {
+func sliceBytes[E float64 | float32 | int64 | int32](v []E) []byte {
 	if len(v) == 0 {
 		return nil
 	}
@@ -383,7 +356,7 @@ func (h hostCopy) DropCopy(dev int, rec *rt.Copy) {
 }
 
 // rtProfiler writes a device's spans into rt's tracer. Tracks are named
-// before the tracer is known (NewDevice) and created at the first Submit;
+// before the tracer is known (when the device opens) and created at the first Submit;
 // from then on each is written by the device's manager only.
 type rtProfiler struct {
 	once   sync.Once

@@ -127,7 +127,7 @@ func affineComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 
 func TestRTDeviceRunsBatchedGPUIncarnation(t *testing.T) {
 	const K, S, nb = 24, 6, 16
-	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 2}, gpu.WithLogger(quiet))
+	devs, err := gpu.Open("sim:2", gpu.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func init() {
 // reaches the CPU successor.
 func TestRTDeviceSkipsStageInOfNewBuffers(t *testing.T) {
 	const K, n = 40, 64
-	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 1}, gpu.WithLogger(quiet))
+	devs, err := gpu.Open("sim:1", gpu.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestRTDeviceSkipsStageInOfNewBuffers(t *testing.T) {
 // TestRTDevicePrefetch stages the blocks of a vector in one call: one management episode,
 // one transfer per block, nothing left outstanding; a nil datum is refused by name.
 func TestRTDevicePrefetch(t *testing.T) {
-	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 1}, gpu.WithLogger(quiet))
+	devs, err := gpu.Open("sim:1", gpu.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}

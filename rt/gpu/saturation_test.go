@@ -28,7 +28,7 @@ func TestSaturatedDevicePausesTheWalk(t *testing.T) {
 		{"no limit", 0, n, 1000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 1}, gpu.WithLogger(quiet), gpu.WithQueueLimit(c.limit))
+			devs, err := gpu.Open("sim:1", gpu.WithLogger(quiet), gpu.WithQueueLimit(c.limit))
 			if err != nil {
 				t.Fatal(err)
 			}

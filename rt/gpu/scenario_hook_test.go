@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 // Scenarios 12 to 20 of docs/gpu.md, "Tests": the submit-hook protocol.
@@ -42,7 +41,7 @@ func (h *harness) queueBatch(inc *gpu.Incarnation, prio []int32, names ...string
 
 func TestScenario12_AgainRingOf5(t *testing.T) {
 	h := newHarness(t, harnessConfig{})
-	script := sim.NewScript(gpu.Again, gpu.Again, gpu.Again, gpu.Done)
+	script := newScript(gpu.Again, gpu.Again, gpu.Again, gpu.Done)
 	var rings [][]*gpu.Task
 	completeStage := 0
 	eventsBeforeDone := -1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
@@ -21,7 +22,7 @@ func TestSmokeDgemmFreeRunning(t *testing.T) {
 	b := newHostData(2, 0, 0, 2)
 	c := newHostData(0, 0, 0, 0)
 	inc := &gpu.Incarnation{Name: "GEMM/0", Submit: func(dev *gpu.Device, task *gpu.Task, s *gpu.Stream) gpu.Result {
-		if err := s.Dgemm(gpu.NoTrans, gpu.NoTrans, 2, 2, 2, 1, task.Buffer(0), 2, task.Buffer(1), 2, 0, task.Buffer(2), 2); err != nil {
+		if err := s.Dgemm(blas.NoTrans, blas.NoTrans, 2, 2, 2, 1, task.Buffer(0), 2, task.Buffer(1), 2, 0, task.Buffer(2), 2); err != nil {
 			t.Error(err)
 			return gpu.Error
 		}

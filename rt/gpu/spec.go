@@ -5,133 +5,135 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // EnvDevices is the environment variable that chooses the devices of a
-// program: none | sim:N | cuda | auto (see ParseSpec).
+// program when Open is given no specification.
 const EnvDevices = "JDF2GO_GPUS"
 
 // EnvBatching turns batch collection off for every device when set to off,
 // 0, false or no (rt.BatchingFromEnv reads it; rt's CPU rings follow it too).
 const EnvBatching = "JDF2GO_BATCHING"
 
-// Spec is a parsed device specification.
-type Spec struct {
-	// Backend is "" (no device), "sim", "cuda" or "auto".
-	Backend string
-	// Count is the number of simulated devices for "sim"; for "cuda" and
-	// "auto" every device the backend finds is used (Count 0).
-	Count int
-}
+// maxDevices bounds the count of a specification.
+const maxDevices = 64
 
-func (s Spec) String() string {
-	switch s.Backend {
-	case "":
-		return "none"
-	case "sim":
-		return "sim:" + strconv.Itoa(s.Count)
+// Open opens the devices that spec names, for rt, linked with each other
+// (a device copies data from the others' memory where the backends allow
+// it); pass them to rt.New with rt.WithDevices(RTDevices(devs)...) and close
+// them after the rt Context. opts configure every device (streams, events,
+// memory limit, logger); each device's index is its position.
+//
+// spec is one of
+//
+//	none          no device
+//	auto          every CUDA device when the CUDA backend is linked and
+//	              finds one, none otherwise (one log line says why)
+//	NAME          every device of the backend family NAME ("cuda"; "sim"
+//	              is one simulated device)
+//	NAME:N        the first N devices of NAME, 1 <= N <= 64 ("sim:4")
+//
+// Case and surrounding blanks are ignored. An empty spec means
+// $JDF2GO_GPUS, and auto when that is empty too: a program passes its -gpus
+// flag as is. A malformed spec fails with ErrBadSpec, a family that is not
+// linked into the program (import rt/gpu/sim or rt/gpu/cuda; see
+// driver.Register) with ErrNoBackend, and a named family that finds no
+// device, or cannot be used at all, with ErrNoDevice wrapping the reason.
+func Open(spec string, opts ...Option) ([]*RTDevice, error) {
+	if spec == "" {
+		spec = os.Getenv(EnvDevices)
 	}
-	return s.Backend
+	if spec == "" {
+		spec = "auto"
+	}
+	s, err := parseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	devs, err := openEach(s, opts, newRTDevice, (*RTDevice).Close)
+	if err != nil {
+		return nil, err
+	}
+	inner := make([]*Device, len(devs))
+	for i, d := range devs {
+		inner[i] = d.d
+	}
+	if err := link(inner...); err != nil {
+		return nil, errors.Join(err, closeAll(devs, (*RTDevice).Close))
+	}
+	return devs, nil
 }
 
-// ParseSpec parses a JDF2GO_GPUS value. "" and "none" mean no device;
-// "sim:N" means N simulated devices (N >= 1; "sim" alone is sim:1); "cuda"
-// every CUDA device; "auto" every CUDA device when the CUDA backend is linked
-// and finds one, otherwise none. Case and surrounding blanks are ignored.
-func ParseSpec(s string) (Spec, error) {
-	v := strings.ToLower(strings.TrimSpace(s))
+// deviceSpec is a parsed device specification.
+type deviceSpec struct {
+	// name is "" (no device), "auto" or a backend family.
+	name string
+	// count is the number of devices; 0 means every device of the family.
+	count int
+}
+
+func (s deviceSpec) String() string {
 	switch {
-	case v == "" || v == "none":
-		return Spec{}, nil
-	case v == "cuda" || v == "auto":
-		return Spec{Backend: v}, nil
-	case v == "sim":
-		return Spec{Backend: "sim", Count: 1}, nil
-	case strings.HasPrefix(v, "sim:"):
-		n, err := strconv.Atoi(v[len("sim:"):])
-		if err != nil || n < 1 || n > 64 {
-			return Spec{}, fmt.Errorf("%w: %s=%q: want sim:N with 1 <= N <= 64", ErrBadSpec, EnvDevices, s)
+	case s.name == "":
+		return "none"
+	case s.count > 0:
+		return s.name + ":" + strconv.Itoa(s.count)
+	}
+	return s.name
+}
+
+// parseSpec parses a specification (see Open).
+func parseSpec(s string) (deviceSpec, error) {
+	v := strings.ToLower(strings.TrimSpace(s))
+	bad := func() (deviceSpec, error) {
+		return deviceSpec{}, fmt.Errorf("%w: %q: want none, auto, NAME or NAME:N with 1 <= N <= %d", ErrBadSpec, s, maxDevices)
+	}
+	switch v {
+	case "", "none":
+		return deviceSpec{}, nil
+	case "auto":
+		return deviceSpec{name: v}, nil
+	}
+	name, count, hasCount := strings.Cut(v, ":")
+	if !validName(name) || name == "auto" || name == "none" {
+		return bad()
+	}
+	if !hasCount {
+		return deviceSpec{name: name}, nil
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 1 || n > maxDevices {
+		return bad()
+	}
+	return deviceSpec{name: name, count: n}, nil
+}
+
+// validName accepts the names driver.Register documents: lower-case
+// letters, digits, '-' and '_', starting with a letter.
+func validName(s string) bool {
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '_'):
+		default:
+			return false
 		}
-		return Spec{Backend: "sim", Count: n}, nil
 	}
-	return Spec{}, fmt.Errorf("%w: %s=%q: want none, sim:N, cuda or auto", ErrBadSpec, EnvDevices, s)
+	return s != ""
 }
 
-// SpecFromEnv parses $JDF2GO_GPUS.
-func SpecFromEnv() (Spec, error) { return ParseSpec(os.Getenv(EnvDevices)) }
-
-// ProgramSpec is the device choice of a program with a -gpus flag: the flag's
-// value s when it is set, else $JDF2GO_GPUS, else auto (every CUDA GPU when
-// the CUDA backend is linked and finds one, none otherwise).
-func ProgramSpec(s string) (Spec, error) {
-	if s == "" {
-		s = os.Getenv(EnvDevices)
-	}
-	if s == "" {
-		s = "auto"
-	}
-	return ParseSpec(s)
-}
-
-// BackendFactory opens the backends of one family. Count is the number of
-// devices it can open (it may probe the driver); Open opens device i.
-type BackendFactory struct {
-	Count func() (int, error)
-	Open  func(i int) (Backend, error)
-}
-
-var backends struct {
-	sync.Mutex
-	byName map[string]BackendFactory
-}
-
-// RegisterBackend makes a backend family available to Open under name
-// ("sim", "cuda"). Backend packages call it from their init function, so
-// rt/gpu never imports them: a program links a backend with a blank import.
-func RegisterBackend(name string, f BackendFactory) {
-	backends.Lock()
-	defer backends.Unlock()
-	if backends.byName == nil {
-		backends.byName = make(map[string]BackendFactory)
-	}
-	backends.byName[name] = f
-}
-
-// Backends lists the registered backend families.
-func Backends() []string {
-	backends.Lock()
-	defer backends.Unlock()
-	out := make([]string, 0, len(backends.byName))
-	for n := range backends.byName {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func lookupBackend(name string) (BackendFactory, bool) {
-	backends.Lock()
-	defer backends.Unlock()
-	f, ok := backends.byName[name]
-	return f, ok
-}
-
-// OpenBackends opens the backends a Spec asks for. "sim" and "cuda" fail with
-// ErrNoBackend when the family is not linked in, and "cuda" fails with
-// ErrNoDevice, wrapping the reason, when CUDA cannot be used or finds no
-// device. "auto" then yields none, and says so in one log line (slog.Default)
-// when the CUDA family is linked.
-func OpenBackends(spec Spec) ([]Backend, error) {
-	name, n := spec.Backend, spec.Count
+// openBackends opens the backends that spec asks for.
+func openBackends(spec deviceSpec) ([]driver.Backend, error) {
+	name, n := spec.name, spec.count
 	switch name {
 	case "":
 		return nil, nil
 	case "auto":
-		f, ok := lookupBackend("cuda")
+		f, ok := driver.Lookup("cuda")
 		if !ok {
 			return nil, nil
 		}
@@ -148,7 +150,7 @@ func OpenBackends(spec Spec) ([]Backend, error) {
 		}
 		name, n = "cuda", c
 	}
-	f, ok := lookupBackend(name)
+	f, ok := driver.Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q (link it with a blank import of rt/gpu/%s)", ErrNoBackend, name, name)
 	}
@@ -162,7 +164,7 @@ func OpenBackends(spec Spec) ([]Backend, error) {
 		}
 		n = c
 	}
-	out := make([]Backend, 0, n)
+	out := make([]driver.Backend, 0, n)
 	for i := range n {
 		be, err := f.Open(i)
 		if err != nil {
@@ -176,19 +178,6 @@ func OpenBackends(spec Spec) ([]Backend, error) {
 	return out, nil
 }
 
-// OpenDevices opens the devices of spec and wraps each into a Device with
-// opts (WithIndex is set per device), linked with each other (Link).
-func OpenDevices(spec Spec, opts ...Option) ([]*Device, error) {
-	devs, err := openEach(spec, opts, NewDevice, (*Device).Close)
-	if err != nil {
-		return nil, err
-	}
-	if err := Link(devs...); err != nil {
-		return nil, errors.Join(err, closeAll(devs, (*Device).Close))
-	}
-	return devs, nil
-}
-
 func closeAll[T any](xs []T, closeT func(T) error) error {
 	var errs []error
 	for _, x := range xs {
@@ -198,16 +187,16 @@ func closeAll[T any](xs []T, closeT func(T) error) error {
 }
 
 // openEach opens the backends of spec and wraps backend i with
-// wrap(backend, opts..., WithIndex(i)); on a failure it closes what it
+// wrap(backend, opts..., withIndex(i)); on a failure it closes what it
 // opened and the backends not wrapped yet.
-func openEach[T any](spec Spec, opts []Option, wrap func(Backend, ...Option) (T, error), closeT func(T) error) ([]T, error) {
-	bes, err := OpenBackends(spec)
+func openEach[T any](spec deviceSpec, opts []Option, wrap func(driver.Backend, ...Option) (T, error), closeT func(T) error) ([]T, error) {
+	bes, err := openBackends(spec)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]T, 0, len(bes))
 	for i, be := range bes {
-		v, err := wrap(be, append(opts[:len(opts):len(opts)], WithIndex(i))...)
+		v, err := wrap(be, append(opts[:len(opts):len(opts)], withIndex(i))...)
 		if err != nil {
 			for _, o := range out {
 				_ = closeT(o)

@@ -7,46 +7,43 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
+	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 func TestParseSpec(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want gpu.Spec
-	}{
-		{"", gpu.Spec{}},
-		{"none", gpu.Spec{}},
-		{" NONE ", gpu.Spec{}},
-		{"sim", gpu.Spec{Backend: "sim", Count: 1}},
-		{"sim:3", gpu.Spec{Backend: "sim", Count: 3}},
-		{"Sim:2", gpu.Spec{Backend: "sim", Count: 2}},
-		{"cuda", gpu.Spec{Backend: "cuda"}},
-		{"auto", gpu.Spec{Backend: "auto"}},
+	for _, tc := range []struct{ in, want string }{
+		{"", "none"},
+		{"none", "none"},
+		{" NONE ", "none"},
+		{"sim", "sim"},
+		{"sim:3", "sim:3"},
+		{"Sim:2", "sim:2"},
+		{"cuda", "cuda"},
+		{"cuda:2", "cuda:2"},
+		{"auto", "auto"},
+		{"my-sim_2:64", "my-sim_2:64"},
 	} {
 		got, err := gpu.ParseSpec(tc.in)
 		if err != nil || got != tc.want {
-			t.Errorf("ParseSpec(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+			t.Errorf("ParseSpec(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 		}
-		if back, err := gpu.ParseSpec(got.String()); err != nil || back != got {
-			t.Errorf("ParseSpec(%q.String()) = %+v, %v", tc.in, back, err)
+		if back, err := gpu.ParseSpec(got); err != nil || back != got {
+			t.Errorf("ParseSpec(%q) = %q, %v", got, back, err)
 		}
 	}
-	for _, bad := range []string{"sim:0", "sim:-1", "sim:x", "sim:65", "gpu", "cuda:2", "sim:1:2"} {
+	for _, bad := range []string{"sim:0", "sim:-1", "sim:x", "sim:65", "sim:", ":2", "2sim", "auto:2", "none:1", "s m", "sim:1:2"} {
 		if _, err := gpu.ParseSpec(bad); !errors.Is(err, gpu.ErrBadSpec) {
 			t.Errorf("ParseSpec(%q): %v, want ErrBadSpec", bad, err)
 		}
 	}
-	t.Setenv(gpu.EnvDevices, "sim:2")
-	if s, err := gpu.SpecFromEnv(); err != nil || s.Count != 2 {
-		t.Fatalf("SpecFromEnv: %+v, %v", s, err)
-	}
 }
 
 func TestOpenDevices(t *testing.T) {
-	if !slices.Contains(gpu.Backends(), "sim") {
-		t.Fatalf("backends %v: the sim import did not register", gpu.Backends())
+	if !slices.Contains(driver.Drivers(), "sim") {
+		t.Fatalf("drivers %v: the sim import did not register", driver.Drivers())
 	}
-	devs, err := gpu.OpenDevices(gpu.Spec{Backend: "sim", Count: 2})
+	devs, err := gpu.OpenDevices("sim:2")
 	if err != nil || len(devs) != 2 {
 		t.Fatalf("OpenDevices: %d, %v", len(devs), err)
 	}
@@ -58,14 +55,17 @@ func TestOpenDevices(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if devs, err := gpu.OpenDevices(gpu.Spec{}); err != nil || len(devs) != 0 {
+	if devs, err := gpu.OpenDevices("none"); err != nil || len(devs) != 0 {
 		t.Fatalf("none: %d devices, %v", len(devs), err)
 	}
-	if !slices.Contains(gpu.Backends(), "cuda") {
-		if _, err := gpu.OpenDevices(gpu.Spec{Backend: "cuda"}); !errors.Is(err, gpu.ErrNoBackend) {
+	if _, err := gpu.OpenDevices("nosuchbackend"); !errors.Is(err, gpu.ErrNoBackend) {
+		t.Fatalf("a family that is not registered: %v, want ErrNoBackend", err)
+	}
+	if !slices.Contains(driver.Drivers(), "cuda") {
+		if _, err := gpu.OpenDevices("cuda"); !errors.Is(err, gpu.ErrNoBackend) {
 			t.Fatalf("cuda without its package: %v, want ErrNoBackend", err)
 		}
-		if devs, err := gpu.OpenDevices(gpu.Spec{Backend: "auto"}); err != nil || len(devs) != 0 {
+		if devs, err := gpu.OpenDevices("auto"); err != nil || len(devs) != 0 {
 			t.Fatalf("auto without cuda: %d devices, %v", len(devs), err)
 		}
 	}
@@ -89,9 +89,11 @@ func TestBatchingFromEnv(t *testing.T) {
 	}
 }
 
-func TestOpenRTFromEnv(t *testing.T) {
+// Open reads JDF2GO_GPUS when given no specification; the specification
+// wins over the variable, which wins over auto.
+func TestOpenFromEnv(t *testing.T) {
 	t.Setenv(gpu.EnvDevices, "sim:3")
-	devs, err := gpu.OpenRTFromEnv()
+	devs, err := gpu.Open("")
 	if err != nil || len(devs) != 3 {
 		t.Fatalf("%d devices, %v", len(devs), err)
 	}
@@ -103,43 +105,41 @@ func TestOpenRTFromEnv(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	devs, err = gpu.Open("sim:1")
+	if err != nil || len(devs) != 1 {
+		t.Fatalf("a specification over the variable: %d devices, %v", len(devs), err)
+	}
+	if err := devs[0].Close(); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv(gpu.EnvDevices, "sim:zero")
-	if _, err := gpu.OpenRTFromEnv(); !errors.Is(err, gpu.ErrBadSpec) {
+	if _, err := gpu.Open(""); !errors.Is(err, gpu.ErrBadSpec) {
 		t.Fatalf("bad spec: %v", err)
+	}
+	if _, err := gpu.Open("gpu:3"); !errors.Is(err, gpu.ErrNoBackend) {
+		t.Fatalf("an unknown family: %v", err)
+	}
+	t.Setenv(gpu.EnvDevices, "")
+	if !slices.Contains(driver.Drivers(), "cuda") {
+		if devs, err := gpu.Open(""); err != nil || len(devs) != 0 {
+			t.Fatalf("auto without cuda: %d devices, %v", len(devs), err)
+		}
 	}
 }
 
-// A program's -gpus flag wins over JDF2GO_GPUS, which wins over auto; Describe names
-// what was opened, and OpenRT links the devices.
-func TestProgramSpecAndDescribe(t *testing.T) {
-	t.Setenv(gpu.EnvDevices, "sim:2")
-	for _, c := range []struct {
-		flag string
-		want gpu.Spec
-	}{
-		{"sim:1", gpu.Spec{Backend: "sim", Count: 1}},
-		{"", gpu.Spec{Backend: "sim", Count: 2}},
-	} {
-		if got, err := gpu.ProgramSpec(c.flag); err != nil || got != c.want {
-			t.Fatalf("ProgramSpec(%q) = %v, %v; want %v", c.flag, got, err, c.want)
-		}
-	}
-	t.Setenv(gpu.EnvDevices, "")
-	if got, err := gpu.ProgramSpec(""); err != nil || got != (gpu.Spec{Backend: "auto"}) {
-		t.Fatalf("ProgramSpec without flag and variable = %v, %v; want auto", got, err)
-	}
-	if _, err := gpu.ProgramSpec("gpu:3"); !errors.Is(err, gpu.ErrBadSpec) {
-		t.Fatalf("bad flag: %v", err)
-	}
-	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 2})
+// A driver registered under a name of its own opens backends configured by
+// the caller; Describe names what was opened, and Open links the devices.
+func TestOpenInstancesAndDescribe(t *testing.T) {
+	driver.Register("spec-test-pair", driver.Instances(sim.New(sim.WithName("left")), sim.New(sim.WithName("right"))))
+	devs, err := gpu.Open("spec-test-pair")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := gpu.Describe(devs); got != "gpu0 (sim0), gpu1 (sim1)" || gpu.Describe(nil) != "none" {
+	if got := gpu.Describe(devs); got != "gpu0 (left), gpu1 (right)" || gpu.Describe(nil) != "none" {
 		t.Fatalf("Describe: %q", got)
 	}
 	if len(devs[0].Device().Peers()) != 1 || devs[0].Device().Peers()[0] != devs[1].Device() {
-		t.Fatal("OpenRT did not link the devices")
+		t.Fatal("Open did not link the devices")
 	}
 	for _, d := range devs {
 		if err := d.Close(); err != nil {

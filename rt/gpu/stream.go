@@ -3,6 +3,8 @@ package gpu
 import (
 	"fmt"
 	"sync/atomic"
+
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // Role is what a stream is used for.
@@ -34,7 +36,7 @@ type Stream struct {
 	index int
 	name  string
 	role  Role
-	be    BackendStream
+	be    driver.Stream
 	track int // the first of tracks
 
 	// Trace lanes (profile.go): profiler tracks of this stream, each with the
@@ -134,46 +136,16 @@ func (s *Stream) Scratch(n int) (Buffer, error) {
 // Name returns the stream's name ("in", "out", "exec0", ...).
 func (s *Stream) Name() string { return s.name }
 
-// Index returns the stream's index on its device (0 stage-in, 1 stage-out,
-// 2.. compute).
-func (s *Stream) Index() int { return s.index }
-
-// Role returns what the stream is used for.
-func (s *Stream) Role() Role { return s.role }
-
 // Device returns the stream's device.
 func (s *Stream) Device() *Device { return s.dev }
 
 // Backend returns the backend queue, for bodies that need an operation the
 // body API lacks.
-func (s *Stream) Backend() BackendStream { return s.be }
-
-// Queue returns the wrappers waiting in the stream's FIFO, best first. It
-// takes the FIFO lock, so it must not be called from a batch callback.
-func (s *Stream) Queue() []*Task { return s.fifo.snapshot() }
-
-// QueueLen returns the number of wrappers waiting in the stream's FIFO.
-func (s *Stream) QueueLen() int { return s.fifo.len() }
-
-// InFlight returns the number of occupied event slots.
-func (s *Stream) InFlight() int { return int(s.inFlight.Load()) }
+func (s *Stream) Backend() driver.Stream { return s.be }
 
 // Records returns the number of events recorded on the stream so far,
 // quiescing markers excluded.
 func (s *Stream) Records() uint64 { return s.records.Load() }
-
-// Executed returns the number of event completions consumed on the stream.
-func (s *Stream) Executed() uint64 { return s.executed.Load() }
-
-// FIFOLocked reports whether the stream's FIFO lock is held, as it is while
-// a batch callback runs. It is a diagnostic for tests and assertions.
-func (s *Stream) FIFOLocked() bool {
-	if s.fifo.mu.TryLock() {
-		s.fifo.mu.Unlock()
-		return false
-	}
-	return true
-}
 
 // BeginStage opens a stage interval for t on one of this stream's tracks
 // that the manager closes at t's next event completion. At the final DONE

@@ -11,7 +11,7 @@ import (
 // it: *rt.Task satisfies it, so submitting an rt task allocates nothing
 // beyond its wrapper. Trace records name a member by its own task (
 // never by the head's saved fields): a Profiler gets the wrapper, and the
-// TraceRecorder asks the task for its TraceID when it implements Traced.
+// profiler may ask the task for its TraceID when it implements Traced.
 type EC interface {
 	// Priority is read before every FIFO insertion of the wrapper, so a
 	// hook that changes it is honoured at the next insertion.
@@ -159,10 +159,6 @@ func (d *Device) NewTask(ec EC, inc *Incarnation, flows ...Flow) *Task {
 // it runs once, at the DONE event of the ring, never at AGAIN events.
 func (t *Task) SetCompleteStage(fn CompleteFn) { t.completeStage = fn }
 
-// OnRelease installs the release function the wrapper's owner wants called
-// exactly once, when the manager gives the wrapper back.
-func (t *Task) OnRelease(fn func(*Task)) { t.onRelease = fn }
-
 // Fail records err as the reason why the body gives up on this wrapper's
 // task and returns Error, for `return task.Fail(err)` in a body: the
 // manager's terminal path fails the logical task with err instead of
@@ -182,22 +178,6 @@ func (t *Task) Incarnation() *Incarnation { return t.inc }
 
 // Device returns the device the wrapper was made for.
 func (t *Task) Device() *Device { return t.dev }
-
-// Kind returns what the wrapper does.
-func (t *Task) Kind() Kind { return t.kind }
-
-// Priority returns the priority snapshot taken at the last FIFO insertion.
-func (t *Task) Priority() int32 { return t.priority }
-
-// State returns where the wrapper is in its life.
-func (t *Task) State() State { return t.state }
-
-// ExecState returns the state of the wrapper's execution interval.
-func (t *Task) ExecState() ExecState { return t.exec }
-
-// Continuation reports whether the current hook call re-enters a ring parked
-// by AGAIN; it is false on a fresh submission.
-func (t *Task) Continuation() bool { return t.continuation }
 
 // Stream returns the compute stream the wrapper's exec life is bound to, or
 // nil before its stage-in completed.
@@ -236,7 +216,7 @@ func (t *Task) ringLen() int {
 }
 
 // Followers returns the number of wrappers in t's ring besides t.
-func (t *Task) Followers() int { return t.RingLen() - 1 }
+func (t *Task) followers() int { return t.RingLen() - 1 }
 
 // Ring iterates over t's ring: t first, then its followers in ring order.
 // The ring must not change during the iteration.
@@ -268,7 +248,7 @@ func (t *Task) appendRing(x *Task) {
 // member of what remains (the wrapper after t), or nil when t was alone. A
 // hook that chops followers off its ring owns them: it must requeue them
 // (Stream.RequeueFollowers does both steps), or they leak.
-func (t *Task) Chop() *Task {
+func (t *Task) chop() *Task {
 	if t.next == t {
 		return nil
 	}
@@ -283,7 +263,7 @@ func (t *Task) Chop() *Task {
 // ring order, each after it was made a singleton.
 func forEachChopped(head *Task, fn func(*Task)) {
 	for x := head; x != nil; {
-		rest := x.Chop()
+		rest := x.chop()
 		fn(x)
 		x = rest
 	}
@@ -291,13 +271,10 @@ func forEachChopped(head *Task, fn func(*Task)) {
 
 // AddFlow appends a flow to a wrapper that was not submitted yet; flow
 // indices follow the order of NewTask's flows, then of AddFlow calls.
-func (t *Task) AddFlow(f Flow) { t.flows = append(t.flows, f) }
+func (t *Task) addFlow(f Flow) { t.flows = append(t.flows, f) }
 
 // Flow returns flow i as given to NewTask.
 func (t *Task) Flow(i int) Flow { return t.flows[i] }
-
-// NumFlows returns the number of flows.
-func (t *Task) NumFlows() int { return len(t.flows) }
 
 // Buffer returns the device buffer of flow i. It is valid from the stage-in
 // completion on (in hooks and custom stage functions); a NULL flow gives the

@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
@@ -92,11 +94,11 @@ func TestSPDMatrix(t *testing.T) {
 // device needs to run them, as cuBLAS does on tiny matrices: every BLAS
 // call and launch spins for cost on the calling goroutine.
 type hostCost struct {
-	gpu.Backend
+	driver.Backend
 	cost time.Duration
 }
 
-func (h hostCost) NewStream(name string, events int) (gpu.BackendStream, error) {
+func (h hostCost) NewStream(name string, events int) (driver.Stream, error) {
 	s, err := h.Backend.NewStream(name, events)
 	if err != nil {
 		return nil, err
@@ -105,7 +107,7 @@ func (h hostCost) NewStream(name string, events int) (gpu.BackendStream, error) 
 }
 
 type costStream struct {
-	gpu.BackendStream
+	driver.Stream
 	cost time.Duration
 }
 
@@ -114,14 +116,14 @@ func spin(d time.Duration) {
 	}
 }
 
-func (c costStream) Dgemm(ta, tb gpu.Transpose, m, n, k int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int, beta float64, cc gpu.Ptr, ldc int) error {
+func (c costStream) Dgemm(ta, tb blas.Transpose, m, n, k int, alpha float64, a driver.Ptr, lda int, b driver.Ptr, ldb int, beta float64, cc driver.Ptr, ldc int) error {
 	spin(c.cost)
-	return c.BackendStream.Dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc)
+	return c.Stream.Dgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc)
 }
 
-func (c costStream) DgemmBatched(ta, tb gpu.Transpose, m, n, k int, alpha float64, a []gpu.Ptr, lda int, b []gpu.Ptr, ldb int, beta float64, cc []gpu.Ptr, ldc int) error {
+func (c costStream) DgemmBatched(ta, tb blas.Transpose, m, n, k int, alpha float64, a []driver.Ptr, lda int, b []driver.Ptr, ldb int, beta float64, cc []driver.Ptr, ldc int) error {
 	spin(c.cost)
-	return c.BackendStream.DgemmBatched(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc)
+	return c.Stream.DgemmBatched(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc)
 }
 
 // With launches dearer on the host than on the device, a manager that takes

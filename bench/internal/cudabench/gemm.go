@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // tile is a gpu.Data over host memory (the manager stages it in when the
@@ -47,15 +49,16 @@ type GemmDevice struct {
 
 // NewGemmDevice wraps be for GEMM task benchmarks of tile size nb, with
 // tasks output tiles and distinct input pairs; opts configure the device.
-func NewGemmDevice(be gpu.Backend, nb, tasks, distinct int, host func(int) ([]byte, error), opts ...gpu.Option) (*GemmDevice, error) {
+func NewGemmDevice(be driver.Backend, nb, tasks, distinct int, host func(int) ([]byte, error), opts ...gpu.Option) (*GemmDevice, error) {
 	if host == nil {
 		host = func(n int) ([]byte, error) { return make([]byte, n), nil }
 	}
 	c := newCounter(tasks)
-	d, err := gpu.NewDevice(be, append([]gpu.Option{gpu.WithCompleter(c), gpu.WithScheduler(c)}, opts...)...)
+	devs, err := openBackends(append([]gpu.Option{gpu.WithCompleter(c), gpu.WithScheduler(c)}, opts...), be)
 	if err != nil {
 		return nil, err
 	}
+	d := devs[0].Device()
 	g := &GemmDevice{d: d, c: c, nb: nb, host: host}
 	bytes := nb * nb * 8
 	for j := range distinct {
@@ -64,7 +67,7 @@ func NewGemmDevice(be gpu.Backend, nb, tasks, distinct int, host func(int) ([]by
 			if err != nil {
 				return nil, errors.Join(err, d.Close())
 			}
-			f, _ := gpu.BytesAsFloat64s(h)
+			f, _ := driver.BytesAsFloat64s(h)
 			for i := range f {
 				f[i] = float64((i*(2*j+3)+len(*dst)*7)%101)/101 - 0.5
 			}
@@ -93,7 +96,7 @@ func (g *GemmDevice) submit(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Resul
 	}
 	g.rings.Add(1)
 	if t.IsSingleton() {
-		if err := s.Dgemm(gpu.NoTrans, gpu.NoTrans, nb, nb, nb, 1, t.Buffer(0), nb, t.Buffer(1), nb, 0, t.Buffer(2), nb); err != nil {
+		if err := s.Dgemm(blas.NoTrans, blas.NoTrans, nb, nb, nb, 1, t.Buffer(0), nb, t.Buffer(1), nb, 0, t.Buffer(2), nb); err != nil {
 			return gpu.Error
 		}
 		return gpu.Done
@@ -103,7 +106,7 @@ func (g *GemmDevice) submit(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Resul
 	for x := range t.Ring() {
 		a, b, c = append(a, x.Buffer(0)), append(b, x.Buffer(1)), append(c, x.Buffer(2))
 	}
-	if err := s.DgemmBatched(gpu.NoTrans, gpu.NoTrans, nb, nb, nb, 1, a, nb, b, nb, 0, c, nb); err != nil {
+	if err := s.DgemmBatched(blas.NoTrans, blas.NoTrans, nb, nb, nb, 1, a, nb, b, nb, 0, c, nb); err != nil {
 		return gpu.Error
 	}
 	return gpu.Done
@@ -162,9 +165,9 @@ func (g *GemmDevice) Check(sample int) (float64, error) {
 			return worst, err
 		}
 		j := i % len(g.a)
-		a, _ := gpu.BytesAsFloat64s(g.a[j].host)
-		b, _ := gpu.BytesAsFloat64s(g.b[j].host)
-		got, _ := gpu.BytesAsFloat64s(out)
+		a, _ := driver.BytesAsFloat64s(g.a[j].host)
+		b, _ := driver.BytesAsFloat64s(g.b[j].host)
+		got, _ := driver.BytesAsFloat64s(out)
 		var diff, scale float64
 		for col := range nb {
 			for row := range nb {

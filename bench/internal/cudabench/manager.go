@@ -2,7 +2,7 @@
 // what the manager costs per task (empty kernels), what batching gains on
 // small GEMM tasks, how close GEMM tasks get to one cuBLAS call on large
 // tiles, and a tiled Cholesky through rt against cuSOLVER. The manager
-// workloads take any gpu.Backend (the simulated device runs them in CI);
+// workloads take any driver.Backend (the simulated device runs them in CI);
 // the Cholesky comparison needs CUDA. The benchmark driver's cuda suite and
 // this package's GPU test print the same figures.
 package cudabench
@@ -17,6 +17,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // EmptyKernel is the kernel of the singleton benchmark: it does nothing, so
@@ -145,12 +146,13 @@ func gated(d *gpu.Device, c *counter, n, workers int, mk func(i int) *gpu.Task) 
 
 // EmptyKernels runs tasks singleton tasks that each launch the empty
 // kernel and returns the runs' results (after a warm-up run).
-func EmptyKernels(be gpu.Backend, tasks, runs int) ([]Result, error) {
+func EmptyKernels(be driver.Backend, tasks, runs int) ([]Result, error) {
 	c := newCounter(tasks)
-	d, err := gpu.NewDevice(be, gpu.WithCompleter(c), gpu.WithScheduler(c))
+	devs, err := openBackends([]gpu.Option{gpu.WithCompleter(c), gpu.WithScheduler(c)}, be)
 	if err != nil {
 		return nil, err
 	}
+	d := devs[0].Device()
 	var rings atomic.Int64
 	inc := &gpu.Incarnation{Name: "empty", Submit: func(_ *gpu.Device, _ *gpu.Task, s *gpu.Stream) gpu.Result {
 		rings.Add(1)

@@ -13,6 +13,7 @@ import (
 	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
@@ -32,7 +33,7 @@ func TestGPUNextTask(t *testing.T) {
 		t.Skip("skipped: no CUDA device: ", cuda.Init())
 	}
 	runs, parents := envInt(t, "JDF2GO_BENCH_RUNS", 3), envInt(t, "JDF2GO_BENCH_PARENTS", 10_000)
-	devs, err := gpu.OpenRT(gpu.Spec{Backend: "cuda"})
+	devs, err := gpu.Open("cuda")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,15 +43,12 @@ func TestGPUNextTask(t *testing.T) {
 // TestNextTaskFiguresOnSim runs the figures of TestGPUNextTask on two
 // simulated devices with small sizes, so that CI exercises that code.
 func TestNextTaskFiguresOnSim(t *testing.T) {
-	var devs []*gpu.RTDevice
+	var bes []driver.Backend
 	for i := range 2 {
-		d, err := gpu.NewRTDevice(sim.New(sim.WithName(fmt.Sprintf("sim%d", i)), sim.WithLatency(2*time.Microsecond)), gpu.WithIndex(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		devs = append(devs, d)
+		bes = append(bes, sim.New(sim.WithName(fmt.Sprintf("sim%d", i)), sim.WithLatency(2*time.Microsecond)))
 	}
-	if err := gpu.Link(devs[0].Device(), devs[1].Device()); err != nil {
+	devs, err := openBackends(nil, bes...)
+	if err != nil {
 		t.Fatal(err)
 	}
 	nextTaskFigures(t, devs, 200, 1)

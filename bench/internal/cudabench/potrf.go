@@ -116,10 +116,11 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 	if err != nil {
 		return nil, err
 	}
-	dev, err := gpu.NewRTDevice(be, cfg.Options...)
+	devs, err := openBackends(cfg.Options, be)
 	if err != nil {
 		return nil, errors.Join(err, be.Close())
 	}
+	dev := devs[0]
 	if err := dev.Device().Ready(context.Background()); err != nil {
 		return nil, errors.Join(err, dev.Close())
 	}

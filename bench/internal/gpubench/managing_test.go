@@ -32,10 +32,11 @@ import (
 func TestNextTaskSuccessorsRunWhileManaging(t *testing.T) {
 	const succ = 4
 	const patience = 20 * time.Second
-	rd, err := gpu.NewRTDevice(sim.New(), gpu.WithLogger(slog.New(slog.DiscardHandler)))
+	devs, err := gpu.Open("sim", gpu.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	rd := devs[0]
 	g1Entered, s0Ran := make(chan struct{}), make(chan struct{})
 	var enter sync.Once
 	var ranS0, inEpisode atomic.Int32

@@ -68,6 +68,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 	"github.com/jdf2go/jdf2go/rt/profile"
 )
@@ -243,19 +244,16 @@ func (b *NextTask) openSim() error {
 	if n <= 0 {
 		n = 1
 	}
-	inner := make([]*gpu.Device, 0, n)
+	bes := make([]driver.Backend, n)
 	for i := range n {
-		d, err := gpu.NewRTDevice(sim.New(sim.WithName(fmt.Sprintf("sim%d", i)), sim.WithLatency(b.cfg.Latency)), gpu.WithIndex(i))
-		if err != nil {
-			return errors.Join(err, b.closeDevices())
-		}
-		b.devs = append(b.devs, d)
-		inner = append(inner, d.Device())
+		bes[i] = sim.New(sim.WithName(fmt.Sprintf("sim%d", i)), sim.WithLatency(b.cfg.Latency))
 	}
+	devs, err := openBackends(nil, bes...)
+	if err != nil {
+		return err
+	}
+	b.devs = devs
 	b.opened = true
-	if err := gpu.Link(inner...); err != nil {
-		return errors.Join(err, b.closeDevices())
-	}
 	return nil
 }
 

@@ -114,10 +114,11 @@ func Throughput(cfg ThroughputConfig) (ThroughputResult, error) {
 	if cfg.PendingDrain > 0 {
 		opts = append(opts, gpu.WithPendingDrain(cfg.PendingDrain))
 	}
-	d, err := gpu.NewDevice(sim.New(sim.WithLatency(cfg.Latency)), opts...)
+	devs, err := openBackends(opts, sim.New(sim.WithLatency(cfg.Latency)))
 	if err != nil {
 		return ThroughputResult{}, err
 	}
+	d := devs[0].Device()
 	var rings atomic.Int64
 	policy := gpu.BatchPolicy{Max: cfg.BatchMax}
 	hook := func(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {

@@ -8,7 +8,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
-	"github.com/jdf2go/jdf2go/rt/gpu/sim"
+	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
 // factorOnSim factors an n×n matrix in nb tiles with the generated potrf.jdf
@@ -16,10 +16,11 @@ import (
 // not, and returns the residual and the device's statistics.
 func factorOnSim(t *testing.T, n, nb int, share bool) (float64, gpu.Stats) {
 	t.Helper()
-	dev, err := gpu.NewRTDevice(sim.New())
+	devs, err := gpu.Open("sim")
 	if err != nil {
 		t.Fatal(err)
 	}
+	dev := devs[0]
 	ctx, err := rt.New(rt.Workers(2), rt.WithDevices(dev), rt.ShareWork(share))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
@@ -24,10 +25,12 @@ func TestLateWriteBacks(t *testing.T) {
 		}
 		return 0
 	}}
-	dev, err := gpu.NewRTDevice(sim.New(sim.WithFaults(slow)))
+	driver.Register("late-test-sim", driver.Instances(sim.New(sim.WithFaults(slow))))
+	devs, err := gpu.Open("late-test-sim")
 	if err != nil {
 		t.Fatal(err)
 	}
+	dev := devs[0]
 	c, err := rt.New(rt.Workers(2), rt.WithDevices(dev), rt.ShareWork(false))
 	if err != nil {
 		t.Fatal(err)

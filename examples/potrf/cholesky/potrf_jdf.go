@@ -113,7 +113,7 @@ func gemmBatch(nb int) int {
 //line ../../potrf.jdf:120
 func (gs gemmGroups) launch(s *gpu.Stream, ld int, alpha, beta float64) error {
 	for _, g := range gs {
-		if err := s.DgemmBatched(gpu.NoTrans, gpu.Trans, g.m, g.n, g.k, alpha, g.a, ld, g.b, ld, beta, g.c, ld); err != nil {
+		if err := s.DgemmBatched(blas.NoTrans, blas.Trans, g.m, g.n, g.k, alpha, g.a, ld, g.b, ld, beta, g.c, ld); err != nil {
 			return err
 		}
 	}
@@ -348,7 +348,7 @@ func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *
 //line ../../potrf.jdf:161
 	{
 		n := descA.TileRows(k)
-		if err := stream.Dpotrf(gpu.Lower, n, T, descA.MB); err != nil {
+		if err := stream.Dpotrf(blas.Lower, n, T, descA.MB); err != nil {
 			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
 		}
 		if I.Ptr != 0 {
@@ -551,7 +551,7 @@ func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			r := member(t)
 			rows, cols := descA.TileRows(r.m), descA.TileCols(r.k)
 			if r.I.Ptr == 0 {
-				err = stream.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, rows, cols, 1, r.T, descA.MB, r.C, descA.MB)
+				err = stream.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, rows, cols, 1, r.T, descA.MB, r.C, descA.MB)
 			} else {
 				w := scratch.Slice(slot*tile, (slot+1)*tile)
 				slot++
@@ -673,7 +673,7 @@ func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
 //line ../../potrf.jdf:252
 	{
-		if err := stream.Dsyrk(gpu.Lower, gpu.NoTrans, descA.TileRows(m), descA.TileCols(k),
+		if err := stream.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB); err != nil {
 			return task.Fail(err)
 		}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // EnvMemFraction sets the fraction of a device's free memory (at open) that
@@ -37,11 +37,15 @@ const (
 )
 
 func init() {
-	gpu.RegisterBackend("cuda", gpu.BackendFactory{
-		Count: countOrReason,
-		Open:  func(i int) (gpu.Backend, error) { return OpenDevice(i) },
-	})
+	driver.Register("cuda", cudaDriver{})
 }
+
+// cudaDriver opens CUDA devices by ordinal.
+type cudaDriver struct{}
+
+func (cudaDriver) Count() (int, error) { return countOrReason() }
+
+func (cudaDriver) Open(i int) (driver.Backend, error) { return OpenDevice(i) }
 
 // Count returns the number of CUDA devices, 0 when CUDA is not available
 // (no driver, no device): the "cuda" family then simply has no device.
@@ -55,7 +59,7 @@ func Count() (int, error) {
 	return DeviceCount()
 }
 
-// countOrReason is Count for gpu.OpenBackends: it returns why CUDA is not available (a
+// countOrReason is the family's Count for gpu.Open: it returns why CUDA is not available (a
 // library or an entry point missing, the driver's own error), so that a program that asks
 // for CUDA explicitly can fail with the reason.
 func countOrReason() (int, error) {
@@ -117,9 +121,9 @@ func (c *config) check() error {
 	return nil
 }
 
-// Backend is one CUDA device as rt/gpu drives it (gpu.Backend): its primary
+// Backend is one CUDA device as rt/gpu drives it (driver.Backend): its primary
 // context, a memory pool, non-blocking streams with timing-free events, and
-// the kernels it loaded. Open it with OpenDevice, or let gpu.OpenRT open
+// the kernels it loaded. Open it with OpenDevice, or let gpu.Open open
 // every device (the "cuda" family registers itself when this package is
 // imported).
 //
@@ -148,8 +152,8 @@ type Backend struct {
 }
 
 var (
-	_ gpu.Backend     = (*Backend)(nil)
-	_ gpu.PeerBackend = (*Backend)(nil)
+	_ driver.Backend     = (*Backend)(nil)
+	_ driver.PeerBackend = (*Backend)(nil)
 )
 
 // OpenDevice opens device ordinal: it retains its primary context and sizes
@@ -240,12 +244,12 @@ func (b *Backend) chunkFree(p DevicePtr) error {
 	return b.ops.memFree(p)
 }
 
-// Info implements gpu.Backend.
-func (b *Backend) Info() gpu.DeviceInfo {
-	return gpu.DeviceInfo{Name: b.name, Type: gpu.TypeCUDA, Batching: true, ThreadBound: true}
+// Info implements driver.Backend.
+func (b *Backend) Info() driver.DeviceInfo {
+	return driver.DeviceInfo{Name: b.name, Type: driver.TypeCUDA, Batching: true, ThreadBound: true}
 }
 
-// SetCurrent implements gpu.Backend: it makes the primary context current
+// SetCurrent implements driver.Backend: it makes the primary context current
 // on the calling thread, which the manager has locked.
 func (b *Backend) SetCurrent() error { return b.ops.setCurrent(b.ctx) }
 
@@ -258,12 +262,12 @@ func (b *Backend) Ordinal() int { return b.ordinal }
 // Arch returns the architecture kernels are compiled for ("sm_90").
 func (b *Backend) Arch() string { return b.arch }
 
-// EnablePeer implements gpu.PeerBackend: when cuDeviceCanAccessPeer says
+// EnablePeer implements driver.PeerBackend: when cuDeviceCanAccessPeer says
 // this device can map other's memory, it enables that access for this
 // device's primary context (cuCtxEnablePeerAccess), so that peer copies
 // (DeviceStream.CopyPeer) go device to device. It reports false for a
 // backend of another family and for a pair without peer access.
-func (b *Backend) EnablePeer(other gpu.Backend) (bool, error) {
+func (b *Backend) EnablePeer(other driver.Backend) (bool, error) {
 	o, ok := other.(*Backend)
 	if !ok || o == b {
 		return false, nil
@@ -282,25 +286,25 @@ func (b *Backend) EnablePeer(other gpu.Backend) (bool, error) {
 	return true, nil
 }
 
-// MemInfo implements gpu.Backend: the pool's free bytes and capacity.
+// MemInfo implements driver.Backend: the pool's free bytes and capacity.
 func (b *Backend) MemInfo() (free, total int64, err error) {
 	free, total = b.pool.Info()
 	return free, total, nil
 }
 
-// Alloc implements gpu.Backend; it fails with an error wrapping
-// gpu.ErrOutOfMemory when the pool is full.
-func (b *Backend) Alloc(n int64) (gpu.Ptr, error) { return b.pool.Alloc(n) }
+// Alloc implements driver.Backend; it fails with an error wrapping
+// driver.ErrOutOfMemory when the pool is full.
+func (b *Backend) Alloc(n int64) (driver.Ptr, error) { return b.pool.Alloc(n) }
 
-// Free implements gpu.Backend.
-func (b *Backend) Free(p gpu.Ptr) error { return b.pool.Free(p) }
+// Free implements driver.Backend.
+func (b *Backend) Free(p driver.Ptr) error { return b.pool.Free(p) }
 
 // PoolStats describes the device memory pool.
 func (b *Backend) PoolStats() PoolStats { return b.pool.stats() }
 
-// NewStream implements gpu.Backend: a non-blocking stream with events+1
+// NewStream implements driver.Backend: a non-blocking stream with events+1
 // events, timing disabled.
-func (b *Backend) NewStream(name string, events int) (gpu.BackendStream, error) {
+func (b *Backend) NewStream(name string, events int) (driver.Stream, error) {
 	if events < 1 {
 		return nil, fmt.Errorf("%w: stream %s with %d events", ErrBadArgument, name, events)
 	}
@@ -346,16 +350,16 @@ type kernel struct {
 
 func (k *kernel) Name() string { return k.name }
 
-// Kernel implements gpu.Backend: the registered kernel's CUDA source is
+// Kernel implements driver.Backend: the registered kernel's CUDA source is
 // compiled with NVRTC for the device's architecture (once per process and
 // architecture) and loaded into the device's context (once per device).
-func (b *Backend) Kernel(name string) (gpu.Kernel, error) {
-	spec, err := gpu.LookupKernel(name)
+func (b *Backend) Kernel(name string) (driver.Kernel, error) {
+	spec, err := driver.LookupKernel(name)
 	if err != nil {
 		return nil, err
 	}
 	if spec.CUDA == "" {
-		return nil, fmt.Errorf("%w: %q has no CUDA source", gpu.ErrUnknownKernel, name)
+		return nil, fmt.Errorf("%w: %q has no CUDA source", driver.ErrUnknownKernel, name)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -376,7 +380,7 @@ func (b *Backend) Kernel(name string) (gpu.Kernel, error) {
 	return k, nil
 }
 
-// Close implements gpu.Backend: it closes the streams still open, unloads
+// Close implements driver.Backend: it closes the streams still open, unloads
 // the kernels, frees the pool and releases the primary context.
 func (b *Backend) Close() error {
 	b.mu.Lock()

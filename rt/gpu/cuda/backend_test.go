@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -17,6 +18,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 )
 
@@ -196,21 +198,21 @@ func TestFakePinnedCopiesAreDirect(t *testing.T) {
 }
 
 // upload copies a Go slice to new pool memory through s and waits.
-func (s *DeviceStream) upload(t *testing.T, a []float64) gpu.Ptr {
+func (s *DeviceStream) upload(t *testing.T, a []float64) driver.Ptr {
 	t.Helper()
 	p, err := s.b.Alloc(int64(max(len(a), 1) * 8))
 	if err != nil {
 		t.Fatal(err)
 	}
-	must(t, s.CopyHtoD(p, gpu.Float64sAsBytes(a)))
+	must(t, s.CopyHtoD(p, driver.Float64sAsBytes(a)))
 	must(t, s.syncAll())
 	return p
 }
 
-func (s *DeviceStream) download(t *testing.T, p gpu.Ptr, n int) []float64 {
+func (s *DeviceStream) download(t *testing.T, p driver.Ptr, n int) []float64 {
 	t.Helper()
 	out := make([]float64, n)
-	must(t, s.CopyDtoH(gpu.Float64sAsBytes(out), p))
+	must(t, s.CopyDtoH(driver.Float64sAsBytes(out), p))
 	must(t, s.syncAll())
 	return out
 }
@@ -223,15 +225,15 @@ func TestFakePotrfFailsTheNextQueryOnce(t *testing.T) {
 	bad := slices.Clone(good)
 	bad[5+5*n] = -100
 	pg, pb := s.upload(t, good), s.upload(t, bad)
-	must(t, s.Dpotrf(gpu.Lower, n, pg, n))
+	must(t, s.Dpotrf(blas.Lower, n, pg, n))
 	must(t, s.Record(0))
 	if err := waitQuery(t, s, 0); err != nil {
 		t.Fatalf("positive definite: %v", err)
 	}
-	must(t, s.Dpotrf(gpu.Lower, n, pb, n))
+	must(t, s.Dpotrf(blas.Lower, n, pb, n))
 	must(t, s.Record(1))
 	err := waitQuery(t, s, 1)
-	if !errors.Is(err, gpu.ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "order 6") {
+	if !errors.Is(err, driver.ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "order 6") {
 		t.Fatalf("not positive definite: %v", err)
 	}
 	must(t, s.Record(2))
@@ -252,7 +254,7 @@ func TestFakePotrfFailsTheNextQueryOnce(t *testing.T) {
 	// the work queued before it completed.
 	big := s.upload(t, rt.RandomSPD(3*n, 6))
 	before := b.PoolStats().Live
-	must(t, s.Dpotrf(gpu.Lower, 3*n, big, 3*n))
+	must(t, s.Dpotrf(blas.Lower, 3*n, big, 3*n))
 	must(t, s.Record(3))
 	if err := waitQuery(t, s, 3); err != nil {
 		t.Fatal(err)
@@ -269,9 +271,9 @@ func TestFakeDgemmBatched(t *testing.T) {
 	s := stream(t, b)
 	const nb, count = 8, 37
 	rng := rand.New(rand.NewPCG(7, 7))
-	mats := func() ([][]float64, []gpu.Ptr) {
+	mats := func() ([][]float64, []driver.Ptr) {
 		var hs [][]float64
-		var ps []gpu.Ptr
+		var ps []driver.Ptr
 		for range count {
 			h := make([]float64, nb*nb)
 			for i := range h {
@@ -288,7 +290,7 @@ func TestFakeDgemmBatched(t *testing.T) {
 	// Reverse C: not at a constant distance, so pointer arrays are used.
 	slices.Reverse(pc)
 	slices.Reverse(hc)
-	must(t, s.DgemmBatched(gpu.NoTrans, gpu.Trans, nb, nb, nb, -1, pa, nb, pb, nb, 1, pc, nb))
+	must(t, s.DgemmBatched(blas.NoTrans, blas.Trans, nb, nb, nb, -1, pa, nb, pb, nb, 1, pc, nb))
 	for i := range count {
 		must(t, blas.Gonum().Dgemm(blas.NoTrans, blas.Trans, nb, nb, nb, -1, ha[i], nb, hb[i], nb, 1, hc[i], nb))
 	}
@@ -302,15 +304,15 @@ func TestFakeDgemmBatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tile := func(i int) gpu.Ptr { return block + gpu.Ptr(i*nb*nb*8) }
-	var a2, b2, c2 []gpu.Ptr
+	tile := func(i int) driver.Ptr { return block + driver.Ptr(i*nb*nb*8) }
+	var a2, b2, c2 []driver.Ptr
 	for i := range count {
 		for j, h := range [][]float64{ha[i], hb[i], hc[i]} {
-			must(t, s.CopyHtoD(tile(3*i+j), gpu.Float64sAsBytes(h)))
+			must(t, s.CopyHtoD(tile(3*i+j), driver.Float64sAsBytes(h)))
 		}
 		a2, b2, c2 = append(a2, tile(3*i)), append(b2, tile(3*i+1)), append(c2, tile(3*i+2))
 	}
-	must(t, s.DgemmBatched(gpu.NoTrans, gpu.Trans, nb, nb, nb, -1, a2, nb, b2, nb, 1, c2, nb))
+	must(t, s.DgemmBatched(blas.NoTrans, blas.Trans, nb, nb, nb, -1, a2, nb, b2, nb, 1, c2, nb))
 	for i := range count {
 		must(t, blas.Gonum().Dgemm(blas.NoTrans, blas.Trans, nb, nb, nb, -1, ha[i], nb, hb[i], nb, 1, hc[i], nb))
 		if got := s.download(t, c2[i], nb*nb); maxRelDiff(got, hc[i]) > 1e-14 {
@@ -332,7 +334,7 @@ func TestFakeLaunchArguments(t *testing.T) {
 	var got []uint64
 	f.defineKernel("cudatest.args", func(_ *fakeOps, args []uint64) error { got = args; return nil })
 	if err := gpu.RegisterKernel(gpu.KernelSpec{Name: "cudatest.args", CUDA: "unused by the fake"}); err != nil &&
-		!errors.Is(err, gpu.ErrDuplicateKernel) {
+		!errors.Is(err, driver.ErrDuplicateKernel) {
 		t.Fatal(err)
 	}
 	k, err := b.Kernel("cudatest.args")
@@ -345,7 +347,7 @@ func TestFakeLaunchArguments(t *testing.T) {
 	s := stream(t, b)
 	buf := gpu.Buffer{Ptr: 0x1000, Len: 4, Elem: gpu.Float64}
 	must(t, s.Launch(k, gpu.Dim3{X: 2}, gpu.Dim3{X: 32}, 0,
-		[]any{buf, -3, int64(1 << 40), 2.5, float32(0.5), uint32(7), gpu.Ptr(0x2000)}))
+		[]any{buf, -3, int64(1 << 40), 2.5, float32(0.5), uint32(7), driver.Ptr(0x2000)}))
 	must(t, s.syncAll())
 	want := []uint64{0x1000, uint64(uint32(0xfffffffd)), 1 << 40, math.Float64bits(2.5), uint64(math.Float32bits(0.5)), 7, 0x2000}
 	if !slices.Equal(got, want) {
@@ -359,7 +361,7 @@ func TestFakeLaunchArguments(t *testing.T) {
 	if err := s.Launch(k, gpu.Dim3{X: -1}, gpu.Dim3{X: 1}, 0, nil); !errors.Is(err, ErrBadArgument) {
 		t.Errorf("negative grid: %v", err)
 	}
-	if _, err := b.Kernel("cudatest.no-such-kernel"); !errors.Is(err, gpu.ErrUnknownKernel) {
+	if _, err := b.Kernel("cudatest.no-such-kernel"); !errors.Is(err, driver.ErrUnknownKernel) {
 		t.Errorf("unknown kernel: %v", err)
 	}
 	must(t, b.Close())
@@ -408,11 +410,22 @@ func (d *hostData) SetHostVersion(v uint64) { d.version.Store(v) }
 
 func newDevice(t *testing.T, b *Backend, h *host, opts ...gpu.Option) *gpu.Device {
 	t.Helper()
-	d, err := gpu.NewDevice(b, append([]gpu.Option{gpu.WithCompleter(h), gpu.WithScheduler(h), gpu.WithLogger(quiet)}, opts...)...)
+	return openBackends(t, append([]gpu.Option{gpu.WithCompleter(h), gpu.WithScheduler(h), gpu.WithLogger(quiet)}, opts...), b)[0].Device()
+}
+
+var openSeq atomic.Int64
+
+// openBackends opens bes, linked, through gpu.Open: it registers them under a
+// name of their own (driver.Instances).
+func openBackends(t *testing.T, opts []gpu.Option, bes ...driver.Backend) []*gpu.RTDevice {
+	t.Helper()
+	name := fmt.Sprintf("cuda-test-%d", openSeq.Add(1))
+	driver.Register(name, driver.Instances(bes...))
+	devs, err := gpu.Open(name, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d
+	return devs
 }
 
 func TestFakeQueryErrorsAreFailures(t *testing.T) {
@@ -513,7 +526,7 @@ func TestFakeDataThatCannotFitFails(t *testing.T) {
 	data := &hostData{b: make([]byte, 2<<20)}
 	inc := &gpu.Incarnation{Name: "big", Submit: func(*gpu.Device, *gpu.Task, *gpu.Stream) gpu.Result { return gpu.Done }}
 	err := d.Submit(context.Background(), nil, d.NewTask(ec{1}, inc, gpu.Flow{Data: data, Access: gpu.Read}))
-	if !errors.Is(err, gpu.ErrOutOfMemory) {
+	if !errors.Is(err, driver.ErrOutOfMemory) {
 		t.Fatalf("2 MiB on a 1 MiB device: %v", err)
 	}
 	must(t, d.Close())
@@ -584,11 +597,7 @@ func tiledGemmCase(t *testing.T, devs []*gpu.RTDevice, m, n, k, nb int, batch bo
 func fakeRTDevice(t *testing.T) (*gpu.RTDevice, *Backend, *fakeOps) {
 	t.Helper()
 	b, f := newFakeBackend(t, 1<<30)
-	d, err := gpu.NewRTDevice(b, gpu.WithLogger(quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d, b, f
+	return openBackends(t, []gpu.Option{gpu.WithLogger(quiet)}, b)[0], b, f
 }
 
 func TestFakeRTTiledGemmAndPotrf(t *testing.T) {
@@ -615,7 +624,7 @@ func TestFakeRTTiledGemmAndPotrf(t *testing.T) {
 	fakeClosed(t, f)
 }
 
-// Two devices of the fake, linked (gpu.Link, cuCtxEnablePeerAccess): the tiled
+// Two devices of the fake, linked by gpu.Open (cuCtxEnablePeerAccess): the tiled
 // Cholesky with every tile's writers pinned to one device reads the tiles that
 // other devices wrote through peer copies (cuMemcpyPeerAsync), never from
 // stale host copies, and matches the CPU.
@@ -625,15 +634,7 @@ func TestFakePeerCopies(t *testing.T) {
 	if ok, err := b0.EnablePeer(b0); ok || err != nil {
 		t.Fatalf("a device is its own peer: %v, %v", ok, err)
 	}
-	var devs []*gpu.RTDevice
-	for i, b := range []*Backend{b0, b1} {
-		d, err := gpu.NewRTDevice(b, gpu.WithLogger(quiet), gpu.WithIndex(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		devs = append(devs, d)
-	}
-	must(t, gpu.Link(devs[0].Device(), devs[1].Device()))
+	devs := openBackends(t, []gpu.Option{gpu.WithLogger(quiet)}, b0, b1)
 	if len(devs[0].Device().Peers()) != 1 || len(devs[1].Device().Peers()) != 1 {
 		t.Fatal("the fake devices are not linked")
 	}

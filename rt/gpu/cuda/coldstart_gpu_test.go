@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // TestCUDAColdStart measures what a program pays before its device runs at
@@ -25,15 +27,14 @@ func TestCUDAColdStart(t *testing.T) {
 	must(t, err)
 	open := time.Since(t0)
 	t0 = time.Now()
-	d, err := gpu.NewDevice(b, gpu.WithLogger(quiet))
-	must(t, err)
+	d := openBackends(t, []gpu.Option{gpu.WithLogger(quiet)}, b)[0].Device()
 	create := time.Since(t0)
 	defer func() { must(t, d.Close()) }()
 	s := d.Compute(0).Backend().(*DeviceStream)
 	must(t, b.bind())
 	defer b.unbind()
 	bytes := int64(nb * nb * 8)
-	var p [3]gpu.Ptr
+	var p [3]driver.Ptr
 	for i := range p {
 		p[i], err = b.Alloc(bytes)
 		must(t, err)
@@ -41,7 +42,7 @@ func TestCUDAColdStart(t *testing.T) {
 	}
 	spd := rt.RandomSPD(nb, 1)
 	for i := range p {
-		must(t, s.CopyHtoD(p[i], gpu.Float64sAsBytes(spd)))
+		must(t, s.CopyHtoD(p[i], driver.Float64sAsBytes(spd)))
 	}
 	must(t, s.syncAll())
 	ops := []struct {
@@ -49,17 +50,17 @@ func TestCUDAColdStart(t *testing.T) {
 		op   func() error
 	}{
 		{"dgemm", func() error {
-			return s.Dgemm(gpu.NoTrans, gpu.Trans, nb, nb, nb, -1, p[0], nb, p[1], nb, 1, p[2], nb)
+			return s.Dgemm(blas.NoTrans, blas.Trans, nb, nb, nb, -1, p[0], nb, p[1], nb, 1, p[2], nb)
 		}},
-		{"dsyrk", func() error { return s.Dsyrk(gpu.Lower, gpu.NoTrans, nb, nb, -1, p[0], nb, 1, p[2], nb) }},
+		{"dsyrk", func() error { return s.Dsyrk(blas.Lower, blas.NoTrans, nb, nb, -1, p[0], nb, 1, p[2], nb) }},
 		{"dtrsm", func() error {
-			return s.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, nb, nb, 1, p[0], nb, p[1], nb)
+			return s.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, nb, nb, 1, p[0], nb, p[1], nb)
 		}},
 		{"dpotrf", func() error {
-			if err := s.CopyHtoD(p[2], gpu.Float64sAsBytes(spd)); err != nil {
+			if err := s.CopyHtoD(p[2], driver.Float64sAsBytes(spd)); err != nil {
 				return err
 			}
-			return s.Dpotrf(gpu.Lower, nb, p[2], nb)
+			return s.Dpotrf(blas.Lower, nb, p[2], nb)
 		}},
 	}
 	msg := ""

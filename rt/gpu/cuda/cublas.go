@@ -23,24 +23,24 @@ const (
 	FillUpper Fill = 1
 )
 
-// Side is cublasSideMode_t: the side of B that the triangular matrix of
+// SideMode is cublasSideMode_t: the side of B that the triangular matrix of
 // Dtrsm stands on.
-type Side int32
+type SideMode int32
 
-// Side values.
+// SideMode values.
 const (
-	SideLeft  Side = 0
-	SideRight Side = 1
+	SideLeft  SideMode = 0
+	SideRight SideMode = 1
 )
 
-// Diag is cublasDiagType_t: whether a triangular matrix has an implicit
+// DiagType is cublasDiagType_t: whether a triangular matrix has an implicit
 // unit diagonal.
-type Diag int32
+type DiagType int32
 
-// Diag values.
+// DiagType values.
 const (
-	DiagNonUnit Diag = 0
-	DiagUnit    Diag = 1
+	DiagNonUnit DiagType = 0
+	DiagUnit    DiagType = 1
 )
 
 type cublasAPI struct {
@@ -153,7 +153,7 @@ func (h Blas) Dgemm(tA, tB Op, m, n, k int, alpha float64, a DevicePtr, lda int,
 
 // Dtrsm enqueues the solve op(A)·X = alpha·B (SideLeft, A m×m) or
 // X·op(A) = alpha·B (SideRight, A n×n), X overwriting the m×n matrix B.
-func (h Blas) Dtrsm(side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
+func (h Blas) Dtrsm(side SideMode, uplo Fill, tA Op, diag DiagType, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
 	api, err := h.api()
 	if err != nil {
 		return err
@@ -169,7 +169,7 @@ func (h Blas) Dtrsm(side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha floa
 // Dtrmm enqueues the product C = alpha·op(A)·B (SideLeft, A m×m) or
 // C = alpha·B·op(A) (SideRight, A n×n) with A triangular and B, C m×n.
 // cuBLAS computes it out of place; c == b gives BLAS's in-place product.
-func (h Blas) Dtrmm(side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int, c DevicePtr, ldc int) error {
+func (h Blas) Dtrmm(side SideMode, uplo Fill, tA Op, diag DiagType, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int, c DevicePtr, ldc int) error {
 	api, err := h.api()
 	if err != nil {
 		return err

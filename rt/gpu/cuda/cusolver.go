@@ -176,7 +176,7 @@ func (sv *Solver) DpotrfWorkspace(uplo Fill, n int, a DevicePtr, lda int, work D
 
 // DtrtriBufferSize is the device and host workspace, in bytes, that Dtrtri
 // needs for an n×n triangle at a.
-func (sv *Solver) DtrtriBufferSize(uplo Fill, diag Diag, n int, a DevicePtr, lda int) (dev, host int, err error) {
+func (sv *Solver) DtrtriBufferSize(uplo Fill, diag DiagType, n int, a DevicePtr, lda int) (dev, host int, err error) {
 	t, err := trtriSymbols()
 	if err != nil {
 		return 0, 0, err
@@ -194,7 +194,7 @@ func (sv *Solver) DtrtriBufferSize(uplo Fill, diag Diag, n int, a DevicePtr, lda
 // the n×n matrix at a (cusolverDnXtrtri), with caller-provided workspaces
 // of the sizes DtrtriBufferSize gives; devInfo (device memory) receives
 // LAPACK's info.
-func (sv *Solver) DtrtriWorkspace(uplo Fill, diag Diag, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, devInfo DevicePtr) error {
+func (sv *Solver) DtrtriWorkspace(uplo Fill, diag DiagType, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, devInfo DevicePtr) error {
 	t, err := trtriSymbols()
 	if err != nil {
 		return err

@@ -7,11 +7,12 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/blas"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // DeviceStream is one non-blocking CUDA stream of a Backend
-// (gpu.BackendStream), with its events, its cuBLAS and cuSOLVER handles
+// (driver.Stream), with its events, its cuBLAS and cuSOLVER handles
 // (created on first use), its cuSOLVER workspace and its staging rings.
 //
 // Completion bookkeeping. Every Record is numbered. Host-side work owed to
@@ -45,12 +46,12 @@ type DeviceStream struct {
 	// host, dmeta their device side.
 	bulk, meta, dmeta ring
 	bulkMem, metaMem  HostMem
-	dmetaMem          gpu.Ptr
+	dmetaMem          driver.Ptr
 
 	blas      Blas
 	haveBlas  bool
 	solver    *Solver
-	work      gpu.Ptr
+	work      driver.Ptr
 	workBytes int64
 	lwork     map[potrfKey]int
 	trtriWork map[trtriKey][2]int // device and host bytes
@@ -75,7 +76,7 @@ type potrfKey struct {
 
 type trtriKey struct {
 	uplo   Fill
-	diag   Diag
+	diag   DiagType
 	n, lda int
 }
 
@@ -101,7 +102,7 @@ func (t *StreamStats) add(o StreamStats) {
 	t.Strided += o.Strided
 }
 
-var _ gpu.BackendStream = (*DeviceStream)(nil)
+var _ driver.Stream = (*DeviceStream)(nil)
 
 // Stream returns the CUDA stream, for bodies that call the binding
 // directly (on the manager's thread, inside a hook).
@@ -119,7 +120,7 @@ func (s *DeviceStream) Blas() (Blas, error) {
 	return s.blas, nil
 }
 
-// PrepareCompute implements gpu.ComputePreparer: it creates the stream's
+// PrepareCompute implements driver.ComputePreparer: it creates the stream's
 // cuBLAS and cuSOLVER handles and its pointer-array rings now, when the
 // device opens, instead of in the first bodies, and calls each operation of
 // the BLAS subset once on scratch memory. The first call of each operation
@@ -167,7 +168,7 @@ func (s *DeviceStream) warmUp() (err error) {
 		return nil
 	}
 	bytes := int64(n * n * 8)
-	var p [3]gpu.Ptr
+	var p [3]driver.Ptr
 	defer func() {
 		for _, q := range p {
 			if q != 0 {
@@ -182,28 +183,28 @@ func (s *DeviceStream) warmUp() (err error) {
 	}
 	bsz, pn := min(warmBatchN, n/2), min(warmPotrfN, n)
 	steps := []func() error{
-		func() error { return s.Dgemm(gpu.NoTrans, gpu.Trans, n, n, n, -1, p[0], n, p[1], n, 1, p[2], n) },
-		func() error { return s.Dsyrk(gpu.Lower, gpu.NoTrans, n, n, -1, p[0], n, 1, p[2], n) },
+		func() error { return s.Dgemm(blas.NoTrans, blas.Trans, n, n, n, -1, p[0], n, p[1], n, 1, p[2], n) },
+		func() error { return s.Dsyrk(blas.Lower, blas.NoTrans, n, n, -1, p[0], n, 1, p[2], n) },
 		func() error {
-			return s.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
+			return s.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, n, n, 1, p[0], n, p[1], n)
 		},
 		func() error {
 			// The inverse of a triangle by a solve (InvertLower's fallback).
-			return s.Dtrsm(gpu.Left, gpu.Lower, gpu.NoTrans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
+			return s.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, p[0], n, p[1], n)
 		},
 		func() error {
-			return s.Dtrmm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, n, n, 1, p[0], n, p[1], n)
+			return s.Dtrmm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, n, n, 1, p[0], n, p[1], n)
 		},
 		func() error {
 			b, st := bsz, int64(bsz*bsz)
-			return s.DgemmStridedBatched(gpu.NoTrans, gpu.NoTrans, b, b, b, 1, p[0], b, st, p[1], b, st, 1, p[2], b, st, 2)
+			return s.DgemmStridedBatched(blas.NoTrans, blas.NoTrans, b, b, b, 1, p[0], b, st, p[1], b, st, 1, p[2], b, st, 2)
 		},
 		func() error {
 			// Uneven distances: the pointer-array path.
 			b := bsz
-			at := func(q gpu.Ptr, i int) gpu.Ptr { return q + gpu.Ptr(i*b*b*8) }
-			ps := func(q gpu.Ptr) []gpu.Ptr { return []gpu.Ptr{at(q, 0), at(q, 1), at(q, 3)} }
-			return s.DgemmBatched(gpu.NoTrans, gpu.NoTrans, b, b, b, 1, ps(p[0]), b, ps(p[1]), b, 1, ps(p[2]), b)
+			at := func(q driver.Ptr, i int) driver.Ptr { return q + driver.Ptr(i*b*b*8) }
+			ps := func(q driver.Ptr) []driver.Ptr { return []driver.Ptr{at(q, 0), at(q, 1), at(q, 3)} }
+			return s.DgemmBatched(blas.NoTrans, blas.NoTrans, b, b, b, 1, ps(p[0]), b, ps(p[1]), b, 1, ps(p[2]), b)
 		},
 		func() error {
 			m, size := pn, int64(pn*pn*8)
@@ -221,10 +222,10 @@ func (s *DeviceStream) warmUp() (err error) {
 			if err != nil {
 				return err
 			}
-			return s.Dpotrf(gpu.Lower, m, p[2], m)
+			return s.Dpotrf(blas.Lower, m, p[2], m)
 		},
 		// Last: a cuSOLVER older than its generic TRTRI lacks only this one.
-		func() error { return s.Dtrtri(gpu.Lower, gpu.NonUnit, n, p[0], n) },
+		func() error { return s.Dtrtri(blas.Lower, blas.NonUnit, n, p[0], n) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -252,7 +253,7 @@ func (s *DeviceStream) solverHandle() error {
 // Stats returns the stream's statistics.
 func (s *DeviceStream) Stats() StreamStats { return s.stats.snapshot() }
 
-// Record implements gpu.BackendStream.
+// Record implements driver.Stream.
 func (s *DeviceStream) Record(slot int) error {
 	if slot < 0 || slot >= len(s.events) {
 		return fmt.Errorf("%w: event slot %d of %d on %s", ErrBadArgument, slot, len(s.events), s.name)
@@ -273,7 +274,7 @@ func (s *DeviceStream) Record(slot int) error {
 	return nil
 }
 
-// Query implements gpu.BackendStream: complete, not yet, or the error of a
+// Query implements driver.Stream: complete, not yet, or the error of a
 // failed event query or of work that failed before the event (never "not
 // ready" for a failure).
 func (s *DeviceStream) Query(slot int) (bool, error) {
@@ -323,7 +324,7 @@ func (s *DeviceStream) run(d *deferred) {
 			var err error
 			if info > 0 {
 				err = fmt.Errorf("%w: Dpotrf on %s: the leading minor of order %d of the %d×%d matrix is not positive definite",
-					gpu.ErrNotPositiveDefinite, s.name, info, d.order, d.order)
+					driver.ErrNotPositiveDefinite, s.name, info, d.order, d.order)
 			} else {
 				err = fmt.Errorf("%w: Dpotrf on %s: argument %d is invalid", ErrBadArgument, s.name, -info)
 			}
@@ -383,7 +384,7 @@ func (s *DeviceStream) reserve(r *ring, n, align int64) (off, consumed int64, er
 	return 0, 0, fmt.Errorf("cuda: ring of %s still full after synchronizing (%d of %d bytes held)", s.name, r.used, r.size)
 }
 
-// PrepareTransfers implements gpu.TransferPreparer: it allocates the pinned
+// PrepareTransfers implements driver.TransferPreparer: it allocates the pinned
 // ring that stages copies of ordinary host memory now, when the device opens,
 // and not in the first copy of a run.
 func (s *DeviceStream) PrepareTransfers() error {
@@ -426,9 +427,9 @@ func hostPiece(h HostMem, off, n int64) HostMem {
 	return HostMem{p: unsafe.Add(h.p, off), n: int(n)}
 }
 
-// CopyHtoD implements gpu.BackendStream. Pinned source memory is copied
+// CopyHtoD implements driver.Stream. Pinned source memory is copied
 // directly; any other is copied into the staging ring first.
-func (s *DeviceStream) CopyHtoD(dst gpu.Ptr, src []byte) error {
+func (s *DeviceStream) CopyHtoD(dst driver.Ptr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
@@ -463,10 +464,10 @@ func (s *DeviceStream) CopyHtoD(dst gpu.Ptr, src []byte) error {
 	return nil
 }
 
-// CopyDtoH implements gpu.BackendStream. A destination that is not pinned
+// CopyDtoH implements driver.Stream. A destination that is not pinned
 // receives the data from the staging ring when the manager's query of a
 // later event finds the copy complete.
-func (s *DeviceStream) CopyDtoH(dst []byte, src gpu.Ptr) error {
+func (s *DeviceStream) CopyDtoH(dst []byte, src driver.Ptr) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -500,17 +501,17 @@ func (s *DeviceStream) CopyDtoH(dst []byte, src gpu.Ptr) error {
 	return nil
 }
 
-// CopyDtoD implements gpu.BackendStream.
-func (s *DeviceStream) CopyDtoD(dst, src gpu.Ptr, n int64) error {
+// CopyDtoD implements driver.Stream.
+func (s *DeviceStream) CopyDtoD(dst, src driver.Ptr, n int64) error {
 	if n <= 0 {
 		return nil
 	}
 	return s.b.ops.dtod(DevicePtr(dst), DevicePtr(src), int(n), s.s)
 }
 
-// CopyPeer implements gpu.PeerStream: a copy from the memory of another CUDA
+// CopyPeer implements driver.PeerStream: a copy from the memory of another CUDA
 // device (linked with Backend.EnablePeer) into this stream's device.
-func (s *DeviceStream) CopyPeer(dst gpu.Ptr, from gpu.Backend, src gpu.Ptr, n int64) error {
+func (s *DeviceStream) CopyPeer(dst driver.Ptr, from driver.Backend, src driver.Ptr, n int64) error {
 	fb, ok := from.(*Backend)
 	if !ok {
 		return badArgf("peer copy from %T, not a CUDA device", from)
@@ -521,36 +522,36 @@ func (s *DeviceStream) CopyPeer(dst gpu.Ptr, from gpu.Backend, src gpu.Ptr, n in
 	return s.b.ops.peerCopy(DevicePtr(dst), s.b.ctx, DevicePtr(src), fb.ctx, int(n), s.s)
 }
 
-func cudaOp(t gpu.Transpose) Op {
-	if t == gpu.Trans {
+func cudaOp(t blas.Transpose) Op {
+	if t == blas.Trans {
 		return OpT
 	}
 	return OpN
 }
 
-func cudaFill(u gpu.Uplo) Fill {
-	if u == gpu.Upper {
+func cudaFill(u blas.Uplo) Fill {
+	if u == blas.Upper {
 		return FillUpper
 	}
 	return FillLower
 }
 
-func cudaSide(sd gpu.Side) Side {
-	if sd == gpu.Right {
+func cudaSide(sd blas.Side) SideMode {
+	if sd == blas.Right {
 		return SideRight
 	}
 	return SideLeft
 }
 
-func cudaDiag(d gpu.Diag) Diag {
-	if d == gpu.Unit {
+func cudaDiag(d blas.Diag) DiagType {
+	if d == blas.Unit {
 		return DiagUnit
 	}
 	return DiagNonUnit
 }
 
-// Dgemm implements gpu.BLAS with cuBLAS on the stream.
-func (s *DeviceStream) Dgemm(ta, tb gpu.Transpose, m, n, k int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int, beta float64, c gpu.Ptr, ldc int) error {
+// Dgemm implements driver.BLAS with cuBLAS on the stream.
+func (s *DeviceStream) Dgemm(ta, tb blas.Transpose, m, n, k int, alpha float64, a driver.Ptr, lda int, b driver.Ptr, ldb int, beta float64, c driver.Ptr, ldc int) error {
 	h, err := s.Blas()
 	if err != nil {
 		return err
@@ -558,8 +559,8 @@ func (s *DeviceStream) Dgemm(ta, tb gpu.Transpose, m, n, k int, alpha float64, a
 	return s.b.ops.dgemm(h, cudaOp(ta), cudaOp(tb), m, n, k, alpha, DevicePtr(a), lda, DevicePtr(b), ldb, beta, DevicePtr(c), ldc)
 }
 
-// Dtrsm implements gpu.BLAS with cuBLAS on the stream.
-func (s *DeviceStream) Dtrsm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, diag gpu.Diag, m, n int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int) error {
+// Dtrsm implements driver.BLAS with cuBLAS on the stream.
+func (s *DeviceStream) Dtrsm(side blas.Side, uplo blas.Uplo, ta blas.Transpose, diag blas.Diag, m, n int, alpha float64, a driver.Ptr, lda int, b driver.Ptr, ldb int) error {
 	h, err := s.Blas()
 	if err != nil {
 		return err
@@ -567,8 +568,8 @@ func (s *DeviceStream) Dtrsm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, dia
 	return s.b.ops.dtrsm(h, cudaSide(side), cudaFill(uplo), cudaOp(ta), cudaDiag(diag), m, n, alpha, DevicePtr(a), lda, DevicePtr(b), ldb)
 }
 
-// Dtrmm implements gpu.BLAS with cuBLAS on the stream.
-func (s *DeviceStream) Dtrmm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, diag gpu.Diag, m, n int, alpha float64, a gpu.Ptr, lda int, b gpu.Ptr, ldb int) error {
+// Dtrmm implements driver.BLAS with cuBLAS on the stream.
+func (s *DeviceStream) Dtrmm(side blas.Side, uplo blas.Uplo, ta blas.Transpose, diag blas.Diag, m, n int, alpha float64, a driver.Ptr, lda int, b driver.Ptr, ldb int) error {
 	h, err := s.Blas()
 	if err != nil {
 		return err
@@ -576,8 +577,8 @@ func (s *DeviceStream) Dtrmm(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, dia
 	return s.b.ops.dtrmm(h, cudaSide(side), cudaFill(uplo), cudaOp(ta), cudaDiag(diag), m, n, alpha, DevicePtr(a), lda, DevicePtr(b), ldb)
 }
 
-// Dsyrk implements gpu.BLAS with cuBLAS on the stream.
-func (s *DeviceStream) Dsyrk(uplo gpu.Uplo, t gpu.Transpose, n, k int, alpha float64, a gpu.Ptr, lda int, beta float64, c gpu.Ptr, ldc int) error {
+// Dsyrk implements driver.BLAS with cuBLAS on the stream.
+func (s *DeviceStream) Dsyrk(uplo blas.Uplo, t blas.Transpose, n, k int, alpha float64, a driver.Ptr, lda int, beta float64, c driver.Ptr, ldc int) error {
 	h, err := s.Blas()
 	if err != nil {
 		return err
@@ -585,13 +586,13 @@ func (s *DeviceStream) Dsyrk(uplo gpu.Uplo, t gpu.Transpose, n, k int, alpha flo
 	return s.b.ops.dsyrk(h, cudaFill(uplo), cudaOp(t), n, k, alpha, DevicePtr(a), lda, beta, DevicePtr(c), ldc)
 }
 
-// Dpotrf implements gpu.BLAS with cuSOLVER on the stream, with the
+// Dpotrf implements driver.BLAS with cuSOLVER on the stream, with the
 // stream's workspace (grown from the pool as needed; a replaced workspace
 // is freed once the work queued before it completed). The status word is
 // copied to pinned memory behind the factorization; a matrix that is not
 // positive definite fails the query of the next event with
-// gpu.ErrNotPositiveDefinite.
-func (s *DeviceStream) Dpotrf(uplo gpu.Uplo, n int, a gpu.Ptr, lda int) error {
+// driver.ErrNotPositiveDefinite.
+func (s *DeviceStream) Dpotrf(uplo blas.Uplo, n int, a driver.Ptr, lda int) error {
 	if n == 0 {
 		return nil
 	}
@@ -657,11 +658,11 @@ func (s *DeviceStream) reserveWork(need int64) error {
 	return nil
 }
 
-// Dtrtri implements gpu.BLAS with cuSOLVER on the stream (its generic
+// Dtrtri implements driver.BLAS with cuSOLVER on the stream (its generic
 // cusolverDnXtrtri), with the stream's workspace. LAPACK's info goes to the
 // solver's own status word and is not read: like cuBLAS's Dtrsm, the
 // inverse does not check the diagonal.
-func (s *DeviceStream) Dtrtri(uplo gpu.Uplo, diag gpu.Diag, n int, a gpu.Ptr, lda int) error {
+func (s *DeviceStream) Dtrtri(uplo blas.Uplo, diag blas.Diag, n int, a driver.Ptr, lda int) error {
 	if n == 0 {
 		return nil
 	}
@@ -694,8 +695,8 @@ func (s *DeviceStream) Dtrtri(uplo gpu.Uplo, diag gpu.Diag, n int, a gpu.Ptr, ld
 		s.hostWork[:size[1]], s.solver.InfoPtr())
 }
 
-// DgemmStridedBatched implements gpu.BLAS with cuBLAS on the stream.
-func (s *DeviceStream) DgemmStridedBatched(ta, tb gpu.Transpose, m, n, k int, alpha float64, a gpu.Ptr, lda int, strideA int64, b gpu.Ptr, ldb int, strideB int64, beta float64, c gpu.Ptr, ldc int, strideC int64, count int) error {
+// DgemmStridedBatched implements driver.BLAS with cuBLAS on the stream.
+func (s *DeviceStream) DgemmStridedBatched(ta, tb blas.Transpose, m, n, k int, alpha float64, a driver.Ptr, lda int, strideA int64, b driver.Ptr, ldb int, strideB int64, beta float64, c driver.Ptr, ldc int, strideC int64, count int) error {
 	h, err := s.Blas()
 	if err != nil {
 		return err
@@ -709,7 +710,7 @@ const maxBatch = 8192
 
 // stride returns the common distance in float64 elements between
 // consecutive pointers of p, when there is one and it is at least minStride.
-func stride(p []gpu.Ptr, minStride int64) (int64, bool) {
+func stride(p []driver.Ptr, minStride int64) (int64, bool) {
 	d := int64(p[1]) - int64(p[0])
 	if d < minStride*8 || d%8 != 0 {
 		return 0, false
@@ -722,12 +723,12 @@ func stride(p []gpu.Ptr, minStride int64) (int64, bool) {
 	return d / 8, true
 }
 
-// DgemmBatched implements gpu.BLAS. Matrices laid out at a constant
+// DgemmBatched implements driver.BLAS. Matrices laid out at a constant
 // distance (a ring of tiles allocated one after the other) go to
 // cublasDgemmStridedBatched; otherwise the pointer arrays are written to
 // the stream's pinned ring, copied to its device ring and handed to
 // cublasDgemmBatched, in pieces of at most 8192 products.
-func (s *DeviceStream) DgemmBatched(ta, tb gpu.Transpose, m, n, k int, alpha float64, a []gpu.Ptr, lda int, b []gpu.Ptr, ldb int, beta float64, c []gpu.Ptr, ldc int) error {
+func (s *DeviceStream) DgemmBatched(ta, tb blas.Transpose, m, n, k int, alpha float64, a []driver.Ptr, lda int, b []driver.Ptr, ldb int, beta float64, c []driver.Ptr, ldc int) error {
 	count := len(c)
 	if count == 0 {
 		return nil
@@ -791,7 +792,7 @@ func (s *DeviceStream) DgemmBatched(ta, tb gpu.Transpose, m, n, k int, alpha flo
 }
 
 // dim turns a gpu geometry into a CUDA one; zero extents mean 1.
-func dim(d gpu.Dim3) (Dim3, error) {
+func dim(d driver.Dim3) (Dim3, error) {
 	out := Dim3{X: 1, Y: 1, Z: 1}
 	for i, v := range [3]int{d.X, d.Y, d.Z} {
 		if v < 0 || v > math.MaxUint32 {
@@ -812,12 +813,12 @@ func dim(d gpu.Dim3) (Dim3, error) {
 	return out, nil
 }
 
-// Launch implements gpu.BackendStream. Arguments map to kernel parameters
-// in order: gpu.Buffer, gpu.Ptr and DevicePtr to a pointer, int and int32 to
+// Launch implements driver.Stream. Arguments map to kernel parameters
+// in order: driver.Buffer, driver.Ptr and DevicePtr to a pointer, int and int32 to
 // int (an int outside its range is an error), uint32 to unsigned int, int64
 // to long long, uint64 to unsigned long long, float64 to double and float32
 // to float.
-func (s *DeviceStream) Launch(k gpu.Kernel, grid, block gpu.Dim3, shared int, args []any) error {
+func (s *DeviceStream) Launch(k driver.Kernel, grid, block driver.Dim3, shared int, args []any) error {
 	kk, ok := k.(*kernel)
 	if !ok || kk.b != s.b {
 		return fmt.Errorf("%w: kernel %s was not loaded by %s", ErrBadArgument, k.Name(), s.b.name)
@@ -833,9 +834,9 @@ func (s *DeviceStream) Launch(k gpu.Kernel, grid, block gpu.Dim3, shared int, ar
 	a := s.args.Reset()
 	for i, v := range args {
 		switch v := v.(type) {
-		case gpu.Buffer:
+		case driver.Buffer:
 			a.Ptr(DevicePtr(v.Ptr))
-		case gpu.Ptr:
+		case driver.Ptr:
 			a.Ptr(DevicePtr(v))
 		case DevicePtr:
 			a.Ptr(v)
@@ -863,7 +864,7 @@ func (s *DeviceStream) Launch(k gpu.Kernel, grid, block gpu.Dim3, shared int, ar
 	return s.b.ops.launch(kk.fn, g, bl, shared, s.s, a)
 }
 
-// Close implements gpu.BackendStream: it waits for the stream (the manager
+// Close implements driver.Stream: it waits for the stream (the manager
 // only closes quiescent streams; this makes sure no staged copy is still
 // using a ring), runs the deferred work and frees everything.
 func (s *DeviceStream) Close() error {
@@ -899,7 +900,7 @@ func (s *DeviceStream) destroy() error {
 		errs = append(errs, o.streamDestroy(s.s))
 		s.s = 0
 	}
-	for _, p := range []gpu.Ptr{s.work, s.dmetaMem} {
+	for _, p := range []driver.Ptr{s.work, s.dmetaMem} {
 		if p != 0 {
 			errs = append(errs, s.b.pool.Free(p))
 		}

@@ -5,9 +5,10 @@
 //
 // # The backend
 //
-// Importing the package registers the "cuda" device family with rt/gpu
-// (JDF2GO_GPUS=cuda or auto; Count is 0 without a driver). Backend
-// (OpenDevice) implements gpu.Backend for one device; a program gets one
+// Importing the package registers the "cuda" device family
+// (driver.Register), which gpu.Open then opens by name (gpu.Open("cuda"),
+// JDF2GO_GPUS=cuda, or auto; Count is 0 without a driver). Backend
+// (OpenDevice) implements driver.Backend for one device; a program gets one
 // Backend, hence one manager, per device:
 //
 //   - Threads: the device is ThreadBound; the manager locks its goroutine
@@ -18,9 +19,12 @@
 //   - Streams (DeviceStream): non-blocking, with timing-free events; a
 //     failed query is an error, never "not ready". Each stream creates its
 //     cuBLAS handle and its cuSOLVER handle and workspace on first use.
+//     The BLAS flags are rt/blas's (blas.Lower, blas.Trans, ...); the
+//     stream maps them to cuBLAS's values (Op, Fill, SideMode, DiagType),
+//     the types of the low-level Blas and Solver wrappers.
 //     Dpotrf copies its status word behind the factorization, and a matrix
 //     that is not positive definite fails the next query with
-//     gpu.ErrNotPositiveDefinite. DgemmBatched stages its pointer arrays in
+//     driver.ErrNotPositiveDefinite. DgemmBatched stages its pointer arrays in
 //     pinned and device rings (or uses the strided-batched call when the
 //     matrices lie at a constant distance).
 //   - Host memory: copies from or to memory of a PinnedPool (IsPinned) go
@@ -34,10 +38,10 @@
 //     tiles of an existing matrix there, and PinnedArena gives NEW buffers.
 //   - Device memory: a pool sized from the free memory at open
 //     (JDF2GO_CUDA_MEMFRAC, 0.9 by default), cut from 1 GiB chunks in size
-//     classes; Alloc fails with gpu.ErrOutOfMemory when it is full. The
+//     classes; Alloc fails with driver.ErrOutOfMemory when it is full. The
 //     manager keeps data copies in 90% of it.
-//   - Several devices: gpu.OpenRT and gpu.OpenDevices link the devices they
-//     open (gpu.Link): Backend.EnablePeer asks cuDeviceCanAccessPeer and
+//   - Several devices: gpu.Open links the devices it opens:
+//     Backend.EnablePeer asks cuDeviceCanAccessPeer and
 //     enables access with cuCtxEnablePeerAccess for each pair that has it, and
 //     the manager then stages a datum in from another device's current copy
 //     with DeviceStream.CopyPeer (cuMemcpyPeerAsync on the stage-in stream)
@@ -45,7 +49,7 @@
 //   - Kernels: gpu.RegisterKernel's CUDA source is compiled with NVRTC for
 //     the device's architecture (sm_90 for compute capability 9.0), once per process and
 //     architecture, and loaded once per device. Launch arguments map to
-//     kernel parameters: gpu.Buffer and gpu.Ptr to pointers, int and int32 to
+//     kernel parameters: driver.Buffer and driver.Ptr to pointers, int and int32 to
 //     int, int64 to long long, uint32 and uint64 to their unsigned types,
 //     float64 to double and float32 to float.
 //

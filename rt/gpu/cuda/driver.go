@@ -107,22 +107,22 @@ var driverInit = sync.OnceValues(func() (*driverAPI, error) {
 	return d, nil
 })
 
-// driver is the initialized driver API; every driver wrapper goes through
+// libcuda is the initialized driver API; every driver wrapper goes through
 // it, so calling one before Init initializes the driver.
-func driver() (*driverAPI, error) { return driverInit() }
+func libcuda() (*driverAPI, error) { return driverInit() }
 
 // Init loads libcuda.so.1 and initializes the driver, once per process.
 // Later calls return the first call's result. The error wraps
 // ErrUnavailable when the library is missing or the driver finds no device.
 func Init() error {
-	_, err := driver()
+	_, err := libcuda()
 	return err
 }
 
 // DriverVersion is the CUDA version the driver supports, as 1000·major +
 // 10·minor (13000 for CUDA 13.0).
 func DriverVersion() (int, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -138,7 +138,7 @@ type Device int32
 
 // DeviceCount is the number of CUDA devices.
 func DeviceCount() (int, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -151,7 +151,7 @@ func DeviceCount() (int, error) {
 
 // GetDevice returns the device with the given ordinal.
 func GetDevice(ordinal int) (Device, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -164,7 +164,7 @@ func GetDevice(ordinal int) (Device, error) {
 
 // Name is the device's product name, e.g. "NVIDIA H200".
 func (dev Device) Name() (string, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return "", err
 	}
@@ -211,7 +211,7 @@ const (
 
 // Attribute returns one device attribute.
 func (dev Device) Attribute(attr DeviceAttribute) (int, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -234,7 +234,7 @@ func (dev Device) ComputeCapability() (major, minor int, err error) {
 // CanAccessPeer reports whether contexts on dev can map the memory of peer
 // (cuDeviceCanAccessPeer): NVLink or PCIe peer-to-peer between the two.
 func (dev Device) CanAccessPeer(peer Device) (bool, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return false, err
 	}
@@ -247,7 +247,7 @@ func (dev Device) CanAccessPeer(peer Device) (bool, error) {
 
 // TotalMem is the device's memory size in bytes.
 func (dev Device) TotalMem() (int64, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -265,7 +265,7 @@ type Context uintptr
 // runtime and the libraries share) and returns it. Each retain is matched
 // by a PrimaryCtxRelease.
 func (dev Device) PrimaryCtxRetain() (Context, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -278,7 +278,7 @@ func (dev Device) PrimaryCtxRetain() (Context, error) {
 
 // PrimaryCtxRelease releases one retain of the device's primary context.
 func (dev Device) PrimaryCtxRelease() error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -289,7 +289,7 @@ func (dev Device) PrimaryCtxRelease() error {
 // goroutine must be locked to its thread (runtime.LockOSThread) for that to
 // mean anything.
 func (c Context) SetCurrent() error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,7 @@ func (c Context) SetCurrent() error {
 // memory of peer's context (cuCtxEnablePeerAccess); it fails with
 // ErrPeerAccessAlreadyEnabled when it was enabled before.
 func EnablePeerAccess(peer Context) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func EnablePeerAccess(peer Context) error {
 
 // CurrentContext is the calling OS thread's current context (0 when none).
 func CurrentContext() (Context, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -322,7 +322,7 @@ func CurrentContext() (Context, error) {
 
 // CtxSynchronize waits for all work of the current context.
 func CtxSynchronize() error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ func CtxSynchronize() error {
 // MemGetInfo is the free and total memory of the current context's device,
 // in bytes.
 func MemGetInfo() (free, total int64, err error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, 0, err
 	}

@@ -15,7 +15,7 @@ import (
 	glapack "gonum.org/v1/gonum/lapack/gonum"
 
 	"github.com/jdf2go/jdf2go/rt/blas"
-	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // fakeOps runs the backend on the CPU: device memory is Go memory at fake
@@ -396,7 +396,7 @@ func (f *fakeOps) dgemm(h Blas, tA, tB Op, m, n, k int, alpha float64, a DeviceP
 	})
 }
 
-func (f *fakeOps) dtrsm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
+func (f *fakeOps) dtrsm(h Blas, side SideMode, uplo Fill, tA Op, diag DiagType, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
 	ms, err := f.mats(a, b)
 	if err != nil {
 		return err
@@ -413,7 +413,7 @@ func (f *fakeOps) dtrsm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int
 	})
 }
 
-func (f *fakeOps) dtrmm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
+func (f *fakeOps) dtrmm(h Blas, side SideMode, uplo Fill, tA Op, diag DiagType, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
 	ms, err := f.mats(a, b)
 	if err != nil {
 		return err
@@ -429,7 +429,7 @@ func (f *fakeOps) dtrmm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int
 // column-major matrix is, byte for byte, its row-major transpose, so the
 // side and the triangle swap.
 
-func gonumTri(side Side, uplo Fill, diag Diag) (gblas.Side, gblas.Uplo, gblas.Diag) {
+func gonumTri(side SideMode, uplo Fill, diag DiagType) (gblas.Side, gblas.Uplo, gblas.Diag) {
 	gs, gu, gd := gblas.Right, gblas.Upper, gblas.NonUnit
 	if side == SideRight {
 		gs = gblas.Left
@@ -443,7 +443,7 @@ func gonumTri(side Side, uplo Fill, diag Diag) (gblas.Side, gblas.Uplo, gblas.Di
 	return gs, gu, gd
 }
 
-func colDtrmm(side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
+func colDtrmm(side SideMode, uplo Fill, tA Op, diag DiagType, m, n int, alpha float64, a []float64, lda int, b []float64, ldb int) {
 	gs, gu, gd := gonumTri(side, uplo, diag)
 	gt := gblas.NoTrans
 	if tA == OpT {
@@ -452,7 +452,7 @@ func colDtrmm(side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a
 	gblasimpl.Implementation{}.Dtrmm(gs, gu, gt, gd, n, m, alpha, a, lda, b, ldb)
 }
 
-func colDtrtri(uplo Fill, diag Diag, n int, a []float64, lda int) {
+func colDtrtri(uplo Fill, diag DiagType, n int, a []float64, lda int) {
 	_, gu, gd := gonumTri(SideLeft, uplo, diag)
 	glapack.Implementation{}.Dtrtri(gu, gd, n, a, lda)
 }
@@ -545,11 +545,11 @@ func (f *fakeOps) potrf(sv *Solver, uplo Fill, n int, a DevicePtr, lda int, work
 	})
 }
 
-func (f *fakeOps) trtriBufferSize(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int) (int, int, error) {
+func (f *fakeOps) trtriBufferSize(sv *Solver, uplo Fill, diag DiagType, n int, a DevicePtr, lda int) (int, int, error) {
 	return 8*n + 16, 0, nil
 }
 
-func (f *fakeOps) trtri(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, info DevicePtr) error {
+func (f *fakeOps) trtri(sv *Solver, uplo Fill, diag DiagType, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, info DevicePtr) error {
 	ms, err := f.mats(a, work)
 	if err != nil {
 		return err
@@ -599,7 +599,7 @@ func (f *fakeOps) defineKernel(name string, k fakeKernel) {
 	f.impls[name] = k
 }
 
-func (f *fakeOps) kernel(spec gpu.KernelSpec, arch string) (Function, Module, error) {
+func (f *fakeOps) kernel(spec driver.KernelSpec, arch string) (Function, Module, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := f.impls[spec.Name]

@@ -19,6 +19,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 )
 
@@ -147,7 +148,7 @@ func faultChild(t *testing.T) {
 	h := newHost()
 	d := newDevice(t, b, h)
 	inc := &gpu.Incarnation{Name: "fault", Submit: func(_ *gpu.Device, _ *gpu.Task, s *gpu.Stream) gpu.Result {
-		if err := s.Launch("cudatest_fault", gpu.Dim3{X: 1}, gpu.Dim3{X: 1}, gpu.Ptr(16)); err != nil {
+		if err := s.Launch("cudatest_fault", gpu.Dim3{X: 1}, gpu.Dim3{X: 1}, driver.Ptr(16)); err != nil {
 			return gpu.Error
 		}
 		return gpu.Done
@@ -169,7 +170,7 @@ func faultChild(t *testing.T) {
 // the cleanout: a long kernel the hook launched first has finished.
 func TestScenario37_QuiesceWaitsForKernelAfterError(t *testing.T) {
 	b := openGPUBackend(t)
-	var ptr gpu.Ptr
+	var ptr driver.Ptr
 	var launched time.Time
 	spin := cyclesFor(t, 200*time.Millisecond)
 	cleaned := make(chan [2]any, 1)
@@ -178,8 +179,7 @@ func TestScenario37_QuiesceWaitsForKernelAfterError(t *testing.T) {
 		err := CopyFromDevice(v[:], DevicePtr(ptr))
 		cleaned <- [2]any{v[0], errors.Join(err, nil)}
 	}}
-	d, err := gpu.NewDevice(b, gpu.WithCompleter(h), gpu.WithScheduler(h.host), gpu.WithLogger(quiet))
-	must(t, err)
+	d := openBackends(t, []gpu.Option{gpu.WithCompleter(h), gpu.WithScheduler(h.host), gpu.WithLogger(quiet)}, b)[0].Device()
 	data := &hostData{b: make([]byte, 8)}
 	inc := &gpu.Incarnation{Name: "fails", Submit: func(_ *gpu.Device, tk *gpu.Task, s *gpu.Stream) gpu.Result {
 		ptr = tk.Buffer(0).Ptr
@@ -189,7 +189,7 @@ func TestScenario37_QuiesceWaitsForKernelAfterError(t *testing.T) {
 		}
 		return gpu.Error
 	}}
-	err = d.Submit(context.Background(), nil, d.NewTask(ec{1}, inc, gpu.Flow{Data: data, Access: gpu.ReadWrite, Elem: gpu.Float64}))
+	err := d.Submit(context.Background(), nil, d.NewTask(ec{1}, inc, gpu.Flow{Data: data, Access: gpu.ReadWrite, Elem: gpu.Float64}))
 	if !errors.Is(err, gpu.ErrTaskFailed) {
 		t.Fatalf("Submit: %v", err)
 	}
@@ -277,7 +277,7 @@ func TestScenario38_ManagerContextBinding(t *testing.T) {
 		c, err := CurrentContext()
 		hooks = append(hooks, seen{syscall.Gettid(), c, err})
 		buf := tk.Buffer(0)
-		if err := s.Dgemm(gpu.NoTrans, gpu.NoTrans, 16, 16, 16, 1, buf.Slice(0, 256), 16, buf.Slice(256, 512), 16, 0, buf.Slice(512, 768), 16); err != nil {
+		if err := s.Dgemm(blas.NoTrans, blas.NoTrans, 16, 16, 16, 1, buf.Slice(0, 256), 16, buf.Slice(256, 512), 16, 0, buf.Slice(512, 768), 16); err != nil {
 			return gpu.Error
 		}
 		return gpu.Done
@@ -338,8 +338,7 @@ func TestScenario38_ManagerContextBinding(t *testing.T) {
 // happens on the episode's thread after binding the context there.
 func TestEpisodeCUDACallsOnLockedThread(t *testing.T) {
 	b := openGPUBackend(t)
-	d, err := gpu.NewRTDevice(b, gpu.WithLogger(quiet))
-	must(t, err)
+	d := openBackends(t, []gpu.Option{gpu.WithLogger(quiet)}, b)[0]
 	must(t, d.Device().Ready(t.Context())) // as in scenario 38
 	var log callLog
 	stop := log.install()
@@ -360,7 +359,7 @@ func TestEpisodeCUDACallsOnLockedThread(t *testing.T) {
 type ptrPool struct {
 	free     []int
 	host     [][]uint64
-	dev      []gpu.Ptr
+	dev      []driver.Ptr
 	inUse    int
 	maxInUse int
 }
@@ -452,7 +451,7 @@ func TestScenario39_BatchedGemmBoundedPointerPool(t *testing.T) {
 		a, bm := randMat(rng, nb*nb), randMat(rng, nb*nb)
 		c := make([]float64, nb*nb)
 		must(t, blas.Gonum().Dgemm(blas.NoTrans, blas.NoTrans, nb, nb, nb, 1, a, nb, bm, nb, 0, c, nb))
-		as, bs, wantC = append(as, &hostData{b: gpu.Float64sAsBytes(a)}), append(bs, &hostData{b: gpu.Float64sAsBytes(bm)}), append(wantC, c)
+		as, bs, wantC = append(as, &hostData{b: driver.Float64sAsBytes(a)}), append(bs, &hostData{b: driver.Float64sAsBytes(bm)}), append(wantC, c)
 		cs = append(cs, &hostData{b: make([]byte, nb*nb*8)})
 	}
 	var wg sync.WaitGroup
@@ -504,7 +503,7 @@ func openRTFromEnv(t *testing.T) []*gpu.RTDevice {
 	t.Helper()
 	requireGPU(t)
 	t.Setenv(gpu.EnvDevices, "cuda")
-	devs, err := gpu.OpenRTFromEnv(gpu.WithLogger(quiet))
+	devs, err := gpu.Open("", gpu.WithLogger(quiet))
 	must(t, err)
 	if len(devs) == 0 {
 		t.Fatal("JDF2GO_GPUS=cuda opened no device on a machine with CUDA")
@@ -558,7 +557,7 @@ func TestGPURTTiledPotrf(t *testing.T) {
 	must(t, c.Add(tp))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := tp.Wait(ctx); !errors.Is(err, gpu.ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "POTRF(2)") {
+	if err := tp.Wait(ctx); !errors.Is(err, driver.ErrNotPositiveDefinite) || !strings.Contains(err.Error(), "POTRF(2)") {
 		t.Fatalf("Wait: %v, want POTRF(2) failing with ErrNotPositiveDefinite", err)
 	}
 	must(t, c.Close())
@@ -597,7 +596,7 @@ func TestGPUBackendStagingAndPool(t *testing.T) {
 		must(t, b.Free(p))
 	}
 	free, total, _ := b.MemInfo()
-	if _, err := b.Alloc(total + 1); !errors.Is(err, gpu.ErrOutOfMemory) {
+	if _, err := b.Alloc(total + 1); !errors.Is(err, driver.ErrOutOfMemory) {
 		t.Fatalf("Alloc beyond the pool: %v", err)
 	}
 	t.Logf("pool %.1f GiB (%.1f free), stream stats %+v", float64(total)/(1<<30), float64(free)/(1<<30), s.Stats())
@@ -622,7 +621,7 @@ func unsafeBytes(u []uint64) []byte {
 }
 
 func bytesAsFloat64s(b []byte) []float64 {
-	f, err := gpu.BytesAsFloat64s(b)
+	f, err := driver.BytesAsFloat64s(b)
 	if err != nil {
 		panic(err)
 	}

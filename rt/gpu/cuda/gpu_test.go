@@ -479,7 +479,7 @@ func TestCUDABlas(t *testing.T) {
 		}
 	}
 
-	for _, side := range []Side{SideLeft, SideRight} {
+	for _, side := range []SideMode{SideLeft, SideRight} {
 		for _, uplo := range []Fill{FillLower, FillUpper} {
 			for _, tA := range []Op{OpN, OpT} {
 				na := m
@@ -625,7 +625,7 @@ func TestCUDATrmmAndTrtri(t *testing.T) {
 	defer func() { must(t, sv.Destroy()) }()
 	rng := rand.New(rand.NewPCG(9, 9))
 	const m, n = 67, 45
-	for _, side := range []Side{SideLeft, SideRight} {
+	for _, side := range []SideMode{SideLeft, SideRight} {
 		for _, uplo := range []Fill{FillLower, FillUpper} {
 			for _, tA := range []Op{OpN, OpT} {
 				na := m

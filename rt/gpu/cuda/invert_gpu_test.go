@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 )
 
@@ -23,8 +25,7 @@ func TestCUDAInvertLower(t *testing.T) {
 	b, err := OpenDevice(0)
 	must(t, err)
 	t0 := time.Now()
-	d, err := gpu.NewDevice(b, gpu.WithLogger(quiet))
-	must(t, err)
+	d := openBackends(t, []gpu.Option{gpu.WithLogger(quiet)}, b)[0].Device()
 	open := time.Since(t0)
 	defer func() { must(t, d.Close()) }()
 	must(t, d.Ready(context.Background()))
@@ -39,8 +40,7 @@ func TestCUDAInvertLower(t *testing.T) {
 // identity, with the same result.
 func TestFakeInvertLowerSolves(t *testing.T) {
 	b, _ := newFakeBackend(t, 1<<30)
-	d, err := gpu.NewDevice(b, gpu.WithLogger(quiet))
-	must(t, err)
+	d := openBackends(t, []gpu.Option{gpu.WithLogger(quiet)}, b)[0].Device()
 	must(t, d.Ready(context.Background()))
 	for _, n := range []int{1, 40} {
 		invertCase(t, b, d, n, false)
@@ -69,7 +69,7 @@ func invertCase(t *testing.T, b *Backend, d *gpu.Device, n int, timed bool) {
 	buf := func(v []float64) gpu.Buffer {
 		p, err := b.Alloc(int64(8 * len(v)))
 		must(t, err)
-		must(t, s.CopyHtoD(p, gpu.Float64sAsBytes(v)))
+		must(t, s.CopyHtoD(p, driver.Float64sAsBytes(v)))
 		return gpu.Buffer{Ptr: p, Len: len(v), Elem: gpu.Float64}
 	}
 	a, x, e := buf(l), buf(id), buf(id)
@@ -80,7 +80,7 @@ func invertCase(t *testing.T, b *Backend, d *gpu.Device, n int, timed bool) {
 	}()
 	must(t, gs.InvertLower(n, a, n, x, n))
 	got := make([]float64, n*n)
-	must(t, s.CopyDtoH(gpu.Float64sAsBytes(got), x.Ptr))
+	must(t, s.CopyDtoH(driver.Float64sAsBytes(got), x.Ptr))
 	must(t, s.syncAll())
 	worst, err := gputest.InverseError(n, l, n, got, n)
 	if err != nil || !(worst < 1e-12) {
@@ -101,7 +101,7 @@ func invertCase(t *testing.T, b *Backend, d *gpu.Device, n int, timed bool) {
 		return time.Since(t0) / calls
 	}
 	inv := per(func() error { return gs.InvertLower(n, a, n, x, n) })
-	solve := per(func() error { return gs.Dtrsm(gpu.Left, gpu.Lower, gpu.NoTrans, gpu.NonUnit, n, n, 1, a, n, x, n) })
+	solve := per(func() error { return gs.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, a, n, x, n) })
 	copyOnly := per(func() error { return nil })
 	t.Logf("INVERT n=%d: |L·X - I| %.2g; per call, less the copy of the identity (%v): InvertLower %v, Dtrsm %v",
 		n, worst, copyOnly.Round(time.Microsecond), (inv - copyOnly).Round(time.Microsecond), (solve - copyOnly).Round(time.Microsecond))

@@ -15,7 +15,7 @@ func MemAlloc(bytes int) (DevicePtr, error) {
 	if bytes <= 0 {
 		return 0, badArgf("MemAlloc(%d): size must be positive", bytes)
 	}
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -28,7 +28,7 @@ func MemAlloc(bytes int) (DevicePtr, error) {
 
 // MemFree frees device memory from MemAlloc.
 func MemFree(p DevicePtr) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func MemHostAlloc(bytes int, flags HostAllocFlags) (HostMem, error) {
 	if bytes <= 0 {
 		return HostMem{}, badArgf("MemHostAlloc(%d): size must be positive", bytes)
 	}
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return HostMem{}, err
 	}
@@ -77,7 +77,7 @@ func MemHostAlloc(bytes int, flags HostAllocFlags) (HostMem, error) {
 // Free releases the memory; h and every HostMem cut from it must not be
 // used afterwards.
 func (h HostMem) Free() error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -112,7 +112,7 @@ func (h HostMem) Int32s() []int32 { return unsafe.Slice((*int32)(h.p), h.n/4) }
 // which does not wait for work on non-blocking streams: synchronize the
 // streams that use the memory first.
 func MemcpyHtoD(dst DevicePtr, src HostMem) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func MemcpyHtoD(dst DevicePtr, src HostMem) error {
 // MemcpyDtoH copies dst.Len() bytes from src into dst and returns when the
 // copy is done.
 func MemcpyDtoH(dst HostMem, src DevicePtr) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func MemcpyDtoH(dst HostMem, src DevicePtr) error {
 // the copy is done (the driver's call may return earlier; this one waits
 // for the legacy default stream it ran on).
 func MemcpyDtoD(dst, src DevicePtr, bytes int) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func MemcpyDtoD(dst, src DevicePtr, bytes int) error {
 // MemcpyHtoDAsync enqueues a copy of src to dst on s. src must stay
 // allocated and unchanged until the copy completes.
 func MemcpyHtoDAsync(dst DevicePtr, src HostMem, s Stream) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func MemcpyHtoDAsync(dst DevicePtr, src HostMem, s Stream) error {
 
 // MemcpyDtoHAsync enqueues a copy of dst.Len() bytes from src into dst on s.
 func MemcpyDtoHAsync(dst HostMem, src DevicePtr, s Stream) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func MemcpyDtoHAsync(dst HostMem, src DevicePtr, s Stream) error {
 
 // MemcpyDtoDAsync enqueues a device-to-device copy on s.
 func MemcpyDtoDAsync(dst, src DevicePtr, bytes int, s Stream) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func MemcpyDtoDAsync(dst, src DevicePtr, bytes int, s Stream) error {
 // to dst in dstCtx's device (cuMemcpyPeerAsync); with peer access enabled
 // from dstCtx to srcCtx it goes over NVLink or PCIe directly.
 func MemcpyPeerAsync(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Context, bytes int, s Stream) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func MemcpyPeerAsync(dst DevicePtr, dstCtx Context, src DevicePtr, srcCtx Contex
 
 // MemsetD8 sets n bytes at dst to v and returns when that is done.
 func MemsetD8(dst DevicePtr, v byte, n int) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func MemsetD8(dst DevicePtr, v byte, n int) error {
 
 // MemsetD8Async enqueues setting n bytes at dst to v on s.
 func MemsetD8Async(dst DevicePtr, v byte, n int, s Stream) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ func CopyFromDevice[T Element](dst []T, src DevicePtr) error {
 // syncCopy copies bytes between Go memory at host and dev, in the
 // direction toDevice says, pinning host for the call.
 func syncCopy(toDevice bool, dev DevicePtr, host unsafe.Pointer, bytes int) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func ModuleLoadData(image []byte) (Module, error) {
 	if !bytes.HasPrefix(image, []byte("\x7fELF")) && image[len(image)-1] != 0 {
 		image = append(image[:len(image):len(image)], 0)
 	}
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -37,7 +37,7 @@ func ModuleLoadData(image []byte) (Module, error) {
 
 // Unload unloads the module; its functions must not be launched afterwards.
 func (m Module) Unload() error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (m Module) Unload() error {
 
 // Function looks up a kernel by its (extern "C", unmangled) name.
 func (m Module) Function(name string) (Function, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -128,7 +128,7 @@ func (fn Function) Launch(grid, block Dim3, sharedMem int, s Stream, args *Kerne
 	if sharedMem < 0 || sharedMem > math.MaxUint32 {
 		return badArgf("Launch: shared memory size %d", sharedMem)
 	}
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}

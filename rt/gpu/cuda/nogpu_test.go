@@ -9,14 +9,15 @@ import (
 	"testing"
 
 	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // TestBackendWithoutGPU runs where CUDA is absent (here and in CI): the
 // "cuda" family is registered, counts no device, and every entry point that
 // needs the driver fails with ErrUnavailable instead of crashing.
 func TestBackendWithoutGPU(t *testing.T) {
-	if !slices.Contains(gpu.Backends(), "cuda") {
-		t.Fatalf("the cuda family is not registered: %v", gpu.Backends())
+	if !slices.Contains(driver.Drivers(), "cuda") {
+		t.Fatalf("the cuda family is not registered: %v", driver.Drivers())
 	}
 	if Init() == nil {
 		t.Skip("CUDA is available here: the GPU tests cover it")
@@ -28,21 +29,21 @@ func TestBackendWithoutGPU(t *testing.T) {
 	var logged bytes.Buffer
 	prev := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
-	bes, err := gpu.OpenBackends(gpu.Spec{Backend: "auto"})
+	devs, err := gpu.Open("auto")
 	slog.SetDefault(prev)
-	if err != nil || len(bes) != 0 {
-		t.Fatalf("auto: %d backends, %v; want none", len(bes), err)
+	if err != nil || len(devs) != 0 {
+		t.Fatalf("auto: %d devices, %v; want none", len(devs), err)
 	}
 	if n := strings.Count(logged.String(), "\n"); n != 1 || !strings.Contains(logged.String(), "no CUDA device") {
 		t.Fatalf("auto logged %q, want one line saying it runs without GPUs", logged.String())
 	}
 	// An explicit cuda fails with the reason.
-	if bes, err := gpu.OpenBackends(gpu.Spec{Backend: "cuda"}); !errors.Is(err, gpu.ErrNoDevice) ||
-		!errors.Is(err, ErrUnavailable) || len(bes) != 0 {
-		t.Fatalf("cuda: %d backends, %v; want ErrNoDevice wrapping ErrUnavailable", len(bes), err)
+	if devs, err := gpu.Open("cuda"); !errors.Is(err, gpu.ErrNoDevice) ||
+		!errors.Is(err, ErrUnavailable) || len(devs) != 0 {
+		t.Fatalf("cuda: %d devices, %v; want ErrNoDevice wrapping ErrUnavailable", len(devs), err)
 	}
 	t.Setenv(gpu.EnvDevices, "cuda")
-	if devs, err := gpu.OpenRTFromEnv(); !errors.Is(err, gpu.ErrNoDevice) || len(devs) != 0 {
+	if devs, err := gpu.Open(""); !errors.Is(err, gpu.ErrNoDevice) || len(devs) != 0 {
 		t.Fatalf("JDF2GO_GPUS=cuda: %d devices, %v; want ErrNoDevice", len(devs), err)
 	}
 	if _, err := OpenDevice(0); !errors.Is(err, ErrUnavailable) {
@@ -84,7 +85,7 @@ func TestBackendOptionsFromEnv(t *testing.T) {
 	if free, total, _ := b.MemInfo(); total != 1<<28 || free != total {
 		t.Fatalf("pool of a quarter of 1 GiB: free %d, total %d", free, total)
 	}
-	if info := b.Info(); info.Type != gpu.TypeCUDA || !info.Batching || !info.ThreadBound {
+	if info := b.Info(); info.Type != driver.TypeCUDA || !info.Batching || !info.ThreadBound {
 		t.Fatalf("Info() = %+v", info)
 	}
 	must(t, b.Close())

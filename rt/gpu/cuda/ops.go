@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // ops is the part of the CUDA libraries that the backend drives. realOps
@@ -42,8 +42,8 @@ type ops interface {
 	blasCreate(s Stream) (Blas, error)
 	blasDestroy(Blas) error
 	dgemm(h Blas, tA, tB Op, m, n, k int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int, beta float64, c DevicePtr, ldc int) error
-	dtrsm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error
-	dtrmm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error
+	dtrsm(h Blas, side SideMode, uplo Fill, tA Op, diag DiagType, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error
+	dtrmm(h Blas, side SideMode, uplo Fill, tA Op, diag DiagType, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error
 	dsyrk(h Blas, uplo Fill, t Op, n, k int, alpha float64, a DevicePtr, lda int, beta float64, c DevicePtr, ldc int) error
 	dgemmStridedBatched(h Blas, tA, tB Op, m, n, k int, alpha float64, a DevicePtr, lda int, strideA int64,
 		b DevicePtr, ldb int, strideB int64, beta float64, c DevicePtr, ldc int, strideC int64, count int) error
@@ -54,12 +54,12 @@ type ops interface {
 	solverDestroy(*Solver) error
 	potrfBufferSize(sv *Solver, uplo Fill, n int, a DevicePtr, lda int) (int, error)
 	potrf(sv *Solver, uplo Fill, n int, a DevicePtr, lda int, work DevicePtr, lwork int, info DevicePtr) error
-	trtriBufferSize(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int) (dev, host int, err error)
-	trtri(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, info DevicePtr) error
+	trtriBufferSize(sv *Solver, uplo Fill, diag DiagType, n int, a DevicePtr, lda int) (dev, host int, err error)
+	trtri(sv *Solver, uplo Fill, diag DiagType, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, info DevicePtr) error
 
 	// kernel loads spec's CUDA source, compiled for arch ("sm_90"), into
 	// the current context.
-	kernel(spec gpu.KernelSpec, arch string) (Function, Module, error)
+	kernel(spec driver.KernelSpec, arch string) (Function, Module, error)
 	moduleUnload(Module) error
 	launch(fn Function, grid, block Dim3, shared int, s Stream, args *KernelArgs) error
 }
@@ -110,13 +110,13 @@ func (realOps) dgemm(h Blas, tA, tB Op, m, n, k int, alpha float64, a DevicePtr,
 	return h.Dgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
-func (realOps) dtrsm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
+func (realOps) dtrsm(h Blas, side SideMode, uplo Fill, tA Op, diag DiagType, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
 	return h.Dtrsm(side, uplo, tA, diag, m, n, alpha, a, lda, b, ldb)
 }
 
 // dtrmm is in place: cuBLAS's product is out of place, and C = B is the
 // overlap it allows.
-func (realOps) dtrmm(h Blas, side Side, uplo Fill, tA Op, diag Diag, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
+func (realOps) dtrmm(h Blas, side SideMode, uplo Fill, tA Op, diag DiagType, m, n int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int) error {
 	return h.Dtrmm(side, uplo, tA, diag, m, n, alpha, a, lda, b, ldb, b, ldb)
 }
 
@@ -145,15 +145,15 @@ func (realOps) potrf(sv *Solver, uplo Fill, n int, a DevicePtr, lda int, work De
 	return sv.DpotrfWorkspace(uplo, n, a, lda, work, lwork, info)
 }
 
-func (realOps) trtriBufferSize(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int) (int, int, error) {
+func (realOps) trtriBufferSize(sv *Solver, uplo Fill, diag DiagType, n int, a DevicePtr, lda int) (int, int, error) {
 	return sv.DtrtriBufferSize(uplo, diag, n, a, lda)
 }
 
-func (realOps) trtri(sv *Solver, uplo Fill, diag Diag, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, info DevicePtr) error {
+func (realOps) trtri(sv *Solver, uplo Fill, diag DiagType, n int, a DevicePtr, lda int, work DevicePtr, workBytes int, host []byte, info DevicePtr) error {
 	return sv.DtrtriWorkspace(uplo, diag, n, a, lda, work, workBytes, host, info)
 }
 
-func (realOps) kernel(spec gpu.KernelSpec, arch string) (Function, Module, error) {
+func (realOps) kernel(spec driver.KernelSpec, arch string) (Function, Module, error) {
 	image, err := compileCached(spec, arch)
 	if err != nil {
 		return 0, 0, err
@@ -191,7 +191,7 @@ type compileResult struct {
 
 // compileCached compiles spec's CUDA source for arch with NVRTC, once per
 // (architecture, source) in the process.
-func compileCached(spec gpu.KernelSpec, arch string) ([]byte, error) {
+func compileCached(spec driver.KernelSpec, arch string) ([]byte, error) {
 	key := sha256.Sum256([]byte(arch + "\x00" + spec.Name + "\x00" + spec.CUDA))
 	compiled.Lock()
 	if compiled.byKey == nil {

@@ -6,7 +6,7 @@ import (
 	"math/bits"
 	"sync"
 
-	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // pool is a device's memory pool. cuMemAlloc and cuMemFree are slow and
@@ -21,7 +21,7 @@ import (
 // of a quarter chunk or more get a chunk of their own, of their exact class.
 //
 // The capacity bounds the bytes handed out (by class), so Alloc fails with
-// an error wrapping gpu.ErrOutOfMemory once the pool is full, and the
+// an error wrapping driver.ErrOutOfMemory once the pool is full, and the
 // manager accounts device memory against it (MemInfo). When the chunks have
 // used the whole capacity but no free block of the class exists
 // (fragmentation), a block of a larger class is reused whole, and as a last
@@ -37,8 +37,8 @@ type pool struct {
 	chunked   int64 // bytes of all chunks
 	cur       int   // chunk being cut, -1 before the first
 	off       int64 // bump offset in chunks[cur]
-	freeLists map[int64][]gpu.Ptr
-	live      map[gpu.Ptr]block
+	freeLists map[int64][]driver.Ptr
+	live      map[driver.Ptr]block
 	reserved  int64 // bytes of live blocks, by class
 	peak      int64
 }
@@ -63,7 +63,7 @@ func newPool(capacity, chunkSize int64, alloc func(int64) (DevicePtr, error), fr
 	}
 	chunkSize = (chunkSize + poolAlign - 1) &^ (poolAlign - 1)
 	return &pool{capacity: capacity, chunkSize: chunkSize, alloc: alloc, free: free, cur: -1,
-		freeLists: make(map[int64][]gpu.Ptr), live: make(map[gpu.Ptr]block)}
+		freeLists: make(map[int64][]driver.Ptr), live: make(map[driver.Ptr]block)}
 }
 
 // sizeClass rounds n up to its class.
@@ -77,15 +77,15 @@ func sizeClass(n int64) int64 {
 }
 
 // Alloc returns a 256-byte aligned block of at least n bytes.
-func (p *pool) Alloc(n int64) (gpu.Ptr, error) {
+func (p *pool) Alloc(n int64) (driver.Ptr, error) {
 	if n <= 0 {
-		return 0, fmt.Errorf("%w: device allocation of %d bytes", gpu.ErrBadArgument, n)
+		return 0, fmt.Errorf("%w: device allocation of %d bytes", driver.ErrBadArgument, n)
 	}
 	s := sizeClass(n)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.reserved+s > p.capacity {
-		return 0, fmt.Errorf("%w: %d bytes requested, %d of %d in use", gpu.ErrOutOfMemory, n, p.reserved, p.capacity)
+		return 0, fmt.Errorf("%w: %d bytes requested, %d of %d in use", driver.ErrOutOfMemory, n, p.reserved, p.capacity)
 	}
 	ptr, b, err := p.take(s)
 	if err != nil {
@@ -98,7 +98,7 @@ func (p *pool) Alloc(n int64) (gpu.Ptr, error) {
 }
 
 // take finds a block of class s; p.mu is held.
-func (p *pool) take(s int64) (gpu.Ptr, block, error) {
+func (p *pool) take(s int64) (driver.Ptr, block, error) {
 	if l := p.freeLists[s]; len(l) > 0 {
 		ptr := l[len(l)-1]
 		p.freeLists[s] = l[:len(l)-1]
@@ -109,24 +109,24 @@ func (p *pool) take(s int64) (gpu.Ptr, block, error) {
 		if p.chunked+s <= p.capacity {
 			base, err := p.newChunk(s)
 			if err == nil {
-				return gpu.Ptr(base), block{size: s}, nil
+				return driver.Ptr(base), block{size: s}, nil
 			}
-			if !errors.Is(err, gpu.ErrOutOfMemory) {
+			if !errors.Is(err, driver.ErrOutOfMemory) {
 				return 0, block{}, err
 			}
 		}
 		return p.fallback(s)
 	}
 	if p.cur >= 0 && p.off+s <= p.chunks[p.cur].size {
-		ptr := gpu.Ptr(p.chunks[p.cur].base) + gpu.Ptr(p.off)
+		ptr := driver.Ptr(p.chunks[p.cur].base) + driver.Ptr(p.off)
 		p.off += s
 		return ptr, block{size: s}, nil
 	}
 	if size := min(p.chunkSize, p.capacity-p.chunked); size >= s {
 		if _, err := p.newChunk(size); err == nil {
 			p.cur, p.off = len(p.chunks)-1, s
-			return gpu.Ptr(p.chunks[p.cur].base), block{size: s}, nil
-		} else if !errors.Is(err, gpu.ErrOutOfMemory) {
+			return driver.Ptr(p.chunks[p.cur].base), block{size: s}, nil
+		} else if !errors.Is(err, driver.ErrOutOfMemory) {
 			return 0, block{}, err
 		}
 	}
@@ -138,7 +138,7 @@ func (p *pool) newChunk(size int64) (DevicePtr, error) {
 	base, err := p.alloc(size)
 	if err != nil {
 		if errors.Is(err, ErrOutOfMemory) {
-			return 0, fmt.Errorf("%w: new chunk of %d bytes: %w", gpu.ErrOutOfMemory, size, err)
+			return 0, fmt.Errorf("%w: new chunk of %d bytes: %w", driver.ErrOutOfMemory, size, err)
 		}
 		return 0, fmt.Errorf("cuda: new chunk of %d bytes: %w", size, err)
 	}
@@ -149,7 +149,7 @@ func (p *pool) newChunk(size int64) (DevicePtr, error) {
 
 // fallback serves class s when the chunks cannot: a free block of the
 // smallest larger class, whole, or a dedicated allocation.
-func (p *pool) fallback(s int64) (gpu.Ptr, block, error) {
+func (p *pool) fallback(s int64) (driver.Ptr, block, error) {
 	best := int64(-1)
 	for c, l := range p.freeLists {
 		if c > s && len(l) > 0 && (best < 0 || c < best) {
@@ -165,18 +165,18 @@ func (p *pool) fallback(s int64) (gpu.Ptr, block, error) {
 	base, err := p.alloc(s)
 	if err != nil {
 		return 0, block{}, fmt.Errorf("%w: %d bytes: the pool is fragmented and the driver refuses more: %w",
-			gpu.ErrOutOfMemory, s, err)
+			driver.ErrOutOfMemory, s, err)
 	}
-	return gpu.Ptr(base), block{size: s, dedicated: true}, nil
+	return driver.Ptr(base), block{size: s, dedicated: true}, nil
 }
 
 // Free returns a block obtained from Alloc.
-func (p *pool) Free(ptr gpu.Ptr) error {
+func (p *pool) Free(ptr driver.Ptr) error {
 	p.mu.Lock()
 	b, ok := p.live[ptr]
 	if !ok {
 		p.mu.Unlock()
-		return fmt.Errorf("%w: free of %#x, which is not a live block of the pool", gpu.ErrBadArgument, uintptr(ptr))
+		return fmt.Errorf("%w: free of %#x, which is not a live block of the pool", driver.ErrBadArgument, uintptr(ptr))
 	}
 	delete(p.live, ptr)
 	p.reserved -= b.size

@@ -7,7 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/jdf2go/jdf2go/rt"
-	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // chunkSource is a fake driver for the pool: it hands out address ranges
@@ -56,7 +56,7 @@ func TestSizeClasses(t *testing.T) {
 func TestPoolReusesFreedBlocks(t *testing.T) {
 	src := newChunkSource()
 	p := newPool(16<<20, 1<<20, src.alloc, src.free)
-	var ptrs []gpu.Ptr
+	var ptrs []driver.Ptr
 	for range 300 {
 		ptr, err := p.Alloc(8192)
 		if err != nil {
@@ -71,7 +71,7 @@ func TestPoolReusesFreedBlocks(t *testing.T) {
 	if st := p.stats(); st.Chunks != 3 || st.Reserved != 300*8192 || st.Live != 300 {
 		t.Fatalf("after 300 blocks: %+v", st)
 	}
-	seen := map[gpu.Ptr]bool{}
+	seen := map[driver.Ptr]bool{}
 	for _, q := range ptrs {
 		if seen[q] {
 			t.Fatalf("block %#x handed out twice", uintptr(q))
@@ -83,7 +83,7 @@ func TestPoolReusesFreedBlocks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := p.Free(ptrs[0]); !errors.Is(err, gpu.ErrBadArgument) {
+	if err := p.Free(ptrs[0]); !errors.Is(err, driver.ErrBadArgument) {
 		t.Fatalf("double free: %v", err)
 	}
 	for range 100 {
@@ -122,7 +122,7 @@ func TestPoolFullIsOutOfMemory(t *testing.T) {
 		}
 	}
 	_, err := p.Alloc(1)
-	if !errors.Is(err, gpu.ErrOutOfMemory) {
+	if !errors.Is(err, driver.ErrOutOfMemory) {
 		t.Fatalf("Alloc on a full pool: %v, want ErrOutOfMemory", err)
 	}
 	if free, total := p.Info(); free != 0 || total != 1<<20 {
@@ -130,10 +130,10 @@ func TestPoolFullIsOutOfMemory(t *testing.T) {
 	}
 	// The driver refusing a chunk is out of memory too.
 	q := newPool(8<<20, 1<<20, (&chunkSource{fails: true}).alloc, src.free)
-	if _, err := q.Alloc(4096); !errors.Is(err, gpu.ErrOutOfMemory) || !errors.Is(err, ErrOutOfMemory) {
+	if _, err := q.Alloc(4096); !errors.Is(err, driver.ErrOutOfMemory) || !errors.Is(err, ErrOutOfMemory) {
 		t.Fatalf("driver refusal: %v", err)
 	}
-	if _, err := p.Alloc(0); !errors.Is(err, gpu.ErrBadArgument) {
+	if _, err := p.Alloc(0); !errors.Is(err, driver.ErrBadArgument) {
 		t.Fatalf("Alloc(0): %v", err)
 	}
 }
@@ -142,7 +142,7 @@ func TestPoolFragmentationFallbacks(t *testing.T) {
 	src := newChunkSource()
 	// 192 KiB blocks: five per 1 MiB chunk, 64 KiB of tail lost in each.
 	p := newPool(4<<20, 1<<20, src.alloc, src.free)
-	var blocks []gpu.Ptr
+	var blocks []driver.Ptr
 	for range 20 {
 		b, err := p.Alloc(192 << 10)
 		if err != nil {

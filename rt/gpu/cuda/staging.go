@@ -1,7 +1,7 @@
 package cuda
 
 import (
-	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // ring is a circular allocator of byte ranges in a buffer of size bytes
@@ -63,7 +63,7 @@ type deferred struct {
 	info  *int32
 	order int
 	// scratch device memory to free (0: none)
-	free gpu.Ptr
+	free driver.Ptr
 }
 
 // deferredQueue is a FIFO of deferred items, reusing its array.

@@ -14,7 +14,7 @@ const StreamNonBlocking = 1
 
 // NewStream creates a non-blocking stream in the current context.
 func NewStream() (Stream, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -28,7 +28,7 @@ func NewStream() (Stream, error) {
 // Destroy destroys the stream once its queued work is done; the call does
 // not wait for it.
 func (s Stream) Destroy() error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s Stream) Destroy() error {
 
 // Synchronize waits until all work queued on s is done.
 func (s Stream) Synchronize() error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func (s Stream) Synchronize() error {
 // Query reports whether all work queued on s is done, without waiting. An
 // error is never reported as "not done".
 func (s Stream) Query() (done bool, err error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return false, err
 	}
@@ -56,7 +56,7 @@ func (s Stream) Query() (done bool, err error) {
 
 // WaitEvent makes work queued on s after this call wait until e completes.
 func (s Stream) WaitEvent(e Event) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ const (
 )
 
 func newEvent(flags uintptr) (Event, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}
@@ -94,7 +94,7 @@ func NewTimingEvent() (Event, error) { return newEvent(eventDefault) }
 
 // Destroy destroys the event.
 func (e Event) Destroy() error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (e Event) Destroy() error {
 // Record captures the work queued on s so far: e completes when that work
 // is done.
 func (e Event) Record(s Stream) error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (e Event) Record(s Stream) error {
 // without waiting: success is done, CUDA_ERROR_NOT_READY is not done, and
 // any other result is an error (never "not done").
 func (e Event) Query() (done bool, err error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return false, err
 	}
@@ -124,7 +124,7 @@ func (e Event) Query() (done bool, err error) {
 
 // Synchronize waits until the work captured by the last Record is done.
 func (e Event) Synchronize() error {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (e Event) Synchronize() error {
 // ElapsedTime is the time between two completed timing events (resolution
 // about half a microsecond).
 func ElapsedTime(start, end Event) (time.Duration, error) {
-	d, err := driver()
+	d, err := libcuda()
 	if err != nil {
 		return 0, err
 	}

@@ -128,7 +128,7 @@ func tiledGemmSubmit(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	}
 	m, n, k := gemmShape(t)
 	if t.IsSingleton() {
-		if err := s.Dgemm(gpu.NoTrans, gpu.NoTrans, m, n, k, 1, t.Buffer(0), g.A.MB, t.Buffer(1), g.B.MB, 1, t.Buffer(2), g.C.MB); err != nil {
+		if err := s.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, t.Buffer(0), g.A.MB, t.Buffer(1), g.B.MB, 1, t.Buffer(2), g.C.MB); err != nil {
 			return failed(t, err)
 		}
 		return gpu.Done
@@ -137,7 +137,7 @@ func tiledGemmSubmit(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	for x := range t.Ring() {
 		a, b, c = append(a, x.Buffer(0)), append(b, x.Buffer(1)), append(c, x.Buffer(2))
 	}
-	if err := s.DgemmBatched(gpu.NoTrans, gpu.NoTrans, m, n, k, 1, a, g.A.MB, b, g.B.MB, 1, c, g.C.MB); err != nil {
+	if err := s.DgemmBatched(blas.NoTrans, blas.NoTrans, m, n, k, 1, a, g.A.MB, b, g.B.MB, 1, c, g.C.MB); err != nil {
 		return failed(t, err)
 	}
 	return gpu.Done

@@ -3,6 +3,7 @@ package gputest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -46,7 +47,7 @@ func run(t *testing.T, devs []*gpu.RTDevice, tps ...*rt.Taskpool) {
 
 func simDevices(t *testing.T, n int) []*gpu.RTDevice {
 	t.Helper()
-	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: n}, gpu.WithLogger(quiet))
+	devs, err := gpu.Open(fmt.Sprintf("sim:%d", n), gpu.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -294,7 +294,7 @@ func gemmIn(tp *rt.Taskpool, l *rt.Locals) bool {
 func potrfGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	task, g := rtTask(t)
 	k := task.Local(0)
-	if err := s.Dpotrf(gpu.Lower, g.A.TileRows(k), t.Buffer(0), g.A.MB); err != nil {
+	if err := s.Dpotrf(blas.Lower, g.A.TileRows(k), t.Buffer(0), g.A.MB); err != nil {
 		return failed(t, err)
 	}
 	return gpu.Done
@@ -303,7 +303,7 @@ func potrfGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 func trsmGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	task, g := rtTask(t)
 	k, m := task.Local(0), task.Local(1)
-	if err := s.Dtrsm(gpu.Right, gpu.Lower, gpu.Trans, gpu.NonUnit, g.A.TileRows(m), g.A.TileCols(k),
+	if err := s.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, g.A.TileRows(m), g.A.TileCols(k),
 		1, t.Buffer(0), g.A.MB, t.Buffer(1), g.A.MB); err != nil {
 		return failed(t, err)
 	}
@@ -313,7 +313,7 @@ func trsmGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 func syrkGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	task, g := rtTask(t)
 	k, m := task.Local(0), task.Local(1)
-	if err := s.Dsyrk(gpu.Lower, gpu.NoTrans, g.A.TileRows(m), g.A.TileCols(k),
+	if err := s.Dsyrk(blas.Lower, blas.NoTrans, g.A.TileRows(m), g.A.TileCols(k),
 		-1, t.Buffer(0), g.A.MB, 1, t.Buffer(1), g.A.MB); err != nil {
 		return failed(t, err)
 	}
@@ -323,7 +323,7 @@ func syrkGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 func gemmGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	task, g := rtTask(t)
 	k, m, n := task.Local(0), task.Local(1), task.Local(2)
-	if err := s.Dgemm(gpu.NoTrans, gpu.Trans, g.A.TileRows(m), g.A.TileRows(n), g.A.TileCols(k),
+	if err := s.Dgemm(blas.NoTrans, blas.Trans, g.A.TileRows(m), g.A.TileRows(n), g.A.TileCols(k),
 		-1, t.Buffer(0), g.A.MB, t.Buffer(1), g.A.MB, 1, t.Buffer(2), g.A.MB); err != nil {
 		return failed(t, err)
 	}

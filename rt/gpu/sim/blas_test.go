@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/blas"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/sim"
 )
 
@@ -17,7 +18,7 @@ import (
 type dev struct {
 	t  *testing.T
 	be *sim.Device
-	s  gpu.BackendStream
+	s  driver.Stream
 }
 
 func newDev(t *testing.T) *dev {
@@ -32,13 +33,13 @@ func newDev(t *testing.T) *dev {
 }
 
 // upload copies host into new device memory.
-func (d *dev) upload(host []float64) gpu.Ptr {
+func (d *dev) upload(host []float64) driver.Ptr {
 	d.t.Helper()
 	p, err := d.be.Alloc(int64(8 * max(len(host), 1)))
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	if err := d.s.CopyHtoD(p, gpu.Float64sAsBytes(host)); err != nil {
+	if err := d.s.CopyHtoD(p, driver.Float64sAsBytes(host)); err != nil {
 		d.t.Fatal(err)
 	}
 	return p
@@ -63,10 +64,10 @@ func (d *dev) sync() error {
 	}
 }
 
-func (d *dev) download(p gpu.Ptr, n int) []float64 {
+func (d *dev) download(p driver.Ptr, n int) []float64 {
 	d.t.Helper()
 	out := make([]float64, n)
-	if err := d.s.CopyDtoH(gpu.Float64sAsBytes(out), p); err != nil {
+	if err := d.s.CopyDtoH(driver.Float64sAsBytes(out), p); err != nil {
 		d.t.Fatal(err)
 	}
 	if err := d.sync(); err != nil {
@@ -84,8 +85,8 @@ func randMat(r *rand.Rand, n int) []float64 {
 }
 
 // at reads element (i, j) of op(A), column-major with leading dimension ld.
-func at(a []float64, ld int, t gpu.Transpose, i, j int) float64 {
-	if t == gpu.Trans {
+func at(a []float64, ld int, t blas.Transpose, i, j int) float64 {
+	if t == blas.Trans {
 		return a[j+i*ld]
 	}
 	return a[i+j*ld]
@@ -100,7 +101,7 @@ func near(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
-var transposes = []gpu.Transpose{gpu.NoTrans, gpu.Trans}
+var transposes = []blas.Transpose{blas.NoTrans, blas.Trans}
 
 func TestDgemmColumnMajor(t *testing.T) {
 	d := newDev(t)
@@ -109,11 +110,11 @@ func TestDgemmColumnMajor(t *testing.T) {
 	for _, ta := range transposes {
 		for _, tb := range transposes {
 			ar, ac := m, k
-			if ta == gpu.Trans {
+			if ta == blas.Trans {
 				ar, ac = k, m
 			}
 			br, bc := k, n
-			if tb == gpu.Trans {
+			if tb == blas.Trans {
 				br, bc = n, k
 			}
 			lda, ldb, ldc := ar+pad, br+pad, m+pad
@@ -142,12 +143,12 @@ func TestDtrsmColumnMajor(t *testing.T) {
 	d := newDev(t)
 	r := rand.New(rand.NewPCG(2, 2))
 	const m, n = 4, 3
-	for _, side := range []gpu.Side{gpu.Left, gpu.Right} {
-		for _, uplo := range []gpu.Uplo{gpu.Lower, gpu.Upper} {
+	for _, side := range []blas.Side{blas.Left, blas.Right} {
+		for _, uplo := range []blas.Uplo{blas.Lower, blas.Upper} {
 			for _, ta := range transposes {
-				for _, dg := range []gpu.Diag{gpu.NonUnit, gpu.Unit} {
+				for _, dg := range []blas.Diag{blas.NonUnit, blas.Unit} {
 					na := m
-					if side == gpu.Right {
+					if side == blas.Right {
 						na = n
 					}
 					// A triangular and well conditioned; the other triangle
@@ -183,14 +184,14 @@ func TestDtrsmColumnMajor(t *testing.T) {
 
 // triAt reads element (i, j) of op(A) for the uplo triangle of the na x na
 // matrix a: the other triangle reads as zeros, the diagonal as ones for Unit.
-func triAt(a []float64, na int, uplo gpu.Uplo, ta gpu.Transpose, dg gpu.Diag, i, j int) float64 {
-	if ta == gpu.Trans {
+func triAt(a []float64, na int, uplo blas.Uplo, ta blas.Transpose, dg blas.Diag, i, j int) float64 {
+	if ta == blas.Trans {
 		i, j = j, i
 	}
 	switch {
-	case i == j && dg == gpu.Unit:
+	case i == j && dg == blas.Unit:
 		return 1
-	case i == j, (uplo == gpu.Lower) == (i > j):
+	case i == j, (uplo == blas.Lower) == (i > j):
 		return a[i+j*na]
 	}
 	return 0
@@ -198,13 +199,13 @@ func triAt(a []float64, na int, uplo gpu.Uplo, ta gpu.Transpose, dg gpu.Diag, i,
 
 // triProduct returns alpha*op(A)*B (Left) or alpha*B*op(A) (Right) for the
 // m x n column-major B (ld m), computed element by element.
-func triProduct(side gpu.Side, uplo gpu.Uplo, ta gpu.Transpose, dg gpu.Diag, m, n int, alpha float64, a []float64, na int, b []float64) []float64 {
+func triProduct(side blas.Side, uplo blas.Uplo, ta blas.Transpose, dg blas.Diag, m, n int, alpha float64, a []float64, na int, b []float64) []float64 {
 	out := make([]float64, m*n)
 	for i := range m {
 		for j := range n {
 			s := 0.0
 			for l := range na {
-				if side == gpu.Left {
+				if side == blas.Left {
 					s += triAt(a, na, uplo, ta, dg, i, l) * b[l+j*m]
 				} else {
 					s += b[i+l*m] * triAt(a, na, uplo, ta, dg, l, j)
@@ -220,8 +221,8 @@ func TestDtrtriColumnMajor(t *testing.T) {
 	d := newDev(t)
 	r := rand.New(rand.NewPCG(8, 8))
 	const n, lda = 5, 7
-	for _, uplo := range []gpu.Uplo{gpu.Lower, gpu.Upper} {
-		for _, dg := range []gpu.Diag{gpu.NonUnit, gpu.Unit} {
+	for _, uplo := range []blas.Uplo{blas.Lower, blas.Upper} {
+		for _, dg := range []blas.Diag{blas.NonUnit, blas.Unit} {
 			a := randMat(r, lda*n)
 			for i := range n {
 				a[i+i*lda] = 2 + float64(i)
@@ -235,7 +236,7 @@ func TestDtrtriColumnMajor(t *testing.T) {
 			// The other triangle and the padding rows are untouched.
 			for j := range n {
 				for i := range lda {
-					if i >= n || (i != j && (uplo == gpu.Lower) != (i > j)) {
+					if i >= n || (i != j && (uplo == blas.Lower) != (i > j)) {
 						if inv[i+j*lda] != a[i+j*lda] {
 							t.Fatalf("%s: element (%d, %d) outside the triangle changed", what, i, j)
 						}
@@ -248,7 +249,7 @@ func TestDtrtriColumnMajor(t *testing.T) {
 				for j := range n {
 					s := 0.0
 					for l := range n {
-						s += triAt(a, lda, uplo, gpu.NoTrans, dg, i, l) * triAt(inv, lda, uplo, gpu.NoTrans, dg, l, j)
+						s += triAt(a, lda, uplo, blas.NoTrans, dg, i, l) * triAt(inv, lda, uplo, blas.NoTrans, dg, l, j)
 					}
 					id[i+j*n] = s
 				}
@@ -266,17 +267,17 @@ func TestDsyrkColumnMajor(t *testing.T) {
 	d := newDev(t)
 	r := rand.New(rand.NewPCG(3, 3))
 	const n, k = 4, 3
-	for _, uplo := range []gpu.Uplo{gpu.Lower, gpu.Upper} {
+	for _, uplo := range []blas.Uplo{blas.Lower, blas.Upper} {
 		for _, tr := range transposes {
 			ar, ac := n, k
-			if tr == gpu.Trans {
+			if tr == blas.Trans {
 				ar, ac = k, n
 			}
 			a, c := randMat(r, ar*ac), randMat(r, n*n)
 			want := append([]float64(nil), c...)
 			for j := range n {
 				for i := range n {
-					if (uplo == gpu.Lower && i < j) || (uplo == gpu.Upper && i > j) {
+					if (uplo == blas.Lower && i < j) || (uplo == blas.Upper && i > j) {
 						continue // the other triangle stays as it was
 					}
 					s := 0.0
@@ -315,7 +316,7 @@ func TestDpotrfColumnMajor(t *testing.T) {
 	d := newDev(t)
 	r := rand.New(rand.NewPCG(4, 4))
 	const n = 6
-	for _, uplo := range []gpu.Uplo{gpu.Lower, gpu.Upper} {
+	for _, uplo := range []blas.Uplo{blas.Lower, blas.Upper} {
 		a := spd(r, n)
 		pa := d.upload(a)
 		if err := d.s.Dpotrf(uplo, n, pa, n); err != nil {
@@ -328,10 +329,10 @@ func TestDpotrfColumnMajor(t *testing.T) {
 			for j := range n {
 				s := 0.0
 				for l := range n {
-					if uplo == gpu.Lower && l <= i && l <= j {
+					if uplo == blas.Lower && l <= i && l <= j {
 						s += f[i+l*n] * f[j+l*n]
 					}
-					if uplo == gpu.Upper && l <= i && l <= j {
+					if uplo == blas.Upper && l <= i && l <= j {
 						s += f[l+i*n] * f[l+j*n]
 					}
 				}
@@ -343,10 +344,10 @@ func TestDpotrfColumnMajor(t *testing.T) {
 	notSPD := make([]float64, n*n)
 	notSPD[0] = -1
 	p := d.upload(notSPD)
-	if err := d.s.Dpotrf(gpu.Lower, n, p, n); err != nil {
+	if err := d.s.Dpotrf(blas.Lower, n, p, n); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.sync(); !errors.Is(err, gpu.ErrNotPositiveDefinite) {
+	if err := d.sync(); !errors.Is(err, driver.ErrNotPositiveDefinite) {
 		t.Fatalf("query after a non-SPD Dpotrf: %v, want ErrNotPositiveDefinite", err)
 	}
 	if err := d.sync(); err != nil {
@@ -374,20 +375,20 @@ func TestBatchedDgemm(t *testing.T) {
 		}
 	}
 	pa, pb, pc := d.upload(a), d.upload(b), d.upload(c)
-	if err := d.s.DgemmStridedBatched(gpu.NoTrans, gpu.NoTrans, m, m, m, 1, pa, m, stride, pb, m, stride, 1, pc, m, stride, count); err != nil {
+	if err := d.s.DgemmStridedBatched(blas.NoTrans, blas.NoTrans, m, m, m, 1, pa, m, stride, pb, m, stride, 1, pc, m, stride, count); err != nil {
 		t.Fatal(err)
 	}
 	near(t, "strided batched", d.download(pc, len(c)), want, 1e-12)
 
 	// The pointer-array form over separate allocations.
-	var as, bs, cs []gpu.Ptr
+	var as, bs, cs []driver.Ptr
 	for q := range count {
 		o := q * stride
 		as = append(as, d.upload(a[o:o+m*m]))
 		bs = append(bs, d.upload(b[o:o+m*m]))
 		cs = append(cs, d.upload(c[o:o+m*m]))
 	}
-	if err := d.s.DgemmBatched(gpu.NoTrans, gpu.NoTrans, m, m, m, 1, as, m, bs, m, 1, cs, m); err != nil {
+	if err := d.s.DgemmBatched(blas.NoTrans, blas.NoTrans, m, m, m, 1, as, m, bs, m, 1, cs, m); err != nil {
 		t.Fatal(err)
 	}
 	for q := range count {
@@ -403,7 +404,7 @@ func TestMemoryAccounting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := be.Alloc(600); !errors.Is(err, gpu.ErrOutOfMemory) {
+	if _, err := be.Alloc(600); !errors.Is(err, driver.ErrOutOfMemory) {
 		t.Fatalf("second alloc: %v, want ErrOutOfMemory", err)
 	}
 	if free, total, _ := be.MemInfo(); total != 1024 || free != 1024-768 {
@@ -412,7 +413,7 @@ func TestMemoryAccounting(t *testing.T) {
 	if err := be.Free(p1); err != nil {
 		t.Fatal(err)
 	}
-	if err := be.Free(p1); !errors.Is(err, gpu.ErrBadArgument) {
+	if err := be.Free(p1); !errors.Is(err, driver.ErrBadArgument) {
 		t.Fatalf("double free: %v, want ErrBadArgument", err)
 	}
 	if be.Used() != 0 || be.Allocations() != 0 {
@@ -420,7 +421,7 @@ func TestMemoryAccounting(t *testing.T) {
 	}
 	p, _ := be.Alloc(64)
 	s, _ := be.NewStream("s", 1)
-	if err := s.CopyHtoD(p+32, make([]byte, 64)); !errors.Is(err, gpu.ErrBadArgument) {
+	if err := s.CopyHtoD(p+32, make([]byte, 64)); !errors.Is(err, driver.ErrBadArgument) {
 		t.Fatalf("overrunning copy: %v, want ErrBadArgument", err)
 	}
 }
@@ -431,7 +432,7 @@ func TestMemoryAccounting(t *testing.T) {
 func TestFreeOrders(t *testing.T) {
 	d := newDev(t)
 	const n = 100
-	ps := make([]gpu.Ptr, n)
+	ps := make([]driver.Ptr, n)
 	for i := range ps {
 		ps[i] = d.upload([]float64{float64(i), -float64(i)})
 	}
@@ -458,10 +459,10 @@ func TestFreeOrders(t *testing.T) {
 	}
 	check(live)
 	for _, i := range []int{0, 35, 69} {
-		if err := d.be.Free(ps[i]); !errors.Is(err, gpu.ErrBadArgument) {
+		if err := d.be.Free(ps[i]); !errors.Is(err, driver.ErrBadArgument) {
 			t.Fatalf("second free of block %d: %v, want ErrBadArgument", i, err)
 		}
-		if err := d.s.CopyHtoD(ps[i], make([]byte, 16)); !errors.Is(err, gpu.ErrBadArgument) {
+		if err := d.s.CopyHtoD(ps[i], make([]byte, 16)); !errors.Is(err, driver.ErrBadArgument) {
 			t.Fatalf("copy to freed block %d: %v, want ErrBadArgument", i, err)
 		}
 	}

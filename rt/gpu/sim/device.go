@@ -9,17 +9,22 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 func init() {
-	gpu.RegisterBackend("sim", gpu.BackendFactory{
-		// The simulated family has no natural count: sim:N says how many.
-		Count: func() (int, error) { return 1, nil },
-		Open: func(i int) (gpu.Backend, error) {
-			return New(WithName(fmt.Sprintf("sim%d", i))), nil
-		},
-	})
+	driver.Register("sim", simDriver{})
+}
+
+// simDriver opens simulated devices by index.
+type simDriver struct{}
+
+// Count is 1: the simulated family has no natural count, and sim:N says how
+// many.
+func (simDriver) Count() (int, error) { return 1, nil }
+
+func (simDriver) Open(i int) (driver.Backend, error) {
+	return New(WithName(fmt.Sprintf("sim%d", i))), nil
 }
 
 // DefaultMemory is the capacity of a simulated device unless WithMemory says
@@ -54,7 +59,7 @@ func NoBatching() Option { return func(d *Device) { d.noBatch = true } }
 // WithFaults installs fault injection from the start.
 func WithFaults(f *Faults) Option { return func(d *Device) { d.faults.Store(f) } }
 
-// Device is a simulated accelerator; it implements gpu.Backend.
+// Device is a simulated accelerator; it implements driver.Backend.
 type Device struct {
 	name     string
 	manual   bool
@@ -65,7 +70,7 @@ type Device struct {
 	mu      sync.RWMutex // guards the allocation table
 	allocs  []*alloc     // sorted by base; freed ones stay until compact
 	freed   int          // freed allocations still in allocs
-	nextPtr gpu.Ptr
+	nextPtr driver.Ptr
 	used    int64
 
 	smu     sync.Mutex
@@ -80,7 +85,7 @@ type Device struct {
 }
 
 type alloc struct {
-	base  gpu.Ptr
+	base  driver.Ptr
 	size  int64
 	words []uint64 // 8-byte aligned backing store
 	freed bool
@@ -100,12 +105,12 @@ func New(opts ...Option) *Device {
 	return d
 }
 
-// Info implements gpu.Backend.
-func (d *Device) Info() gpu.DeviceInfo {
-	return gpu.DeviceInfo{Name: d.name, Type: gpu.TypeSim, Batching: !d.noBatch}
+// Info implements driver.Backend.
+func (d *Device) Info() driver.DeviceInfo {
+	return driver.DeviceInfo{Name: d.name, Type: driver.TypeSim, Batching: !d.noBatch}
 }
 
-// SetCurrent implements gpu.Backend; it only counts the calls.
+// SetCurrent implements driver.Backend; it only counts the calls.
 func (d *Device) SetCurrent() error {
 	d.current.Add(1)
 	return nil
@@ -117,16 +122,16 @@ func (d *Device) SetCurrentCalls() int64 { return d.current.Load() }
 // SetFaults replaces the fault injection (nil: none).
 func (d *Device) SetFaults(f *Faults) { d.faults.Store(f) }
 
-// EnablePeer implements gpu.PeerBackend: simulated devices read each other's
+// EnablePeer implements driver.PeerBackend: simulated devices read each other's
 // memory (the process's).
-func (d *Device) EnablePeer(other gpu.Backend) (bool, error) {
+func (d *Device) EnablePeer(other driver.Backend) (bool, error) {
 	_, ok := other.(*Device)
 	return ok, nil
 }
 
-var _ gpu.PeerBackend = (*Device)(nil)
+var _ driver.PeerBackend = (*Device)(nil)
 
-// MemInfo implements gpu.Backend.
+// MemInfo implements driver.Backend.
 func (d *Device) MemInfo() (free, total int64, err error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -147,32 +152,32 @@ func (d *Device) Allocations() int {
 	return len(d.allocs) - d.freed
 }
 
-// Alloc implements gpu.Backend.
-func (d *Device) Alloc(n int64) (gpu.Ptr, error) {
+// Alloc implements driver.Backend.
+func (d *Device) Alloc(n int64) (driver.Ptr, error) {
 	if n <= 0 {
-		return 0, fmt.Errorf("%w: alloc of %d bytes", gpu.ErrBadArgument, n)
+		return 0, fmt.Errorf("%w: alloc of %d bytes", driver.ErrBadArgument, n)
 	}
 	size := (n + 255) &^ 255
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.used+size > d.capacity {
-		return 0, fmt.Errorf("%w: %s: %d bytes requested, %d of %d used", gpu.ErrOutOfMemory, d.name, n, d.used, d.capacity)
+		return 0, fmt.Errorf("%w: %s: %d bytes requested, %d of %d used", driver.ErrOutOfMemory, d.name, n, d.used, d.capacity)
 	}
 	a := &alloc{base: d.nextPtr, size: n, words: make([]uint64, (n+7)/8)}
 	// A gap after every allocation makes an overrun land outside any of them.
-	d.nextPtr += gpu.Ptr(size + 4096)
+	d.nextPtr += driver.Ptr(size + 4096)
 	d.allocs = append(d.allocs, a) // bases grow, so the table stays sorted
 	d.used += size
 	return a.base, nil
 }
 
-// Free implements gpu.Backend.
-func (d *Device) Free(p gpu.Ptr) error {
+// Free implements driver.Backend.
+func (d *Device) Free(p driver.Ptr) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	i := sort.Search(len(d.allocs), func(i int) bool { return d.allocs[i].base >= p })
 	if i == len(d.allocs) || d.allocs[i].base != p || d.allocs[i].freed {
-		return fmt.Errorf("%w: free of %#x, which is not an allocation of %s", gpu.ErrBadArgument, uintptr(p), d.name)
+		return fmt.Errorf("%w: free of %#x, which is not an allocation of %s", driver.ErrBadArgument, uintptr(p), d.name)
 	}
 	a := d.allocs[i]
 	d.used -= (a.size + 255) &^ 255
@@ -200,31 +205,31 @@ func (d *Device) compact() {
 
 // resolve returns the device memory from p to the end of its allocation,
 // which must hold at least n bytes.
-func (d *Device) resolve(p gpu.Ptr, n int64) ([]byte, error) {
+func (d *Device) resolve(p driver.Ptr, n int64) ([]byte, error) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	i := sort.Search(len(d.allocs), func(i int) bool { return d.allocs[i].base > p }) - 1
 	if i < 0 || d.allocs[i].freed {
-		return nil, fmt.Errorf("%w: %#x is not device memory of %s", gpu.ErrBadArgument, uintptr(p), d.name)
+		return nil, fmt.Errorf("%w: %#x is not device memory of %s", driver.ErrBadArgument, uintptr(p), d.name)
 	}
 	a := d.allocs[i]
 	off := int64(p - a.base)
 	if off >= a.size || off+n > a.size {
-		return nil, fmt.Errorf("%w: [%#x, +%d) is outside the allocations of %s", gpu.ErrBadArgument, uintptr(p), n, d.name)
+		return nil, fmt.Errorf("%w: [%#x, +%d) is outside the allocations of %s", driver.ErrBadArgument, uintptr(p), n, d.name)
 	}
 	return a.bytes()[off:], nil
 }
 
-func (d *Device) float64s(p gpu.Ptr) ([]float64, error) {
+func (d *Device) float64s(p driver.Ptr) ([]float64, error) {
 	raw, err := d.resolve(p, 0)
 	if err != nil {
 		return nil, err
 	}
-	return gpu.BytesAsFloat64s(raw[:len(raw)&^7])
+	return driver.BytesAsFloat64s(raw[:len(raw)&^7])
 }
 
-// Bytes implements gpu.HostMemory: it resolves a buffer for host kernels.
-func (d *Device) Bytes(b gpu.Buffer) ([]byte, error) {
+// Bytes implements driver.HostMemory: it resolves a buffer for host kernels.
+func (d *Device) Bytes(b driver.Buffer) ([]byte, error) {
 	raw, err := d.resolve(b.Ptr, b.Bytes())
 	if err != nil {
 		return nil, err
@@ -233,7 +238,7 @@ func (d *Device) Bytes(b gpu.Buffer) ([]byte, error) {
 }
 
 // Peek copies n bytes of device memory at p into a new slice, for tests.
-func (d *Device) Peek(p gpu.Ptr, n int64) ([]byte, error) {
+func (d *Device) Peek(p driver.Ptr, n int64) ([]byte, error) {
 	raw, err := d.resolve(p, n)
 	if err != nil {
 		return nil, err
@@ -241,12 +246,12 @@ func (d *Device) Peek(p gpu.Ptr, n int64) ([]byte, error) {
 	return append([]byte(nil), raw[:n]...), nil
 }
 
-// NewStream implements gpu.Backend.
-func (d *Device) NewStream(name string, events int) (gpu.BackendStream, error) {
+// NewStream implements driver.Backend.
+func (d *Device) NewStream(name string, events int) (driver.Stream, error) {
 	d.smu.Lock()
 	defer d.smu.Unlock()
 	if _, dup := d.streams[name]; dup {
-		return nil, fmt.Errorf("%w: stream %q exists on %s", gpu.ErrBadArgument, name, d.name)
+		return nil, fmt.Errorf("%w: stream %q exists on %s", driver.ErrBadArgument, name, d.name)
 	}
 	s := &Stream{dev: d, name: name, marks: make([]uint64, events+1)}
 	s.cond = sync.NewCond(&s.mu)
@@ -265,24 +270,24 @@ func (d *Device) Stream(name string) *Stream {
 	return d.streams[name]
 }
 
-// Kernel implements gpu.Backend: it resolves a registered kernel that has a
+// Kernel implements driver.Backend: it resolves a registered kernel that has a
 // Host implementation.
-func (d *Device) Kernel(name string) (gpu.Kernel, error) {
-	spec, err := gpu.LookupKernel(name)
+func (d *Device) Kernel(name string) (driver.Kernel, error) {
+	spec, err := driver.LookupKernel(name)
 	if err != nil {
 		return nil, err
 	}
 	if spec.Host == nil {
-		return nil, fmt.Errorf("%w: %q has no Host implementation for the simulated device", gpu.ErrUnknownKernel, name)
+		return nil, fmt.Errorf("%w: %q has no Host implementation for the simulated device", driver.ErrUnknownKernel, name)
 	}
 	return kernel{spec}, nil
 }
 
-type kernel struct{ spec gpu.KernelSpec }
+type kernel struct{ spec driver.KernelSpec }
 
 func (k kernel) Name() string { return k.spec.Name }
 
-// Close implements gpu.Backend: it stops the stream goroutines and drops all
+// Close implements driver.Backend: it stops the stream goroutines and drops all
 // memory. Operations still queued are discarded.
 func (d *Device) Close() error {
 	d.cancel()

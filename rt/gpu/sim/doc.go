@@ -1,6 +1,6 @@
 // Package sim is a simulated accelerator for rt/gpu: device memory is host
 // memory, streams are in-order queues of Go closures, and the BLAS subset
-// runs on the CPU with gonum. The same GPU bodies run on it as on CUDA, so
+// runs on the CPU with rt/blas's gonum backend. The same GPU bodies run on it as on CUDA, so
 // programs with GPU incarnations are tested in CI.
 //
 // Modes. In free-running mode (the default) each stream has a goroutine that
@@ -16,9 +16,9 @@
 // of the first event recorded after it fail, once.
 //
 // Fault injection (Faults): failing copies, records and queries, failing or
-// slow operations. Script gives scripted hook results.
+// slow operations.
 //
-// Importing the package registers the "sim" backend family, so that
-// JDF2GO_GPUS=sim:N works in a program that imports it (a blank import
+// Importing the package registers the "sim" backend family (driver.Register), so that
+// gpu.Open("sim:N") and JDF2GO_GPUS=sim:N work in a program that imports it (a blank import
 // suffices).
 package sim

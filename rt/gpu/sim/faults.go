@@ -3,10 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
-
-	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
 // CopyKind is the direction of a copy, for fault injection.
@@ -48,36 +45,6 @@ type Faults struct {
 	Exec func(stream, label string) error
 	// Delay slows an operation down (free-running mode).
 	Delay func(stream, label string) time.Duration
-}
-
-// Script hands out scripted hook results: Next returns them in order, then
-// keeps returning the last one. It is safe for concurrent use.
-type Script struct {
-	mu      sync.Mutex
-	results []gpu.Result
-	i       int
-}
-
-// NewScript returns a script of the given results.
-func NewScript(results ...gpu.Result) *Script { return &Script{results: results} }
-
-// Next returns the next scripted result.
-func (s *Script) Next() gpu.Result {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.results) == 0 {
-		return gpu.Done
-	}
-	r := s.results[min(s.i, len(s.results)-1)]
-	s.i++
-	return r
-}
-
-// Calls returns how many results were handed out.
-func (s *Script) Calls() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.i
 }
 
 // ErrLost is the error of a device that Lose made fail.

@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jdf2go/jdf2go/rt/gpu"
+	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
 // Stream is an in-order queue of operations; it implements
-// gpu.BackendStream.
+// driver.Stream.
 type Stream struct {
 	dev  *Device
 	name string
@@ -51,7 +51,7 @@ func (s *Stream) enqueue(label string, fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return fmt.Errorf("%w: stream %s/%s is closed", gpu.ErrClosed, s.dev.name, s.name)
+		return fmt.Errorf("%w: stream %s/%s is closed", driver.ErrClosed, s.dev.name, s.name)
 	}
 	s.ops = append(s.ops, op{label: label, fn: fn})
 	s.enqueued++
@@ -185,7 +185,7 @@ func (s *Stream) Records() uint64 {
 	return s.records
 }
 
-// Record implements gpu.BackendStream.
+// Record implements driver.Stream.
 func (s *Stream) Record(slot int) error {
 	if f := s.dev.faults.Load(); f != nil && f.Record != nil {
 		if err := f.Record(s.name, slot); err != nil {
@@ -195,14 +195,14 @@ func (s *Stream) Record(slot int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if slot < 0 || slot >= len(s.marks) {
-		return fmt.Errorf("%w: event slot %d of %d", gpu.ErrBadArgument, slot, len(s.marks))
+		return fmt.Errorf("%w: event slot %d of %d", driver.ErrBadArgument, slot, len(s.marks))
 	}
 	s.marks[slot] = s.enqueued
 	s.records++
 	return nil
 }
 
-// Query implements gpu.BackendStream.
+// Query implements driver.Stream.
 func (s *Stream) Query(slot int) (bool, error) {
 	if f := s.dev.faults.Load(); f != nil && f.Query != nil {
 		if err := f.Query(s.name, slot); err != nil {
@@ -212,7 +212,7 @@ func (s *Stream) Query(slot int) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if slot < 0 || slot >= len(s.marks) {
-		return false, fmt.Errorf("%w: event slot %d of %d", gpu.ErrBadArgument, slot, len(s.marks))
+		return false, fmt.Errorf("%w: event slot %d of %d", driver.ErrBadArgument, slot, len(s.marks))
 	}
 	mark := s.marks[slot]
 	if s.executed < mark {
@@ -230,7 +230,7 @@ func (s *Stream) Query(slot int) (bool, error) {
 	return true, nil
 }
 
-// Close implements gpu.BackendStream.
+// Close implements driver.Stream.
 func (s *Stream) Close() error {
 	s.mu.Lock()
 	s.closed = true
@@ -246,8 +246,8 @@ func (s *Stream) copyFault(kind CopyKind) error {
 	return nil
 }
 
-// CopyHtoD implements gpu.BackendStream.
-func (s *Stream) CopyHtoD(dst gpu.Ptr, src []byte) error {
+// CopyHtoD implements driver.Stream.
+func (s *Stream) CopyHtoD(dst driver.Ptr, src []byte) error {
 	if err := s.copyFault(HtoD); err != nil {
 		return err
 	}
@@ -258,8 +258,8 @@ func (s *Stream) CopyHtoD(dst gpu.Ptr, src []byte) error {
 	return s.enqueue("h2d", func() error { copy(mem, src); return nil })
 }
 
-// CopyDtoH implements gpu.BackendStream.
-func (s *Stream) CopyDtoH(dst []byte, src gpu.Ptr) error {
+// CopyDtoH implements driver.Stream.
+func (s *Stream) CopyDtoH(dst []byte, src driver.Ptr) error {
 	if err := s.copyFault(DtoH); err != nil {
 		return err
 	}
@@ -270,8 +270,8 @@ func (s *Stream) CopyDtoH(dst []byte, src gpu.Ptr) error {
 	return s.enqueue("d2h", func() error { copy(dst, mem); return nil })
 }
 
-// CopyDtoD implements gpu.BackendStream.
-func (s *Stream) CopyDtoD(dst, src gpu.Ptr, n int64) error {
+// CopyDtoD implements driver.Stream.
+func (s *Stream) CopyDtoD(dst, src driver.Ptr, n int64) error {
 	if err := s.copyFault(DtoD); err != nil {
 		return err
 	}
@@ -286,15 +286,15 @@ func (s *Stream) CopyDtoD(dst, src gpu.Ptr, n int64) error {
 	return s.enqueue("d2d", func() error { copy(to[:n], from[:n]); return nil })
 }
 
-// CopyPeer implements gpu.PeerStream: a copy from the memory of another
+// CopyPeer implements driver.PeerStream: a copy from the memory of another
 // simulated device (linked with EnablePeer) into this stream's device.
-func (s *Stream) CopyPeer(dst gpu.Ptr, from gpu.Backend, src gpu.Ptr, n int64) error {
+func (s *Stream) CopyPeer(dst driver.Ptr, from driver.Backend, src driver.Ptr, n int64) error {
 	if err := s.copyFault(Peer); err != nil {
 		return err
 	}
 	fd, ok := from.(*Device)
 	if !ok {
-		return fmt.Errorf("%w: peer copy from %T, not a simulated device", gpu.ErrBadArgument, from)
+		return fmt.Errorf("%w: peer copy from %T, not a simulated device", driver.ErrBadArgument, from)
 	}
 	to, err := s.dev.resolve(dst, n)
 	if err != nil {
@@ -307,12 +307,12 @@ func (s *Stream) CopyPeer(dst gpu.Ptr, from gpu.Backend, src gpu.Ptr, n int64) e
 	return s.enqueue("peer", func() error { copy(to[:n], fromMem[:n]); return nil })
 }
 
-// Launch implements gpu.BackendStream: the kernel's Host function runs when
+// Launch implements driver.Stream: the kernel's Host function runs when
 // the stream reaches it.
-func (s *Stream) Launch(k gpu.Kernel, grid, block gpu.Dim3, shared int, args []any) error {
+func (s *Stream) Launch(k driver.Kernel, grid, block driver.Dim3, shared int, args []any) error {
 	kk, ok := k.(kernel)
 	if !ok {
-		return fmt.Errorf("%w: kernel %s was not resolved by a simulated device", gpu.ErrBadArgument, k.Name())
+		return fmt.Errorf("%w: kernel %s was not resolved by a simulated device", driver.ErrBadArgument, k.Name())
 	}
 	args = append([]any(nil), args...)
 	return s.enqueue("kernel:"+kk.spec.Name, func() error { return kk.spec.Host(s.dev, grid, block, args) })

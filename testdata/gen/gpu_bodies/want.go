@@ -452,7 +452,7 @@ func gpuBodiesOFFSETInline2(tp *GpuBodies, k int, task *rt.Task) bool {
 //line in.jdf:117
 func Case() error {
 	const n, nb = 16, 8
-	devs, err := gpu.OpenRT(gpu.Spec{Backend: "sim", Count: 2})
+	devs, err := gpu.Open("sim:2")
 	if err != nil {
 		return err
 	}
