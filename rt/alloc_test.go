@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/rttest"
 )
 
 func addr(f []float64) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(f))) }
@@ -112,7 +113,7 @@ func TestHugePagePoolTiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := rt.RandomSPD(n, 3)
+	src := rttest.RandomSPD(n, 3)
 	a.FillFromDense(src, n)
 	dst := make([]float64, n*n)
 	a.GatherToDense(dst, n)

@@ -88,7 +88,7 @@ type BatchPolicy struct {
 // allocation per collection; generated code passes a function that builds the policy and
 // calls Match instead.
 func (p BatchPolicy) Match(cand, head *Task) BatchAction {
-	if p.Max > 0 && head.RingLen() >= p.Max {
+	if p.Max > 0 && head.ringLen() >= p.Max {
 		return Stop
 	}
 	if p.User != nil {
@@ -97,9 +97,9 @@ func (p BatchPolicy) Match(cand, head *Task) BatchAction {
 	return Accept
 }
 
-// RingLen returns the number of tasks in the ring that t heads, t included (1 for a task that
+// ringLen returns the number of tasks in the ring that t heads, t included (1 for a task that
 // heads no ring). O(1).
-func (t *Task) RingLen() int { return 1 + int(t.ring) }
+func (t *Task) ringLen() int { return 1 + int(t.ring) }
 
 // Ring iterates over the ring that t heads: t first, then the followers in the order they
 // were collected. A batched body walks it with `for t := range task.Ring()`. The ring is valid
@@ -107,7 +107,7 @@ func (t *Task) RingLen() int { return 1 + int(t.ring) }
 func (t *Task) Ring() iter.Seq[*Task] {
 	return func(yield func(*Task) bool) {
 		m := t
-		for n := t.RingLen(); n > 0 && m != nil; n-- {
+		for n := t.ringLen(); n > 0 && m != nil; n-- {
 			next := m.next
 			if !yield(m) {
 				return
@@ -121,7 +121,7 @@ func (t *Task) Ring() iter.Seq[*Task] {
 // candidate (nil accepts them all), and returns the number of followers the ring now has.
 // It must be called from the hook of a batch-capable CPU incarnation (Incarnation.Batch) that
 // runs t, on the hook's goroutine: otherwise it fails with ErrNotBatched, and called from
-// inside match with ErrReentrantCollect. With batching off (WithBatching(false),
+// inside match with ErrReentrantCollect. With batching off (Batching(false),
 // JDF2GO_BATCHING=off) it collects nothing.
 //
 // match runs with the queue's lock held: it must be short, must not block and must not call
@@ -308,7 +308,7 @@ func (w *Worker) failRing(t *Task, err error) {
 		return
 	}
 	tp := t.cs.tp
-	tp.fail(&TaskError{Taskpool: tp.name, Task: fmt.Sprintf("%v (ring of %d)", t, t.RingLen()), Err: err})
+	tp.fail(&TaskError{Taskpool: tp.name, Task: fmt.Sprintf("%v (ring of %d)", t, t.ringLen()), Err: err})
 	f := unring(t)
 	w.discard(t)
 	for f != nil {

@@ -145,8 +145,7 @@ func (c *Context) Worker(i int) *Worker { return c.workers[i] }
 // SchedulerName returns the name of the scheduler in use.
 func (c *Context) SchedulerName() string { return c.sched.name() }
 
-// Rank returns this process's rank; Ranks the number of ranks.
-func (c *Context) Rank() int  { return c.cfg.rank }
+// Ranks returns the number of ranks (Rank).
 func (c *Context) Ranks() int { return c.cfg.nranks }
 
 // Devices returns the registered devices.
@@ -156,7 +155,7 @@ func (c *Context) Devices() []Device { return c.cfg.devices }
 // device keeps a written value for its successors when no CPU body may read it.
 func (c *Context) SharesWork() bool { return c.cfg.share }
 
-// Tracer returns the profiler, or nil when neither WithTrace nor WithProfiling is set.
+// Tracer returns the profiler, or nil when neither Trace nor Profiling is set.
 // Devices register their own tracks on it (Tracer.NewTrack).
 func (c *Context) Tracer() *profile.Tracer { return c.tracer }
 
@@ -165,7 +164,7 @@ func (c *Context) Tracer() *profile.Tracer { return c.tracer }
 func (c *Context) Summary() []profile.Stat { return c.tracer.Summary() }
 
 // Close cancels the running taskpools (their Wait returns an error wrapping ErrClosed), stops
-// the workers and waits for them, then writes the trace if WithTrace was given. A body that
+// the workers and waits for them, then writes the trace if Trace was given. A body that
 // never returns keeps Close waiting. Close is idempotent and returns the trace write error.
 func (c *Context) Close() error {
 	c.closeOnce.Do(func() {

@@ -1,7 +1,7 @@
 package rt
 
 // Device runs the incarnations of one non-CPU kind (rt/gpu implements it, one value per GPU).
-// Register devices with WithDevices.
+// Register devices with Devices.
 //
 // The hand-off protocol: rt calls Submit on the worker w that picked the task. Submit returns
 // nil once the device owns the task; from then on rt does not touch it, and the device must

@@ -24,7 +24,7 @@
 //
 // # Running a program
 //
-//	ctx, err := rt.New(rt.Workers(4), rt.Scheduler("lfq"), rt.WithTrace("run.json"))
+//	ctx, err := rt.New(rt.Workers(4), rt.Scheduler("lfq"), rt.Trace("run.json"))
 //	if err != nil { ... }
 //	defer ctx.Close()
 //	tp := NewChain(nb, data)            // generated; wraps rt.NewTaskpool
@@ -60,7 +60,7 @@
 //     "GEMM(1, 2, 3)", and the cause (with the stack for a panic); a body that calls
 //     runtime.Goexit fails it with ErrGoexit and its worker is replaced. A taskpool that can
 //     no longer progress (tasks left, none ready, running or owned by a device or an Async
-//     body) fails with ErrStalled after StallTimeout (stall.go). A device incarnation is
+//     body) fails with ErrStalled after stallTimeout (stall.go). A device incarnation is
 //     handed to the Device expected to finish the task first (Load plus the task's time:
 //     TimeEstimate, or the device's Estimator), or to the one Select picks; a kind with no
 //     device is skipped like Next. When a CPU incarnation follows it and no Select pins the
@@ -176,12 +176,12 @@
 // outside its space, which they report with Edges.Outside, and a data flow whose input chain
 // ends without a true guard, which Predecessors report with Edges.NoInput. Both cost a nil
 // check at run time; during Verify the walk's EdgeVisitor hears them through DropVisitor.
-// VisitSuccessors and VisitPredecessors give the raw edges to any EdgeVisitor.
+// VisitSuccessors and visitPredecessors give the raw edges to any EdgeVisitor.
 // VerifyCollection checks a collection given to a generated constructor (ErrBadCollection).
 //
 // # Devices (for rt/gpu)
 //
-// A Device registered with WithDevices receives the tasks of incarnations of the kinds it
+// A Device registered with Devices receives the tasks of incarnations of the kinds it
 // Accepts through Submit(w, t, inc), called on worker w. Once Submit returns nil the device
 // owns t and ends it exactly once with Worker.Complete (on a worker: successors go to that
 // worker's next_task slot) or Task.Complete (any goroutine), Worker.Reschedule or
@@ -194,10 +194,10 @@
 //
 // # Configuration
 //
-// Options (New): Workers(n), Scheduler("lfq"|"ap"|"gd"), WithTrace(path), WithProfiling(),
-// WithProgress(w), WithDevices(devs...), WithRank(rank, nranks), KeepNextTask(bool),
-// ShareWork(bool), BindWorkers("none"|"thread"|"cpu"), WithBatching(bool), WithLogger(l),
-// WithDashboard(addr), DashboardPublic(). Environment
+// Options (New): Workers(n), Scheduler("lfq"|"ap"|"gd"), Trace(path), Profiling(),
+// Progress(w), Devices(devs...), WithRank(rank, nranks), keepNextTask(bool),
+// ShareWork(bool), bindWorkers("none"|"thread"|"cpu"), Batching(bool), Logger(l),
+// Dashboard(addr), dashboardPublic(). Environment
 // variables, overridden by options: JDF2GO_WORKERS (number of workers, default GOMAXPROCS),
 // JDF2GO_SCHED (scheduler name, default lfq), JDF2GO_TRACE (trace file path),
 // JDF2GO_PROGRESS (a boolean: progress bar on stderr; unset, the bar is drawn when stderr is
@@ -210,21 +210,21 @@
 //
 // # Profiling
 //
-// With WithTrace or WithProfiling every worker records one span per task execution
+// With Trace or Profiling every worker records one span per task execution
 // ("GEMM(1, 2, 3)"; one per ring for a batched CPU body, named after its head) and per
 // startup walk on its own track, without locks; nothing is recorded
 // or allocated when both are off. Close writes the Chrome/Perfetto JSON (one track per
 // worker, plus the tracks devices register). Context.Summary gives count, total, mean and max
 // time per class. When Go's execution tracer is running (go test -trace, runtime/trace),
-// each task is also a runtime/trace region named by its class. WithProgress draws a progress
+// each task is also a runtime/trace region named by its class. Progress draws a progress
 // bar with the rate and an estimated time left, since the task count is known from
 // enumeration; it ends each run with a final line.
 //
-// WithDashboard(addr) (or JDF2GO_DASHBOARD) serves a live web page of the run until Close
+// Dashboard(addr) (or JDF2GO_DASHBOARD) serves a live web page of the run until Close
 // (package dashboard): tasks per second, each class's done/total, each worker's busy
 // intervals by class and its device submissions, the devices and the Remote that implement
 // DashboardProvider (rt/gpu's RTDevice, rt/ce's Engine) and every taskpool failure. It binds
-// to loopback addresses only unless DashboardPublic (JDF2GO_DASHBOARD_PUBLIC=1) is given
+// to loopback addresses only unless dashboardPublic (JDF2GO_DASHBOARD_PUBLIC=1) is given
 // (ErrDashboardPublic otherwise); rank r serves on the port plus r. DashboardURL gives the
 // address. When it is off, no goroutine runs and the workers record nothing.
 //

@@ -15,7 +15,7 @@ import (
 
 func TestTraceFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.json")
-	c, err := rt.New(rt.Workers(2), rt.WithTrace(path))
+	c, err := rt.New(rt.Workers(2), rt.Trace(path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -158,12 +158,12 @@ func (b *progressBar) count() (done, total int64, running bool) {
 			if tp.Err() == nil {
 				done += tp.total
 			} else {
-				done += min(max(tp.total-tp.Remaining(), 0), tp.total)
+				done += min(max(tp.total-tp.remaining(), 0), tp.total)
 			}
 		default:
 			running = true
 			live[tp] = true
-			done += min(max(tp.total-tp.Remaining(), 0), tp.total)
+			done += min(max(tp.total-tp.remaining(), 0), tp.total)
 		}
 	}
 	for _, w := range b.c.workers {

@@ -3,7 +3,7 @@ package rt
 import "fmt"
 
 // Remote carries dependencies between ranks; rt/remote implements it over rt/ce and registers
-// it with WithRemote. Without one, a dependency that crosses ranks fails the taskpool.
+// it with Rank. Without one, a dependency that crosses ranks fails the taskpool.
 //
 // rt calls Activate when task src, completing on worker w, releases flow of src to flow
 // peerFlow of the instance of peer whose locals are in l and whose affinity places it on rank;
@@ -18,15 +18,10 @@ type Remote interface {
 	WriteBack(w *Worker, src *Task, flow int, coll Collection, ix Index, rank int) error
 }
 
-// WithRemote registers the carrier of remote dependencies (rt/ce).
-func WithRemote(r Remote) Option {
-	return func(c *config) error { c.remote = r; return nil }
-}
-
 func (w *Worker) activateRemote(src *Task, flow int, peer *TaskClass, peerFlow int, l *Locals, rank int) error {
 	r := w.c.cfg.remote
 	if r == nil {
-		return fmt.Errorf("activation of %s on rank %d: no Remote registered (WithRemote)", taskName(peer, l), rank)
+		return fmt.Errorf("activation of %s on rank %d: no Remote registered (Rank)", taskName(peer, l), rank)
 	}
 	return r.Activate(w, src, flow, peer, peerFlow, l, rank)
 }
@@ -34,7 +29,7 @@ func (w *Worker) activateRemote(src *Task, flow int, peer *TaskClass, peerFlow i
 func (w *Worker) writeBackRemote(src *Task, flow int, coll Collection, ix Index, rank int) error {
 	r := w.c.cfg.remote
 	if r == nil {
-		return fmt.Errorf("flow %s: write-back to %v on rank %d: no Remote registered (WithRemote)",
+		return fmt.Errorf("flow %s: write-back to %v on rank %d: no Remote registered (Rank)",
 			src.cs.tc.Flows[flow].Name, ix, rank)
 	}
 	return r.WriteBack(w, src, flow, coll, ix, rank)

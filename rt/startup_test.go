@@ -68,7 +68,7 @@ func TestManagerHandsOffItsWalk(t *testing.T) {
 		t.Run(fmt.Sprint("flush=", flush), func(t *testing.T) {
 			dev := &managerDevice{flush: flush, n: n, release: make(chan struct{}), others: make(chan struct{})}
 			dev.sat.Store(true)
-			c := newCtx(t, rt.Workers(2), rt.WithDevices(dev))
+			c := newCtx(t, rt.Workers(2), rt.Devices(dev))
 			// The hold occupies one worker until the device's first Submit, so that the
 			// other one walks the GPU class alone.
 			held := make(chan struct{})
@@ -143,7 +143,7 @@ func (d *flushingDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) e
 func TestHandOffOncePerSlice(t *testing.T) {
 	const n = 2000
 	dev := &flushingDevice{}
-	c := newCtx(t, rt.Workers(1), rt.WithDevices(dev))
+	c := newCtx(t, rt.Workers(1), rt.Devices(dev))
 	tc := cpuClass("G", n, func() { t.Error("a task ran on the CPU") })
 	tc.Incarnations = append([]rt.Incarnation{{Kind: rt.GPU}}, tc.Incarnations...)
 	var yields atomic.Int64

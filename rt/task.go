@@ -94,10 +94,6 @@ func (t *Task) SetFlow(i int, c *Copy) {
 // Priority returns the task's priority (taskpool priority plus the class's expression).
 func (t *Task) Priority() int32 { return t.prio }
 
-// SetPriority changes the priority used the next time the task is scheduled (rt/gpu keeps
-// its stream FIFOs sorted by it).
-func (t *Task) SetPriority(p int32) { t.prio = p }
-
 // Key returns the task's key within its class.
 func (t *Task) Key() uint64 { return t.key }
 

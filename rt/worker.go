@@ -3,7 +3,7 @@ package rt
 // Workers (execution streams).
 //
 // Actors: N workers, each a goroutine owned by the Context (locked to its OS thread, and the
-// thread to a CPU, for its whole life with BindWorkers); a scheduler shared by all of them;
+// thread to a CPU, for its whole life with bindWorkers); a scheduler shared by all of them;
 // goroutines that are not workers (Async bodies, device callbacks) which go through the
 // Context's ext pseudo-worker under a mutex.
 //

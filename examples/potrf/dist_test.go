@@ -14,9 +14,9 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/ce"
-	"github.com/jdf2go/jdf2go/rt/remote"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 // distFactor factors the n×n problem on cfg's ranks with grid g and returns the factor
@@ -170,7 +170,7 @@ func TestDistPotrfGPU(t *testing.T) {
 					_ = d.Close()
 				}
 			}()
-			if _, err := j.Context(rt.WithDevices(gpu.RTDevices(devs)...), rt.ShareWork(false)); err != nil {
+			if _, err := j.Context(rt.Devices(gpu.RTDevices(devs)...), rt.ShareWork(false)); err != nil {
 				return err
 			}
 			p, err := cholesky.NewProblemGrid(192, 32, 7, rt.Grid{P: 2, Q: 1}, j.Rank, nil)

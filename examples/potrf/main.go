@@ -42,10 +42,10 @@ import (
 	"github.com/jdf2go/jdf2go/examples/potrf/cholesky"
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
-	"github.com/jdf2go/jdf2go/rt/remote"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
 	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 func main() {
@@ -173,7 +173,7 @@ func (o *opts) rank(bg context.Context, j *remote.Job) (err error) {
 		}
 	}
 	// The rank's Context comes from the launcher; devices are this rank's own.
-	ctx, err := j.Context(rt.Scheduler(o.sched), rt.WithDevices(gpu.RTDevices(devs)...), rt.ShareWork(o.share))
+	ctx, err := j.Context(rt.Scheduler(o.sched), rt.Devices(gpu.RTDevices(devs)...), rt.ShareWork(o.share))
 	if err != nil {
 		return err
 	}

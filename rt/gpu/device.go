@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/jdf2go/jdf2go/rt"
 )
 
 // Device is one accelerator shared by all CPU workers of the process
@@ -217,7 +215,7 @@ func DefaultBackoff(idle int) {
 // NewDevice wraps a backend into a device with its streams. The device owns
 // the backend: Close closes it.
 func NewDevice(be Backend, opts ...Option) (*Device, error) {
-	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: rt.BatchingFromEnv(), drain: DefaultPendingDrain,
+	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: batchingFromEnv(), drain: DefaultPendingDrain,
 		queue:   DefaultQueueLimit,
 		retries: DefaultRetryLimit}
 	for _, o := range opts {

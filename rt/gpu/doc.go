@@ -18,7 +18,7 @@
 //
 //	spec, err := gpu.SpecFromEnv()
 //	devs, err := gpu.OpenRT(spec)
-//	ctx, err := rt.New(rt.WithDevices(gpu.RTDevices(devs)...))
+//	ctx, err := rt.New(rt.Devices(gpu.RTDevices(devs)...))
 //	... run taskpools ...
 //	ctx.Close()
 //	for _, d := range devs { d.Close() }

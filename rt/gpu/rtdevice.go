@@ -13,7 +13,7 @@ import (
 )
 
 // RTDevice makes a Device usable as rt's device (rt.Device): register it
-// with rt.WithDevices. It accepts incarnations of kind rt.GPU, and rt.CUDA
+// with rt.Devices. It accepts incarnations of kind rt.GPU, and rt.CUDA
 // on a CUDA backend; the incarnation's Device field must hold the body's
 // *Incarnation (generated code fills it).
 //
@@ -59,7 +59,7 @@ func NewRTDevice(be Backend, opts ...Option) (*RTDevice, error) {
 }
 
 // OpenRT opens the devices of spec for rt, linked with each other (Link);
-// pass them to rt.New with rt.WithDevices(RTDevices(devs)...).
+// pass them to rt.New with rt.Devices(RTDevices(devs)...).
 func OpenRT(spec Spec, opts ...Option) ([]*RTDevice, error) {
 	devs, err := openEach(spec, opts, NewRTDevice, (*RTDevice).Close)
 	if err != nil {
@@ -77,7 +77,7 @@ func OpenRT(spec Spec, opts ...Option) ([]*RTDevice, error) {
 
 // OpenRTFromEnv opens the devices that JDF2GO_GPUS asks for (none when it is
 // unset); generated programs call it and pass the result to rt.New with
-// rt.WithDevices(RTDevices(devs)...).
+// rt.Devices(RTDevices(devs)...).
 func OpenRTFromEnv(opts ...Option) ([]*RTDevice, error) {
 	spec, err := SpecFromEnv()
 	if err != nil {
@@ -86,7 +86,7 @@ func OpenRTFromEnv(opts ...Option) ([]*RTDevice, error) {
 	return OpenRT(spec, opts...)
 }
 
-// RTDevices converts devices for rt.WithDevices.
+// RTDevices converts devices for rt.Devices.
 func RTDevices(devs []*RTDevice) []rt.Device {
 	out := make([]rt.Device, len(devs))
 	for i, d := range devs {

@@ -16,8 +16,17 @@ import (
 const EnvDevices = "JDF2GO_GPUS"
 
 // EnvBatching turns batch collection off for every device when set to off,
-// 0, false or no (rt.BatchingFromEnv reads it; rt's CPU rings follow it too).
+// 0, false or no (any case); rt's CPU rings follow it too.
 const EnvBatching = "JDF2GO_BATCHING"
+
+// batchingFromEnv reports whether EnvBatching leaves batch collection on.
+func batchingFromEnv() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvBatching))) {
+	case "off", "0", "false", "no":
+		return false
+	}
+	return true
+}
 
 // Spec is a parsed device specification.
 type Spec struct {

@@ -28,7 +28,7 @@ func TestLateWriteBacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(dev), rt.ShareWork(false))
+	c, err := rt.New(rt.Workers(2), rt.Devices(dev), rt.ShareWork(false))
 	if err != nil {
 		t.Fatal(err)
 	}
