@@ -18,7 +18,7 @@
 //     versions and coherency states. Collections (TiledMatrix, Vector, or any
 //     Collection) hold Data, with storage from an Alloc when one is given
 //     (NewTiledMatrixAlloc, NewVectorAlloc: page-locked memory for devices, or a
-//     HugePagePool, whose huge pages make CPU tile kernels faster); Arenas hand out
+//     rt/hugepage Pool, whose huge pages make CPU tile kernels faster); Arenas hand out
 //     reusable Copies for NEW.
 //   - Device: implemented by rt/gpu; runs GPU incarnations (see Device).
 //
