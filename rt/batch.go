@@ -155,7 +155,7 @@ type collection struct {
 }
 
 // collect scans the scheduler for followers of head, then admits the newcomers.
-func (w *Worker) collect(head *Task, match func(cand, head *Task) BatchAction) (int, error) {
+func (w *worker) collect(head *Task, match func(cand, head *Task) BatchAction) (int, error) {
 	incs := head.cs.tc.Incarnations
 	lo := head.inc
 	for lo > 0 && incs[lo-1].Kind != CPU && len(w.c.byKind[incs[lo-1].Kind]) == 0 {
@@ -198,7 +198,7 @@ func (w *Worker) collect(head *Task, match func(cand, head *Task) BatchAction) (
 // scan runs the collection over the scheduler's queue. A panic in the match callback ends it
 // with an error: the queue's own deferred calls have left it consistent with the ring by then
 // (one recover per collection, not one per candidate). The flag is cleared however it ends.
-func (w *Worker) scan() {
+func (w *worker) scan() {
 	defer func() {
 		w.batch.on = false
 		if r := recover(); r != nil {
@@ -210,7 +210,7 @@ func (w *Worker) scan() {
 
 // offer is asked by the scheduler's queue, under its lock, about each queued task c in pop
 // order: Accept takes c out of the queue into the ring of the collection running on w.
-func (w *Worker) offer(c *Task) BatchAction {
+func (w *worker) offer(c *Task) BatchAction {
 	b := &w.batch
 	if b.seen++; b.seen > collectScan {
 		return Stop
@@ -241,7 +241,7 @@ func (w *Worker) offer(c *Task) BatchAction {
 // admit prepares a newcomer f of head's ring for incarnation inc: it runs what the worker
 // would have run before the hook (Prepare, Evaluate) and the incarnation's Admit. requeue
 // means that Evaluate refused it (its next incarnation is set); an error fails it.
-func (w *Worker) admit(head *Task, inc *Incarnation, f *Task) (requeue bool, err error) {
+func (w *worker) admit(head *Task, inc *Incarnation, f *Task) (requeue bool, err error) {
 	f.inc = head.inc
 	if !f.prepared {
 		f.prepared = true
@@ -278,7 +278,7 @@ func unring(t *Task) *Task {
 }
 
 // completeRing completes t and then each of its followers.
-func (w *Worker) completeRing(t *Task) {
+func (w *worker) completeRing(t *Task) {
 	f := unring(t)
 	w.complete(t)
 	for f != nil {
@@ -290,7 +290,7 @@ func (w *Worker) completeRing(t *Task) {
 }
 
 // requeueRing sends t's followers back to the scheduler to try incarnation inc next.
-func (w *Worker) requeueRing(t *Task, inc int32) {
+func (w *worker) requeueRing(t *Task, inc int32) {
 	for f := unring(t); f != nil; {
 		next := f.next
 		f.next = nil
@@ -302,7 +302,7 @@ func (w *Worker) requeueRing(t *Task, inc int32) {
 
 // failRing fails t's taskpool with a TaskError naming t (and the size of its ring), and
 // drops every member.
-func (w *Worker) failRing(t *Task, err error) {
+func (w *worker) failRing(t *Task, err error) {
 	if t.ring == 0 {
 		w.failTask(t, err)
 		return

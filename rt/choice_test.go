@@ -21,7 +21,7 @@ type estDevice struct {
 func (d *estDevice) Name() string                 { return d.name }
 func (d *estDevice) Accepts(k rt.DeviceKind) bool { return k == rt.GPU }
 func (d *estDevice) Load() int64                  { return d.load }
-func (d *estDevice) Submit(w *rt.Worker, t *rt.Task, _ *rt.Incarnation) error {
+func (d *estDevice) Submit(w rt.Worker, t *rt.Task, _ *rt.Incarnation) error {
 	d.ran.Add(1)
 	w.Complete(t)
 	return nil

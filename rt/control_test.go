@@ -146,7 +146,7 @@ type flushDevice struct {
 func (d *flushDevice) Name() string                 { return "flushdev" }
 func (d *flushDevice) Accepts(k rt.DeviceKind) bool { return k == rt.GPU }
 func (d *flushDevice) Load() int64                  { return 0 }
-func (d *flushDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
+func (d *flushDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	w.Complete(t)
 	if d.flush {
 		w.FlushNextTask()

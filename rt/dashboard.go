@@ -73,17 +73,6 @@ func (c *Context) DashboardURL() string {
 	return c.dash.srv.URL()
 }
 
-// AddDashboardProvider adds p's state to every dashboard snapshot from now on. Devices
-// given to Devices, and the Remote, that implement DashboardProvider are added by New. It does nothing
-// when the dashboard is off.
-func (c *Context) AddDashboardProvider(p DashboardProvider) {
-	if d := c.dash; d != nil && p != nil {
-		d.mu.Lock()
-		d.providers = append(d.providers, p)
-		d.mu.Unlock()
-	}
-}
-
 // dash is the sampling side of the dashboard: it owns the server and the sampling goroutine.
 type dash struct {
 	c     *Context

@@ -316,10 +316,10 @@ func TestDashboardRanks(t *testing.T) {
 // ceRemote stands for a Remote over a communication engine that fills the CE panel.
 type ceRemote struct{}
 
-func (ceRemote) Activate(*rt.Worker, *rt.Task, int, *rt.TaskClass, int, *rt.Locals, int) error {
+func (ceRemote) Activate(rt.Worker, *rt.Task, int, *rt.TaskClass, int, *rt.Locals, int) error {
 	return nil
 }
-func (ceRemote) WriteBack(*rt.Worker, *rt.Task, int, rt.Collection, rt.Index, int) error { return nil }
+func (ceRemote) WriteBack(rt.Worker, *rt.Task, int, rt.Collection, rt.Index, int) error { return nil }
 func (ceRemote) Fill(s *dashboard.Snapshot) {
 	s.CE = &dashboard.CE{Rank: 0, Peers: []dashboard.Peer{{Rank: 1, MsgsOut: 7}}}
 }

@@ -180,6 +180,10 @@
 //
 // # Devices (for rt/gpu)
 //
+// Worker, Device, Saturator, Estimator, PriorityLoader and Remote, and the methods that say
+// they are for rt/gpu or rt/remote, are for the packages that extend the runtime; a program
+// that runs generated taskpools needs none of them.
+//
 // A Device registered with Devices receives the tasks of incarnations of the kinds it
 // Accepts through Submit(w, t, inc), called on worker w. Once Submit returns nil the device
 // owns t and ends it exactly once with Worker.Complete (on a worker: successors go to that

@@ -56,7 +56,7 @@ type loopback struct {
 	sent  atomic.Int32
 }
 
-func (lb *loopback) Activate(w *rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass, peerFlow int, l *rt.Locals, rank int) error {
+func (lb *loopback) Activate(w rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass, peerFlow int, l *rt.Locals, rank int) error {
 	lb.sent.Add(1)
 	tp := src.Taskpool() // src is recycled once Activate returns
 	tp.AddActions(1)     // held open until the "ack"
@@ -73,7 +73,7 @@ func (lb *loopback) Activate(w *rt.Worker, src *rt.Task, flow int, peer *rt.Task
 	return nil
 }
 
-func (lb *loopback) WriteBack(w *rt.Worker, src *rt.Task, flow int, coll rt.Collection, ix rt.Index, rank int) error {
+func (lb *loopback) WriteBack(w rt.Worker, src *rt.Task, flow int, coll rt.Collection, ix rt.Index, rank int) error {
 	return errors.New("not used")
 }
 

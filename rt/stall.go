@@ -54,7 +54,7 @@ type stallSnap struct {
 
 // sleep parks the worker until it is woken; false when the Context closes. The last worker
 // to park watches for a stall meanwhile.
-func (w *Worker) sleep() bool {
+func (w *worker) sleep() bool {
 	c := w.c
 	parks := c.parks.Add(1)
 	var snap *stallSnap

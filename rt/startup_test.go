@@ -32,7 +32,7 @@ func (d *managerDevice) Load() int64                  { return 0 }
 // makes that Submit from inside its walk.
 func (d *managerDevice) Saturated() bool { return d.sat.Load() }
 
-func (d *managerDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
+func (d *managerDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	if !d.first.CompareAndSwap(false, true) {
 		w.Complete(t)
 		if d.done.Add(1) == int64(d.n-1) {
@@ -130,7 +130,7 @@ func (d *flushingDevice) Accepts(k rt.DeviceKind) bool { return k == rt.GPU }
 func (d *flushingDevice) Load() int64                  { return 0 }
 func (d *flushingDevice) Saturated() bool              { return d.asked.Add(1)%2 == 1 }
 
-func (d *flushingDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
+func (d *flushingDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	w.FlushNextTask()
 	d.ran.Add(1)
 	w.Complete(t)

@@ -45,7 +45,7 @@ type Task struct {
 	flows [MaxFlows]*Copy
 	// bw is the worker running t's batch-capable CPU hook, for Task.CollectBatch; nil
 	// otherwise.
-	bw *Worker
+	bw *worker
 	// fan is a kindFanout task's arrivals. 384 bytes in all: tasks in a slab (newTask)
 	// start on cache lines.
 	fan *fanout

@@ -34,7 +34,7 @@
 // own release brings the counter back to 0; the others queue their wrapper
 // and return at once (manager.go restates the protocol). The interfaces the
 // host runtime provides are Worker (FlushNextTask), Completer (Complete,
-// Cleanout), Scheduler (Reschedule) and Profiler; *rt.Worker and *rt.Task
+// Cleanout), Scheduler (Reschedule) and Profiler; rt.Worker and *rt.Task
 // satisfy Worker and EC directly.
 //
 // # GPU bodies

@@ -153,7 +153,7 @@ func (r *RTDevice) Saturated() bool {
 }
 
 // Submit implements rt.Device.
-func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
+func (r *RTDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	gi, ok := inc.Device.(*Incarnation)
 	if !ok || gi == nil || gi.Submit == nil {
 		return fmt.Errorf("%w: incarnation %v of %v has no *gpu.Incarnation with a submit hook", ErrMisuse, inc.Kind, t)
@@ -250,7 +250,7 @@ type rtHost struct{}
 
 func (rtHost) Complete(w Worker, t *Task) error {
 	task := t.ec.(*rt.Task)
-	if rw, ok := w.(*rt.Worker); ok && rw != nil {
+	if rw, ok := w.(rt.Worker); ok && rw != nil {
 		rw.Complete(task)
 	} else {
 		task.Complete()
@@ -481,7 +481,7 @@ func (p *rtProfiler) End(track int, name string, t *Task) {
 }
 
 func (p *rtProfiler) Own(w Worker, d *Device, start, end int64) {
-	if rw, ok := w.(*rt.Worker); ok && rw != nil && p.tr != nil {
+	if rw, ok := w.(rt.Worker); ok && rw != nil && p.tr != nil {
 		rw.Track().Span(p.own, start, end)
 	}
 }
