@@ -48,7 +48,7 @@ func NewSliceArena[E any](n int) *Arena {
 func (a *Arena) Get() *Copy {
 	c := a.pool.Get().(*Copy)
 	c.refs.Store(1)
-	c.fresh = false // Taskpool.NewCopy sets it; other users (received data) fill the buffer
+	c.fresh = false // Taskpool.newCopy sets it; other users (received data) fill the buffer
 	return c
 }
 

@@ -603,7 +603,7 @@ func TestCPURingsObserved(t *testing.T) {
 		t.Errorf("class progress %+v, want B 100/100", k)
 	}
 	var spans int64
-	for _, st := range c.Summary() {
+	for _, st := range c.Tracer().Summary() {
 		if st.Name == "B" {
 			spans = st.Count
 		}

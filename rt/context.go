@@ -148,9 +148,11 @@ func (c *Context) Ranks() int { return c.cfg.nranks }
 // Devices returns the registered devices.
 func (c *Context) Devices() []Device { return c.cfg.devices }
 
-// Summary aggregates the recorded spans per name (per task class): count, total, mean and
-// max time. It is nil without profiling; it is exact only while no taskpool is running.
-func (c *Context) Summary() []profile.Stat { return c.tracer.Summary() }
+// Tracer returns the profiler, or nil when neither Trace nor Profiling is set. Its Summary
+// aggregates the recorded spans per name (per task class): count, total, mean and max time,
+// nil without profiling, exact only while no taskpool is running. Devices register their
+// own tracks on it (Tracer.NewTrack).
+func (c *Context) Tracer() *profile.Tracer { return c.tracer }
 
 // Close cancels the running taskpools (their Wait returns an error wrapping ErrClosed), stops
 // the workers and waits for them, then writes the trace if Trace was given. A body that

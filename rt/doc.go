@@ -212,15 +212,15 @@
 //
 // # Profiling
 //
-// With Trace or Profiling every worker records one span per task execution
-// ("GEMM(1, 2, 3)"; one per ring for a batched CPU body, named after its head) and per
-// startup walk on its own track, without locks; nothing is recorded
-// or allocated when both are off. Close writes the Chrome/Perfetto JSON (one track per
-// worker, plus the tracks devices register). Context.Summary gives count, total, mean and max
-// time per class. When Go's execution tracer is running (go test -trace, runtime/trace),
-// each task is also a runtime/trace region named by its class. Progress draws a progress
-// bar with the rate and an estimated time left, since the task count is known from
-// enumeration; it ends each run with a final line.
+// With Trace or Profiling every worker records one span per task execution ("GEMM(1, 2, 3)";
+// one per ring for a batched CPU body, named after its head) and per startup walk on its own
+// track, without locks; nothing is recorded or allocated when both are off. Close writes the
+// Chrome/Perfetto JSON (one track per worker, plus the tracks devices register).
+// Context.Tracer().Summary() gives count, total, mean and max time per class. When Go's
+// execution tracer is running (go test -trace, runtime/trace), each task is also a
+// runtime/trace region named by its class. Progress draws a progress bar with the rate and an
+// estimated time left, since the task count is known from enumeration; it ends each run with a
+// final line.
 //
 // Dashboard(addr) (or JDF2GO_DASHBOARD) serves a live web page of the run until Close
 // (package dashboard): tasks per second, each class's done/total, each worker's busy

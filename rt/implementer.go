@@ -154,10 +154,6 @@ func (c *Context) Worker(i int) Worker { return c.workers[i] }
 // device keeps a written value for its successors when no CPU body may read it.
 func (c *Context) SharesWork() bool { return c.cfg.share }
 
-// Tracer returns the profiler, or nil when neither Trace nor Profiling is set.
-// Devices register their own tracks on it (Tracer.NewTrack).
-func (c *Context) Tracer() *profile.Tracer { return c.tracer }
-
 // AddDashboardProvider adds p's state to every dashboard snapshot from now on. Devices
 // given to Devices, and the Remote, that implement DashboardProvider are added by New. It
 // does nothing when the dashboard is off.

@@ -118,7 +118,7 @@ func Trace(path string) Option {
 	return func(c *config) error { c.trace = path; return nil }
 }
 
-// Profiling records spans in memory without writing a file, for Context.Summary.
+// Profiling records spans in memory without writing a file, for Context.Tracer().Summary().
 func Profiling() Option {
 	return func(c *config) error { c.profiling = true; return nil }
 }

@@ -21,7 +21,7 @@ func TestTraceFile(t *testing.T) {
 	}
 	const n = 100
 	mustRun(t, c, rttest.Chains(2, n, nil))
-	sum := c.Summary()
+	sum := c.Tracer().Summary()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

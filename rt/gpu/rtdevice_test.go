@@ -207,7 +207,7 @@ func TestRTDeviceRunsBatchedGPUIncarnation(t *testing.T) {
 		}
 	}
 	counts := map[string]int64{}
-	for _, st := range c.Summary() {
+	for _, st := range c.Tracer().Summary() {
 		counts[st.Name] += st.Count
 	}
 	// CPU steps are traced by their workers, GPU steps by the device's
