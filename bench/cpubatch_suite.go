@@ -22,7 +22,7 @@ import (
 //   - independent: 1 M tasks (-quick: 100 000) without dependencies whose batched body only
 //     counts its rings (rttest.IndependentBatched): what a ring saves in the runtime itself.
 //
-// Variants: singleton (rt.WithBatching(false): every ring holds one task) and batch_max=8 and
+// Variants: singleton (rt.Batching(false): every ring holds one task) and batch_max=8 and
 // batch_max=64, each with its time ratio to singleton (below 1: batching is faster; the
 // tasks/s speed-up is its inverse) and, in its note, tasks/s and tasks per ring.
 func init() {
@@ -75,7 +75,7 @@ func runCPUBatch(cfg *Config) ([]Row, error) {
 			if bm > 1 {
 				variant = fmt.Sprintf("batch_max=%d", bm)
 			}
-			c, err := rt.New(rt.Workers(w), rt.WithProgress(nil), rt.WithBatching(bm > 1))
+			c, err := rt.New(rt.Workers(w), rt.Progress(nil), rt.Batching(bm > 1))
 			if err != nil {
 				return rows, err
 			}

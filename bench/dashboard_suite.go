@@ -45,7 +45,7 @@ func runDashboard(cfg *Config) ([]Row, error) {
 		return nil, err
 	}
 	defer off.Close()
-	on, err := rt.New(rt.Workers(w), rt.WithDashboard("localhost:0"))
+	on, err := rt.New(rt.Workers(w), rt.Dashboard("localhost:0"))
 	if err != nil {
 		return nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
+	"github.com/jdf2go/jdf2go/rt/hugepage"
 )
 
 // The ceiling of the tiled Cholesky (potrf suite, variant ceiling): a rate that no schedule
@@ -75,7 +75,7 @@ const boundCalls = 30
 // kernelRates times each kernel of boundKernels on nb×nb tiles, on one locked thread, for at
 // least d and boundCalls calls, and returns its rate in flop/s in its shortest call.
 func kernelRates(impl *blas.Impl, nb int, d time.Duration) ([]float64, error) {
-	pool := rt.NewHugePagePool(0)
+	pool := hugepage.NewPool(0)
 	defer pool.Close()
 	var ts tileSet
 	r := rand.New(rand.NewPCG(1, uint64(nb)))

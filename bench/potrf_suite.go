@@ -123,7 +123,7 @@ func potrfWorkloads(cfg *Config, spec potrfSpec) ([]Row, error) {
 			return first
 		}
 		for _, s := range scheds {
-			c, err := rt.New(rt.Workers(w), rt.Scheduler(s), rt.WithProgress(nil))
+			c, err := rt.New(rt.Workers(w), rt.Scheduler(s), rt.Progress(nil))
 			if err != nil {
 				closeAll()
 				return rows, err

@@ -41,7 +41,7 @@ func runRT(cfg *Config) ([]Row, error) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	for _, w := range cfg.Workers {
 		runtime.GOMAXPROCS(w)
-		c, err := rt.New(rt.Workers(w), rt.Scheduler("lfq"), rt.WithProgress(nil))
+		c, err := rt.New(rt.Workers(w), rt.Scheduler("lfq"), rt.Progress(nil))
 		if err != nil {
 			return rows, err
 		}

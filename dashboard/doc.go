@@ -2,7 +2,7 @@
 // that streams them (Server-Sent Events on /api/stream, JSON on /api/snapshot and
 // /api/history) and the embedded page (hand-written JS drawing on canvas; no CDN, no build
 // step) that shows them. It uses the standard library only, so that both the runtime
-// (rt.WithDashboard samples a running program) and the compiler (jdf2go view replays a trace
+// (rt.Dashboard samples a running program) and the compiler (jdf2go view replays a trace
 // with FromTrace) serve the same page.
 //
 // The server is read-only: only GET and HEAD are served. Listen binds loopback addresses

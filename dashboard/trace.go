@@ -25,7 +25,7 @@ type traceEvent struct {
 const maxReplay = 600
 
 // FromTrace rebuilds a finished run from a Chrome/Perfetto JSON trace written by a jdf2go
-// program (WithTrace or JDF2GO_TRACE) as a sequence of snapshots, the last one Finished. The
+// program (rt.Trace or JDF2GO_TRACE) as a sequence of snapshots, the last one Finished. The
 // "workers" process's threads are the worker lanes; a span there is a task of the class its
 // name starts with (startup walks excepted). Every other process is a device: its spans
 // named after a class are tasks it ran, "stage_in …" and "stage_out …" spans its transfers.

@@ -43,15 +43,12 @@ func NewSliceArena[E any](n int) *Arena {
 	return NewArenaOf(n*int(unsafe.Sizeof(e)), func() any { return make([]E, n) })
 }
 
-// Bytes returns the size given at creation.
-func (a *Arena) Bytes() int { return a.bytes }
-
 // Get returns a copy with one reference, owned by the caller (normally a task flow, through
 // Task.SetFlow in generated Prepare).
 func (a *Arena) Get() *Copy {
 	c := a.pool.Get().(*Copy)
 	c.refs.Store(1)
-	c.fresh = false // Taskpool.NewCopy sets it; other users (received data) fill the buffer
+	c.fresh = false // Taskpool.newCopy sets it; other users (received data) fill the buffer
 	return c
 }
 

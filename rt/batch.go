@@ -88,7 +88,7 @@ type BatchPolicy struct {
 // allocation per collection; generated code passes a function that builds the policy and
 // calls Match instead.
 func (p BatchPolicy) Match(cand, head *Task) BatchAction {
-	if p.Max > 0 && head.RingLen() >= p.Max {
+	if p.Max > 0 && head.ringLen() >= p.Max {
 		return Stop
 	}
 	if p.User != nil {
@@ -97,9 +97,9 @@ func (p BatchPolicy) Match(cand, head *Task) BatchAction {
 	return Accept
 }
 
-// RingLen returns the number of tasks in the ring that t heads, t included (1 for a task that
+// ringLen returns the number of tasks in the ring that t heads, t included (1 for a task that
 // heads no ring). O(1).
-func (t *Task) RingLen() int { return 1 + int(t.ring) }
+func (t *Task) ringLen() int { return 1 + int(t.ring) }
 
 // Ring iterates over the ring that t heads: t first, then the followers in the order they
 // were collected. A batched body walks it with `for t := range task.Ring()`. The ring is valid
@@ -107,7 +107,7 @@ func (t *Task) RingLen() int { return 1 + int(t.ring) }
 func (t *Task) Ring() iter.Seq[*Task] {
 	return func(yield func(*Task) bool) {
 		m := t
-		for n := t.RingLen(); n > 0 && m != nil; n-- {
+		for n := t.ringLen(); n > 0 && m != nil; n-- {
 			next := m.next
 			if !yield(m) {
 				return
@@ -121,7 +121,7 @@ func (t *Task) Ring() iter.Seq[*Task] {
 // candidate (nil accepts them all), and returns the number of followers the ring now has.
 // It must be called from the hook of a batch-capable CPU incarnation (Incarnation.Batch) that
 // runs t, on the hook's goroutine: otherwise it fails with ErrNotBatched, and called from
-// inside match with ErrReentrantCollect. With batching off (WithBatching(false),
+// inside match with ErrReentrantCollect. With batching off (Batching(false),
 // JDF2GO_BATCHING=off) it collects nothing.
 //
 // match runs with the queue's lock held: it must be short, must not block and must not call
@@ -130,7 +130,7 @@ func (t *Task) Ring() iter.Seq[*Task] {
 // answer other than Accept, Reject or Stop, ends the scan with an error; the tasks accepted
 // until then stay in the ring. A second call collects more.
 func (t *Task) CollectBatch(match func(cand, head *Task) BatchAction) (int, error) {
-	w, _ := t.aux.(*Worker)
+	w, _ := t.aux.(*worker)
 	switch {
 	case w == nil || w.running != t:
 		return int(t.ring), fmt.Errorf("%w: %v", ErrNotBatched, t)
@@ -155,7 +155,7 @@ type collection struct {
 }
 
 // collect scans the scheduler for followers of head, then admits the newcomers.
-func (w *Worker) collect(head *Task, match func(cand, head *Task) BatchAction) (int, error) {
+func (w *worker) collect(head *Task, match func(cand, head *Task) BatchAction) (int, error) {
 	incs := head.cs.tc.Incarnations
 	lo := head.inc
 	for lo > 0 && incs[lo-1].Kind != CPU && len(w.c.byKind[incs[lo-1].Kind]) == 0 {
@@ -198,7 +198,7 @@ func (w *Worker) collect(head *Task, match func(cand, head *Task) BatchAction) (
 // scan runs the collection over the scheduler's queue. A panic in the match callback ends it
 // with an error: the queue's own deferred calls have left it consistent with the ring by then
 // (one recover per collection, not one per candidate). The flag is cleared however it ends.
-func (w *Worker) scan() {
+func (w *worker) scan() {
 	defer func() {
 		w.batch.on = false
 		if r := recover(); r != nil {
@@ -210,7 +210,7 @@ func (w *Worker) scan() {
 
 // offer is asked by the scheduler's queue, under its lock, about each queued task c in pop
 // order: Accept takes c out of the queue into the ring of the collection running on w.
-func (w *Worker) offer(c *Task) BatchAction {
+func (w *worker) offer(c *Task) BatchAction {
 	b := &w.batch
 	if b.seen++; b.seen > collectScan {
 		return Stop
@@ -241,7 +241,7 @@ func (w *Worker) offer(c *Task) BatchAction {
 // admit prepares a newcomer f of head's ring for incarnation inc: it runs what the worker
 // would have run before the hook (Prepare, Evaluate) and the incarnation's Admit. requeue
 // means that Evaluate refused it (its next incarnation is set); an error fails it.
-func (w *Worker) admit(head *Task, inc *Incarnation, f *Task) (requeue bool, err error) {
+func (w *worker) admit(head *Task, inc *Incarnation, f *Task) (requeue bool, err error) {
 	f.inc = head.inc
 	if !f.prepared {
 		f.prepared = true
@@ -278,7 +278,7 @@ func unring(t *Task) *Task {
 }
 
 // completeRing completes t and then each of its followers.
-func (w *Worker) completeRing(t *Task) {
+func (w *worker) completeRing(t *Task) {
 	f := unring(t)
 	w.complete(t)
 	for f != nil {
@@ -290,7 +290,7 @@ func (w *Worker) completeRing(t *Task) {
 }
 
 // requeueRing sends t's followers back to the scheduler to try incarnation inc next.
-func (w *Worker) requeueRing(t *Task, inc int32) {
+func (w *worker) requeueRing(t *Task, inc int32) {
 	for f := unring(t); f != nil; {
 		next := f.next
 		f.next = nil
@@ -302,13 +302,13 @@ func (w *Worker) requeueRing(t *Task, inc int32) {
 
 // failRing fails t's taskpool with a TaskError naming t (and the size of its ring), and
 // drops every member.
-func (w *Worker) failRing(t *Task, err error) {
+func (w *worker) failRing(t *Task, err error) {
 	if t.ring == 0 {
 		w.failTask(t, err)
 		return
 	}
 	tp := t.cs.tp
-	tp.fail(&TaskError{Taskpool: tp.name, Task: fmt.Sprintf("%v (ring of %d)", t, t.RingLen()), Err: err})
+	tp.fail(&TaskError{Taskpool: tp.name, Task: fmt.Sprintf("%v (ring of %d)", t, t.ringLen()), Err: err})
 	f := unring(t)
 	w.discard(t)
 	for f != nil {

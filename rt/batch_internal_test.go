@@ -15,10 +15,10 @@ func queueClass() *classState {
 // queueScript drives one collection over a queue: the worker accepts the tasks whose key is
 // in take and stops at the key stop (-1: never); it returns the order in which they were
 // offered and the ring collected.
-func queueScript(t *testing.T, cs *classState, collect func(w *Worker), take []uint64, stop uint64) (offered, ring []uint64) {
+func queueScript(t *testing.T, cs *classState, collect func(w *worker), take []uint64, stop uint64) (offered, ring []uint64) {
 	t.Helper()
 	head := &Task{cs: cs, key: 1000}
-	w := &Worker{c: &Context{}}
+	w := &worker{c: &Context{}}
 	w.batch = collection{on: true, head: head, tail: head, match: func(cand, _ *Task) BatchAction {
 		offered = append(offered, cand.key)
 		switch {
@@ -191,7 +191,7 @@ func TestQueueCollectRandom(t *testing.T) {
 		}
 		for _, qc := range []struct {
 			name    string
-			collect func(w *Worker)
+			collect func(w *worker)
 			pop     func() *Task
 			peek    func() []uint64
 		}{

@@ -190,7 +190,7 @@ func (g *ringProg) maxRing() int {
 func TestCPURingsBatchMax(t *testing.T) {
 	for _, sched := range []string{"lfq", "ap", "gd"} {
 		t.Run(sched, func(t *testing.T) {
-			c := newCtx(t, rt.Workers(1), rt.Scheduler(sched), rt.WithProgress(nil))
+			c := newCtx(t, rt.Workers(1), rt.Scheduler(sched), rt.Progress(nil))
 			g := &ringProg{n: 20, max: 8}
 			mustRun(t, c, ringTaskpool(g, ringOpts{succ: true, prepare: true}))
 			g.checkOnce(t, true)
@@ -207,7 +207,7 @@ func TestCPURingsBatchMax(t *testing.T) {
 
 // Candidates are offered best first, so a ring holds the best waiting tasks of its class.
 func TestCPURingsPriorityOrder(t *testing.T) {
-	c := newCtx(t, rt.Workers(1), rt.WithProgress(nil))
+	c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 	g := &ringProg{n: 10, max: 4}
 	mustRun(t, c, ringTaskpool(g, ringOpts{prio: func(l *rt.Locals) int32 { return int32(l[0]) }}))
 	g.checkOnce(t, false)
@@ -221,7 +221,7 @@ func TestCPURingsPriorityOrder(t *testing.T) {
 // runs exactly once.
 func TestCPURingsRejectStop(t *testing.T) {
 	t.Run("reject", func(t *testing.T) {
-		c := newCtx(t, rt.Workers(1), rt.WithProgress(nil))
+		c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 		g := &ringProg{n: 30, match: func(cand, head *rt.Task) rt.BatchAction {
 			if cand.Local(0)%2 != head.Local(0)%2 {
 				return rt.Reject
@@ -242,7 +242,7 @@ func TestCPURingsRejectStop(t *testing.T) {
 		}
 	})
 	t.Run("stop", func(t *testing.T) {
-		c := newCtx(t, rt.Workers(1), rt.WithProgress(nil))
+		c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 		g := &ringProg{n: 30, match: func(cand, head *rt.Task) rt.BatchAction {
 			if cand.Local(0) >= head.Local(0)+3 {
 				return rt.Stop
@@ -262,7 +262,7 @@ func TestCPURingsRejectStop(t *testing.T) {
 func TestCPURingsManyWorkers(t *testing.T) {
 	for _, sched := range []string{"lfq", "ap", "gd"} {
 		t.Run(sched, func(t *testing.T) {
-			c := newCtx(t, rt.Workers(4), rt.Scheduler(sched), rt.WithProgress(nil))
+			c := newCtx(t, rt.Workers(4), rt.Scheduler(sched), rt.Progress(nil))
 			g := &ringProg{n: 20000, max: 16, match: func(cand, _ *rt.Task) rt.BatchAction {
 				if cand.Local(0)%7 == 0 {
 					return rt.Reject
@@ -288,7 +288,7 @@ func TestCPURingsManyWorkers(t *testing.T) {
 	}
 }
 
-// WithBatching(false), or JDF2GO_BATCHING=off, turns collection off: every ring is a single
+// Batching(false), or JDF2GO_BATCHING=off, turns collection off: every ring is a single
 // task. The option overrides the variable.
 func TestCPURingsBatchingOff(t *testing.T) {
 	for _, tc := range []struct {
@@ -296,13 +296,13 @@ func TestCPURingsBatchingOff(t *testing.T) {
 		opts []rt.Option
 		want int
 	}{
-		{"", []rt.Option{rt.WithBatching(false)}, 1},
+		{"", []rt.Option{rt.Batching(false)}, 1},
 		{"off", nil, 1},
-		{"off", []rt.Option{rt.WithBatching(true)}, 50},
+		{"off", []rt.Option{rt.Batching(true)}, 50},
 	} {
 		t.Run(fmt.Sprintf("env=%q,options=%d", tc.env, len(tc.opts)), func(t *testing.T) {
 			t.Setenv("JDF2GO_BATCHING", tc.env)
-			c := newCtx(t, append(tc.opts, rt.Workers(1), rt.WithProgress(nil))...)
+			c := newCtx(t, append(tc.opts, rt.Workers(1), rt.Progress(nil))...)
 			g := &ringProg{n: 50}
 			mustRun(t, c, ringTaskpool(g, ringOpts{}))
 			g.checkOnce(t, false)
@@ -319,7 +319,7 @@ func TestCPURingFailure(t *testing.T) {
 	boom := errors.New("boom")
 	for _, how := range []string{"error", "panic"} {
 		t.Run(how, func(t *testing.T) {
-			c := newCtx(t, rt.Workers(1), rt.WithProgress(nil))
+			c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 			g := &ringProg{n: 40, max: 5, body: func(head *rt.Task, ks []int) error {
 				if ks[0] == 10 {
 					if how == "panic" {
@@ -364,7 +364,7 @@ func TestCPURingMatchFaults(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCtx(t, rt.Workers(2), rt.WithProgress(nil))
+			c := newCtx(t, rt.Workers(2), rt.Progress(nil))
 			g := &ringProg{n: 100, match: tc.match}
 			err := run(t, c, ringTaskpool(g, ringOpts{}))
 			if err == nil || !strings.Contains(err.Error(), tc.text) || (tc.want != nil && !errors.Is(err, tc.want)) {
@@ -380,7 +380,7 @@ func TestCPURingMatchFaults(t *testing.T) {
 // A match callback that calls runtime.Goexit fails the ring (the whole ring is dropped), the
 // worker is replaced, and the queue's lock is released.
 func TestCPURingMatchGoexit(t *testing.T) {
-	c := newCtx(t, rt.Workers(1), rt.WithProgress(nil), rt.WithLogger(slog.New(slog.DiscardHandler)))
+	c := newCtx(t, rt.Workers(1), rt.Progress(nil), rt.Logger(slog.New(slog.DiscardHandler)))
 	g := &ringProg{n: 10, match: func(cand, _ *rt.Task) rt.BatchAction {
 		if cand.Local(0) == 3 {
 			runtime.Goexit()
@@ -400,7 +400,7 @@ func TestCPURingMatchGoexit(t *testing.T) {
 // with a named error.
 func TestCollectBatchMisuse(t *testing.T) {
 	t.Run("not batched", func(t *testing.T) {
-		c := newCtx(t, rt.Workers(1), rt.WithProgress(nil))
+		c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 		g := &ringProg{n: 3}
 		err := run(t, c, ringTaskpool(g, ringOpts{noBatch: true}))
 		if !errors.Is(err, rt.ErrNotBatched) {
@@ -408,7 +408,7 @@ func TestCollectBatchMisuse(t *testing.T) {
 		}
 	})
 	t.Run("reentrant", func(t *testing.T) {
-		c := newCtx(t, rt.Workers(1), rt.WithProgress(nil))
+		c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 		var inner atomic.Value
 		g := &ringProg{n: 5}
 		g.match = func(cand, head *rt.Task) rt.BatchAction {
@@ -426,7 +426,7 @@ func TestCollectBatchMisuse(t *testing.T) {
 
 // batch = manual: the body chooses whether to collect; a second call collects more.
 func TestCPURingManual(t *testing.T) {
-	c := newCtx(t, rt.Workers(1), rt.WithProgress(nil))
+	c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 	g := &ringProg{n: 32} // rings {4m, 4m+1, 4m+2}, then 4m+3 alone
 	mustRun(t, c, ringTaskpool(g, ringOpts{manual: func(head *rt.Task) error {
 		if head.Local(0)%2 == 1 {
@@ -454,13 +454,13 @@ func TestCPURingManual(t *testing.T) {
 // Async hands every member to the body, which completes each one.
 func TestCPURingResults(t *testing.T) {
 	t.Run("next", func(t *testing.T) {
-		c := newCtx(t, rt.Workers(2), rt.WithProgress(nil))
+		c := newCtx(t, rt.Workers(2), rt.Progress(nil))
 		g := &ringProg{n: 200, max: 8, body: func(*rt.Task, []int) error { return rt.Next }}
 		mustRun(t, c, ringTaskpool(g, ringOpts{next: true, succ: true}))
 		g.checkOnce(t, true) // each task ran the plain body once
 	})
 	t.Run("again", func(t *testing.T) {
-		c := newCtx(t, rt.Workers(2), rt.WithProgress(nil))
+		c := newCtx(t, rt.Workers(2), rt.Progress(nil))
 		var seen sync.Map
 		g := &ringProg{n: 200, max: 8}
 		g.body = func(head *rt.Task, ks []int) error {
@@ -479,7 +479,7 @@ func TestCPURingResults(t *testing.T) {
 		g.checkOnce(t, true)
 	})
 	t.Run("async", func(t *testing.T) {
-		c := newCtx(t, rt.Workers(2), rt.WithProgress(nil))
+		c := newCtx(t, rt.Workers(2), rt.Progress(nil))
 		var wg sync.WaitGroup
 		defer wg.Wait()
 		g := &ringProg{n: 200, max: 8}
@@ -504,7 +504,7 @@ func TestCPURingResults(t *testing.T) {
 // Admit refuses fails the taskpool with a TaskError naming it.
 func TestCPURingEvaluateAdmit(t *testing.T) {
 	t.Run("evaluate", func(t *testing.T) {
-		c := newCtx(t, rt.Workers(1), rt.WithProgress(nil))
+		c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 		var plain [60]atomic.Int32
 		g := &ringProg{n: 60, max: 10}
 		mustRun(t, c, ringTaskpool(g, ringOpts{next: true, succ: true,
@@ -534,7 +534,7 @@ func TestCPURingEvaluateAdmit(t *testing.T) {
 		}
 	})
 	t.Run("admit", func(t *testing.T) {
-		c := newCtx(t, rt.Workers(1), rt.WithProgress(nil))
+		c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 		bad := errors.New("flow X holds a string")
 		g := &ringProg{n: 20, max: 10}
 		err := run(t, c, ringTaskpool(g, ringOpts{admit: func(t *rt.Task) error {
@@ -557,7 +557,7 @@ func TestCPURingEvaluateAdmit(t *testing.T) {
 // A ring that runs while another taskpool's tasks of the same class wait never takes them:
 // members share the head's taskpool.
 func TestCPURingsStayInTaskpool(t *testing.T) {
-	c := newCtx(t, rt.Workers(2), rt.WithProgress(nil))
+	c := newCtx(t, rt.Workers(2), rt.Progress(nil))
 	var tps []*rt.Taskpool
 	var gs []*ringProg
 	for i := 0; i < 3; i++ {
@@ -580,7 +580,7 @@ func TestCPURingsStayInTaskpool(t *testing.T) {
 // Tasks waiting for a GPU incarnation that no device of the Context accepts would skip it:
 // a ring of the CPU incarnation after it collects them.
 func TestCPURingsAfterUnusableDevice(t *testing.T) {
-	c := newCtx(t, rt.Workers(1), rt.WithProgress(nil))
+	c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 	g := &ringProg{n: 20, max: 8}
 	mustRun(t, c, ringTaskpool(g, ringOpts{gpuFirst: true, succ: true}))
 	g.checkOnce(t, true)
@@ -592,7 +592,7 @@ func TestCPURingsAfterUnusableDevice(t *testing.T) {
 // Every member of a ring counts as done (the dashboard's class progress reaches its total);
 // the profile holds one span per ring.
 func TestCPURingsObserved(t *testing.T) {
-	c := newCtx(t, rt.Workers(1), rt.WithProgress(nil), rt.WithProfiling(), rt.WithDashboard("localhost:0"))
+	c := newCtx(t, rt.Workers(1), rt.Progress(nil), rt.Profiling(), rt.Dashboard("localhost:0"))
 	g := &ringProg{n: 100, max: 10}
 	mustRun(t, c, ringTaskpool(g, ringOpts{}))
 	g.checkOnce(t, false)
@@ -603,7 +603,7 @@ func TestCPURingsObserved(t *testing.T) {
 		t.Errorf("class progress %+v, want B 100/100", k)
 	}
 	var spans int64
-	for _, st := range c.Summary() {
+	for _, st := range c.Tracer().Summary() {
 		if st.Name == "B" {
 			spans = st.Count
 		}

@@ -120,7 +120,7 @@ func BenchmarkDashboard(b *testing.B) {
 		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
 			opts := []rt.Option{rt.Workers(1)}
 			if on {
-				opts = append(opts, rt.WithDashboard("localhost:0"), rt.WithLogger(quietLog))
+				opts = append(opts, rt.Dashboard("localhost:0"), rt.Logger(quietLog))
 			}
 			benchShape(b, 100000, func() *rt.Taskpool { return rttest.Chains(2, 50000, nil) }, opts...)
 		})
@@ -137,7 +137,7 @@ func BenchmarkIndependentBatched(b *testing.B) {
 		for _, max := range []int{1, 8, 64} {
 			b.Run(fmt.Sprintf("%dworkers/batch_max=%d", w, max), func(b *testing.B) {
 				benchShape(b, 100000, func() *rt.Taskpool { return rttest.IndependentBatched(100000, max, nil) },
-					rt.Workers(w), rt.WithBatching(max > 1))
+					rt.Workers(w), rt.Batching(max > 1))
 			})
 		}
 	}

@@ -54,7 +54,7 @@ func (t *Task) BindElement(i int, c Collection, ix Index) error {
 // BindNew binds flow i of t to a fresh copy from the arena registered under arena (NEW in
 // JDF); the task owns the copy's reference. It fails with ErrNoArena when there is none.
 func (t *Task) BindNew(i int, arena string) error {
-	c, err := t.Taskpool().NewCopy(arena)
+	c, err := t.Taskpool().newCopy(arena)
 	if err != nil {
 		return err
 	}

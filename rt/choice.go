@@ -37,22 +37,6 @@ package rt
 // per-class queue length threshold (ignores task sizes); asking the device to pull work
 // (rt/gpu devices are driven by the submitting workers, docs/gpu.md, "The manager").
 
-// Estimator is implemented by a Device that can estimate a task's run time on it.
-type Estimator interface {
-	// Estimate returns the expected time of t's incarnation inc on the device in ns, not
-	// counting the work queued before it (that is Load); 0 means unknown.
-	Estimate(t *Task, inc *Incarnation) int64
-}
-
-// PriorityLoader is implemented by a Device that runs the work it holds by priority, higher
-// first: a task then waits only for the work of its priority or above. Without it a task of
-// the critical path, the highest priority, would count the whole queue of a busy device,
-// and go to a CPU core although the device would run it next.
-type PriorityLoader interface {
-	// LoadAbove estimates, in ns, the work queued on the device at priority p or above.
-	LoadAbove(p int32) int64
-}
-
 // waitOn returns what t would wait for on d, in ns.
 func waitOn(t *Task, d Device) int64 {
 	if pl, ok := d.(PriorityLoader); ok {

@@ -21,7 +21,7 @@ type estDevice struct {
 func (d *estDevice) Name() string                 { return d.name }
 func (d *estDevice) Accepts(k rt.DeviceKind) bool { return k == rt.GPU }
 func (d *estDevice) Load() int64                  { return d.load }
-func (d *estDevice) Submit(w *rt.Worker, t *rt.Task, _ *rt.Incarnation) error {
+func (d *estDevice) Submit(w rt.Worker, t *rt.Task, _ *rt.Incarnation) error {
 	d.ran.Add(1)
 	w.Complete(t)
 	return nil
@@ -77,7 +77,7 @@ func TestIncarnationChoice(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dev := &estDevice{name: "est", load: c.load, est: c.est}
-			ctx := newCtx(t, rt.Workers(c.workers), rt.WithDevices(dev))
+			ctx := newCtx(t, rt.Workers(c.workers), rt.Devices(dev))
 			inc := rt.Incarnation{Kind: rt.GPU}
 			if c.sel {
 				inc.Select = func(*rt.Task) int { return 0 }
@@ -99,7 +99,7 @@ func TestIncarnationChoice(t *testing.T) {
 func TestIncarnationChoiceBetweenDevices(t *testing.T) {
 	a := &estDevice{name: "a", load: 500, est: 10}
 	b := &estDevice{name: "b", load: 0, est: 10}
-	ctx := newCtx(t, rt.Workers(2), rt.WithDevices(a, b))
+	ctx := newCtx(t, rt.Workers(2), rt.Devices(a, b))
 	var cpu atomic.Int64
 	mustRun(t, ctx, rt.NewTaskpool("two", nil, independent(40, &cpu, nil, rt.Incarnation{Kind: rt.GPU})))
 	if a.ran.Load() != 0 || b.ran.Load() != 40 || cpu.Load() != 0 {
@@ -110,7 +110,7 @@ func TestIncarnationChoiceBetweenDevices(t *testing.T) {
 // ShareWork(false): the device takes every task it accepts, however long its queue.
 func TestShareWorkOff(t *testing.T) {
 	dev := &estDevice{name: "busy", load: 1 << 40, est: 10}
-	ctx := newCtx(t, rt.Workers(2), rt.WithDevices(dev), rt.ShareWork(false))
+	ctx := newCtx(t, rt.Workers(2), rt.Devices(dev), rt.ShareWork(false))
 	var cpu atomic.Int64
 	mustRun(t, ctx, rt.NewTaskpool("noshare", nil, independent(30, &cpu, nil, rt.Incarnation{Kind: rt.GPU})))
 	if dev.ran.Load() != 30 || cpu.Load() != 0 {
@@ -138,7 +138,7 @@ func (d *prioDevice) LoadAbove(p int32) int64 {
 func TestIncarnationChoiceByPriority(t *testing.T) {
 	const n = 40
 	dev := &prioDevice{estDevice{name: "prio", load: 1 << 30}}
-	ctx := newCtx(t, rt.Workers(2), rt.WithDevices(dev))
+	ctx := newCtx(t, rt.Workers(2), rt.Devices(dev))
 	cpu100 := func(_ *rt.Task, d rt.Device) int64 {
 		if d == nil {
 			return 100
@@ -160,7 +160,7 @@ func TestIncarnationChoiceByPriority(t *testing.T) {
 func TestOneCPUMeasurementAtATime(t *testing.T) {
 	const n = 30
 	dev := &estDevice{name: "busy", load: 1 << 30, est: 10}
-	ctx := newCtx(t, rt.Workers(2), rt.WithDevices(dev))
+	ctx := newCtx(t, rt.Workers(2), rt.Devices(dev))
 	release := make(chan struct{})
 	var cpu atomic.Int64
 	tc := independent(n, &cpu, nil, rt.Incarnation{Kind: rt.GPU})

@@ -18,7 +18,7 @@ import (
 type Context struct {
 	cfg     config
 	sched   scheduler
-	workers []*Worker
+	workers []*worker
 	byKind  [CUDA + 1][]Device
 	tracer  *profile.Tracer
 	log     *slog.Logger
@@ -32,7 +32,7 @@ type Context struct {
 	// Parking (worker.go, "Parking").
 	nidle  atomic.Int32
 	idleMu sync.Mutex
-	idle   []*Worker
+	idle   []*worker
 
 	// Quiescence after a failure (Taskpool.Wait).
 	epoch atomic.Uint64
@@ -43,7 +43,7 @@ type Context struct {
 
 	// Completions and reschedules from goroutines that are not workers go through ext.
 	extMu sync.Mutex
-	ext   *Worker
+	ext   *worker
 
 	depot depot
 
@@ -99,7 +99,7 @@ func New(opts ...Option) (*Context, error) {
 			return nil, err
 		}
 	}
-	c.workers = make([]*Worker, cfg.workers)
+	c.workers = make([]*worker, cfg.workers)
 	for i := range c.workers {
 		c.workers[i] = newWorker(c, i)
 	}
@@ -139,33 +139,23 @@ func (c *Context) away() int64 {
 	return n
 }
 
-// Worker returns worker i, for devices and communication engines that keep per-worker state.
-func (c *Context) Worker(i int) *Worker { return c.workers[i] }
-
 // SchedulerName returns the name of the scheduler in use.
 func (c *Context) SchedulerName() string { return c.sched.name() }
 
-// Rank returns this process's rank; Ranks the number of ranks.
-func (c *Context) Rank() int  { return c.cfg.rank }
+// Ranks returns the number of ranks (Rank).
 func (c *Context) Ranks() int { return c.cfg.nranks }
 
 // Devices returns the registered devices.
 func (c *Context) Devices() []Device { return c.cfg.devices }
 
-// SharesWork reports whether CPU workers share device classes' tasks (ShareWork): a
-// device keeps a written value for its successors when no CPU body may read it.
-func (c *Context) SharesWork() bool { return c.cfg.share }
-
-// Tracer returns the profiler, or nil when neither WithTrace nor WithProfiling is set.
-// Devices register their own tracks on it (Tracer.NewTrack).
+// Tracer returns the profiler, or nil when neither Trace nor Profiling is set. Its Summary
+// aggregates the recorded spans per name (per task class): count, total, mean and max time,
+// nil without profiling, exact only while no taskpool is running. Devices register their
+// own tracks on it (Tracer.NewTrack).
 func (c *Context) Tracer() *profile.Tracer { return c.tracer }
 
-// Summary aggregates the recorded spans per name (per task class): count, total, mean and
-// max time. It is nil without profiling; it is exact only while no taskpool is running.
-func (c *Context) Summary() []profile.Stat { return c.tracer.Summary() }
-
 // Close cancels the running taskpools (their Wait returns an error wrapping ErrClosed), stops
-// the workers and waits for them, then writes the trace if WithTrace was given. A body that
+// the workers and waits for them, then writes the trace if Trace was given. A body that
 // never returns keeps Close waiting. Close is idempotent and returns the trace write error.
 func (c *Context) Close() error {
 	c.closeOnce.Do(func() {

@@ -146,7 +146,7 @@ type flushDevice struct {
 func (d *flushDevice) Name() string                 { return "flushdev" }
 func (d *flushDevice) Accepts(k rt.DeviceKind) bool { return k == rt.GPU }
 func (d *flushDevice) Load() int64                  { return 0 }
-func (d *flushDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
+func (d *flushDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	w.Complete(t)
 	if d.flush {
 		w.FlushNextTask()
@@ -169,7 +169,7 @@ func TestFlushNextTask(t *testing.T) {
 	for _, flush := range []bool{true, false} {
 		t.Run(fmt.Sprint("flush=", flush), func(t *testing.T) {
 			dev := &flushDevice{flush: flush, ran1: make(chan struct{})}
-			c := newCtx(t, rt.Workers(2), rt.WithDevices(dev))
+			c := newCtx(t, rt.Workers(2), rt.Devices(dev))
 			tc := chainClassWithGPU(dev.ran1)
 			mustRun(t, c, rt.NewTaskpool("flush", &rttestN{n: 2}, tc))
 			if dev.got.Load() != flush {
@@ -272,7 +272,7 @@ func TestPanicFailsTaskpool(t *testing.T) {
 }
 
 func TestCancelLeavesNoGoroutine(t *testing.T) {
-	c, err := rt.New(rt.Workers(2), rt.WithProgress(&strings.Builder{}))
+	c, err := rt.New(rt.Workers(2), rt.Progress(&strings.Builder{}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,14 +11,14 @@ import (
 	"github.com/jdf2go/jdf2go/dashboard"
 )
 
-// The live dashboard (WithDashboard). When it is off the Context holds no dash, workers no
+// The live dashboard (Dashboard). When it is off the Context holds no dash, workers no
 // lane, and nothing below runs: the hot paths test one nil pointer. When it is on, every CPU
 // body is bracketed by two clock reads and two uncontended per-worker lock operations
 // (lane.begin, lane.end), and so is every submission to a device; every completed task adds one to its class's counter, and a
 // sampling goroutine publishes a snapshot every dashEvery.
 
-// ErrDashboardPublic: WithDashboard (or JDF2GO_DASHBOARD) names an address that is not a
-// loopback address, without DashboardPublic (or JDF2GO_DASHBOARD_PUBLIC=1).
+// ErrDashboardPublic: Dashboard (or JDF2GO_DASHBOARD) names an address that is not a
+// loopback address, without JDF2GO_DASHBOARD_PUBLIC=1.
 var ErrDashboardPublic = dashboard.ErrPublic
 
 // DashboardProvider adds a component's state (a GPU device, a communication engine) to the
@@ -35,18 +35,18 @@ const (
 	dashErrLen  = 4096                          // bytes of an error message kept
 )
 
-// WithDashboard serves a live web page of the run on addr ("localhost:8080"; ":0" picks a
+// Dashboard serves a live web page of the run on addr ("localhost:8080"; ":0" picks a
 // free port, see Context.DashboardURL) until the Context is closed. An empty host means
-// localhost; a host that is not a loopback address needs DashboardPublic, otherwise New
-// fails with ErrDashboardPublic. With several ranks, rank r serves on addr's port plus r. An
-// empty addr leaves the dashboard off. JDF2GO_DASHBOARD=addr does the same.
-func WithDashboard(addr string) Option {
+// localhost; a host that is not a loopback address needs JDF2GO_DASHBOARD_PUBLIC=1,
+// otherwise New fails with ErrDashboardPublic. With several ranks, rank r serves on addr's
+// port plus r. An empty addr leaves the dashboard off. JDF2GO_DASHBOARD=addr does the same.
+func Dashboard(addr string) Option {
 	return func(c *config) error { c.dashboard = addr; return nil }
 }
 
-// DashboardPublic allows WithDashboard to serve on a non-loopback address (anyone who can
+// dashboardPublic allows Dashboard to serve on a non-loopback address (anyone who can
 // reach it can watch the run; New logs a warning). JDF2GO_DASHBOARD_PUBLIC=1 does the same.
-func DashboardPublic() Option {
+func dashboardPublic() Option {
 	return func(c *config) error { c.dashPublic = true; return nil }
 }
 
@@ -71,17 +71,6 @@ func (c *Context) DashboardURL() string {
 		return ""
 	}
 	return c.dash.srv.URL()
-}
-
-// AddDashboardProvider adds p's state to every dashboard snapshot from now on. Devices
-// given to WithDevices, and the Remote, that implement DashboardProvider are added by New. It does nothing
-// when the dashboard is off.
-func (c *Context) AddDashboardProvider(p DashboardProvider) {
-	if d := c.dash; d != nil && p != nil {
-		d.mu.Lock()
-		d.providers = append(d.providers, p)
-		d.mu.Unlock()
-	}
 }
 
 // dash is the sampling side of the dashboard: it owns the server and the sampling goroutine.

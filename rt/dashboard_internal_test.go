@@ -52,7 +52,7 @@ func TestLaneSegments(t *testing.T) {
 // segment per laneMin of a busy sample interval) after a taskpool of 4 classes, encoded
 // and published.
 func BenchmarkDashboardSample(b *testing.B) {
-	c, err := New(Workers(2), WithDashboard("localhost:0"), WithLogger(slog.New(slog.DiscardHandler)))
+	c, err := New(Workers(2), Dashboard("localhost:0"), Logger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func waitSnapshot(t *testing.T, base string, ok func(*dashboard.Snapshot) bool) 
 // A run with the dashboard on serves the page and, as JSON, each class's progress up to its
 // total, the workers' busy intervals and the rate.
 func TestDashboardServesRun(t *testing.T) {
-	c := newCtx(t, rt.Workers(2), rt.WithDashboard("localhost:0"))
+	c := newCtx(t, rt.Workers(2), rt.Dashboard("localhost:0"))
 	base := c.DashboardURL()
 	if !strings.HasPrefix(base, "http://127.0.0.1:") && !strings.HasPrefix(base, "http://[::1]:") {
 		t.Fatalf("DashboardURL() = %q, want a loopback address", base)
@@ -107,7 +107,7 @@ func TestDashboardServesRun(t *testing.T) {
 // The stream sends the snapshots kept so far as Server-Sent Events, then ends with an "end"
 // event when the Context closes; the last snapshot is marked finished.
 func TestDashboardStream(t *testing.T) {
-	c, err := rt.New(rt.Workers(1), rt.WithDashboard("localhost:0"))
+	c, err := rt.New(rt.Workers(1), rt.Dashboard("localhost:0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,12 +157,12 @@ func TestDashboardStream(t *testing.T) {
 // JDF2GO_DASHBOARD_PUBLIC) opts in; then New logs a warning.
 func TestDashboardPublicAddress(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.1:0", "example.com:0"} {
-		c, err := rt.New(rt.Workers(1), rt.WithDashboard(addr))
+		c, err := rt.New(rt.Workers(1), rt.Dashboard(addr))
 		if !errors.Is(err, rt.ErrDashboardPublic) {
 			if c != nil {
 				c.Close()
 			}
-			t.Fatalf("WithDashboard(%q): err %v, want ErrDashboardPublic", addr, err)
+			t.Fatalf("Dashboard(%q): err %v, want ErrDashboardPublic", addr, err)
 		}
 	}
 	t.Setenv("JDF2GO_DASHBOARD", "0.0.0.0:0")
@@ -171,7 +171,7 @@ func TestDashboardPublicAddress(t *testing.T) {
 	}
 	t.Setenv("JDF2GO_DASHBOARD_PUBLIC", "1")
 	var logs bytes.Buffer
-	c, err := rt.New(rt.Workers(1), rt.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	c, err := rt.New(rt.Workers(1), rt.Logger(slog.New(slog.NewTextHandler(&logs, nil))))
 	if err != nil {
 		t.Fatalf("with JDF2GO_DASHBOARD_PUBLIC=1: %v", err)
 	}
@@ -192,7 +192,7 @@ func TestDashboardPublicAddress(t *testing.T) {
 // The server is read-only: every method but GET and HEAD is refused, on every path; and on
 // a loopback address a request naming another host is refused.
 func TestDashboardReadOnly(t *testing.T) {
-	c := newCtx(t, rt.Workers(1), rt.WithDashboard("localhost:0"))
+	c := newCtx(t, rt.Workers(1), rt.Dashboard("localhost:0"))
 	base := c.DashboardURL()
 	for _, method := range []string{"POST", "PUT", "PATCH", "DELETE", "OPTIONS", "CONNECT", "TRACE"} {
 		for _, path := range []string{"", "api/snapshot", "api/stream", "api/history", "app.js"} {
@@ -221,7 +221,7 @@ func TestDashboardReadOnly(t *testing.T) {
 
 // A failing task shows up in the snapshots' errors with its taskpool.
 func TestDashboardErrors(t *testing.T) {
-	c := newCtx(t, rt.Workers(1), rt.WithDashboard("localhost:0"))
+	c := newCtx(t, rt.Workers(1), rt.Dashboard("localhost:0"))
 	boom := errors.New("boom")
 	err := run(t, c, rttest.Chains(1, 10, func(t *rt.Task) error { return boom }))
 	if !errors.Is(err, boom) {
@@ -250,7 +250,7 @@ func TestDashboardCost(t *testing.T) {
 	}
 	off := newCtx(t, rt.Workers(2))
 	if off.DashboardURL() != "" {
-		t.Fatal("dashboard on without WithDashboard")
+		t.Fatal("dashboard on without Dashboard")
 	}
 	off.AddDashboardProvider(nil)
 	buf := make([]byte, 1<<20)
@@ -267,7 +267,7 @@ func TestDashboardCost(t *testing.T) {
 		return testing.AllocsPerRun(5, func() { mustRun(t, c, build()) }) / n
 	}
 	offPer := measure(off)
-	on := newCtx(t, rt.Workers(2), rt.WithDashboard("localhost:0"))
+	on := newCtx(t, rt.Workers(2), rt.Dashboard("localhost:0"))
 	onPer := measure(on)
 	t.Logf("allocations per task: %.4f off, %.4f on", offPer, onPer)
 	if offPer > 0.01 || onPer > 0.01 {
@@ -297,8 +297,8 @@ func TestDashboardRanks(t *testing.T) {
 		}
 	}
 	addr := net.JoinHostPort("localhost", strconv.Itoa(port))
-	c0 := newCtx(t, rt.Workers(1), rt.WithRank(0, 2), rt.WithDashboard(addr))
-	c1 := newCtx(t, rt.Workers(1), rt.WithRank(1, 2), rt.WithDashboard(addr))
+	c0 := newCtx(t, rt.Workers(1), rt.Rank(0, 2, nil), rt.Dashboard(addr))
+	c1 := newCtx(t, rt.Workers(1), rt.Rank(1, 2, nil), rt.Dashboard(addr))
 	if want := ":" + strconv.Itoa(port+1) + "/"; !strings.HasSuffix(c1.DashboardURL(), want) {
 		t.Fatalf("rank 1 serves on %s, want port %d", c1.DashboardURL(), port+1)
 	}
@@ -316,17 +316,17 @@ func TestDashboardRanks(t *testing.T) {
 // ceRemote stands for a Remote over a communication engine that fills the CE panel.
 type ceRemote struct{}
 
-func (ceRemote) Activate(*rt.Worker, *rt.Task, int, *rt.TaskClass, int, *rt.Locals, int) error {
+func (ceRemote) Activate(rt.Worker, *rt.Task, int, *rt.TaskClass, int, *rt.Locals, int) error {
 	return nil
 }
-func (ceRemote) WriteBack(*rt.Worker, *rt.Task, int, rt.Collection, rt.Index, int) error { return nil }
+func (ceRemote) WriteBack(rt.Worker, *rt.Task, int, rt.Collection, rt.Index, int) error { return nil }
 func (ceRemote) Fill(s *dashboard.Snapshot) {
 	s.CE = &dashboard.CE{Rank: 0, Peers: []dashboard.Peer{{Rank: 1, MsgsOut: 7}}}
 }
 
 // A Remote that is a DashboardProvider is registered by New; AddDashboardProvider adds others.
 func TestDashboardProviders(t *testing.T) {
-	c := newCtx(t, rt.Workers(1), rt.WithRemote(ceRemote{}), rt.WithDashboard("localhost:0"))
+	c := newCtx(t, rt.Workers(1), rt.Rank(0, 1, ceRemote{}), rt.Dashboard("localhost:0"))
 	c.AddDashboardProvider(gpuPanel{})
 	waitSnapshot(t, c.DashboardURL(), func(s *dashboard.Snapshot) bool {
 		return s.CE != nil && len(s.CE.Peers) == 1 && s.CE.Peers[0].MsgsOut == 7 &&

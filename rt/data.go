@@ -54,16 +54,13 @@ func NewData(key uint64, value any) *Data {
 	return d
 }
 
-// Key returns the datum's key in its collection.
-func (d *Data) Key() uint64 { return d.key }
-
 // Host returns the host copy (slot 0), or nil.
 func (d *Data) Host() *Copy { return d.copies[0].Load() }
 
-// Copy returns the copy on device slot dev, or nil.
+// Copy returns the copy on device slot dev, or nil (slots 1.. are rt/gpu's mirrors).
 func (d *Data) Copy(dev int) *Copy { return d.copies[dev].Load() }
 
-// Attach installs c as the copy on slot dev. It fails with ErrCopyExists when the slot is
+// Attach installs c as the copy on slot dev (for rt/gpu). It fails with ErrCopyExists when the slot is
 // occupied, leaving both unchanged.
 func (d *Data) Attach(dev int, c *Copy) error {
 	if dev < 0 || dev >= MaxDevices {
@@ -79,80 +76,53 @@ func (d *Data) Attach(dev int, c *Copy) error {
 	return nil
 }
 
-// Detach removes c from slot dev and reports whether it was there.
+// Detach removes c from slot dev and reports whether it was there (for rt/gpu).
 func (d *Data) Detach(dev int, c *Copy) bool { return d.copies[dev].CompareAndSwap(c, nil) }
-
-// Newest returns the copy with the highest version (the host copy on ties), or nil.
-func (d *Data) Newest() *Copy {
-	var best *Copy
-	for i := range d.copies {
-		if c := d.copies[i].Load(); c != nil && (best == nil || c.Version() > best.Version()) {
-			best = c
-		}
-	}
-	return best
-}
 
 // Copy is one copy of a datum on one device. Value is the host value ([]float64 by default,
 // any Go type through arenas) or, for device copies, whatever rt/gpu stores there. Versions,
-// readers and state are atomics, so a copy can be inspected from any goroutine.
+// and state are atomics, so a copy can be inspected from any goroutine.
 type Copy struct {
 	Value any
 
 	data    *Data
 	device  int
 	version atomic.Uint64
-	readers atomic.Int32
 	state   atomic.Uint32
 
 	arena *Arena       // owner of a NEW buffer, nil otherwise
 	refs  atomic.Int32 // flows holding an arena copy
-	// fresh says that the copy was handed out for a NEW input (Taskpool.NewCopy), at
+	// fresh says that the copy was handed out for a NEW input (Task.BindNew), at
 	// version born: until a task writes it, its content is undefined.
 	fresh bool
 	born  uint64
 }
 
-// NewCopy returns a detached copy holding value (attach it with Data.Attach).
-func NewCopy(value any) *Copy { return &Copy{Value: value} }
-
-// Data returns the datum the copy belongs to.
+// Data returns the datum the copy belongs to (for rt/gpu).
 func (c *Copy) Data() *Data { return c.data }
-
-// Device returns the copy's device slot (0 = host).
-func (c *Copy) Device() int { return c.device }
 
 // Version returns the copy's version; each write bumps it.
 func (c *Copy) Version() uint64 { return c.version.Load() }
 
-// SetVersion sets the version (after a transfer makes this copy equal to another).
+// SetVersion sets the version after a transfer makes this copy equal to another (for
+// rt/gpu).
 func (c *Copy) SetVersion(v uint64) { c.version.Store(v) }
 
-// BumpVersion records a write and returns the new version.
+// BumpVersion records a write and returns the new version (for rt/remote, which writes
+// received data into collection elements).
 func (c *Copy) BumpVersion() uint64 { return c.version.Add(1) }
 
-// Unwritten reports whether c is a buffer handed out for a NEW input (Taskpool.NewCopy) that
+// Unwritten reports whether c is a buffer handed out for a NEW input (Task.BindNew) that
 // no task has written since. Its content is undefined, so a device that runs the task need
 // not copy it in. A copy taken with Arena.Get, such as one that received a remote rank's
 // data, is never unwritten.
 func (c *Copy) Unwritten() bool { return c.fresh && c.version.Load() == c.born }
 
-// Readers returns the number of registered readers.
-func (c *Copy) Readers() int32 { return c.readers.Load() }
-
-// AddReader adds delta to the reader count and returns the new count.
-func (c *Copy) AddReader(delta int32) int32 { return c.readers.Add(delta) }
-
-// State returns the coherency state.
+// State returns the coherency state (for rt/gpu).
 func (c *Copy) State() Coherency { return Coherency(c.state.Load()) }
 
-// SetState sets the coherency state.
+// SetState sets the coherency state (for rt/gpu).
 func (c *Copy) SetState(s Coherency) { c.state.Store(uint32(s)) }
-
-// CompareAndSwapState changes the state from old to new if it is old.
-func (c *Copy) CompareAndSwapState(old, new Coherency) bool {
-	return c.state.CompareAndSwap(uint32(old), uint32(new))
-}
 
 // Float64s returns the value as []float64, or nil when c is nil or holds another type.
 func (c *Copy) Float64s() []float64 {

@@ -176,7 +176,7 @@ type Edges struct {
 	// L is the scratch Locals of the peer instance.
 	L Locals
 
-	w   *Worker
+	w   *worker
 	tp  *Taskpool
 	src *Task
 	err error
@@ -263,7 +263,7 @@ func (e *Edges) Data(flow, dep int, c Collection, ix Index) {
 
 // arrive delivers one dependency, carrying copy c (nil for CTL), to flow peerFlow of the
 // local instance of peer whose locals are in l.
-func (w *Worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l *Locals) error {
+func (w *worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l *Locals) error {
 	if peer.ID < 0 || peer.ID >= len(tp.cs) || tp.cs[peer.ID].tc != peer {
 		return fmt.Errorf("%w: class %s (ID %d) is not in taskpool %s",
 			ErrBadTaskClass, peer.Name, peer.ID, tp.name)
@@ -409,7 +409,7 @@ var readyRecord Task
 // meets the goal is the only one that sees it met, replaces the slot with a marker (a later
 // arrival is an error) and makes the task ready. Sequentially consistent atomics order
 // every attachment before that arrival.
-func (w *Worker) arriveDense(tp *Taskpool, cs *classState, c *Copy, peer *TaskClass, peerFlow int,
+func (w *worker) arriveDense(tp *Taskpool, cs *classState, c *Copy, peer *TaskClass, peerFlow int,
 	l *Locals, key uint64, goal uint32, mask bool) error {
 	d := cs.dense.Load()
 	if d == nil {
@@ -485,7 +485,7 @@ func errTwice(peer *TaskClass, peerFlow int, l *Locals, what string) error {
 }
 
 // initTask fills a fresh task for the instance in l and computes its priority.
-func (w *Worker) initTask(t *Task, tp *Taskpool, cs *classState, l *Locals, key uint64) {
+func (w *worker) initTask(t *Task, tp *Taskpool, cs *classState, l *Locals, key uint64) {
 	t.cs, t.key, t.hi = cs, key, cs.tc.HighPriority
 	copy(t.l[:cs.nlocals], l[:cs.nlocals])
 	t.prio = tp.prio
@@ -526,7 +526,7 @@ type arrivalCredit struct {
 }
 
 // credit counts one CTL arrival at the published record t of a dense table (in slot).
-func (w *Worker) credit(slot *atomic.Pointer[Task], t *Task, peer *TaskClass, peerFlow int, goal uint32) error {
+func (w *worker) credit(slot *atomic.Pointer[Task], t *Task, peer *TaskClass, peerFlow int, goal uint32) error {
 	cr := &w.cred
 	if cr.t == t {
 		if cr.n++; cr.n >= creditMax {
@@ -542,7 +542,7 @@ func (w *Worker) credit(slot *atomic.Pointer[Task], t *Task, peer *TaskClass, pe
 }
 
 // applyCredit applies the worker's credit, making its record ready if it was the last input.
-func (w *Worker) applyCredit() error {
+func (w *worker) applyCredit() error {
 	cr := w.cred
 	if cr.t == nil {
 		return nil
@@ -570,7 +570,7 @@ func (w *Worker) applyCredit() error {
 
 // settleCredit applies the worker's credit outside a release and hands what became ready to
 // the next_task slot and the scheduler. An error fails the record's taskpool.
-func (w *Worker) settleCredit() {
+func (w *worker) settleCredit() {
 	if w.cred.t == nil {
 		return
 	}

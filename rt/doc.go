@@ -15,16 +15,16 @@
 //   - TaskClass: the static descriptor that codegen emits per JDF task class (below).
 //   - Task: one instance of a class; a small value with a fixed-size Locals array, recycled.
 //   - Data and Copy: a logical datum and its copies per device (slot 0 = host), with
-//     versions, reader counts and coherency states. Collections (TiledMatrix, Vector, or any
+//     versions and coherency states. Collections (TiledMatrix, Vector, or any
 //     Collection) hold Data, with storage from an Alloc when one is given
 //     (NewTiledMatrixAlloc, NewVectorAlloc: page-locked memory for devices, or a
-//     HugePagePool, whose huge pages make CPU tile kernels faster); Arenas hand out
+//     rt/hugepage Pool, whose huge pages make CPU tile kernels faster); Arenas hand out
 //     reusable Copies for NEW.
 //   - Device: implemented by rt/gpu; runs GPU incarnations (see Device).
 //
 // # Running a program
 //
-//	ctx, err := rt.New(rt.Workers(4), rt.Scheduler("lfq"), rt.WithTrace("run.json"))
+//	ctx, err := rt.New(rt.Workers(4), rt.Scheduler("lfq"), rt.Trace("run.json"))
 //	if err != nil { ... }
 //	defer ctx.Close()
 //	tp := NewChain(nb, data)            // generated; wraps rt.NewTaskpool
@@ -60,7 +60,7 @@
 //     "GEMM(1, 2, 3)", and the cause (with the stack for a panic); a body that calls
 //     runtime.Goexit fails it with ErrGoexit and its worker is replaced. A taskpool that can
 //     no longer progress (tasks left, none ready, running or owned by a device or an Async
-//     body) fails with ErrStalled after StallTimeout (stall.go). A device incarnation is
+//     body) fails with ErrStalled after half a second (stall.go). A device incarnation is
 //     handed to the Device expected to finish the task first (Load plus the task's time:
 //     TimeEstimate, or the device's Estimator), or to the one Select picks; a kind with no
 //     device is skipped like Next. When a CPU incarnation follows it and no Select pins the
@@ -153,21 +153,20 @@
 //
 // # Checking a program
 //
-// Verify(tp) enumerates the instance graph for the actual globals with the classes' functions
-// (Space, Complete, Goal, Successors, Predecessors), without running anything, and returns a
-// *GraphError (matching ErrVerify) that lists every problem: an instance enumerated twice or
-// outside the space that Complete checks; a dependency on an instance outside its space; a
-// data flow with no true input guard; an output without the input that names it back on the
-// other side, and the reverse (outputs to a class with a Goal but no Predecessors are left to
-// the goal check); a readiness goal that disagrees with the outputs that reach the instance;
-// a cycle, as the chain of instances around it. WriteDOT(w, tp) writes the same graph in
-// Graphviz DOT (CTL edges dashed).
+// Source.Verify(tp) enumerates the instance graph for the actual globals with the classes'
+// functions (Space, Complete, Goal, Successors, Predecessors), without running anything, and
+// returns a *GraphError (matching ErrVerify) that lists every problem: an instance enumerated
+// twice or outside the space that Complete checks; a dependency on an instance outside its
+// space; a data flow with no true input guard; an output without the input that names it back
+// on the other side, and the reverse (outputs to a class with a Goal but no Predecessors are
+// left to the goal check); a readiness goal that disagrees with the outputs that reach the
+// instance; a cycle, as the chain of instances around it. Source.WriteDOT(w, tp) writes the
+// same graph in Graphviz DOT (CTL edges dashed). The zero Source checks without positions.
 //
-// A Source adds positions: Source.Verify and Source.WriteDOT are Verify and WriteDOT with
-// each Problem pointing at Classes[class], Flows[class][flow] or Deps[class][flow][dep], and
-// with Source.Err wrapped and starting the message. A generated program holds one
-// (<p>Source, with the .jdf positions and Err<Name>Graph), and its Verify and WriteDOT
-// methods are one call each:
+// A Source adds positions: each Problem points at Classes[class], Flows[class][flow] or
+// Deps[class][flow][dep], and Source.Err is wrapped and starts the message. A generated
+// program holds one (<p>Source, with the .jdf positions and Err<Name>Graph), and its Verify
+// and WriteDOT methods are one call each:
 //
 //	var chainSource = rt.Source{Err: ErrChainGraph, Classes: []string{"chain.jdf:8:1"}, ...}
 //	func (tp *Chain) Verify() error { return chainSource.Verify(tp.Taskpool) }
@@ -176,28 +175,31 @@
 // outside its space, which they report with Edges.Outside, and a data flow whose input chain
 // ends without a true guard, which Predecessors report with Edges.NoInput. Both cost a nil
 // check at run time; during Verify the walk's EdgeVisitor hears them through DropVisitor.
-// VisitSuccessors and VisitPredecessors give the raw edges to any EdgeVisitor.
+// Taskpool.VisitSuccessors gives the raw edges to any EdgeVisitor.
 // VerifyCollection checks a collection given to a generated constructor (ErrBadCollection).
 //
 // # Devices (for rt/gpu)
 //
-// A Device registered with WithDevices receives the tasks of incarnations of the kinds it
+// Worker, Device, Saturator, Estimator, PriorityLoader and Remote, and the methods that say
+// they are for rt/gpu or rt/remote, are for the packages that extend the runtime; a program
+// that runs generated taskpools needs none of them.
+//
+// A Device registered with Devices receives the tasks of incarnations of the kinds it
 // Accepts through Submit(w, t, inc), called on worker w. Once Submit returns nil the device
 // owns t and ends it exactly once with Worker.Complete (on a worker: successors go to that
 // worker's next_task slot) or Task.Complete (any goroutine), Worker.Reschedule or
 // Task.Reschedule (back to the CPU scheduler, from a given incarnation index), or Task.Fail.
 // A worker that becomes a long-lived device manager calls Worker.FlushNextTask on entry and
 // after each completion, so that no ready task stays hidden in its private slot. Device copies
-// live in Data slots 1..MaxDevices-1 (Data.Attach, Data.Copy, Copy.Version, Copy.AddReader,
+// live in Data slots 1..MaxDevices-1 (Data.Attach, Data.Copy, Copy.Version,
 // Copy.SetState); writes bump versions. Devices add their own profiling tracks with
 // Context.Tracer().NewTrack and record spans on them (package rt/profile).
 //
 // # Configuration
 //
-// Options (New): Workers(n), Scheduler("lfq"|"ap"|"gd"), WithTrace(path), WithProfiling(),
-// WithProgress(w), WithDevices(devs...), WithRank(rank, nranks), KeepNextTask(bool),
-// ShareWork(bool), BindWorkers("none"|"thread"|"cpu"), WithBatching(bool), WithLogger(l),
-// WithDashboard(addr), DashboardPublic(). Environment
+// Options (New): Workers(n), Scheduler("lfq"|"ap"|"gd"), Trace(path), Profiling(),
+// Progress(w), Devices(devs...), Rank(rank, nranks, remote), ShareWork(bool),
+// Batching(bool), Logger(l), Dashboard(addr): one bare name each, no With prefix. Environment
 // variables, overridden by options: JDF2GO_WORKERS (number of workers, default GOMAXPROCS),
 // JDF2GO_SCHED (scheduler name, default lfq), JDF2GO_TRACE (trace file path),
 // JDF2GO_PROGRESS (a boolean: progress bar on stderr; unset, the bar is drawn when stderr is
@@ -210,30 +212,30 @@
 //
 // # Profiling
 //
-// With WithTrace or WithProfiling every worker records one span per task execution
-// ("GEMM(1, 2, 3)"; one per ring for a batched CPU body, named after its head) and per
-// startup walk on its own track, without locks; nothing is recorded
-// or allocated when both are off. Close writes the Chrome/Perfetto JSON (one track per
-// worker, plus the tracks devices register). Context.Summary gives count, total, mean and max
-// time per class. When Go's execution tracer is running (go test -trace, runtime/trace),
-// each task is also a runtime/trace region named by its class. WithProgress draws a progress
-// bar with the rate and an estimated time left, since the task count is known from
-// enumeration; it ends each run with a final line.
+// With Trace or Profiling every worker records one span per task execution ("GEMM(1, 2, 3)";
+// one per ring for a batched CPU body, named after its head) and per startup walk on its own
+// track, without locks; nothing is recorded or allocated when both are off. Close writes the
+// Chrome/Perfetto JSON (one track per worker, plus the tracks devices register).
+// Context.Tracer().Summary() gives count, total, mean and max time per class. When Go's
+// execution tracer is running (go test -trace, runtime/trace), each task is also a
+// runtime/trace region named by its class. Progress draws a progress bar with the rate and an
+// estimated time left, since the task count is known from enumeration; it ends each run with a
+// final line.
 //
-// WithDashboard(addr) (or JDF2GO_DASHBOARD) serves a live web page of the run until Close
+// Dashboard(addr) (or JDF2GO_DASHBOARD) serves a live web page of the run until Close
 // (package dashboard): tasks per second, each class's done/total, each worker's busy
 // intervals by class and its device submissions, the devices and the Remote that implement
 // DashboardProvider (rt/gpu's RTDevice, rt/ce's Engine) and every taskpool failure. It binds
-// to loopback addresses only unless DashboardPublic (JDF2GO_DASHBOARD_PUBLIC=1) is given
+// to loopback addresses only unless JDF2GO_DASHBOARD_PUBLIC=1 is set
 // (ErrDashboardPublic otherwise); rank r serves on the port plus r. DashboardURL gives the
 // address. When it is off, no goroutine runs and the workers record nothing.
 //
 // # Ranks (for rt/remote)
 //
-// With WithRank(rank, nranks) each rank enumerates the whole space (so keys agree) but counts
+// With Rank(rank, nranks, remote) each rank enumerates the whole space (so keys agree) but counts
 // and runs only the instances whose Affinity is local. A dependency to an instance on another
-// rank, or a write-back to a remote collection element, goes to the Remote registered with
-// WithRemote (rt/remote implements it over rt/ce; without one the taskpool fails). The
+// rank, or a write-back to a remote collection element, goes to the Remote given to
+// Rank (rt/remote implements it over rt/ce; without one the taskpool fails). The
 // receiving rank calls Taskpool.Deliver; Taskpool.AddActions holds termination open while
 // communications are in flight; Taskpool.ID names a taskpool identically on every rank that
 // adds its taskpools in the same order; Copy.Retain and Copy.Release keep a sent copy alive.

@@ -200,7 +200,7 @@ func (e *Edges) From() *Task { return e.src }
 
 // Payload returns the payload given to Schedule or Edges.Ready, or nil.
 func (t *Task) Payload() any {
-	if _, ok := t.aux.(*Worker); ok || t.kind != kindTask {
+	if _, ok := t.aux.(*worker); ok || t.kind != kindTask {
 		return nil
 	}
 	return t.aux

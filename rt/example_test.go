@@ -49,7 +49,7 @@ func ExampleTaskError() {
 
 func ExampleNewTiledMatrix() {
 	a, _ := rt.NewTiledMatrix(5, 5, 2, 2, 1, 1, 0)
-	a.FillFromDense(rt.RandomSPD(5, 42), 5)
+	a.FillFromDense(rttest.RandomSPD(5, 42), 5)
 	fmt.Println(a.MT, a.NT, a.TileRows(2), len(a.Tile(2, 2)))
 	// Output: 3 3 1 4
 }

@@ -129,7 +129,7 @@ func (e *Edges) endFanout() {
 
 // runFanout makes the arrivals of a queued fanout; the tasks that become ready stay on this
 // worker's queue.
-func (w *Worker) runFanout(t *Task) {
+func (w *worker) runFanout(t *Task) {
 	f, tp := t.aux.(*fanout), t.cs.tp
 	w.fanning = true
 	err := w.arriveAll(tp, f)
@@ -143,7 +143,7 @@ func (w *Worker) runFanout(t *Task) {
 
 // arriveAll makes the arrivals of f. Goal and Priority evaluate user expressions, so a panic
 // becomes an error as in Successors.
-func (w *Worker) arriveAll(tp *Taskpool, f *fanout) (err error) {
+func (w *worker) arriveAll(tp *Taskpool, f *fanout) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic releasing successors: %v\n%s", r, debug.Stack())

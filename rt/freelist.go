@@ -66,7 +66,7 @@ func (d *depot) spill(free *[]*Task) {
 }
 
 // newTask returns a clean task from the worker's free stack.
-func (w *Worker) newTask() *Task {
+func (w *worker) newTask() *Task {
 	if len(w.free) == 0 && !w.c.depot.refill(&w.free) {
 		slab := make([]Task, freeBatch)
 		for i := range slab {
@@ -81,7 +81,7 @@ func (w *Worker) newTask() *Task {
 }
 
 // freeTask drops t's flow references and puts it back on the free stack.
-func (w *Worker) freeTask(t *Task) {
+func (w *worker) freeTask(t *Task) {
 	if h := t.held; h != 0 {
 		for ; h != 0; h &= h - 1 {
 			i := bits.TrailingZeros32(h)

@@ -27,24 +27,24 @@ type config struct {
 	nranks    int
 	keepNext  bool
 	share     bool
-	bind      string // "none", "thread" or "cpu" (BindWorkers)
+	bind      string // "none", "thread" or "cpu" (bindWorkers)
 	log       *slog.Logger
-	stall     time.Duration // StallTimeout; 0: off
-	batching  bool          // WithBatching
+	stall     time.Duration // stallTimeout; 0: off
+	batching  bool          // Batching
 
-	dashboard  string // WithDashboard address; "" is off
+	dashboard  string // Dashboard address; "" is off
 	dashPublic bool
 }
 
 func defaultConfig() config {
 	return config{workers: runtime.GOMAXPROCS(0), sched: "lfq", nranks: 1, keepNext: true,
-		share: true, bind: "none", log: slog.Default(), stall: DefaultStallTimeout, batching: true}
+		share: true, bind: "none", log: slog.Default(), stall: defaultStallTimeout, batching: true}
 }
 
-// BatchingFromEnv reports whether JDF2GO_BATCHING leaves batch collection on: it is off when
-// the variable is off, 0, false or no (any case), on otherwise. rt (CPU rings) and rt/gpu
-// (GPU rings) both follow it.
-func BatchingFromEnv() bool {
+// batchingFromEnv reports whether JDF2GO_BATCHING leaves batch collection on: it is off when
+// the variable is off, 0, false or no (any case), on otherwise. rt/gpu reads the variable
+// the same way for its GPU rings.
+func batchingFromEnv() bool {
 	switch strings.ToLower(strings.TrimSpace(os.Getenv("JDF2GO_BATCHING"))) {
 	case "off", "0", "false", "no":
 		return false
@@ -55,7 +55,7 @@ func BatchingFromEnv() bool {
 // fromEnv applies JDF2GO_WORKERS, JDF2GO_SCHED, JDF2GO_TRACE, JDF2GO_PROGRESS,
 // JDF2GO_SHARE, JDF2GO_BIND, JDF2GO_BATCHING, JDF2GO_DASHBOARD and JDF2GO_DASHBOARD_PUBLIC.
 func (c *config) fromEnv() error {
-	c.batching = BatchingFromEnv()
+	c.batching = batchingFromEnv()
 	if s := os.Getenv("JDF2GO_SHARE"); s != "" {
 		on, err := strconv.ParseBool(s)
 		if err != nil {
@@ -112,44 +112,46 @@ func Scheduler(name string) Option {
 	return func(c *config) error { c.sched = name; return nil }
 }
 
-// WithTrace records a span per task execution and writes a Chrome/Perfetto JSON trace to path
+// Trace records a span per task execution and writes a Chrome/Perfetto JSON trace to path
 // when the Context is closed.
-func WithTrace(path string) Option {
+func Trace(path string) Option {
 	return func(c *config) error { c.trace = path; return nil }
 }
 
-// WithProfiling records spans in memory without writing a file, for Context.Summary.
-func WithProfiling() Option {
+// Profiling records spans in memory without writing a file, for Context.Tracer().Summary().
+func Profiling() Option {
 	return func(c *config) error { c.profiling = true; return nil }
 }
 
-// WithProgress draws a progress bar of the running taskpools on w (usually os.Stderr); nil
+// Progress draws a progress bar of the running taskpools on w (usually os.Stderr); nil
 // turns the bar off. On a terminal the bar is redrawn in place at most 10 times a second,
 // elsewhere one line a second. Without this option the bar follows JDF2GO_PROGRESS, and is
 // drawn on stderr when that is unset and stderr is a terminal.
-func WithProgress(w io.Writer) Option {
+func Progress(w io.Writer) Option {
 	return func(c *config) error { c.progress = w; return nil }
 }
 
-// WithDevices registers devices that run the non-CPU incarnations.
-func WithDevices(devs ...Device) Option {
+// Devices registers devices that run the non-CPU incarnations.
+func Devices(devs ...Device) Option {
 	return func(c *config) error { c.devices = append(c.devices, devs...); return nil }
 }
 
-// WithRank sets this process's rank among nranks (rt/remote sets it; the default is 0 of 1).
-func WithRank(rank, nranks int) Option {
+// Rank runs the Context as rank rank of nranks (the default is 0 of 1), with r carrying the
+// dependencies that cross ranks (rt/remote builds both from its Node: Node.RTOptions). With
+// a nil r, a dependency that crosses ranks fails the taskpool.
+func Rank(rank, nranks int, r Remote) Option {
 	return func(c *config) error {
 		if nranks < 1 || rank < 0 || rank >= nranks {
-			return fmt.Errorf("%w: WithRank(%d, %d)", ErrBadOption, rank, nranks)
+			return fmt.Errorf("%w: Rank(%d, %d)", ErrBadOption, rank, nranks)
 		}
-		c.rank, c.nranks = rank, nranks
+		c.rank, c.nranks, c.remote = rank, nranks, r
 		return nil
 	}
 }
 
-// KeepNextTask turns the workers' private next_task slot on (default) or off. The ap
+// keepNextTask turns the workers' private next_task slot on (default) or off. The ap
 // scheduler never uses it, since it promises a strict global priority order.
-func KeepNextTask(on bool) Option {
+func keepNextTask(on bool) Option {
 	return func(c *config) error { c.keepNext = on; return nil }
 }
 
@@ -162,35 +164,35 @@ func ShareWork(on bool) Option {
 	return func(c *config) error { c.share = on; return nil }
 }
 
-// WithBatching turns on (default, unless JDF2GO_BATCHING is off) or off the collection of
+// Batching turns on (default, unless JDF2GO_BATCHING is off) or off the collection of
 // rings for batch-capable CPU bodies: off, Task.CollectBatch collects nothing and every
 // ring holds only its head.
-func WithBatching(on bool) Option {
+func Batching(on bool) Option {
 	return func(c *config) error { c.batching = on; return nil }
 }
 
-// WithLogger sets the logger for diagnostics (default slog.Default()).
-func WithLogger(l *slog.Logger) Option {
+// Logger sets the logger for diagnostics (default slog.Default()).
+func Logger(l *slog.Logger) Option {
 	return func(c *config) error { c.log = l; return nil }
 }
 
-// BindWorkers sets how workers hold their OS threads: "none" (default: Go schedules them like
+// bindWorkers sets how workers hold their OS threads: "none" (default: Go schedules them like
 // any goroutine), "thread" (each worker locks its goroutine to one OS thread,
 // runtime.LockOSThread) or "cpu" (each worker also binds its thread to one CPU, worker i to
 // the i-th CPU the process may run on, round-robin; Linux only). Binding keeps a worker's
 // caches warm when other threads compete for the cores, at the price of waiting for its own
 // CPU when that one is busy.
-func BindWorkers(mode string) Option {
+func bindWorkers(mode string) Option {
 	return func(c *config) error {
 		if err := checkBind(mode); err != nil {
-			return fmt.Errorf("%w: BindWorkers(%q): %v", ErrBadOption, mode, err)
+			return fmt.Errorf("%w: bindWorkers(%q): %v", ErrBadOption, mode, err)
 		}
 		c.bind = mode
 		return nil
 	}
 }
 
-// checkBind validates a BindWorkers mode.
+// checkBind validates a bindWorkers mode.
 func checkBind(mode string) error {
 	switch mode {
 	case "none", "thread":

@@ -15,13 +15,13 @@ import (
 
 func TestTraceFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "trace.json")
-	c, err := rt.New(rt.Workers(2), rt.WithTrace(path))
+	c, err := rt.New(rt.Workers(2), rt.Trace(path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	const n = 100
 	mustRun(t, c, rttest.Chains(2, n, nil))
-	sum := c.Summary()
+	sum := c.Tracer().Summary()
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -159,12 +159,12 @@ func (b *progressBar) count() (done, total int64, running bool) {
 			if tp.Err() == nil {
 				done += n
 			} else {
-				done += min(max(n-tp.Remaining(), 0), n)
+				done += min(max(n-tp.remaining(), 0), n)
 			}
 		default:
 			running = true
 			live[tp] = true
-			done += min(max(n-tp.Remaining(), 0), n)
+			done += min(max(n-tp.remaining(), 0), n)
 		}
 	}
 	for _, w := range b.c.workers {

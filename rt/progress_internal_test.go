@@ -77,7 +77,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // A few long tasks: every completion shows at once, although no worker batch is full, and
 // the episode ends with a 100 % line.
 func TestProgressFewLongTasks(t *testing.T) {
-	c, err := New(Workers(2), WithProgress(io.Discard))
+	c, err := New(Workers(2), Progress(io.Discard))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestProgressFewLongTasks(t *testing.T) {
 
 // Many short tasks: the count never goes backwards nor past the total, and ends at 100 %.
 func TestProgressManyShortTasks(t *testing.T) {
-	c, err := New(Workers(2), WithProgress(io.Discard))
+	c, err := New(Workers(2), Progress(io.Discard))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func (s *syncBuffer) String() string {
 // line, out before Wait returns; nothing at all for a run shorter than the first draw.
 func TestProgressGoroutine(t *testing.T) {
 	var out syncBuffer
-	c, err := New(Workers(2), WithProgress(&out))
+	c, err := New(Workers(2), Progress(&out))
 	if err != nil {
 		t.Fatal(err)
 	}

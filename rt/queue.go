@@ -122,7 +122,7 @@ func (q *prioQueue) pop() *Task {
 // accepts, until it answers Stop or none is left; the others keep their order. The bucket
 // being scanned is compacted by a deferred call, so that a callback calling runtime.Goexit
 // leaves the queue consistent with the ring.
-func (q *prioQueue) collect(w *Worker) {
+func (q *prioQueue) collect(w *worker) {
 	var s bucketScan
 	defer s.finish(q)
 	for i := len(q.buckets) - 1; i >= 0; i-- {
@@ -144,7 +144,7 @@ type bucketScan struct {
 }
 
 // run offers the bucket's tasks in order; it reports whether w answered Stop.
-func (s *bucketScan) run(w *Worker) bool {
+func (s *bucketScan) run(w *worker) bool {
 	b := s.b
 	mask := len(b.ring) - 1
 	for s.i < b.n {
@@ -231,7 +231,7 @@ func (q *fifo) pushFront(t *Task) {
 
 // collect offers w.offer the queued tasks in order and unlinks those it accepts, until it
 // answers Stop or none is left.
-func (q *fifo) collect(w *Worker) {
+func (q *fifo) collect(w *worker) {
 	var prev *Task
 	for t := q.head; t != nil; {
 		next := t.next // an accepted task's next becomes its ring link

@@ -56,7 +56,7 @@ type loopback struct {
 	sent  atomic.Int32
 }
 
-func (lb *loopback) Activate(w *rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass, peerFlow int, l *rt.Locals, rank int) error {
+func (lb *loopback) Activate(w rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass, peerFlow int, l *rt.Locals, rank int) error {
 	lb.sent.Add(1)
 	tp := src.Taskpool() // src is recycled once Activate returns
 	tp.AddActions(1)     // held open until the "ack"
@@ -73,7 +73,7 @@ func (lb *loopback) Activate(w *rt.Worker, src *rt.Task, flow int, peer *rt.Task
 	return nil
 }
 
-func (lb *loopback) WriteBack(w *rt.Worker, src *rt.Task, flow int, coll rt.Collection, ix rt.Index, rank int) error {
+func (lb *loopback) WriteBack(w rt.Worker, src *rt.Task, flow int, coll rt.Collection, ix rt.Index, rank int) error {
 	return errors.New("not used")
 }
 
@@ -84,7 +84,7 @@ func TestTwoRanksInProcess(t *testing.T) {
 	var tps [2]*rt.Taskpool
 	var ctxs [2]*rt.Context
 	for r := 0; r < 2; r++ {
-		ctxs[r] = newCtx(t, rt.Workers(1), rt.WithRank(r, 2), rt.WithRemote(lb))
+		ctxs[r] = newCtx(t, rt.Workers(1), rt.Rank(r, 2, lb))
 		v, _ := rt.NewVector(n, 1, 2, r)
 		tps[r] = rt.NewTaskpool("dist", &distChain{n: n, v: v, ran: &ran}, &distR)
 		lb.mu.Lock()
@@ -117,7 +117,7 @@ func TestTwoRanksInProcess(t *testing.T) {
 }
 
 func TestRemoteWithoutCarrier(t *testing.T) {
-	c := newCtx(t, rt.Workers(1), rt.WithRank(0, 2))
+	c := newCtx(t, rt.Workers(1), rt.Rank(0, 2, nil))
 	ran := make([]atomic.Int32, 4)
 	v, _ := rt.NewVector(4, 1, 2, 0)
 	err := run(t, c, rt.NewTaskpool("dist", &distChain{n: 4, v: v, ran: &ran}, &distR))

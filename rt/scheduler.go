@@ -30,18 +30,18 @@ import (
 // for concurrent use; w identifies the calling worker (w.id < 0 for the pseudo-worker).
 type scheduler interface {
 	name() string
-	push(w *Worker, t *Task)
-	pushBatch(w *Worker, ts []*Task)
+	push(w *worker, t *Task)
+	pushBatch(w *worker, ts []*Task)
 	// pushAway queues a full batch of a large release where other workers find it first.
-	pushAway(w *Worker, ts []*Task)
+	pushAway(w *worker, ts []*Task)
 	// pop returns a task for w, stealing if the policy does, or nil when none is visible.
-	pop(w *Worker) *Task
+	pop(w *worker) *Task
 	// collect offers w.offer, best first and under the queue's lock, the tasks queued where w
 	// pops first (its own queue for lfq, the global queue otherwise), removing those it
 	// accepts, until it answers Stop or none is left (a CPU ring, batch.go).
-	collect(w *Worker)
+	collect(w *worker)
 	// backlog estimates the tasks waiting where w pushes (throttles the startup walk).
-	backlog(w *Worker) int
+	backlog(w *worker) int
 	// keepsNext reports whether workers may keep a private next_task.
 	keepsNext() bool
 }
@@ -79,14 +79,14 @@ type localQueue struct {
 func (s *lfq) name() string    { return "lfq" }
 func (s *lfq) keepsNext() bool { return true }
 
-func (s *lfq) home(w *Worker) *localQueue {
+func (s *lfq) home(w *worker) *localQueue {
 	if w.id >= 0 {
 		return &s.qs[w.id]
 	}
 	return &s.qs[int(s.rr.Add(1))%len(s.qs)]
 }
 
-func (s *lfq) push(w *Worker, t *Task) {
+func (s *lfq) push(w *worker, t *Task) {
 	q := s.home(w)
 	q.mu.Lock()
 	q.h.push(t)
@@ -94,7 +94,7 @@ func (s *lfq) push(w *Worker, t *Task) {
 	q.mu.Unlock()
 }
 
-func (s *lfq) pushBatch(w *Worker, ts []*Task) { s.home(w).pushAll(ts) }
+func (s *lfq) pushBatch(w *worker, ts []*Task) { s.home(w).pushAll(ts) }
 
 // pushAll queues ts under one lock.
 func (q *localQueue) pushAll(ts []*Task) {
@@ -111,7 +111,7 @@ func (q *localQueue) pushAll(ts []*Task) {
 // and every other worker would steal from that one queue, behind its one lock; spread, each
 // finds its share in its own queue. Only full batches come here, so a release of a few tasks
 // keeps them on the worker that made them ready.
-func (s *lfq) pushAway(w *Worker, ts []*Task) {
+func (s *lfq) pushAway(w *worker, ts []*Task) {
 	n := len(s.qs)
 	if w.id < 0 || n == 1 {
 		s.pushBatch(w, ts)
@@ -121,7 +121,7 @@ func (s *lfq) pushAway(w *Worker, ts []*Task) {
 	s.qs[(w.id+1+int(w.away%uint32(n-1)))%n].pushAll(ts)
 }
 
-func (s *lfq) backlog(w *Worker) int { return int(s.home(w).n.Load()) }
+func (s *lfq) backlog(w *worker) int { return int(s.home(w).n.Load()) }
 
 // queued counts the tasks in every queue (each count read once, without locks).
 func (s *lfq) queued() int {
@@ -132,7 +132,7 @@ func (s *lfq) queued() int {
 	return n
 }
 
-func (s *lfq) pop(w *Worker) *Task {
+func (s *lfq) pop(w *worker) *Task {
 	if w.id >= 0 {
 		if q := &s.qs[w.id]; q.n.Load() > 0 {
 			q.mu.Lock()
@@ -148,7 +148,7 @@ func (s *lfq) pop(w *Worker) *Task {
 }
 
 // collect scans w's own queue only: a ring takes no task that a thief could run meanwhile.
-func (s *lfq) collect(w *Worker) {
+func (s *lfq) collect(w *worker) {
 	if w.id < 0 {
 		return
 	}
@@ -160,8 +160,8 @@ func (s *lfq) collect(w *Worker) {
 // since the scan runs user callbacks and one may call runtime.Goexit.
 func collectLocked(mu *sync.Mutex, n *atomic.Int32, q interface {
 	len() int
-	collect(w *Worker)
-}, w *Worker) {
+	collect(w *worker)
+}, w *worker) {
 	if n.Load() == 0 {
 		return
 	}
@@ -174,7 +174,7 @@ func collectLocked(mu *sync.Mutex, n *atomic.Int32, q interface {
 }
 
 // stealFor takes about half of the first non-empty victim's best tasks.
-func (s *lfq) stealFor(w *Worker) *Task {
+func (s *lfq) stealFor(w *worker) *Task {
 	n := len(s.qs)
 	if n == 1 && w.id >= 0 {
 		return nil
@@ -230,7 +230,7 @@ type globalQueue interface {
 	add(t *Task)
 	pop() *Task
 	len() int
-	collect(w *Worker)
+	collect(w *worker)
 }
 
 // global is a scheduler with one queue shared by every worker (ap and gd). The atomic length
@@ -245,16 +245,16 @@ type global struct {
 
 func (s *global) name() string          { return s.nm }
 func (s *global) keepsNext() bool       { return s.keep }
-func (s *global) backlog(w *Worker) int { return int(s.n.Load()) }
+func (s *global) backlog(w *worker) int { return int(s.n.Load()) }
 
-func (s *global) push(w *Worker, t *Task) {
+func (s *global) push(w *worker, t *Task) {
 	s.mu.Lock()
 	s.q.add(t)
 	s.n.Store(int32(s.q.len()))
 	s.mu.Unlock()
 }
 
-func (s *global) pushBatch(w *Worker, ts []*Task) {
+func (s *global) pushBatch(w *worker, ts []*Task) {
 	s.mu.Lock()
 	for _, t := range ts {
 		s.q.add(t)
@@ -263,9 +263,9 @@ func (s *global) pushBatch(w *Worker, ts []*Task) {
 	s.mu.Unlock()
 }
 
-func (s *global) pushAway(w *Worker, ts []*Task) { s.pushBatch(w, ts) }
+func (s *global) pushAway(w *worker, ts []*Task) { s.pushBatch(w, ts) }
 
-func (s *global) pop(w *Worker) *Task {
+func (s *global) pop(w *worker) *Task {
 	if s.n.Load() == 0 {
 		return nil
 	}
@@ -281,7 +281,7 @@ func (s *global) pop(w *Worker) *Task {
 	return t
 }
 
-func (s *global) collect(w *Worker) { collectLocked(&s.mu, &s.n, s.q, w) }
+func (s *global) collect(w *worker) { collectLocked(&s.mu, &s.n, s.q, w) }
 
 // apQueue: strict priority order, FIFO among equals.
 type apQueue struct{ prioQueue }

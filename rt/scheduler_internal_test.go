@@ -3,7 +3,7 @@ package rt
 import "testing"
 
 // lfqWorker returns an lfq scheduler of 4 queues and its worker id, with next_task on.
-func lfqWorker(t *testing.T, id int) (*lfq, *Worker) {
+func lfqWorker(t *testing.T, id int) (*lfq, *worker) {
 	t.Helper()
 	s, err := newScheduler("lfq", 4)
 	if err != nil {

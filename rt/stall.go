@@ -9,14 +9,14 @@ package rt
 //
 // The last worker to park takes a snapshot: the park count, the tasks away (Context.away)
 // and the pending count of each running taskpool that has no action in flight. If after
-// StallTimeout no worker has parked again (so none was woken), every worker is still parked,
+// stallTimeout no worker has parked again (so none was woken), every worker is still parked,
 // nothing is away, and a taskpool's pending count has not changed, nothing can change it any
 // more: that taskpool fails with ErrStalled, naming up to 10 tasks that wait in its dependency
 // tables and their missing inputs. A body that runs, however long, keeps its worker unparked;
 // a task a device or an Async body owns is away: neither is ever taken for a stall.
 //
 // A rank of a distributed run cannot tell a stall from a wait for another rank's data, so
-// detection is off with WithRemote or several ranks.
+// detection is off with a Remote or several ranks.
 
 import (
 	"fmt"
@@ -26,19 +26,19 @@ import (
 	"time"
 )
 
-// DefaultStallTimeout is how long every worker must have been parked, with tasks remaining
+// defaultStallTimeout is how long every worker must have been parked, with tasks remaining
 // and none away, before a taskpool is declared stalled.
-const DefaultStallTimeout = 500 * time.Millisecond
+const defaultStallTimeout = 500 * time.Millisecond
 
 // maxStalledNamed bounds the waiting tasks an ErrStalled error names.
 const maxStalledNamed = 10
 
-// StallTimeout sets how long a taskpool must look stalled before it fails with ErrStalled
-// (DefaultStallTimeout); 0 turns stall detection off.
-func StallTimeout(d time.Duration) Option {
+// stallTimeout sets how long a taskpool must look stalled before it fails with ErrStalled
+// (defaultStallTimeout); 0 turns stall detection off.
+func stallTimeout(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
-			return fmt.Errorf("%w: StallTimeout(%v): want >= 0", ErrBadOption, d)
+			return fmt.Errorf("%w: stallTimeout(%v): want >= 0", ErrBadOption, d)
 		}
 		c.stall = d
 		return nil
@@ -54,7 +54,7 @@ type stallSnap struct {
 
 // sleep parks the worker until it is woken; false when the Context closes. The last worker
 // to park watches for a stall meanwhile.
-func (w *Worker) sleep() bool {
+func (w *worker) sleep() bool {
 	c := w.c
 	parks := c.parks.Add(1)
 	var snap *stallSnap
@@ -111,7 +111,7 @@ func (c *Context) stallCandidates(parks uint64) *stallSnap {
 // checkStall fails the taskpools of s that have not moved since s was taken. A taskpool
 // whose pending count moved while every worker stayed parked was changed from outside the
 // workers (the goroutine in Context.Add releasing its hold late): checkStall returns a new
-// snapshot of those, to be checked after another StallTimeout, and nil when there are none
+// snapshot of those, to be checked after another stallTimeout, and nil when there are none
 // (a parked worker must not keep the taskpools alive).
 func (c *Context) checkStall(s *stallSnap) *stallSnap {
 	if c.parks.Load() != s.parks || c.nidle.Load() != int32(len(c.workers)) || c.away() != 0 {
@@ -234,7 +234,7 @@ func (cs *classState) sources(t *Task) (out string) {
 	}()
 	v := &sourceList{tc: tc, held: atomic.LoadUint32(&t.held)}
 	l := t.l
-	cs.tp.VisitPredecessors(tc, &l, v)
+	cs.tp.visitPredecessors(tc, &l, v)
 	return strings.Join(v.deps, ", ")
 }
 

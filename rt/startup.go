@@ -48,7 +48,7 @@ func startupParts(all int64, workers int) int {
 
 // startupTask returns a startup pseudo-task that walks instances [lo, hi) of cs's class, in
 // walk order; handed marks the rest of a walk that handOffWalk gave away.
-func (w *Worker) startupTask(cs *classState, lo, hi int64, handed bool) *Task {
+func (w *worker) startupTask(cs *classState, lo, hi int64, handed bool) *Task {
 	t := w.newTask()
 	t.kind, t.cs = kindStartup, cs
 	t.l[0], t.l[1], t.l[2] = int(lo), int(hi), 0
@@ -67,7 +67,7 @@ func (w *Worker) startupTask(cs *classState, lo, hi int64, handed bool) *Task {
 // The new walk skips every instance before its slice again, one callback each, so a slice
 // is handed off at most once, and only when at least a batch of it is left: then the
 // skipping costs at most one pass over the space per startup part.
-func (w *Worker) handOffWalk() {
+func (w *worker) handOffWalk() {
 	st := w.walk
 	if st == nil || st.l[2] != 0 || w.walkEnd-(w.walkAt+1) < readyBatch {
 		return
@@ -238,7 +238,7 @@ func (tp *Taskpool) isLocal(tc *TaskClass, l *Locals) bool {
 
 // startup runs a startup pseudo-task: it makes ready the instances of its class that have no
 // pending input.
-func (w *Worker) startup(st *Task) {
+func (w *worker) startup(st *Task) {
 	cs, tp := st.cs, st.cs.tp
 	tc := cs.tc
 	var start int64
@@ -319,7 +319,7 @@ func (w *Worker) startup(st *Task) {
 
 // drain runs tasks while the walker's backlog is above startupHigh, down to startupLow.
 // Startup pseudo-tasks met on the way are returned in deferred instead of being run.
-func (w *Worker) drain(deferred []*Task) []*Task {
+func (w *worker) drain(deferred []*Task) []*Task {
 	if w.c.sched.backlog(w) <= startupHigh {
 		return deferred
 	}
@@ -358,7 +358,7 @@ func (c *Context) saturators(tc *TaskClass) []Saturator {
 // walk does not outrun the devices its tasks go to. A device's manager is another worker,
 // busy until the device's queue empties, so the wait ends. Startup pseudo-tasks met on the
 // way are returned in deferred, as in drain.
-func (w *Worker) pauseWhileSaturated(sats []Saturator, tp *Taskpool, deferred []*Task) []*Task {
+func (w *worker) pauseWhileSaturated(sats []Saturator, tp *Taskpool, deferred []*Task) []*Task {
 	for idle := 0; anySaturated(sats) && !w.c.closed.Load() && !tp.failed.Load(); {
 		t := w.take()
 		switch {

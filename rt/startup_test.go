@@ -32,7 +32,7 @@ func (d *managerDevice) Load() int64                  { return 0 }
 // makes that Submit from inside its walk.
 func (d *managerDevice) Saturated() bool { return d.sat.Load() }
 
-func (d *managerDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
+func (d *managerDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	if !d.first.CompareAndSwap(false, true) {
 		w.Complete(t)
 		if d.done.Add(1) == int64(d.n-1) {
@@ -68,7 +68,7 @@ func TestManagerHandsOffItsWalk(t *testing.T) {
 		t.Run(fmt.Sprint("flush=", flush), func(t *testing.T) {
 			dev := &managerDevice{flush: flush, n: n, release: make(chan struct{}), others: make(chan struct{})}
 			dev.sat.Store(true)
-			c := newCtx(t, rt.Workers(2), rt.WithDevices(dev))
+			c := newCtx(t, rt.Workers(2), rt.Devices(dev))
 			// The hold occupies one worker until the device's first Submit, so that the
 			// other one walks the GPU class alone.
 			held := make(chan struct{})
@@ -130,7 +130,7 @@ func (d *flushingDevice) Accepts(k rt.DeviceKind) bool { return k == rt.GPU }
 func (d *flushingDevice) Load() int64                  { return 0 }
 func (d *flushingDevice) Saturated() bool              { return d.asked.Add(1)%2 == 1 }
 
-func (d *flushingDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
+func (d *flushingDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	w.FlushNextTask()
 	d.ran.Add(1)
 	w.Complete(t)
@@ -143,7 +143,7 @@ func (d *flushingDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) e
 func TestHandOffOncePerSlice(t *testing.T) {
 	const n = 2000
 	dev := &flushingDevice{}
-	c := newCtx(t, rt.Workers(1), rt.WithDevices(dev))
+	c := newCtx(t, rt.Workers(1), rt.Devices(dev))
 	tc := cpuClass("G", n, func() { t.Error("a task ran on the CPU") })
 	tc.Incarnations = append([]rt.Incarnation{{Kind: rt.GPU}}, tc.Incarnations...)
 	var yields atomic.Int64

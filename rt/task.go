@@ -43,7 +43,7 @@ type Task struct {
 
 	l     Locals // only the first classState.nlocals slots are meaningful
 	flows [MaxFlows]*Copy
-	// aux is one of three things, never two at once: the *Worker running t's batch-capable
+	// aux is one of three things, never two at once: the *worker running t's batch-capable
 	// CPU hook, for Task.CollectBatch; a kindFanout task's *fanout; or the payload that
 	// Taskpool.Schedule or Edges.Ready attached to a task inserted at run time (dynamic.go),
 	// whose classes have no batch-capable incarnation. 384 bytes in all: tasks in a slab
@@ -93,10 +93,6 @@ func (t *Task) SetFlow(i int, c *Copy) {
 
 // Priority returns the task's priority (taskpool priority plus the class's expression).
 func (t *Task) Priority() int32 { return t.prio }
-
-// SetPriority changes the priority used the next time the task is scheduled (rt/gpu keeps
-// its stream FIFOs sorted by it).
-func (t *Task) SetPriority(p int32) { t.prio = p }
 
 // Key returns the task's key within its class.
 func (t *Task) Key() uint64 { return t.key }

@@ -86,8 +86,8 @@ func (tp *Taskpool) Arena(name string) *Arena {
 	return nil
 }
 
-// NewCopy returns a fresh copy from the arena registered under name (NEW in JDF).
-func (tp *Taskpool) NewCopy(name string) (*Copy, error) {
+// newCopy returns a fresh copy from the arena registered under name (NEW in JDF).
+func (tp *Taskpool) newCopy(name string) (*Copy, error) {
 	a := tp.Arena(name)
 	if a == nil {
 		return nil, fmt.Errorf("%w: %q in taskpool %s (NEW inputs and WRITE flows take their buffers "+
@@ -102,8 +102,8 @@ func (tp *Taskpool) NewCopy(name string) (*Copy, error) {
 // at run time so far.
 func (tp *Taskpool) Total() int64 { return tp.total + tp.inserted.Load() }
 
-// Remaining returns an estimate of the local tasks not yet done (workers count in batches).
-func (tp *Taskpool) Remaining() int64 { return max(tp.pending.Load(), 0) }
+// remaining returns an estimate of the local tasks not yet done (workers count in batches).
+func (tp *Taskpool) remaining() int64 { return max(tp.pending.Load(), 0) }
 
 // Done returns a channel closed when the taskpool has finished or failed.
 func (tp *Taskpool) Done() <-chan struct{} { return tp.done }
@@ -280,8 +280,8 @@ func (tp *Taskpool) VisitSuccessors(tc *TaskClass, l *Locals, v EdgeVisitor) boo
 	return tp.visit(tc, l, v, tc.Successors)
 }
 
-// VisitPredecessors is VisitSuccessors over input dependencies.
-func (tp *Taskpool) VisitPredecessors(tc *TaskClass, l *Locals, v EdgeVisitor) bool {
+// visitPredecessors is VisitSuccessors over input dependencies.
+func (tp *Taskpool) visitPredecessors(tc *TaskClass, l *Locals, v EdgeVisitor) bool {
 	return tp.visit(tc, l, v, tc.Predecessors)
 }
 

@@ -143,12 +143,6 @@ func (e *GraphError) Unwrap() []error {
 	return errs
 }
 
-// Verify is (&Source{}).Verify(tp): a check without positions.
-func Verify(tp *Taskpool) error { return (&Source{}).Verify(tp) }
-
-// WriteDOT is (&Source{}).WriteDOT(w, tp).
-func WriteDOT(w io.Writer, tp *Taskpool) error { return (&Source{}).WriteDOT(w, tp) }
-
 // Verify enumerates the instance graph of tp for its actual globals and reports, in a
 // *GraphError, each problem with the instances, flows and position involved:
 //   - an instance enumerated twice by Space, or enumerated although Complete rejects it;

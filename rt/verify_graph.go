@@ -3,7 +3,7 @@ package rt
 // The instance graph behind Verify and WriteDOT.
 //
 // buildGraph enumerates every class's Space in class order, then visits each instance's
-// dependencies with Taskpool.VisitSuccessors and VisitPredecessors; the graph is the
+// dependencies with Taskpool.VisitSuccessors and visitPredecessors; the graph is the
 // EdgeVisitor (and DropVisitor) of those walks. Dependencies are kept as arcs between
 // instance indices, once each in discovery order (a guard that holds twice for the same
 // pair of flows is one arc), together with the index of the dependency that first gave them
@@ -140,7 +140,7 @@ func buildGraph(tp *Taskpool, src *Source) (g *instanceGraph, err error) {
 		tp.VisitSuccessors(x.class, &x.l, g)
 		if x.class.Predecessors != nil {
 			g.input = true
-			tp.VisitPredecessors(x.class, &x.l, g)
+			tp.visitPredecessors(x.class, &x.l, g)
 		}
 	}
 	return g, nil

@@ -3,7 +3,7 @@ package rt
 // Workers (execution streams).
 //
 // Actors: N workers, each a goroutine owned by the Context (locked to its OS thread, and the
-// thread to a CPU, for its whole life with BindWorkers); a scheduler shared by all of them;
+// thread to a CPU, for its whole life with bindWorkers); a scheduler shared by all of them;
 // goroutines that are not workers (Async bodies, device callbacks) which go through the
 // Context's ext pseudo-worker under a mutex.
 //
@@ -55,10 +55,8 @@ const (
 	stealRounds = 2   // stealing rounds before parking
 )
 
-// Worker is one execution stream. Devices and the communication engine receive the worker
-// they run on and use it to complete tasks and flush the next_task slot. A Worker's methods
-// must be called only from its own goroutine (inside a hook or Device.Submit it was given to).
-type Worker struct {
+// worker is one execution stream; Devices and the Remote see it as a Worker.
+type worker struct {
 	id       int
 	c        *Context
 	keepNext bool
@@ -124,8 +122,8 @@ type Worker struct {
 	credTP atomic.Pointer[Taskpool]
 }
 
-func newWorker(c *Context, id int) *Worker {
-	w := &Worker{id: id, c: c, keepNext: c.cfg.keepNext, wake: make(chan struct{}, 1),
+func newWorker(c *Context, id int) *worker {
+	w := &worker{id: id, c: c, keepNext: c.cfg.keepNext, wake: make(chan struct{}, 1),
 		buf: make([]*Task, 0, readyBatch), free: make([]*Task, 0, freeKeep*freeBatch), rng: uint32(id)*2654435761 + 1}
 	w.edges.w = w
 	if c.tracer != nil && id >= 0 {
@@ -139,20 +137,20 @@ func newWorker(c *Context, id int) *Worker {
 
 // ID returns the worker's index in [0, Context.Workers()); -1 for the pseudo-worker that
 // serves goroutines which are not workers.
-func (w *Worker) ID() int { return w.id }
+func (w *worker) ID() int { return w.id }
 
 // Context returns the worker's Context.
-func (w *Worker) Context() *Context { return w.c }
+func (w *worker) Context() *Context { return w.c }
 
 // Track returns the worker's profiling track (nil when profiling is off; nil tracks ignore
 // calls), for spans such as a device manager's "own GPU" interval.
-func (w *Worker) Track() *profile.Track { return w.track }
+func (w *worker) Track() *profile.Track { return w.track }
 
 // FlushNextTask moves the task in the private next_task slot, if any, to the shared scheduler
 // so that other workers can run it, and hands off the rest of a startup walk that the worker
 // is in (handOffWalk). rt/gpu calls it when this worker becomes a device manager and after
 // each completion inside the manager loop (docs/gpu.md, "next_task").
-func (w *Worker) FlushNextTask() {
+func (w *worker) FlushNextTask() {
 	w.handOffWalk()
 	w.settleCredit()
 	if t := w.next; t != nil {
@@ -164,7 +162,7 @@ func (w *Worker) FlushNextTask() {
 // Complete finishes task t on this worker: it releases t's successors (keeping the best one
 // in the next_task slot), writes back collection outputs and counts t done. For a task whose
 // hook returned Async or that a device owns.
-func (w *Worker) Complete(t *Task) {
+func (w *worker) Complete(t *Task) {
 	w.handed.Add(-1)
 	// A device manager completes tasks of every taskpool: while it releases t's successors
 	// it counts as running a task of t's taskpool (quiesce).
@@ -176,18 +174,18 @@ func (w *Worker) Complete(t *Task) {
 
 // Reschedule puts t, which a device or an Async body owns, back into the scheduler to try
 // its incarnations from index inc on.
-func (w *Worker) Reschedule(t *Task, inc int) {
+func (w *worker) Reschedule(t *Task, inc int) {
 	w.handed.Add(-1)
 	t.inc = int32(inc)
 	t.next, t.ring = nil, 0 // a member or head of a ring handed to an Async body
-	if _, ok := t.aux.(*Worker); ok {
+	if _, ok := t.aux.(*worker); ok {
 		t.aux = nil // a dynamic task keeps its payload
 	}
 	w.pushOne(t)
 }
 
 // loop is the worker goroutine.
-func (w *Worker) loop() {
+func (w *worker) loop() {
 	normal := false
 	defer func() {
 		if !normal {
@@ -203,7 +201,7 @@ func (w *Worker) loop() {
 }
 
 // serve runs tasks until the Context closes.
-func (w *Worker) serve() {
+func (w *worker) serve() {
 	c := w.c
 	switch c.cfg.bind {
 	case "thread":
@@ -236,7 +234,7 @@ func (w *Worker) serve() {
 }
 
 // take returns the next task visible to this worker without blocking, or nil.
-func (w *Worker) take() *Task {
+func (w *worker) take() *Task {
 	if t := w.next; t != nil {
 		w.next = nil
 		return t
@@ -245,7 +243,7 @@ func (w *Worker) take() *Task {
 }
 
 // idle looks for work and parks until some is pushed; nil when the Context closes.
-func (w *Worker) idle() *Task {
+func (w *worker) idle() *Task {
 	c := w.c
 	for {
 		for i := 0; i < stealRounds; i++ {
@@ -279,7 +277,7 @@ func (w *Worker) idle() *Task {
 }
 
 // unpark removes w from the idle list after it found work on its own.
-func (w *Worker) unpark() {
+func (w *worker) unpark() {
 	c := w.c
 	c.idleMu.Lock()
 	for i, x := range c.idle {
@@ -296,7 +294,7 @@ func (w *Worker) unpark() {
 // runtime.Goexit. It fails the task that was running with ErrGoexit (and the taskpool whose
 // startup walk it interrupted), requeues the startup tasks the walk had set aside, and starts a
 // new goroutine on the same Worker, so the Context keeps its number of workers.
-func (w *Worker) goexited() {
+func (w *worker) goexited() {
 	if t := w.running; t != nil {
 		w.running = nil
 		w.c.log.Error("rt: a body called runtime.Goexit; its worker is replaced", "task", t.String(), "worker", w.id)
@@ -320,7 +318,7 @@ func (w *Worker) goexited() {
 }
 
 // setCur records the taskpool whose task the worker runs (quiesce reads it).
-func (w *Worker) setCur(tp *Taskpool) {
+func (w *worker) setCur(tp *Taskpool) {
 	if w.curLocal != tp {
 		w.curLocal = tp
 		w.cur.Store(tp)
@@ -328,7 +326,7 @@ func (w *Worker) setCur(tp *Taskpool) {
 }
 
 // run executes one task taken from the slot or the scheduler.
-func (w *Worker) run(t *Task) {
+func (w *worker) run(t *Task) {
 	tp := t.cs.tp
 	if e := w.c.epoch.Load(); e != w.seenLocal {
 		w.seenLocal = e
@@ -367,7 +365,7 @@ func (w *Worker) run(t *Task) {
 
 // execute prepares t and tries its incarnations. t must not be touched after a hook returned
 // Async or a device accepted it.
-func (w *Worker) execute(t *Task) {
+func (w *worker) execute(t *Task) {
 	tc := t.cs.tc
 	if !t.prepared {
 		t.prepared = true
@@ -515,7 +513,7 @@ func (w *Worker) execute(t *Task) {
 
 // complete bumps the versions of written copies, releases the successors, drops t's
 // references, counts it and recycles it.
-func (w *Worker) complete(t *Task) {
+func (w *worker) complete(t *Task) {
 	tc, tp := t.cs.tc, t.cs.tp
 	if tp.failed.Load() {
 		w.discard(t)
@@ -549,17 +547,17 @@ func (w *Worker) complete(t *Task) {
 }
 
 // failTask fails t's taskpool with a TaskError naming t, and drops t.
-func (w *Worker) failTask(t *Task, err error) {
+func (w *worker) failTask(t *Task, err error) {
 	tp := t.cs.tp
 	tp.fail(&TaskError{Taskpool: tp.name, Task: t.String(), Err: err})
 	w.discard(t)
 }
 
 // discard drops a task of a failed taskpool (or a failed task) without counting it.
-func (w *Worker) discard(t *Task) { w.freeTask(t) }
+func (w *worker) discard(t *Task) { w.freeTask(t) }
 
 // countDone counts one completed task of tp in the worker-local batch.
-func (w *Worker) countDone(tp *Taskpool) {
+func (w *worker) countDone(tp *Taskpool) {
 	if w.doneTP != tp {
 		w.flushDone()
 		w.doneTP = tp
@@ -576,7 +574,7 @@ func (w *Worker) countDone(tp *Taskpool) {
 }
 
 // flushDone publishes the local done count.
-func (w *Worker) flushDone() {
+func (w *worker) flushDone() {
 	if w.doneN > 0 {
 		n := w.doneN
 		w.doneN = 0
@@ -593,7 +591,7 @@ func (w *Worker) flushDone() {
 
 // makeReady takes a task whose inputs have all arrived: the best one of a release is kept for
 // the next_task slot, the others are buffered for the scheduler.
-func (w *Worker) makeReady(t *Task) {
+func (w *worker) makeReady(t *Task) {
 	if w.keepNext {
 		if w.cand == nil {
 			w.cand = t
@@ -620,7 +618,7 @@ func (w *Worker) makeReady(t *Task) {
 
 // flushReady ends a release: the candidate goes into the slot (a task already there that
 // ranks lower goes to the scheduler), the buffer to the scheduler.
-func (w *Worker) flushReady() {
+func (w *worker) flushReady() {
 	if t := w.cand; t != nil {
 		w.cand = nil
 		if old := w.next; old != nil {
@@ -635,7 +633,7 @@ func (w *Worker) flushReady() {
 }
 
 // pushBuf hands the buffered ready tasks to the scheduler and wakes a parked worker.
-func (w *Worker) pushBuf() {
+func (w *worker) pushBuf() {
 	if len(w.buf) == 0 {
 		return
 	}
@@ -646,7 +644,7 @@ func (w *Worker) pushBuf() {
 }
 
 // pushOne hands one task to the scheduler and wakes a parked worker.
-func (w *Worker) pushOne(t *Task) {
+func (w *worker) pushOne(t *Task) {
 	w.c.sched.push(w, t)
 	w.c.notify()
 }

@@ -95,7 +95,7 @@ func run(args []string, stdout io.Writer) error {
 	baseG := runtime.NumGoroutine()
 	// One long-lived Context for the CPU workloads: faults must leave it usable (a Goexit
 	// replaces a worker, a failure forgets its taskpool).
-	cpu, err := rt.New(rt.Workers(*workers), rt.WithLogger(quiet))
+	cpu, err := rt.New(rt.Workers(*workers), rt.Logger(quiet))
 	if err != nil {
 		return err
 	}
@@ -354,7 +354,7 @@ func soakPotrfSim(workers int, quiet *slog.Logger, rng *rand.Rand) (trial, outco
 		return trial{}, 0, err
 	}
 	rdev := rdevs[0]
-	c, err := rt.New(rt.Workers(workers), rt.WithDevices(rdev), rt.WithLogger(quiet))
+	c, err := rt.New(rt.Workers(workers), rt.Devices(rdev), rt.Logger(quiet))
 	if err != nil {
 		return trial{}, 0, err
 	}

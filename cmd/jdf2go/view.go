@@ -20,7 +20,7 @@ func newViewCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "view TRACE.json",
 		Short: "Serve the dashboard of a finished run from its trace",
-		Long: `view replays the trace a jdf2go program wrote (WithTrace or JDF2GO_TRACE) in the
+		Long: `view replays the trace a jdf2go program wrote (rt.Trace or JDF2GO_TRACE) in the
 live dashboard's page: tasks completed per second, progress per class, worker
 occupancy and device activity, over the whole run. It serves until interrupted.
 A trace records no class totals: each class's total is the tasks the trace holds.`,

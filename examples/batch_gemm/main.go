@@ -102,7 +102,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	opts := []rt.Option{rt.WithDevices(gpu.RTDevices(devs)...)}
+	opts := []rt.Option{rt.Devices(gpu.RTDevices(devs)...)}
 	if *workers > 0 {
 		opts = append(opts, rt.Workers(*workers))
 	}

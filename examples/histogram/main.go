@@ -41,7 +41,7 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts := []rt.Option{rt.Scheduler(*sched), rt.WithBatching(*batching)}
+	opts := []rt.Option{rt.Scheduler(*sched), rt.Batching(*batching)}
 	if *workers > 0 {
 		opts = append(opts, rt.Workers(*workers))
 	}

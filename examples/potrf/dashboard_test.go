@@ -113,7 +113,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			d.Close()
 		}
 	}()
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...), rt.WithDashboard("localhost:0"))
+	c, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...), rt.Dashboard("localhost:0"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func TestDistPotrfGPU(t *testing.T) {
 					_ = d.Close()
 				}
 			}()
-			if _, err := j.Context(rt.WithDevices(gpu.RTDevices(devs)...), rt.ShareWork(false)); err != nil {
+			if _, err := j.Context(rt.Devices(gpu.RTDevices(devs)...), rt.ShareWork(false)); err != nil {
 				return err
 			}
 			p, err := cholesky.NewProblemGrid(192, 32, 7, rt.Grid{P: 2, Q: 1}, j.Rank, nil)

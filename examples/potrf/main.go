@@ -21,7 +21,7 @@
 // each class on one task costs more than the CPU brings). With a CUDA device
 // the tiles live in page-locked memory, which the GPU reads and writes without
 // staging; otherwise in the Go heap, or with -hugepages in huge-page memory
-// (rt.HugePagePool; docs/runtime.md, "Memory", says when it helps). -resident
+// (hugepage.Pool; docs/runtime.md, "Memory", says when it helps). -resident
 // stages every tile on a device before the timed factorisation (the data
 // starts resident instead of in host memory). The simulated and CUDA backends
 // are linked in, so the same binary (CGO_ENABLED=0) runs on a GPU machine.
@@ -45,6 +45,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/cuda"
 	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
+	"github.com/jdf2go/jdf2go/rt/hugepage"
 	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
@@ -70,7 +71,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.gpus, "gpus", "", "devices of each rank: none, sim:N, cuda or auto (default: $"+gpu.EnvDevices+", else auto)")
 	fs.BoolVar(&o.resident, "resident", false, "stage the tiles on the devices before the timed factorisation")
 	fs.BoolVar(&o.share, "share", true, "share the tasks between the CPU workers and the devices by estimated time (false: the devices take every task)")
-	fs.BoolVar(&o.huge, "hugepages", false, "without CUDA, keep the tiles in huge-page memory (rt.HugePagePool) instead of the Go heap")
+	fs.BoolVar(&o.huge, "hugepages", false, "without CUDA, keep the tiles in huge-page memory (hugepage.Pool) instead of the Go heap")
 	trace := fs.String("trace", filepath.Join(os.TempDir(), "jdf2go-potrf-trace.json"), "Perfetto trace file (empty: none; several ranks write one file each, trace.rankN.json)")
 	fs.BoolVar(&o.verify, "verify", true, "check the task graph (Verify) before running it")
 	fs.BoolVar(&o.check, "check", true, "check the residual after the factorisation")
@@ -129,7 +130,7 @@ func (o *opts) rank(bg context.Context, j *remote.Job) (err error) {
 	// Devices close after the Context (they write their dirty copies back), and the tiles'
 	// memory (pinned or huge pages) after the devices.
 	var pool *cuda.PinnedPool
-	var hugePool *rt.HugePagePool
+	var hugePool *hugepage.Pool
 	defer func() {
 		for _, d := range devs {
 			err = errors.Join(err, d.Close())
@@ -150,8 +151,8 @@ func (o *opts) rank(bg context.Context, j *remote.Job) (err error) {
 		}
 		alloc, memory = pool.Float64s, "pinned"
 	case o.huge:
-		// CPU tile kernels miss the TLB less on huge pages (rt.HugePagePool).
-		hugePool = rt.NewHugePagePool(0)
+		// CPU tile kernels miss the TLB less on huge pages (hugepage.Pool).
+		hugePool = hugepage.NewPool(0)
 		alloc, memory = hugePool.Float64s, "huge pages"
 	}
 	g := o.grid
@@ -169,7 +170,7 @@ func (o *opts) rank(bg context.Context, j *remote.Job) (err error) {
 		}
 	}
 	// The rank's Context comes from the launcher; devices are this rank's own.
-	ctx, err := j.Context(rt.Scheduler(o.sched), rt.WithDevices(gpu.RTDevices(devs)...), rt.ShareWork(o.share))
+	ctx, err := j.Context(rt.Scheduler(o.sched), rt.Devices(gpu.RTDevices(devs)...), rt.ShareWork(o.share))
 	if err != nil {
 		return err
 	}

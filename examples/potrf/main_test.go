@@ -120,7 +120,7 @@ func TestSim2MatchesCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+		ctx, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...))
 		if err != nil {
 			t.Fatal(err)
 		}

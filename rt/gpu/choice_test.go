@@ -68,7 +68,7 @@ func runShare(t *testing.T, n, devices int, cpu time.Duration, latency ...time.D
 		}
 		devs = append(devs, d)
 	}
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+	c, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,9 @@ package gpu
 
 import "github.com/jdf2go/jdf2go/dashboard"
 
-// Fill adds the device to a dashboard snapshot (rt.WithDashboard): its streams' queues, the
+// Fill adds the device to a dashboard snapshot (rt.Dashboard): its streams' queues, the
 // tasks it ran and its batches, its transfers and its memory. rt registers every device
-// given to rt.WithDevices.
+// given to rt.Devices.
 func (r *RTDevice) Fill(s *dashboard.Snapshot) {
 	d := r.d
 	st := d.Stats()

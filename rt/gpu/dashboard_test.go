@@ -25,8 +25,8 @@ func TestRTDeviceDashboard(t *testing.T) {
 			d.Close()
 		}
 	}()
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...), rt.WithDashboard("localhost:0"),
-		rt.WithLogger(quiet))
+	c, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...), rt.Dashboard("localhost:0"),
+		rt.Logger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}

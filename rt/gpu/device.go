@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 )
 
@@ -218,7 +217,7 @@ func defaultBackoff(idle int) {
 // newDevice wraps a backend into a device with its streams. The device owns
 // the backend: Close closes it.
 func newDevice(be driver.Backend, opts ...Option) (*Device, error) {
-	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: rt.BatchingFromEnv(), drain: DefaultPendingDrain,
+	cfg := config{compute: 4, events: 4, skipEmpty: true, sorted: true, batching: batchingFromEnv(), drain: DefaultPendingDrain,
 		queue:   DefaultQueueLimit,
 		retries: DefaultRetryLimit}
 	for _, o := range opts {

@@ -19,7 +19,7 @@
 //	import _ "github.com/jdf2go/jdf2go/rt/gpu/sim"
 //
 //	devs, err := gpu.Open(*gpusFlag)
-//	ctx, err := rt.New(rt.WithDevices(gpu.RTDevices(devs)...))
+//	ctx, err := rt.New(rt.Devices(gpu.RTDevices(devs)...))
 //	... run taskpools ...
 //	ctx.Close()
 //	for _, d := range devs { d.Close() }
@@ -35,7 +35,7 @@
 // own release brings the counter back to 0; the others queue their wrapper
 // and return at once (manager.go restates the protocol). The interfaces the
 // host runtime provides are Worker (FlushNextTask), Completer (Complete,
-// Cleanout), Scheduler (Reschedule) and Profiler; *rt.Worker and *rt.Task
+// Cleanout), Scheduler (Reschedule) and Profiler; rt.Worker and *rt.Task
 // satisfy Worker and EC directly.
 //
 // # GPU bodies

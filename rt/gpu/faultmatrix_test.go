@@ -159,7 +159,7 @@ func runFaultCell(t *testing.T, p placement, k *faultKind) {
 			class = &fmGPUOnlyT
 		}
 	}
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(devs...), rt.WithLogger(quiet))
+	c, err := rt.New(rt.Workers(2), rt.Devices(devs...), rt.Logger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func newSimRT(t *testing.T, opts ...gpu.Option) *simRT {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(dev))
+	c, err := rt.New(rt.Workers(2), rt.Devices(dev))
 	if err != nil {
 		t.Fatal(err)
 	}

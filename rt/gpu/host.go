@@ -9,7 +9,7 @@ package gpu
 type Worker interface {
 	// FlushNextTask moves the task in the worker's private next_task slot, if
 	// any, to the shared scheduler, where other workers can take it, with any
-	// other work the worker holds alone (*rt.Worker: the rest of a startup
+	// other work the worker holds alone (rt.Worker: the rest of a startup
 	// walk it was in). The manager calls it right after winning the election
 	// and after every completion it runs.
 	FlushNextTask()

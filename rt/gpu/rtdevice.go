@@ -14,7 +14,7 @@ import (
 )
 
 // RTDevice makes a Device usable as rt's device (rt.Device): register it
-// with rt.WithDevices. It accepts incarnations of kind rt.GPU, and rt.CUDA
+// with rt.Devices. It accepts incarnations of kind rt.GPU, and rt.CUDA
 // on a CUDA backend; the incarnation's Device field must hold the body's
 // *Incarnation (generated code fills it).
 //
@@ -59,7 +59,7 @@ func newRTDevice(be driver.Backend, opts ...Option) (*RTDevice, error) {
 	return r, nil
 }
 
-// RTDevices converts devices for rt.WithDevices.
+// RTDevices converts devices for rt.Devices.
 func RTDevices(devs []*RTDevice) []rt.Device {
 	out := make([]rt.Device, len(devs))
 	for i, d := range devs {
@@ -126,7 +126,7 @@ func (r *RTDevice) Saturated() bool {
 }
 
 // Submit implements rt.Device.
-func (r *RTDevice) Submit(w *rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
+func (r *RTDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	gi, ok := inc.Device.(*Incarnation)
 	if !ok || gi == nil || gi.Submit == nil {
 		return fmt.Errorf("%w: incarnation %v of %v has no *gpu.Incarnation with a submit hook", ErrMisuse, inc.Kind, t)
@@ -223,7 +223,7 @@ type rtHost struct{}
 
 func (rtHost) Complete(w Worker, t *Task) error {
 	task := t.ec.(*rt.Task)
-	if rw, ok := w.(*rt.Worker); ok && rw != nil {
+	if rw, ok := w.(rt.Worker); ok && rw != nil {
 		rw.Complete(task)
 	} else {
 		task.Complete()
@@ -454,7 +454,7 @@ func (p *rtProfiler) End(track int, name string, t *Task) {
 }
 
 func (p *rtProfiler) Own(w Worker, d *Device, start, end int64) {
-	if rw, ok := w.(*rt.Worker); ok && rw != nil && p.tr != nil {
+	if rw, ok := w.(rt.Worker); ok && rw != nil && p.tr != nil {
 		rw.Track().Span(p.own, start, end)
 	}
 }

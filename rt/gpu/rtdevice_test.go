@@ -131,7 +131,7 @@ func TestRTDeviceRunsBatchedGPUIncarnation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...), rt.WithProfiling())
+	c, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...), rt.Profiling())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +207,7 @@ func TestRTDeviceRunsBatchedGPUIncarnation(t *testing.T) {
 		}
 	}
 	counts := map[string]int64{}
-	for _, st := range c.Summary() {
+	for _, st := range c.Tracer().Summary() {
 		counts[st.Name] += st.Count
 	}
 	// CPU steps are traced by their workers, GPU steps by the device's
@@ -309,7 +309,7 @@ func TestRTDeviceSkipsStageInOfNewBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+	c, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestSaturatedDevicePausesTheWalk(t *testing.T) {
 					{Kind: rt.CPU, Hook: func(*rt.Task) error { return nil }},
 				},
 			}
-			rc, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+			rc, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...))
 			if err != nil {
 				t.Fatal(err)
 			}

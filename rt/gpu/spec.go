@@ -16,15 +16,24 @@ import (
 const EnvDevices = "JDF2GO_GPUS"
 
 // EnvBatching turns batch collection off for every device when set to off,
-// 0, false or no (rt.BatchingFromEnv reads it; rt's CPU rings follow it too).
+// 0, false or no (any case); rt's CPU rings follow it too.
 const EnvBatching = "JDF2GO_BATCHING"
 
 // maxDevices bounds the count of a specification.
 const maxDevices = 64
+// batchingFromEnv reports whether EnvBatching leaves batch collection on.
+func batchingFromEnv() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvBatching))) {
+	case "off", "0", "false", "no":
+		return false
+	}
+	return true
+}
+
 
 // Open opens the devices that spec names, for rt, linked with each other
 // (a device copies data from the others' memory where the backends allow
-// it); pass them to rt.New with rt.WithDevices(RTDevices(devs)...) and close
+// it); pass them to rt.New with rt.Devices(RTDevices(devs)...) and close
 // them after the rt Context. opts configure every device (streams, events,
 // memory limit, logger); each device's index is its position.
 //

@@ -17,7 +17,7 @@ import (
 // traffic per peer (Job.Context registers the Node's engine as a provider).
 func TestDashboardShowsPeers(t *testing.T) {
 	c := runCase{ranks: 2, n: 7, j: 9, nb: 8, failAt: -1,
-		rt: []rt.Option{rt.WithDashboard("localhost:0"), rt.WithLogger(slog.New(slog.DiscardHandler))}}
+		rt: []rt.Option{rt.Dashboard("localhost:0"), rt.Logger(slog.New(slog.DiscardHandler))}}
 	c.after = func(j *remote.Job) error {
 		ctx, err := j.Context()
 		if err != nil {

@@ -66,7 +66,7 @@ func runRankFault(t *testing.T, k rankFault) {
 		errs        [2]error
 		took        [2]time.Duration
 	)
-	cfg := remote.Config{Ranks: 2, Workers: 2, RT: []rt.Option{rt.WithLogger(quiet)},
+	cfg := remote.Config{Ranks: 2, Workers: 2, RT: []rt.Option{rt.Logger(quiet)},
 		CE: []ce.Option{ce.Debug(true), ce.Logger(quiet)}, Remote: []remote.Option{remote.Logger(quiet)}}
 	runErr := remote.Run(ctx, cfg, func(ctx context.Context, j *remote.Job) error {
 		v, err := rt.NewVector(7*4, 4, j.Size, j.Rank)

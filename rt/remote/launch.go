@@ -59,7 +59,7 @@ func (j *Job) Context(extra ...rt.Option) (*rt.Context, error) {
 	opts := append([]rt.Option{rt.Workers(j.workers)}, j.cfg.RT...)
 	opts = append(opts, extra...)
 	if p := j.TracePath(); p != "" {
-		opts = append(opts, rt.WithTrace(p))
+		opts = append(opts, rt.Trace(p))
 	}
 	c, err := rt.New(append(opts, j.Node.RTOptions()...)...)
 	if err != nil {

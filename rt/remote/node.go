@@ -213,10 +213,10 @@ func (n *Node) Barrier(ctx context.Context) error { return n.other.Barrier(ctx) 
 // Engine returns the communication engine.
 func (n *Node) Engine() *ce.Engine { return n.e }
 
-// RTOptions returns the options that make an rt.Context run as this rank (rt.WithRank and
-// rt.WithRemote).
+// RTOptions returns the options that make an rt.Context run as this rank (rt.Rank, with the
+// Node as its Remote).
 func (n *Node) RTOptions() []rt.Option {
-	return []rt.Option{rt.WithRank(n.rank, n.size), rt.WithRemote(n)}
+	return []rt.Option{rt.Rank(n.rank, n.size, n)}
 }
 
 // Add adds tp to c (the Context created with RTOptions) and runs it as this rank's part of

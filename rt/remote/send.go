@@ -16,7 +16,7 @@ import (
 // the receiver recomputes src's successors and delivers one copy to all of its local ones.
 // With the binomial tree the first call for (src, flow) sends to the tree's first level and
 // covers every destination rank.
-func (n *Node) Activate(w *rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass, peerFlow int, l *rt.Locals, rank int) error {
+func (n *Node) Activate(w rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass, peerFlow int, l *rt.Locals, rank int) error {
 	s := n.slotOf(w, src)
 	if s.seen(kindActivate, flow, rank) {
 		return nil
@@ -49,7 +49,7 @@ func (n *Node) Activate(w *rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass
 
 // WriteBack implements rt.Remote: flow of src is the final value of an element of a
 // collection stored on rank. One message per (src, flow, rank) serves every element there.
-func (n *Node) WriteBack(w *rt.Worker, src *rt.Task, flow int, coll rt.Collection, ix rt.Index, rank int) error {
+func (n *Node) WriteBack(w rt.Worker, src *rt.Task, flow int, coll rt.Collection, ix rt.Index, rank int) error {
 	s := n.slotOf(w, src)
 	if s.seen(kindWriteBack, flow, rank) {
 		return nil
@@ -99,7 +99,7 @@ func children(i, n int) []int {
 }
 
 // slotOf returns the sending state of worker w, reset when src is a new task.
-func (n *Node) slotOf(w *rt.Worker, src *rt.Task) *slot {
+func (n *Node) slotOf(w rt.Worker, src *rt.Task) *slot {
 	i := w.ID() + 1
 	if i < 0 || i >= len(n.slots) {
 		i = 0
@@ -132,7 +132,7 @@ func (s *slot) mark(kind uint8, flow, rank int) { s.sent = append(s.sent, sentKe
 // when src ran a device incarnation (its completion runs in the device's manager, which
 // must never touch the transport), the worker one otherwise. rt's pseudo-worker serves
 // goroutines that are not workers, which get RoleOther.
-func (n *Node) callerOf(s *slot, w *rt.Worker, src *rt.Task) *ce.Caller {
+func (n *Node) callerOf(s *slot, w rt.Worker, src *rt.Task) *ce.Caller {
 	dm := false
 	if inc := src.Incarnation(); inc >= 0 && inc < len(src.Class().Incarnations) {
 		dm = src.Class().Incarnations[inc].Kind != rt.CPU
@@ -155,7 +155,7 @@ func (n *Node) callerOf(s *slot, w *rt.Worker, src *rt.Task) *ce.Caller {
 }
 
 // send sends flow of src (its data, if any) to rank, with the broadcast tree (nil: direct).
-func (n *Node) send(c *ce.Caller, s *slot, w *rt.Worker, src *rt.Task, kind uint8, flow, rank int, tree []int32) error {
+func (n *Node) send(c *ce.Caller, s *slot, w rt.Worker, src *rt.Task, kind uint8, flow, rank int, tree []int32) error {
 	start := n.tr().now()
 	tp := src.Taskpool()
 	st := n.state(tp)

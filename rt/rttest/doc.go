@@ -5,4 +5,7 @@
 //
 // Every constructor takes the body to run in each task (nil means an empty body) and
 // returns a fresh *rt.Taskpool. The JDF each shape corresponds to is quoted above it.
+//
+// RandomSPD makes the reproducible symmetric positive definite matrices that the Cholesky
+// tests factor.
 package rttest

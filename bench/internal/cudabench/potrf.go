@@ -126,7 +126,7 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 	}
 	// The hand-written graph pins tasks to the device (Select); the generated
 	// one leaves the choice to rt, told not to share with the CPU workers.
-	c, err := rt.New(rt.Workers(cfg.Workers), rt.WithDevices(dev), rt.ShareWork(false))
+	c, err := rt.New(rt.Workers(cfg.Workers), rt.Devices(dev), rt.ShareWork(false))
 	if err != nil {
 		return nil, errors.Join(err, dev.Close())
 	}

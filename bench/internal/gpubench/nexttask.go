@@ -222,7 +222,7 @@ func NewNextTask(cfg NextTaskConfig) (*NextTask, error) {
 			return gpu.Done
 		}
 	}
-	opts := []rt.Option{rt.WithProfiling(), rt.WithDevices(gpu.RTDevices(b.devs)...)}
+	opts := []rt.Option{rt.Profiling(), rt.Devices(gpu.RTDevices(b.devs)...)}
 	if cfg.Workers > 0 {
 		opts = append(opts, rt.Workers(cfg.Workers))
 	}

@@ -21,7 +21,7 @@ func TestNextTaskGraphVerifies(t *testing.T) {
 		if g.CPUParent {
 			gl.parent, gl.cpuParent = &ntCPU, true
 		}
-		if err := rt.Verify(rt.NewTaskpool("nexttask", gl, gl.parent, &ntSucc)); err != nil {
+		if err := (&rt.Source{}).Verify(rt.NewTaskpool("nexttask", gl, gl.parent, &ntSucc)); err != nil {
 			t.Errorf("%+v: %v", g, err)
 		}
 	}

@@ -28,7 +28,7 @@ func TestHistogram(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, err := rt.New(rt.Workers(c.workers), rt.Scheduler(c.sched), rt.WithBatching(c.batching), rt.WithProgress(nil))
+			ctx, err := rt.New(rt.Workers(c.workers), rt.Scheduler(c.sched), rt.Batching(c.batching), rt.Progress(nil))
 			if err != nil {
 				t.Fatal(err)
 			}

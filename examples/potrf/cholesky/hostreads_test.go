@@ -21,7 +21,7 @@ func factorOnSim(t *testing.T, n, nb int, share bool) (float64, gpu.Stats) {
 		t.Fatal(err)
 	}
 	dev := devs[0]
-	ctx, err := rt.New(rt.Workers(2), rt.WithDevices(dev), rt.ShareWork(share))
+	ctx, err := rt.New(rt.Workers(2), rt.Devices(dev), rt.ShareWork(share))
 	if err != nil {
 		t.Fatal(err)
 	}

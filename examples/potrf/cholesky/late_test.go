@@ -31,7 +31,7 @@ func TestLateWriteBacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := devs[0]
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(dev), rt.ShareWork(false))
+	c, err := rt.New(rt.Workers(2), rt.Devices(dev), rt.ShareWork(false))
 	if err != nil {
 		t.Fatal(err)
 	}

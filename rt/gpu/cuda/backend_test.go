@@ -20,6 +20,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
+	"github.com/jdf2go/jdf2go/rt/rttest"
 )
 
 // These tests run the backend over the CPU fake of the CUDA libraries
@@ -221,7 +222,7 @@ func TestFakePotrfFailsTheNextQueryOnce(t *testing.T) {
 	b, f := newFakeBackend(t, 1<<30)
 	s := stream(t, b)
 	const n = 12
-	good := rt.RandomSPD(n, 5)
+	good := rttest.RandomSPD(n, 5)
 	bad := slices.Clone(good)
 	bad[5+5*n] = -100
 	pg, pb := s.upload(t, good), s.upload(t, bad)
@@ -252,7 +253,7 @@ func TestFakePotrfFailsTheNextQueryOnce(t *testing.T) {
 	}
 	// The workspace grows for a larger matrix; the old one is freed once
 	// the work queued before it completed.
-	big := s.upload(t, rt.RandomSPD(3*n, 6))
+	big := s.upload(t, rttest.RandomSPD(3*n, 6))
 	before := b.PoolStats().Live
 	must(t, s.Dpotrf(blas.Lower, 3*n, big, 3*n))
 	must(t, s.Record(3))
@@ -538,7 +539,7 @@ func TestFakeDataThatCannotFitFails(t *testing.T) {
 // rtRun runs taskpools on a context with devs and checks they succeed.
 func rtRun(t *testing.T, devs []*gpu.RTDevice, tps ...*rt.Taskpool) {
 	t.Helper()
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+	c, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -556,7 +557,7 @@ func rtRun(t *testing.T, devs []*gpu.RTDevice, tps ...*rt.Taskpool) {
 // pinned memory first.
 func tiledPotrfCase(t *testing.T, devs []*gpu.RTDevice, n, nb int, alloc rt.Alloc) {
 	t.Helper()
-	dense := rt.RandomSPD(n, uint64(n))
+	dense := rttest.RandomSPD(n, uint64(n))
 	want := slices.Clone(dense)
 	must(t, blas.Gonum().Dpotrf(blas.Lower, n, want, n))
 	a, err := rt.NewTiledMatrixAlloc(n, n, nb, nb, 1, 1, 0, alloc)

@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/driver"
+	"github.com/jdf2go/jdf2go/rt/rttest"
 )
 
 // TestCUDAColdStart measures what a program pays before its device runs at
@@ -40,7 +40,7 @@ func TestCUDAColdStart(t *testing.T) {
 		must(t, err)
 		defer func() { must(t, b.Free(p[i])) }()
 	}
-	spd := rt.RandomSPD(nb, 1)
+	spd := rttest.RandomSPD(nb, 1)
 	for i := range p {
 		must(t, s.CopyHtoD(p[i], driver.Float64sAsBytes(spd)))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/driver"
 	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
+	"github.com/jdf2go/jdf2go/rt/rttest"
 )
 
 // The tests in this file drive the backend on a real GPU and skip without
@@ -546,12 +547,12 @@ func TestGPURTTiledPotrf(t *testing.T) {
 	// A tile that is not positive definite fails the taskpool with the
 	// cause, through cuSOLVER's status word.
 	const n, nb = 512, 128
-	dense := rt.RandomSPD(n, 1)
+	dense := rttest.RandomSPD(n, 1)
 	dense[300+300*n] = -1e6
 	a, err := rt.NewTiledMatrix(n, n, nb, nb, 1, 1, 0)
 	must(t, err)
 	a.FillFromDense(dense, n)
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+	c, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...))
 	must(t, err)
 	tp := gputest.NewPotrf(a, gputest.WriteFinal)
 	must(t, c.Add(tp))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/gpu/driver"
+	"github.com/jdf2go/jdf2go/rt/rttest"
 )
 
 // chunkSource is a fake driver for the pool: it hands out address ranges
@@ -341,7 +342,7 @@ func TestPinnedTiles(t *testing.T) {
 	pinned(a, nil)
 	b, err := rt.NewTiledMatrix(40, 40, 16, 16, 1, 1, 0)
 	must(t, err)
-	dense := rt.RandomSPD(40, 3)
+	dense := rttest.RandomSPD(40, 3)
 	b.FillFromDense(dense, 40)
 	lower := func(i, j int) bool { return i >= j }
 	must(t, PinTiles(b, p, lower))

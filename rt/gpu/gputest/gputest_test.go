@@ -17,6 +17,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/gpu"
 	"github.com/jdf2go/jdf2go/rt/gpu/gputest"
 	_ "github.com/jdf2go/jdf2go/rt/gpu/sim"
+	"github.com/jdf2go/jdf2go/rt/rttest"
 )
 
 // The graphs run here on the simulated device; the CUDA backend's tests run
@@ -26,7 +27,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func run(t *testing.T, devs []*gpu.RTDevice, tps ...*rt.Taskpool) {
 	t.Helper()
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+	c, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestPotrfOnSimMatchesCPU(t *testing.T) {
 		devs int
 	}{{gputest.WriteFinal, 1}, {gputest.WriteNone, 1}, {gputest.WriteFinal, 2}} {
 		mode := c.mode
-		dense := rt.RandomSPD(n, 3)
+		dense := rttest.RandomSPD(n, 3)
 		want := slices.Clone(dense)
 		if err := blas.Gonum().Dpotrf(blas.Lower, n, want, n); err != nil {
 			t.Fatal(err)
@@ -140,7 +141,7 @@ func TestGemmOnSimMatchesCPU(t *testing.T) {
 
 func TestTouchThenResidentPotrf(t *testing.T) {
 	const n, nb = 96, 32
-	dense := rt.RandomSPD(n, 9)
+	dense := rttest.RandomSPD(n, 9)
 	a, err := rt.NewTiledMatrix(n, n, nb, nb, 1, 1, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +173,7 @@ func TestTouchThenResidentPotrf(t *testing.T) {
 // manager fix: without it the second reader ran before the copy landed).
 func TestPotrfOnTwoSimDevicesRepeatedly(t *testing.T) {
 	const n, nb = 150, 32
-	dense := rt.RandomSPD(n, 3)
+	dense := rttest.RandomSPD(n, 3)
 	want := slices.Clone(dense)
 	if err := blas.Gonum().Dpotrf(blas.Lower, n, want, n); err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestPotrfOnTwoSimDevicesRepeatedly(t *testing.T) {
 // taskpool with the cause; nothing crashes and the device drains.
 func TestPotrfFailureOnSim(t *testing.T) {
 	const n, nb = 96, 32
-	dense := rt.RandomSPD(n, 4)
+	dense := rttest.RandomSPD(n, 4)
 	dense[40+40*n] = -1e6 // tile (1, 1) cannot be factored
 	a, err := rt.NewTiledMatrix(n, n, nb, nb, 1, 1, 0)
 	if err != nil {
@@ -204,7 +205,7 @@ func TestPotrfFailureOnSim(t *testing.T) {
 	}
 	a.FillFromDense(dense, n)
 	devs := simDevices(t, 1)
-	c, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+	c, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -456,7 +456,7 @@ func Case() error {
 	if err != nil {
 		return err
 	}
-	ctx, err := rt.New(rt.Workers(2), rt.WithDevices(gpu.RTDevices(devs)...))
+	ctx, err := rt.New(rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...))
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,17 @@
-package rt
+// Package hugepage allocates float64 storage for rt's collections from memory backed by
+// transparent huge pages.
+package hugepage
 
 import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/jdf2go/jdf2go/rt"
 )
 
-// HugePagePool is an Alloc for large float64 collections (tiles of a TiledMatrix, blocks of a
-// Vector) that CPU kernels stream through: it cuts the pieces from big anonymous mappings,
+// Pool is an rt.Alloc for large float64 collections (tiles of an rt.TiledMatrix, blocks of an
+// rt.Vector) that CPU kernels stream through: it cuts the pieces from big anonymous mappings,
 // aligned to 2 MiB, which it asks the kernel to back with transparent huge pages (on Linux,
 // madvise(MADV_HUGEPAGE); that is what THP's "madvise" mode, a common default, waits for,
 // and Go's heap never asks), so that kernels walking many tiles miss the TLB less. Whether that
@@ -19,9 +23,9 @@ import (
 // dead or no longer touched). The garbage collector never frees them: a pool that is not
 // closed keeps its memory until the process exits. Where mappings are not available (not
 // Linux), or when the system refuses one, the pool falls back to the Go heap, which the
-// garbage collector frees as usual. New memory is zero. A HugePagePool is safe for
+// garbage collector frees as usual. New memory is zero. A Pool is safe for
 // concurrent use; the zero value is not usable.
-type HugePagePool struct {
+type Pool struct {
 	mu       sync.Mutex
 	slabSize int
 	mappings [][]byte // unmapped by Close
@@ -35,28 +39,28 @@ type HugePagePool struct {
 
 const (
 	hugePageBytes = 2 << 20
-	// DefaultHugeSlabBytes is the slab size of NewHugePagePool(0). Slabs are virtual until
+	// DefaultSlabBytes is the slab size of NewPool(0). Slabs are virtual until
 	// touched, so a large one costs nothing it does not use.
-	DefaultHugeSlabBytes = 256 << 20
+	DefaultSlabBytes = 256 << 20
 	// hugeAlign keeps pieces on cache-line boundaries.
 	hugeAlign = 64
 )
 
-// NewHugePagePool returns a pool whose slabs are slabBytes (0: DefaultHugeSlabBytes) rounded
+// NewPool returns a pool whose slabs are slabBytes (0: DefaultSlabBytes) rounded
 // up to 2 MiB; a larger request gets a slab of its own.
-func NewHugePagePool(slabBytes int) *HugePagePool {
+func NewPool(slabBytes int) *Pool {
 	if slabBytes <= 0 {
-		slabBytes = DefaultHugeSlabBytes
+		slabBytes = DefaultSlabBytes
 	}
-	return &HugePagePool{slabSize: roundUp(slabBytes, hugePageBytes), advised: true}
+	return &Pool{slabSize: roundUp(slabBytes, hugePageBytes), advised: true}
 }
 
 func roundUp(n, to int) int { return (n + to - 1) / to * to }
 
-// Float64s returns n zeroed float64s; it is an Alloc (pool.Float64s).
-func (p *HugePagePool) Float64s(n int) ([]float64, error) {
+// Float64s returns n zeroed float64s; it is an rt.Alloc (pool.Float64s).
+func (p *Pool) Float64s(n int) ([]float64, error) {
 	if n <= 0 {
-		return nil, fmt.Errorf("%w: HugePagePool.Float64s(%d): size must be positive", ErrBadOption, n)
+		return nil, fmt.Errorf("%w: hugepage.Pool.Float64s(%d): size must be positive", rt.ErrBadOption, n)
 	}
 	b, err := p.bytes(n * 8)
 	if err != nil {
@@ -66,11 +70,11 @@ func (p *HugePagePool) Float64s(n int) ([]float64, error) {
 }
 
 // bytes cuts n bytes from the current slab, mapping a new one when it is full.
-func (p *HugePagePool) bytes(n int) ([]byte, error) {
+func (p *Pool) bytes(n int) ([]byte, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, fmt.Errorf("%w: HugePagePool used after Close", ErrClosed)
+		return nil, fmt.Errorf("%w: hugepage.Pool used after Close", rt.ErrClosed)
 	}
 	off := roundUp(p.off, hugeAlign)
 	if p.cur == nil || off+n > len(p.cur) {
@@ -97,7 +101,7 @@ func (p *HugePagePool) bytes(n int) ([]byte, error) {
 
 // Allocated returns the bytes of all slabs mapped so far (virtual: pages count in memory only
 // once touched).
-func (p *HugePagePool) Allocated() int64 {
+func (p *Pool) Allocated() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.total
@@ -108,14 +112,14 @@ func (p *HugePagePool) Allocated() int64 {
 // (THP compiled out); the memory works the same, only without huge pages. Whether the kernel
 // then backs the slabs with huge pages depends on its THP mode ("never" disables them) and
 // on free contiguous memory.
-func (p *HugePagePool) Advised() bool {
+func (p *Pool) Advised() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.advised && !p.heap
 }
 
 // Close unmaps every slab. No piece may be used afterwards. Close is idempotent.
-func (p *HugePagePool) Close() error {
+func (p *Pool) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -125,7 +129,7 @@ func (p *HugePagePool) Close() error {
 	var first error
 	for _, m := range p.mappings {
 		if err := unmapHuge(m); err != nil && first == nil {
-			first = fmt.Errorf("rt: unmapping a huge-page slab: %w", err)
+			first = fmt.Errorf("hugepage: unmapping a slab: %w", err)
 		}
 	}
 	p.mappings, p.cur, p.off = nil, nil, 0

@@ -1,4 +1,4 @@
-package rt_test
+package hugepage_test
 
 import (
 	"errors"
@@ -10,14 +10,16 @@ import (
 	"unsafe"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/hugepage"
+	"github.com/jdf2go/jdf2go/rt/rttest"
 )
 
 func addr(f []float64) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(f))) }
 
-// Pieces of a HugePagePool are zeroed, cache-line aligned, disjoint and writable; a request
+// Pieces of a Pool are zeroed, cache-line aligned, disjoint and writable; a request
 // larger than a slab gets a slab of its own; Close is idempotent and ends the pool.
-func TestHugePagePool(t *testing.T) {
-	p := rt.NewHugePagePool(4 << 20)
+func TestPool(t *testing.T) {
+	p := hugepage.NewPool(4 << 20)
 	var pieces [][]float64
 	for _, n := range []int{1, 1000, 128 * 128, 5 << 17, 5} { // 5<<17 float64s: 5 MiB, a slab of its own
 		f, err := p.Float64s(n)
@@ -70,7 +72,7 @@ func TestHugePagePool(t *testing.T) {
 	if _, err := p.Float64s(8); !errors.Is(err, rt.ErrClosed) {
 		t.Fatalf("Float64s after Close: err = %v, want ErrClosed", err)
 	}
-	if _, err := rt.NewHugePagePool(0).Float64s(0); !errors.Is(err, rt.ErrBadOption) {
+	if _, err := hugepage.NewPool(0).Float64s(0); !errors.Is(err, rt.ErrBadOption) {
 		t.Fatalf("Float64s(0): err = %v, want ErrBadOption", err)
 	}
 }
@@ -102,17 +104,17 @@ func checkAdvised(t *testing.T, f []float64) {
 	t.Errorf("no mapping holds %#x in /proc/self/smaps", a)
 }
 
-// A TiledMatrix with its tiles in a HugePagePool fills and gathers like one on the Go heap,
+// A TiledMatrix with its tiles in a Pool fills and gathers like one on the Go heap,
 // and its tiles are disjoint.
-func TestHugePagePoolTiles(t *testing.T) {
-	p := rt.NewHugePagePool(0)
+func TestPoolTiles(t *testing.T) {
+	p := hugepage.NewPool(0)
 	defer p.Close()
 	const n, nb = 100, 32
 	a, err := rt.NewTiledMatrixAlloc(n, n, nb, nb, 1, 1, 0, p.Float64s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := rt.RandomSPD(n, 3)
+	src := rttest.RandomSPD(n, 3)
 	a.FillFromDense(src, n)
 	dst := make([]float64, n*n)
 	a.GatherToDense(dst, n)
