@@ -500,11 +500,11 @@ func (c *classGen) priority() jen.Code {
 		return nil
 	}
 	s := c.scope(jen.Id("g"))
+	s.hoist = &flatFunc{}
 	val := s.expr(c.tc.Priority, parser.KindInt)
-	body := append(c.bind(s, jen.Id("tp"), jen.Id("l")),
-		c.g.lineDirective(c.tc.Priority.Pos()),
-		jen.Return(jen.Int32().Call(val)),
-		c.g.restoreDirective())
+	body := append(c.bind(s, jen.Id("tp"), jen.Id("l")), c.g.lineDirective(c.tc.Priority.Pos()))
+	body = append(body, s.hoist.stmts...)
+	body = append(body, jen.Return(jen.Int32().Call(val)), c.g.restoreDirective())
 	return doc(c.fn("Priority"), jen.Func().Id(c.fn("Priority")).Params(tpLocals()...).Int32().Block(body...),
 		"returns the priority of %s (higher runs first).", c.sig())
 }

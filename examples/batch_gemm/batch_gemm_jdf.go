@@ -146,21 +146,14 @@ func batchGemmGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 // batchGemmGEMMGPU is one task of a ring in a GPU body of GEMM(i): its definitions and the
 // device buffers of its data flows (a batched body gets them with member(t)).
 type batchGemmGEMMGPU struct {
-	i int
-	X gpu.Buffer
-	Y gpu.Buffer
-	Z gpu.Buffer
+	i       int
+	X, Y, Z gpu.Buffer
 }
 
 // batchGemmGEMMMemberGPU returns the definitions and buffers of the GEMM task of wrapper t.
 func batchGemmGEMMMemberGPU(t *gpu.Task) batchGemmGEMMGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return batchGemmGEMMGPU{
-		i: l[0],
-		X: t.Buffer(0),
-		Y: t.Buffer(1),
-		Z: t.Buffer(2),
-	}
+	return batchGemmGEMMGPU{i: l[0], X: t.Buffer(0), Y: t.Buffer(1), Z: t.Buffer(2)}
 }
 
 // batchGemmGEMMSubmitGPU is the submit hook of the GPU body of GEMM(i): rt/gpu runs it on a device stream.
@@ -179,7 +172,7 @@ func batchGemmGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	g := task.Taskpool().Globals().(*BatchGemm)
 //line ../batch_gemm.jdf:47
 	batchMax := g.BATCH
-//line batch_gemm_jdf.go:183
+//line batch_gemm_jdf.go:176
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
@@ -198,7 +191,7 @@ func batchGemmGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, N
 			return task.Fail(err)
 		}
 	}
-//line batch_gemm_jdf.go:202
+//line batch_gemm_jdf.go:195
 	return gpu.Done
 }
 
@@ -219,7 +212,7 @@ func batchGemmGEMMBody(task *rt.Task, NB int, impl *blas.Impl, i int, X []float6
 	{
 		return impl.Dgemm(blas.NoTrans, blas.NoTrans, NB, NB, NB, 1, X, NB, Y, NB, 1, Z, NB)
 	}
-//line batch_gemm_jdf.go:223
+//line batch_gemm_jdf.go:216
 }
 
 // batchGemmSource locates the classes and the dependencies (Deps[class][flow][dep]) of batch_gemm.jdf.

@@ -145,10 +145,7 @@ type histogramBINCPU struct {
 func histogramBINMemberCPU(t *rt.Task) (histogramBINCPU, error) {
 	l := t.Locals()
 	var err error
-	m := histogramBINCPU{
-		i: l[0],
-		X: rt.FlowAs[[]float64](t, 0, &err),
-	}
+	m := histogramBINCPU{i: l[0], X: rt.FlowAs[[]float64](t, 0, &err)}
 	return m, err
 }
 
@@ -172,7 +169,7 @@ func histogramBINBatch(head *rt.Task) rt.BatchPolicy {
 	g := task.Taskpool().Globals().(*Histogram)
 //line ../../histogram.jdf:52
 	batchMax := g.BATCH
-//line histogram_jdf.go:176
+//line histogram_jdf.go:173
 	return rt.BatchPolicy{Max: batchMax}
 }
 
@@ -197,7 +194,7 @@ func histogramBINBody(task *rt.Task, H *Hist, i int, X []float64) error {
 		}
 		H.merge(&local)
 	}
-//line histogram_jdf.go:201
+//line histogram_jdf.go:198
 	return nil
 }
 

@@ -452,16 +452,14 @@ func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 //line ../../potrf.jdf:202
-	return int32(4*(g.mt-k) + func() int {
-		var tern0 int
-		if m == k+1 {
-			tern0 = 3
-		} else {
-			tern0 = 2
-		}
-		return tern0
-	}())
-//line potrf_jdf.go:465
+	var tern0 int
+	if m == k+1 {
+		tern0 = 3
+	} else {
+		tern0 = 2
+	}
+	return int32(4*(g.mt-k) + tern0)
+//line potrf_jdf.go:463
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
@@ -469,29 +467,20 @@ func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 //line ../../potrf.jdf:194
 	return g.descA, rt.Ix(m, k)
-//line potrf_jdf.go:473
+//line potrf_jdf.go:471
 }
 
 // potrfTRSMGPU is one task of a ring in a GPU body of TRSM(m, k): its definitions and the
 // device buffers of its data flows (a batched body gets them with member(t)).
 type potrfTRSMGPU struct {
-	k int
-	m int
-	T gpu.Buffer
-	I gpu.Buffer
-	C gpu.Buffer
+	k, m    int
+	T, I, C gpu.Buffer
 }
 
 // potrfTRSMMemberGPU returns the definitions and buffers of the TRSM task of wrapper t.
 func potrfTRSMMemberGPU(t *gpu.Task) potrfTRSMGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return potrfTRSMGPU{
-		k: l[0],
-		m: l[1],
-		T: t.Buffer(0),
-		I: t.Buffer(1),
-		C: t.Buffer(2),
-	}
+	return potrfTRSMGPU{k: l[0], m: l[1], T: t.Buffer(0), I: t.Buffer(1), C: t.Buffer(2)}
 }
 
 // potrfTRSMSubmitGPU is the submit hook of the GPU body of TRSM(m, k): rt/gpu runs it on a device stream.
@@ -512,7 +501,7 @@ func potrfTRSMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	batchMax := g.gemm_batch
 //line ../../potrf.jdf:203
 	batchMatch := apart
-//line potrf_jdf.go:516
+//line potrf_jdf.go:505
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -550,7 +539,7 @@ func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:554
+//line potrf_jdf.go:543
 	return gpu.Done
 }
 
@@ -572,7 +561,7 @@ func potrfTRSMBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int,
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:576
+//line potrf_jdf.go:565
 }
 
 func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -629,7 +618,7 @@ func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, m := tp.Globals().(*Potrf), l[1]
 //line ../../potrf.jdf:250
 	return int32(4*(g.mt-m) + 1)
-//line potrf_jdf.go:633
+//line potrf_jdf.go:622
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
@@ -637,7 +626,7 @@ func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, m := tp.Globals().(*Potrf), l[1]
 //line ../../potrf.jdf:246
 	return g.descA, rt.Ix(m, m)
-//line potrf_jdf.go:641
+//line potrf_jdf.go:630
 }
 
 // potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m): rt/gpu runs it on a device stream.
@@ -655,7 +644,7 @@ func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:659
+//line potrf_jdf.go:648
 	return gpu.Done
 }
 
@@ -677,7 +666,7 @@ func potrfSYRKBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int,
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:681
+//line potrf_jdf.go:670
 }
 
 func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -743,7 +732,7 @@ func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, n_ := tp.Globals().(*Potrf), l[2]
 //line ../../potrf.jdf:276
 	return int32(4 * (g.mt - n_))
-//line potrf_jdf.go:747
+//line potrf_jdf.go:736
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
@@ -751,31 +740,20 @@ func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
 //line ../../potrf.jdf:271
 	return g.descA, rt.Ix(m, n_)
-//line potrf_jdf.go:755
+//line potrf_jdf.go:744
 }
 
 // potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
 // device buffers of its data flows (a batched body gets them with member(t)).
 type potrfGEMMGPU struct {
-	k int
-	m int
-	n int
-	A gpu.Buffer
-	B gpu.Buffer
-	C gpu.Buffer
+	k, m, n int
+	A, B, C gpu.Buffer
 }
 
 // potrfGEMMMemberGPU returns the definitions and buffers of the GEMM task of wrapper t.
 func potrfGEMMMemberGPU(t *gpu.Task) potrfGEMMGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return potrfGEMMGPU{
-		k: l[0],
-		m: l[1],
-		n: l[2],
-		A: t.Buffer(0),
-		B: t.Buffer(1),
-		C: t.Buffer(2),
-	}
+	return potrfGEMMGPU{k: l[0], m: l[1], n: l[2], A: t.Buffer(0), B: t.Buffer(1), C: t.Buffer(2)}
 }
 
 // potrfGEMMSubmitGPU is the submit hook of the GPU body of GEMM(m, n, k): rt/gpu runs it on a device stream.
@@ -794,7 +772,7 @@ func potrfGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	g := task.Taskpool().Globals().(*Potrf)
 //line ../../potrf.jdf:277
 	batchMax := g.gemm_batch
-//line potrf_jdf.go:798
+//line potrf_jdf.go:776
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
@@ -812,7 +790,7 @@ func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:816
+//line potrf_jdf.go:794
 	return gpu.Done
 }
 
@@ -834,7 +812,7 @@ func potrfGEMMBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int,
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:838
+//line potrf_jdf.go:816
 }
 
 // potrfSource locates the classes and the dependencies (Deps[class][flow][dep]) of potrf.jdf.

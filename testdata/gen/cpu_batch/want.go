@@ -166,10 +166,7 @@ type cpuBatchSCALECPU struct {
 func cpuBatchSCALEMemberCPU(t *rt.Task) (cpuBatchSCALECPU, error) {
 	l := t.Locals()
 	var err error
-	m := cpuBatchSCALECPU{
-		k: l[0],
-		X: rt.FlowAs[[]float64](t, 0, &err),
-	}
+	m := cpuBatchSCALECPU{k: l[0], X: rt.FlowAs[[]float64](t, 0, &err)}
 	return m, err
 }
 
@@ -195,7 +192,7 @@ func cpuBatchSCALEBatch(head *rt.Task) rt.BatchPolicy {
 	batchMax := g.BATCH
 //line in.jdf:30
 	batchMatch := sameParity
-//line want.go:199
+//line want.go:196
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -221,7 +218,7 @@ func cpuBatchSCALEBody(task *rt.Task, k int, X []float64) error {
 			}
 		}
 	}
-//line want.go:225
+//line want.go:222
 	return nil
 }
 
@@ -265,7 +262,7 @@ func cpuBatchADDAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 	g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:43
 	return g.V, rt.Ix(k)
-//line want.go:269
+//line want.go:266
 }
 
 // cpuBatchADDCPU is one task of a ring in a CPU body of ADD(k): its definitions and the
@@ -280,10 +277,7 @@ type cpuBatchADDCPU struct {
 func cpuBatchADDMemberCPU(t *rt.Task) (cpuBatchADDCPU, error) {
 	l := t.Locals()
 	var err error
-	m := cpuBatchADDCPU{
-		k: l[0],
-		X: rt.FlowAs[[]float64](t, 0, &err),
-	}
+	m := cpuBatchADDCPU{k: l[0], X: rt.FlowAs[[]float64](t, 0, &err)}
 	return m, err
 }
 
@@ -302,11 +296,11 @@ func cpuBatchADDHook(task *rt.Task) error {
 func cpuBatchADDBatch(head *rt.Task) rt.BatchPolicy {
 //line in.jdf:47
 	batchMax := 3
-//line want.go:306
+//line want.go:300
 	batchMatch := func(cand, head *rt.Task) rt.BatchAction {
 //line in.jdf:47
 		return rt.Accept
-//line want.go:310
+//line want.go:304
 	}
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
@@ -339,7 +333,7 @@ func cpuBatchADDBody(task *rt.Task, k int, X []float64) error {
 			}
 		}
 	}
-//line want.go:343
+//line want.go:337
 	return nil
 }
 
@@ -386,7 +380,7 @@ func cpuBatchTICKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Inde
 	g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:65
 	return g.V, rt.Ix(k)
-//line want.go:390
+//line want.go:384
 }
 
 // cpuBatchTICKGPU is one task of a ring in a GPU body of TICK(k): its definitions and the
@@ -398,9 +392,7 @@ type cpuBatchTICKGPU struct {
 // cpuBatchTICKMemberGPU returns the definitions and buffers of the TICK task of wrapper t.
 func cpuBatchTICKMemberGPU(t *gpu.Task) cpuBatchTICKGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return cpuBatchTICKGPU{
-		k: l[0],
-	}
+	return cpuBatchTICKGPU{k: l[0]}
 }
 
 // cpuBatchTICKSubmitGPU is the submit hook of the GPU body of TICK(k): rt/gpu runs it on a device stream.
@@ -424,7 +416,7 @@ func cpuBatchTICKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, k 
 	{
 		return gpu.Error
 	}
-//line want.go:428
+//line want.go:420
 }
 
 // cpuBatchTICKCPU is one task of a ring in a CPU body of TICK(k): its definitions and the
@@ -437,9 +429,7 @@ type cpuBatchTICKCPU struct {
 // names a flow that holds a value of another type (rt calls it on each member with Admit).
 func cpuBatchTICKMemberCPU(t *rt.Task) (cpuBatchTICKCPU, error) {
 	l := t.Locals()
-	return cpuBatchTICKCPU{
-		k: l[0],
-	}, nil
+	return cpuBatchTICKCPU{k: l[0]}, nil
 }
 
 // cpuBatchTICKHook runs the CPU body of TICK(k).
@@ -470,7 +460,7 @@ func cpuBatchTICKBody(task *rt.Task, RINGS *atomic.Int64, k int) error {
 	{
 		RINGS.Add(1)
 	}
-//line want.go:474
+//line want.go:464
 	return nil
 }
 
@@ -502,7 +492,7 @@ func cpuBatchADDInline1(tp *CpuBatch, k int, task *rt.Task) bool {
 	_ = N
 //line in.jdf:47
 	return k < N
-//line want.go:506
+//line want.go:496
 }
 
 //line in.jdf:84
@@ -541,4 +531,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; TICK ran in fewer rings than tasks: %v", bad, rings.Load() < n)
 }
 
-//line want.go:545
+//line want.go:535

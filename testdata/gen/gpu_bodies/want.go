@@ -187,10 +187,7 @@ type gpuBodiesSCALEGPU struct {
 // gpuBodiesSCALEMemberGPU returns the definitions and buffers of the SCALE task of wrapper t.
 func gpuBodiesSCALEMemberGPU(t *gpu.Task) gpuBodiesSCALEGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return gpuBodiesSCALEGPU{
-		k: l[0],
-		X: t.Buffer(0),
-	}
+	return gpuBodiesSCALEGPU{k: l[0], X: t.Buffer(0)}
 }
 
 // gpuBodiesSCALESubmitGPU is the submit hook of the GPU body of SCALE(k): rt/gpu runs it on a device stream.
@@ -211,7 +208,7 @@ func gpuBodiesSCALEBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	batchMax := g.BATCH
 //line in.jdf:59
 	batchMatch := sameLen
-//line want.go:215
+//line want.go:212
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -227,7 +224,7 @@ func gpuBodiesSCALEBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, 
 			}
 		}
 	}
-//line want.go:231
+//line want.go:228
 	return gpu.Done
 }
 
@@ -241,7 +238,7 @@ func gpuBodiesSCALESizeGPU(ec gpu.EC, flow int) int64 {
 	case 0:
 //line in.jdf:59
 		return int64(gpuBodiesSCALEInline1(g, k))
-//line want.go:245
+//line want.go:242
 	}
 	return 0
 }
@@ -264,7 +261,7 @@ func gpuBodiesSCALEBody(task *rt.Task, k int, X []float64) error {
 			X[i] = 2*X[i] + float64(k)
 		}
 	}
-//line want.go:268
+//line want.go:265
 	return nil
 }
 
@@ -303,7 +300,7 @@ func gpuBodiesOFFSETAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.I
 	g, k := tp.Globals().(*GpuBodies), l[0]
 //line in.jdf:80
 	return g.W, rt.Ix(k)
-//line want.go:307
+//line want.go:304
 }
 
 // gpuBodiesOFFSETSubmitCUDA is the submit hook of the CUDA body of OFFSET(k): rt/gpu runs it on a device stream.
@@ -318,7 +315,7 @@ func gpuBodiesOFFSETBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream
 	{
 		return gpu.Error
 	}
-//line want.go:322
+//line want.go:319
 }
 
 // gpuBodiesOFFSETGPU is one task of a ring in a GPU body of OFFSET(k): its definitions and the
@@ -331,10 +328,7 @@ type gpuBodiesOFFSETGPU struct {
 // gpuBodiesOFFSETMemberGPU returns the definitions and buffers of the OFFSET task of wrapper t.
 func gpuBodiesOFFSETMemberGPU(t *gpu.Task) gpuBodiesOFFSETGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return gpuBodiesOFFSETGPU{
-		k: l[0],
-		Y: t.Buffer(0),
-	}
+	return gpuBodiesOFFSETGPU{k: l[0], Y: t.Buffer(0)}
 }
 
 // gpuBodiesOFFSETSubmitGPU is the submit hook of the GPU body of OFFSET(k): rt/gpu runs it on a device stream.
@@ -348,11 +342,11 @@ func gpuBodiesOFFSETSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Strea
 func gpuBodiesOFFSETBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 //line in.jdf:88
 	batchMax := 3
-//line want.go:352
+//line want.go:346
 	batchMatch := func(cand, head *gpu.Task) gpu.Action {
 //line in.jdf:88
 		return gpu.Accept
-//line want.go:356
+//line want.go:350
 	}
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
@@ -372,7 +366,7 @@ func gpuBodiesOFFSETBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream,
 			}
 		}
 	}
-//line want.go:376
+//line want.go:370
 	return gpu.Done
 }
 
@@ -394,7 +388,7 @@ func gpuBodiesOFFSETBody(task *rt.Task, k int, Y []float64) error {
 			Y[i] += 10
 		}
 	}
-//line want.go:398
+//line want.go:392
 	return nil
 }
 
@@ -425,14 +419,14 @@ func gpuBodiesSCALEInline1(tp *GpuBodies, k int) int {
 	_ = V
 //line in.jdf:59
 	return 8 * V.NB
-//line want.go:429
+//line want.go:423
 }
 
 // gpuBodiesOFFSETInline2 is the inline code at in.jdf:89:18.
 func gpuBodiesOFFSETInline2(tp *GpuBodies, k int, task *rt.Task) bool {
 //line in.jdf:89
 	return k%2 == 0
-//line want.go:436
+//line want.go:430
 }
 
 //line in.jdf:117
@@ -486,4 +480,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; the devices ran at least the %d SCALE tasks: %v", bad, n, ran >= n)
 }
 
-//line want.go:490
+//line want.go:484
