@@ -218,4 +218,3 @@ func (c *classGen) batchPolicy(b *parser.Body, name, body string, k ringKind) je
 	return doc(name, jen.Func().Id(name).Params(jen.Id("head").Add(k.task())).Qual(k.pkg, "BatchPolicy").Block(fn...),
 		"is the batch-match policy of the %s body of %s for a ring headed\n// by head (batch_max, batch_match).", body, c.tc.Name)
 }
-
