@@ -107,30 +107,50 @@ func (c *classGen) reserveBodyNames(k ringKind) {
 func (c *classGen) memberDecls(k ringKind) []jen.Code {
 	gpu := k.pkg == gpuPath
 	var fields, values []jen.Code
+	// Fields of one type in a row share a line: "k, m int".
+	var names []jen.Code
+	lastType := ""
+	field := func(name, typ string, t jen.Code) {
+		if typ != lastType && len(names) > 0 {
+			fields[len(fields)-1] = jen.List(names...).Add(fields[len(fields)-1])
+			names = nil
+		}
+		if len(names) == 0 {
+			fields = append(fields, t)
+		}
+		names, lastType = append(names, jen.Id(name)), typ
+	}
 	for _, d := range c.tc.Defs {
-		fields = append(fields, jen.Id(userParam(d.Name)).Int())
+		field(userParam(d.Name), "int", jen.Int())
 		values = append(values, jen.Id(userParam(d.Name)).Op(":").Id("l").Index(jen.Lit(d.Index)))
 	}
 	flows := dataFlows(c.tc)
 	for _, f := range flows {
 		if gpu {
-			fields = append(fields, jen.Id(userParam(f.Name)).Qual(gpuPath, "Buffer"))
+			field(userParam(f.Name), "gpu.Buffer", jen.Qual(gpuPath, "Buffer"))
 			values = append(values, jen.Id(userParam(f.Name)).Op(":").Id("t").Dot("Buffer").Call(jen.Lit(f.Index)))
 		} else {
-			fields = append(fields, jen.Id(userParam(f.Name)).Op(f.GoType))
+			field(userParam(f.Name), f.GoType, jen.Op(f.GoType))
 			values = append(values, jen.Id(userParam(f.Name)).Op(":").Qual(rtPath, "FlowAs").Types(jen.Op(f.GoType)).Call(
 				jen.Id("t"), jen.Lit(f.Index), jen.Op("&").Err()))
 		}
+	}
+	if len(names) > 0 {
+		fields[len(fields)-1] = jen.List(names...).Add(fields[len(fields)-1])
 	}
 	var body []jen.Code
 	if len(c.tc.Defs) > 0 {
 		body = append(body, jen.Id("l").Op(":=").Add(k.rtTask(jen.Id("t"))).Dot("Locals").Call())
 	}
+	// A literal of a few values on one line, of more one value a line.
 	lit := jen.Id(c.memberType(k)).ValuesFunc(func(gr *jen.Group) {
 		for _, v := range values {
-			gr.Line().Add(v)
+			if len(values) > 6 {
+				gr.Line()
+			}
+			gr.Add(v)
 		}
-		if len(values) > 0 {
+		if len(values) > 6 {
 			gr.Line()
 		}
 	})

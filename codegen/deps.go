@@ -120,32 +120,31 @@ func (c *classGen) chains() []*parser.Flow {
 	return out
 }
 
-// inputs emits the input chain of each data flow: a Select function per flow and the
-// class's []rt.InputChain, which Goal, Prepare and Predecessors share.
+// inputs emits the input chain of each data flow: a Select function per flow, and the
+// class's Inputs field, from which rt derives the goal, the binding and the predecessors of
+// those flows. Guards are tried in order, each returning the endpoint it selects:
 //
-//	// <c>Inputs are the input chains of the data flows of <Class>(<params>): <c>In<Flow> ...
-//	var <c>Inputs = []rt.InputChain{{Flow: <i>, Pos: "<file.jdf:L:C>", Select: <c>In<F>}, ...}
+//	Inputs: []rt.InputChain{{Flow: <i>, Pos: "<file.jdf:L:C>", Task: true, Memory: true, Select: <c>In<F>}, ...},
 //
 //	func <c>In<F>(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 //		if <guard> {
 //			return rt.DataInput(<dep>, g.<coll>, rt.Ix(...), "<file.jdf:L:C>")
-//		} else {
-//			pl := rt.Locals{<slot>: <arg>, ...}
-//			return rt.TaskInput(<dep>, &<T>, <peer flow>, <T>Complete(tp, &pl), &pl, "<file.jdf:L:C>", "<F T(args)>")
 //		}
+//		pl := rt.Locals{<slot>: <arg>, ...}
+//		return rt.TaskInput(<dep>, &<T>, <peer flow>, <T>Complete(tp, &pl), &pl, "<file.jdf:L:C>", "<F T(args)>")
 //		return rt.Input{} // when no guard may hold
 //	}
-func (c *classGen) inputs() []jen.Code {
+func (c *classGen) inputs() (decls []jen.Code, field jen.Code) {
 	flows := c.chains()
 	if len(flows) == 0 {
-		return nil
+		return nil, nil
 	}
-	var out, list []jen.Code
+	var list []jen.Code
 	for _, f := range flows {
 		name := c.fn("In" + upperFirst(f.Name))
 		s := c.scope(jen.Id("g"))
 		terminates := true
-		body := c.chain(s, f, func(d *parser.Dep, t *parser.Target) []jen.Code {
+		sel := func(d *parser.Dep, t *parser.Target) []jen.Code {
 			di, pos := jen.Lit(d.Index), jen.Lit(c.g.where(t.Pos()))
 			switch t.Kind {
 			case parser.TargetTask:
@@ -178,7 +177,12 @@ func (c *classGen) inputs() []jen.Code {
 			}
 			s.use.g = true
 			return []jen.Code{jen.Return(jen.Qual(rtPath, "DataInput").Call(di, s.global(t.Collection), s.index(t.Args), pos))}
-		}, nil)
+		}
+		body := c.earlyReturns(s, f, sel)
+		if body == nil {
+			terminates = true
+			body = c.chain(s, f, sel, nil)
+		}
 		if ins := f.In(); len(ins) == 0 || (ins[len(ins)-1].Guard != nil && ins[len(ins)-1].Else == nil) {
 			terminates = false // no guard may hold
 		}
@@ -186,10 +190,14 @@ func (c *classGen) inputs() []jen.Code {
 			body = append(body, jen.Return(jen.Qual(rtPath, "Input").Values()))
 		}
 		body = append(c.bind(s, jen.Id("tp"), jen.Id("l")), body...)
-		out = append(out, jen.Func().Id(name).Params(tpLocals()...).Qual(rtPath, "Input").Block(body...), jen.Line())
+		decls = append(decls, jen.Func().Id(name).Params(tpLocals()...).Qual(rtPath, "Input").Block(body...), jen.Line())
 		fields := []jen.Code{jen.Id("Flow").Op(":").Lit(f.Index), jen.Id("Pos").Op(":").Lit(c.g.where(f.NamePos))}
-		if task, memory := inputKinds(f); task && !memory {
-			fields = append(fields, jen.Id("TaskOnly").Op(":").True())
+		task, memory := inputKinds(f)
+		if task {
+			fields = append(fields, jen.Id("Task").Op(":").True())
+		}
+		if memory {
+			fields = append(fields, jen.Id("Memory").Op(":").True())
 		}
 		list = append(list, jen.Values(append(fields, jen.Id("Select").Op(":").Id(name))...))
 	}
@@ -199,32 +207,48 @@ func (c *classGen) inputs() []jen.Code {
 		}
 		list = append(list, jen.Line())
 	}
-	decl := doc(c.fn("Inputs"), jen.Var().Id(c.fn("Inputs")).Op("=").Index().Qual(rtPath, "InputChain").Values(list...),
-		"are the input chains of %s: %s<Flow> selects the input of flow <Flow>.", c.sig(), c.fn("In"))
-	return append([]jen.Code{decl, jen.Line()}, out...)
+	return decls, jen.Id("Inputs").Op(":").Index().Qual(rtPath, "InputChain").Values(list...)
 }
 
-// chainsOnly reports whether the class's inputs are all data flows with input chains (no
-// CTL input, no WRITE flow without inputs): its Goal, Prepare and Predecessors are then
-// rt's own over the chains (rt.InputGoalFunc, rt.BindInputsFunc, rt.InputsFunc).
-func (c *classGen) chainsOnly() bool {
-	for _, f := range c.tc.Flows {
-		switch {
-		case f.Access == parser.AccessCTL && len(f.In()) > 0:
-			return false
-		case f.Access == parser.AccessWrite && len(f.In()) == 0:
-			return false
+// earlyReturns emits the input chain of f as a sequence of `if <guard> { ...; return }`
+// statements and a final unguarded selection, when every selection ends in a return (no
+// range of targets, no unresolved target); otherwise it returns nil.
+func (c *classGen) earlyReturns(s *scope, f *parser.Flow, sel func(d *parser.Dep, t *parser.Target) []jen.Code) []jen.Code {
+	// sel ends every selection it emits in a return, but for a target it cannot resolve
+	// (nothing) and for a range of targets (a loop).
+	returns := func(code []jen.Code) bool { return len(code) > 0 }
+	var out []jen.Code
+	for _, d := range f.In() {
+		for _, t := range []*parser.Target{d.Then, d.Else} {
+			if t != nil && hasRange(t, d) {
+				return nil
+			}
+		}
+		then := sel(d, d.Then)
+		if !returns(then) {
+			return nil
+		}
+		if d.Guard == nil {
+			return append(out, then...)
+		}
+		out = append(out, jen.If(s.expr(d.Guard, parser.KindBool)).Block(then...))
+		if d.Else != nil {
+			els := sel(d, d.Else)
+			if !returns(els) {
+				return nil
+			}
+			return append(out, els...)
 		}
 	}
-	return len(c.chains()) > 0
+	return out
 }
 
-// goal emits the readiness goal (rt.TaskClass.Goal): the number of expected arrivals, or
-// the bit set of flows expecting one with mask_deps. Data flows count through their input
-// chains (rt.InputGoal); every CTL input whose guard holds counts once per instance in space.
+// goal emits the readiness goal of the CTL flows (rt.TaskClass.Goal; rt adds that of the
+// input chains): every CTL input whose guard holds counts once per instance in space, or
+// sets the flow's bit with mask_deps.
 //
 //	func <c>Goal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-//		n := rt.InputGoal(tp, l, <c>Inputs, rt.Counter)
+//		var n uint32
 //		var pl rt.Locals // the predecessor's locals
 //		<per CTL flow: every input, counted when in space>
 //		return n
@@ -250,42 +274,21 @@ func (c *classGen) goal() jen.Code {
 			body = append(body, c.eachTarget(s, d, taskSel)...)
 		}
 	}
-	hasTask := false
-	for _, f := range c.chains() {
-		if task, _ := inputKinds(f); task {
-			hasTask = true
-		}
-	}
-	var n jen.Code
-	if hasTask {
-		n = jen.Qual(rtPath, "InputGoal").Call(jen.Id("tp"), jen.Id("l"), jen.Id(c.fn("Inputs")), jen.Qual(rtPath, c.readiness))
-	}
-	switch {
-	case len(body) == 0 && n == nil:
+	if len(body) == 0 {
 		return nil
-	case len(body) == 0:
-		body = []jen.Code{jen.Return(n)}
-	default:
-		pre := c.bind(s, jen.Id("tp"), jen.Id("l"))
-		if n != nil {
-			pre = append(pre, jen.Id("n").Op(":=").Add(n))
-		} else {
-			pre = append(pre, jen.Var().Id("n").Uint32())
-		}
-		pre = append(pre, jen.Var().Id("pl").Qual(rtPath, "Locals"))
-		body = append(pre, append(body, jen.Return(jen.Id("n")))...)
 	}
+	pre := append(c.bind(s, jen.Id("tp"), jen.Id("l")), jen.Var().Id("n").Uint32(), jen.Var().Id("pl").Qual(rtPath, "Locals"))
+	body = append(pre, append(body, jen.Return(jen.Id("n")))...)
 	what := "the number of inputs"
 	if c.readiness == "Mask" {
-		what = "the set of flows"
+		what = "the set of CTL flows"
 	}
 	return doc(c.fn("Goal"), jen.Func().Id(c.fn("Goal")).Params(tpLocals()...).Uint32().Block(body...),
-		"returns %s that %s waits for from other tasks.", what, c.sig())
+		"returns %s that %s waits for on its CTL flows (rt adds its data flows').", what, c.sig())
 }
 
 // prepare emits the input preparation (rt.TaskClass.Prepare): a WRITE flow without inputs
-// gets a NEW copy from its arena, and the input chains bind the memory inputs and check
-// that the inputs from tasks arrived (rt.Task.BindInputs).
+// gets a NEW copy from its arena. rt then binds the flows of the input chains.
 func (c *classGen) prepare() jen.Code {
 	s := c.scope(jen.Id("g"))
 	var body []jen.Code
@@ -304,13 +307,10 @@ func (c *classGen) prepare() jen.Code {
 			jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("%s: flow %s: %w"),
 			jen.Lit(c.g.where(f.NamePos)), jen.Lit(f.Name), jen.Err()))))
 	}
-	if len(c.chains()) > 0 {
-		body = append(body, jen.Return(jen.Id("task").Dot("BindInputs").Call(jen.Id(c.fn("Inputs")))))
-	} else if len(body) == 0 {
+	if len(body) == 0 {
 		return nil
-	} else {
-		body = append(body, jen.Return(jen.Nil()))
 	}
+	body = append(body, jen.Return(jen.Nil()))
 	var pre []jen.Code
 	if s.use.g {
 		pre = append(pre, jen.Id("g").Op(":=").Id("task").Dot("Taskpool").Call().Dot("Globals").Call().Assert(jen.Op("*").Id(c.g.name)))
@@ -321,7 +321,7 @@ func (c *classGen) prepare() jen.Code {
 	}
 	body = append(pre, body...)
 	return doc(c.fn("Prepare"), jen.Func().Id(c.fn("Prepare")).Params(jen.Id("task").Op("*").Qual(rtPath, "Task")).Error().Block(body...),
-		"binds the memory inputs of %s and checks that its inputs from other tasks arrived.", c.sig())
+		"binds a NEW copy to each WRITE flow without inputs of %s.", c.sig())
 }
 
 // arenaName returns the arena of a dependency's type property: DEFAULT, a name, or
@@ -360,10 +360,10 @@ func (c *classGen) successors() jen.Code {
 	return c.edges(parser.Out, "Successors", "reports the output dependencies of %s whose guards hold.")
 }
 
-// predecessors emits the input iteration (rt.TaskClass.Predecessors), for Verify: the
-// selected input of each data flow, every holding input of each CTL flow.
+// predecessors emits the input iteration of the CTL flows (rt.TaskClass.Predecessors), for
+// Verify: every holding input. rt reports the input chains' selections itself.
 func (c *classGen) predecessors() jen.Code {
-	return c.edges(parser.In, "Predecessors", "reports the input dependencies of %s whose guards hold (for a data\n// flow, the one its input chain selects).")
+	return c.edges(parser.In, "Predecessors", "reports the CTL input dependencies of %s whose guards hold.")
 }
 
 func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
@@ -419,9 +419,6 @@ func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
 		if len(fb) > 0 {
 			body = append(body, jen.If(flowBit(f)).Block(fb...))
 		}
-	}
-	if dir == parser.In && len(c.chains()) > 0 {
-		body = append([]jen.Code{jen.Id("e").Dot("Inputs").Call(jen.Id("tp"), jen.Id("l"), jen.Id("flows"), jen.Id(c.fn("Inputs")))}, body...)
 	}
 	if len(body) == 0 {
 		return nil

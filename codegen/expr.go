@@ -83,6 +83,10 @@ type scope struct {
 	// flat is the function literal being filled with the statements of ternaries, nil
 	// outside one.
 	flat *flatFunc
+	// hoist, when set, receives the statements of the ternaries that the expression always
+	// evaluates (not on the right of && or ||), to run before the statement that uses it:
+	// they become plain if/else assignments instead of a function literal.
+	hoist *flatFunc
 }
 
 // flatFunc collects the statements of the ternaries of one expression (see ternary).
@@ -187,7 +191,13 @@ func (s *scope) binary(e *parser.BinaryExpr) gx {
 		p := goPrec(b.Op)
 		ok := b.Op.OperandKind()
 		l := paren(s.conv(x, ok), p)
-		r := paren(s.conv(s.tr(b.Y, ok), ok), p+1)
+		rs := s
+		if p <= precAndAnd && s.hoist != nil {
+			cond := *s // the right operand runs only sometimes: no hoisting
+			cond.hoist = nil
+			rs = &cond
+		}
+		r := paren(rs.conv(rs.tr(b.Y, ok), ok), p+1)
 		kind := parser.KindInt
 		if p <= precCompare {
 			kind = parser.KindBool
@@ -213,7 +223,9 @@ func ternaryKind(e *parser.TernaryExpr, want parser.Kind) parser.Kind {
 // look like one.
 const tempPrefix = "tern"
 
-// ternary translates c ? a : b. Outside a function literal of ternaries it emits
+// ternary translates c ? a : b. Where the scope hoists, it emits the declaration and the if
+// statement into the hoisted statements, and the expression is the temporary. Outside a
+// function literal of ternaries it emits
 //
 //	func() T { var tern0 T; if c { tern0 = a } else { tern0 = b }; return tern0 }()
 //
@@ -233,6 +245,11 @@ func (s *scope) ternary(e *parser.TernaryExpr, want parser.Kind) gx {
 		s.flat.stmts = append(s.flat.stmts, jen.Var().Id(v).Add(typ))
 		s.assign(e, kind, v)
 		return gx{code: jen.Id(v), kind: kind, prec: precPrimary}
+	}
+	if s.hoist != nil {
+		inner := *s
+		inner.flat = s.hoist
+		return inner.ternary(e, kind)
 	}
 	inner := *s
 	inner.flat = &flatFunc{}

@@ -123,6 +123,7 @@ type generator struct {
 	inlineDecls []jen.Code // made since they were last rendered
 	ninline     int
 	helpers     map[helperKind]bool
+	fields      map[*parser.Global]string // struct fields of the globals (field)
 
 	// The output: the renderer, and the parts of the file in file order (write.go).
 	r     *renderer
@@ -189,7 +190,7 @@ func (g *generator) generate() {
 		g.topLevelCode(items, g.prologue)
 	}
 	items.Comment("A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.")
-	items.Const().Id("_").Op("=").Qual(rtPath, "APIv1")
+	items.Const().Id("_").Op("=").Qual(rtPath, "APIv2")
 	items.Line()
 	g.render(head, items)
 	items = jen.NewFile("")

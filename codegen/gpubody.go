@@ -21,7 +21,7 @@ package codegen
 //			return task.Fail(err)             // batch = true only
 //		}
 //		g, l := rt.TaskGlobals[*<Name>](task.EC().(*rt.Task))
-//		return <c>Body<Dev>(dev, task, stream, g, g.<global>, ..., l[<i>], ..., task.Buffer(<flow>), ...)
+//		return <c>Body<Dev>(dev, task, stream, g.<global>, ..., l[<i>], ..., task.Buffer(<flow>), ...)
 //	}
 //
 //	// <c>Batch<Dev> is the batch-match policy ... for a ring headed by head.
@@ -30,10 +30,10 @@ package codegen
 //	}
 //
 //	// <c>Body<Dev> is the <Dev> body of <Class>(<params>) at <file.jdf:L:C>.
-//	func <c>Body<Dev>(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *<Name>,
+//	func <c>Body<Dev>(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream,
 //		<global> <type>, ..., <def> int, ..., <Flow> gpu.Buffer, ...) gpu.Result {
-//		member := <c>MemberGPU                 // batch = true | manual
-//		match := <c>Batch<Dev>(task).Match     // batch = manual
+//		member := <c>MemberGPU                 // batch = true | manual, when the body mentions it
+//		match := <c>Batch<Dev>(task).Match     // batch = manual, when the body mentions it
 //	//line <file.jdf>:<L>
 //		<body text>
 //	//line <file_jdf.go>:<restored>
@@ -146,12 +146,24 @@ func (inc *gpuIncarnation) decls() []jen.Code {
 	if len(c.tc.Defs) == 0 {
 		l = jen.Id("_")
 	}
-	hook = append(hook, jen.List(jen.Id("g"), l).Op(":=").Qual(rtPath, "TaskGlobals").Types(jen.Op("*").Id(g.name)).Call(
-		jen.Id("task").Dot("EC").Call().Assert(jen.Op("*").Qual(rtPath, "Task"))))
-	args := []jen.Code{jen.Id("dev"), jen.Id("task"), jen.Id("stream"), jen.Id("g")}
-	params := append(hookParams(), jen.Id("tp").Op("*").Id(g.name))
-	for _, gl := range c.bodyGlobals() {
-		args = append(args, jen.Id("g").Dot(fieldName(gl.Name)))
+	names := bodyIdents(inc.b.Text)
+	globals := c.usedGlobals(names)
+	gv := jen.Id("g")
+	if len(globals) == 0 && !names["tp"] {
+		gv = jen.Id("_")
+	}
+	if len(c.tc.Defs) > 0 || len(globals) > 0 || names["tp"] {
+		hook = append(hook, jen.List(gv, l).Op(":=").Qual(rtPath, "TaskGlobals").Types(jen.Op("*").Id(g.name)).Call(
+			jen.Id("task").Dot("EC").Call().Assert(jen.Op("*").Qual(rtPath, "Task"))))
+	}
+	args := []jen.Code{jen.Id("dev"), jen.Id("task"), jen.Id("stream")}
+	params := hookParams()
+	if names["tp"] {
+		args = append(args, jen.Id("g"))
+		params = append(params, jen.Id("tp").Op("*").Id(g.name))
+	}
+	for _, gl := range globals {
+		args = append(args, jen.Id("g").Dot(g.field(gl)))
 		params = append(params, jen.Id(userParam(gl.Name)).Add(goType(gl)))
 	}
 	for _, d := range c.tc.Defs {
@@ -175,16 +187,11 @@ func (inc *gpuIncarnation) decls() []jen.Code {
 
 	// The body.
 	var body []jen.Code
-	if inc.batched() {
+	if inc.batched() && names["member"] {
 		body = append(body, jen.Id("member").Op(":=").Id(c.memberFn(gpuRing)))
-		unused := []jen.Code{jen.Id("_")}
-		used := []jen.Code{jen.Id("member")}
-		if inc.b.Attrs.Batch == parser.BatchManual {
-			body = append(body, jen.Id("match").Op(":=").Id(inc.names.batch).Call(jen.Id("task")).Dot("Match"))
-			unused = append(unused, jen.Id("_"))
-			used = append(used, jen.Id("match"))
-		}
-		body = append(body, jen.List(unused...).Op("=").List(used...))
+	}
+	if inc.batched() && inc.b.Attrs.Batch == parser.BatchManual && names["match"] {
+		body = append(body, jen.Id("match").Op(":=").Id(inc.names.batch).Call(jen.Id("task")).Dot("Match"))
 	}
 	body = append(body, g.userCode(inc.b.Text, inc.b.TextPos)...)
 	body = append(body, g.restoreDirective())

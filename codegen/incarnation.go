@@ -2,8 +2,8 @@ package codegen
 
 // Incarnations: one per BODY, tried in BODY order (docs/language.md, "Bodies"). A CPU body
 // (no type, type=CPU, or any type that is not a GPU one, such as RECURSIVE) becomes two
-// functions: a hook that unpacks the task, and the body itself with
-// the globals, the locals and the typed flow values as parameters:
+// functions: a hook that unpacks the task, and the body itself with the globals it mentions
+// (tp when it mentions tp), the locals and the typed flow values as parameters:
 //
 //	// <c>Hook runs the CPU body of <Class>(<params>).
 //	func <c>Hook(task *rt.Task) error {
@@ -13,11 +13,11 @@ package codegen
 //		if err != nil {
 //			return err
 //		}
-//		return <c>Body(g, task, g.<global>, ..., l[<i>], ..., <F>, ...)
+//		return <c>Body(task, g.<global>, ..., l[<i>], ..., <F>, ...)
 //	}
 //
 //	// <c>Body is the CPU body of <Class>(<params>) at <file.jdf:L:C>.
-//	func <c>Body(tp *<Name>, task *rt.Task, <global> <type>, ..., <local> int, ..., <F> <gotype>, ...) error {
+//	func <c>Body(task *rt.Task, <global> <type>, ..., <local> int, ..., <F> <gotype>, ...) error {
 //	//line <file.jdf>:<L>
 //		<body text>
 //	//line <file_jdf.go>:<restored>
@@ -46,6 +46,8 @@ package codegen
 // property, Evaluate). HIP bodies are skipped with a warning (no HIP backend).
 
 import (
+	"go/scanner"
+	"go/token"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
@@ -142,8 +144,8 @@ func hookVar(flow string) string {
 	return userParam(flow)
 }
 
-// bodyGlobals returns the globals a body receives: all of them but those a definition or a
-// data flow of the class hides.
+// bodyGlobals returns the globals a body of the class can see: all of them but those a
+// definition or a data flow of the class hides.
 func (c *classGen) bodyGlobals() []*parser.Global {
 	var out []*parser.Global
 	for _, gl := range c.g.prog.Globals {
@@ -152,6 +154,40 @@ func (c *classGen) bodyGlobals() []*parser.Global {
 		}
 	}
 	return out
+}
+
+// usedGlobals returns the globals a body receives: those it can see and whose name it
+// mentions (bodyIdents).
+func (c *classGen) usedGlobals(names map[string]bool) []*parser.Global {
+	var out []*parser.Global
+	for _, gl := range c.bodyGlobals() {
+		if names[gl.Name] {
+			out = append(out, gl)
+		}
+	}
+	return out
+}
+
+// bodyIdents returns the identifiers that Go code text may refer to: every identifier
+// token but the field or method names after a period. A name it returns may still be
+// unused (a struct literal's key, a local that hides it); one it omits is never referred to.
+func bodyIdents(text string) map[string]bool {
+	var sc scanner.Scanner
+	fset := token.NewFileSet()
+	f := fset.AddFile("", -1, len(text))
+	sc.Init(f, []byte(text), nil, 0)
+	out := map[string]bool{}
+	prev := token.ILLEGAL
+	for {
+		_, tok, lit := sc.Scan()
+		if tok == token.EOF {
+			return out
+		}
+		if tok == token.IDENT && prev != token.PERIOD {
+			out[lit] = true
+		}
+		prev = tok
+	}
 }
 
 func dataFlows(tc *parser.TaskClass) []*parser.Flow {
@@ -172,11 +208,25 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 	if len(tc.Defs) == 0 {
 		l = jen.Id("_")
 	}
-	hook := []jen.Code{jen.List(jen.Id("g"), l).Op(":=").Qual(rtPath, "TaskGlobals").Types(jen.Op("*").Id(g.name)).Call(jen.Id("task"))}
-	args := []jen.Code{jen.Id("g"), jen.Id("task")}
-	params := []jen.Code{jen.Id("tp").Op("*").Id(g.name), jen.Id("task").Op("*").Qual(rtPath, "Task")}
-	for _, gl := range c.bodyGlobals() {
-		args = append(args, jen.Id("g").Dot(fieldName(gl.Name)))
+	names := bodyIdents(inc.b.Text)
+	var args, params []jen.Code
+	if names["tp"] {
+		args = append(args, jen.Id("g"))
+		params = append(params, jen.Id("tp").Op("*").Id(g.name))
+	}
+	args = append(args, jen.Id("task"))
+	params = append(params, jen.Id("task").Op("*").Qual(rtPath, "Task"))
+	globals := c.usedGlobals(names)
+	gv := jen.Id("g")
+	if len(globals) == 0 && !names["tp"] {
+		gv = jen.Id("_")
+	}
+	var hook []jen.Code
+	if len(tc.Defs) > 0 || len(globals) > 0 || names["tp"] {
+		hook = append(hook, jen.List(gv, l).Op(":=").Qual(rtPath, "TaskGlobals").Types(jen.Op("*").Id(g.name)).Call(jen.Id("task")))
+	}
+	for _, gl := range globals {
+		args = append(args, jen.Id("g").Dot(g.field(gl)))
 		params = append(params, jen.Id(userParam(gl.Name)).Add(goType(gl)))
 	}
 	for _, d := range tc.Defs {
@@ -223,7 +273,7 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 	// The body.
 	var body []jen.Code
 	if inc.batched() {
-		body = inc.ringNames()
+		body = inc.ringNames(names)
 	}
 	body = append(body, g.userCode(inc.b.Text, inc.b.TextPos)...)
 	body = append(body, g.restoreDirective())
@@ -255,27 +305,28 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 		jen.Line())
 }
 
-// ringNames are the first statements of a batched body: member, which returns a member's
-// definitions and flow values (rt checked their types with Admit when it joined the ring),
-// and, for batch = manual, match, the callback to pass to task.CollectBatch.
+// ringNames are the first statements of a batched body that mentions them: member, which
+// returns a member's definitions and flow values (rt checked their types with Admit when it
+// joined the ring), and, for batch = manual, match, the callback to pass to
+// task.CollectBatch.
 //
 //	member := func(t *rt.Task) <c>CPU {
 //		m, _ := <c>MemberCPU(t) // rt checked it with Admit
 //		return m
 //	}
 //	match := <c>Match                // batch = manual
-//	_, _ = member, match
-func (inc *cpuIncarnation) ringNames() []jen.Code {
+func (inc *cpuIncarnation) ringNames(names map[string]bool) []jen.Code {
 	c := inc.c
-	out := []jen.Code{jen.Id("member").Op(":=").Func().Params(jen.Id("t").Add(cpuRing.task())).Id(c.memberType(cpuRing)).Block(
-		jen.List(jen.Id("m"), jen.Id("_")).Op(":=").Id(c.memberFn(cpuRing)).Call(jen.Id("t")).Comment("rt checked it with Admit"),
-		jen.Return(jen.Id("m")))}
-	unused, used := []jen.Code{jen.Id("_")}, []jen.Code{jen.Id("member")}
-	if inc.b.Attrs.Batch == parser.BatchManual {
-		out = append(out, jen.Id("match").Op(":=").Id(inc.match))
-		unused, used = append(unused, jen.Id("_")), append(used, jen.Id("match"))
+	var out []jen.Code
+	if names["member"] {
+		out = append(out, jen.Id("member").Op(":=").Func().Params(jen.Id("t").Add(cpuRing.task())).Id(c.memberType(cpuRing)).Block(
+			jen.List(jen.Id("m"), jen.Id("_")).Op(":=").Id(c.memberFn(cpuRing)).Call(jen.Id("t")).Comment("rt checked it with Admit"),
+			jen.Return(jen.Id("m"))))
 	}
-	return append(out, jen.List(unused...).Op("=").List(used...))
+	if inc.b.Attrs.Batch == parser.BatchManual && names["match"] {
+		out = append(out, jen.Id("match").Op(":=").Id(inc.match))
+	}
+	return out
 }
 
 func (inc *cpuIncarnation) value() []jen.Code {

@@ -145,7 +145,7 @@ func (g *generator) newInline(s *scope, e parser.Expr, typ jen.Code) *inlineFn {
 		}
 		v := userParam(gl.Name)
 		body = append(body,
-			jen.Id(v).Op(":=").Id("tp").Dot(fieldName(gl.Name)),
+			jen.Id(v).Op(":=").Id("tp").Dot(g.field(gl)),
 			jen.Id("_").Op("=").Id(v))
 	}
 	if isString {

@@ -10,6 +10,10 @@ package codegen
 import (
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jdf2go/jdf2go/parser"
 )
 
 var goKeywords = map[string]bool{
@@ -76,6 +80,50 @@ func fieldName(name string) string {
 		return name + "_"
 	}
 	return userParam(name)
+}
+
+// field returns the struct field of gl. A hidden global that the constructor computes is
+// unexported, so that no caller changes it after the constructor: a name in capitals is
+// lowered ("GEMM_BATCH" gives "gemm_batch"), another loses the capital of its first letter
+// ("Name" gives "name"). The fields of the other globals keep the JDF name (fieldName): the
+// caller gives them, or sets them (a hidden global without a value). A field that would
+// clash with another gets underscores.
+func (g *generator) field(gl *parser.Global) string {
+	if g.fields == nil {
+		g.fields = globalFields(g.prog.Globals)
+	}
+	return g.fields[gl]
+}
+
+// globalFields names the struct fields of the globals (generator.field).
+func globalFields(globals []*parser.Global) map[*parser.Global]string {
+	out := map[*parser.Global]string{}
+	taken := map[string]bool{}
+	for _, gl := range globals {
+		if !(gl.Hidden && gl.Default != nil) {
+			out[gl] = fieldName(gl.Name)
+			taken[out[gl]] = true
+		}
+	}
+	for _, gl := range globals {
+		if _, ok := out[gl]; ok {
+			continue
+		}
+		name := gl.Name
+		if r, n := utf8.DecodeRuneInString(name); unicode.IsUpper(r) {
+			if strings.ToUpper(name) == name {
+				name = strings.ToLower(name)
+			} else {
+				name = string(unicode.ToLower(r)) + name[n:]
+			}
+		}
+		name = userParam(name)
+		for taken[name] {
+			name += "_"
+		}
+		out[gl], taken[name] = name, true
+	}
+	return out
 }
 
 // taskpoolMembers are the methods and fields of the generated taskpool type, including those

@@ -7,8 +7,8 @@ package codegen
 //
 //	func init() {
 //		<prefix><Class> = rt.TaskClass{Name: "<Class>", ID: <i>, Locals: ..., Params: ...,
-//			Flows: ..., Space: <prefix><Class>Space, Complete: ..., Goal: ..., Prepare: ...,
-//			Successors: ..., Predecessors: ..., Priority: ..., Affinity: ...,
+//			Flows: ..., Space: <prefix><Class>Space, Complete: ..., Inputs: ..., Goal: ...,
+//			Prepare: ..., Successors: ..., Predecessors: ..., Priority: ..., Affinity: ...,
 //			Incarnations: []rt.Incarnation{...}}
 //	}
 //
@@ -157,7 +157,7 @@ func (c *classGen) scope(gv jen.Code) *scope {
 		defVar: map[*parser.Definition]jen.Code{}, namedVar: map[*parser.NamedRange]jen.Code{},
 		use: &usage{defs: map[*parser.Definition]bool{}}}
 	gvCode := gv
-	s.global = func(gl *parser.Global) jen.Code { return jen.Add(gvCode).Dot(fieldName(gl.Name)) }
+	s.global = func(gl *parser.Global) jen.Code { return jen.Add(gvCode).Dot(c.g.field(gl)) }
 	s.inline = &inlineSite{tp: gvCode}
 	for _, d := range c.tc.Defs {
 		s.defVar[d] = jen.Id(goVar(d.Name))
@@ -270,7 +270,7 @@ func (c *classGen) emit() []jen.Code {
 		fields = append(fields, jen.Id("NoTrace").Op(":").True())
 	}
 
-	decls := c.inputs()
+	decls, inputs := c.inputs()
 	role := func(field, name string, decl jen.Code) {
 		if decl == nil {
 			return
@@ -280,21 +280,13 @@ func (c *classGen) emit() []jen.Code {
 	}
 	role("Space", c.fn("Space"), c.space())
 	role("Complete", c.fn("Complete"), c.complete())
-	in := jen.Id(c.fn("Inputs"))
-	switch {
-	case c.chainsOnly():
-		if c.goal() != nil {
-			fields = append(fields, jen.Id("Goal").Op(":").Qual(rtPath, "InputGoalFunc").Call(in, jen.Qual(rtPath, c.readiness)))
-		}
-		fields = append(fields, jen.Id("Prepare").Op(":").Qual(rtPath, "BindInputsFunc").Call(in))
-		role("Successors", c.fn("Successors"), c.successors())
-		fields = append(fields, jen.Id("Predecessors").Op(":").Qual(rtPath, "InputsFunc").Call(in))
-	default:
-		role("Goal", c.fn("Goal"), c.goal())
-		role("Prepare", c.fn("Prepare"), c.prepare())
-		role("Successors", c.fn("Successors"), c.successors())
-		role("Predecessors", c.fn("Predecessors"), c.predecessors())
+	if inputs != nil {
+		fields = append(fields, inputs)
 	}
+	role("Goal", c.fn("Goal"), c.goal())
+	role("Prepare", c.fn("Prepare"), c.prepare())
+	role("Successors", c.fn("Successors"), c.successors())
+	role("Predecessors", c.fn("Predecessors"), c.predecessors())
 	role("Priority", c.fn("Priority"), c.priority())
 	role("Affinity", c.fn("Affinity"), c.affinity())
 	role("Key", c.fn("Key"), c.key())
@@ -508,11 +500,11 @@ func (c *classGen) priority() jen.Code {
 		return nil
 	}
 	s := c.scope(jen.Id("g"))
+	s.hoist = &flatFunc{}
 	val := s.expr(c.tc.Priority, parser.KindInt)
-	body := append(c.bind(s, jen.Id("tp"), jen.Id("l")),
-		c.g.lineDirective(c.tc.Priority.Pos()),
-		jen.Return(jen.Int32().Call(val)),
-		c.g.restoreDirective())
+	body := append(c.bind(s, jen.Id("tp"), jen.Id("l")), c.g.lineDirective(c.tc.Priority.Pos()))
+	body = append(body, s.hoist.stmts...)
+	body = append(body, jen.Return(jen.Int32().Call(val)), c.g.restoreDirective())
 	return doc(c.fn("Priority"), jen.Func().Id(c.fn("Priority")).Params(tpLocals()...).Int32().Block(body...),
 		"returns the priority of %s (higher runs first).", c.sig())
 }

@@ -47,7 +47,7 @@ func (g *generator) argErr() string { return "Err" + g.name + "Argument" }
 func (g *generator) taskpool(f *jen.File) {
 	fields := []jen.Code{jen.Op("*").Qual(rtPath, "Taskpool")}
 	for _, gl := range g.prog.Globals {
-		st := jen.Id(fieldName(gl.Name)).Add(goType(gl))
+		st := jen.Id(g.field(gl)).Add(goType(gl))
 		switch {
 		case gl.Implicit:
 			st.Comment("collection declared implicitly")
@@ -164,7 +164,7 @@ func (g *generator) constructor(f *jen.File) {
 	}
 	var vals []jen.Code
 	for _, gl := range g.prog.Globals {
-		vals = append(vals, jen.Id(fieldName(gl.Name)).Op(":").Id(userParam(gl.Name)))
+		vals = append(vals, jen.Id(g.field(gl)).Op(":").Id(userParam(gl.Name)))
 	}
 	classes := []jen.Code{jen.Lit(g.name), jen.Id("tp")}
 	for _, c := range g.classes {

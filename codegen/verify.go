@@ -4,14 +4,15 @@ package codegen
 // (rt.Source.Verify and rt.Source.WriteDOT): it walks the instance graph with the generated
 // Space, Complete, Goal, Successors and Predecessors, which report the dependencies they drop
 // through rt.Edges.Outside and rt.Edges.NoInput. The generated file only adds what rt cannot
-// know: the .jdf position of every class, flow and dependency, and the program's error.
+// know: the .jdf position of every class and dependency, and the program's error. (The
+// position of a data flow, where a flow without a true input guard points, is its input
+// chain's, rt.InputChain.Pos.)
 //
-//	// <p>Source locates the task classes, flows and dependencies of <file.jdf> for Verify
+//	// <p>Source locates the task classes and dependencies of <file.jdf> for Verify
 //	// and WriteDOT.
 //	var <p>Source = rt.Source{
 //		Err:     Err<Name>Graph,
 //		Classes: []string{"<file.jdf:L:C>", ...},           // [class]
-//		Flows:   [][]string{{"<file.jdf:L:C>", ...}, ...},  // [class][flow]
 //		Deps:    [][][]string{{{"<file.jdf:L:C>", ...}}},   // [class][flow][dep]
 //	}
 //
@@ -38,13 +39,6 @@ func (g *generator) verifier(p *part) {
 	for _, c := range g.classes {
 		classes = append(classes, jen.Lit(g.where(c.tc.Pos())))
 	}
-	flowRow := func(i int) jen.Code {
-		var fl []jen.Code
-		for _, flow := range g.classes[i].tc.Flows {
-			fl = append(fl, jen.Lit(g.where(flow.NamePos)))
-		}
-		return jen.Values(fl...)
-	}
 	depRow := func(i int) jen.Code {
 		var ds []jen.Code
 		for _, flow := range g.classes[i].tc.Flows {
@@ -66,32 +60,30 @@ func (g *generator) verifier(p *part) {
 		}
 	}
 	field := func(name string, val jen.Code) jen.Code { return jen.Line().Id(name).Op(":").Add(val) }
-	flowsType, depsType := jen.Index().Index().String(), jen.Index().Index().Index().String()
-	// The rows of Flows and Deps are lists (write.go), formatted in a Source of their own.
+	depsType := jen.Index().Index().Index().String()
+	// The rows of Deps are lists (write.go), formatted in a Source of their own.
 	table := func(name string, typ *jen.Statement) func([]jen.Code) jen.Code {
 		return func(rows []jen.Code) jen.Code {
 			return jen.Var().Id("_").Op("=").Qual(rtPath, "Source").Values(field(name, typ.Clone().ValuesFunc(lines(rows))), jen.Line())
 		}
 	}
-	flows := &list{n: len(g.classes), elem: flowRow, ph: jen.Values(jen.Lit("-flows-")), mark: `{"-flows-"},`, wrap: table("Flows", flowsType)}
 	deps := &list{n: len(g.classes), elem: depRow, ph: jen.Values(jen.Lit("-deps-")), mark: `{"-deps-"},`, wrap: table("Deps", depsType)}
-	flowRows, depRows := []jen.Code{flows.ph}, []jen.Code{deps.ph}
+	depRows := []jen.Code{deps.ph}
 	if len(g.classes) == 0 {
-		flowRows, depRows = nil, nil
+		depRows = nil
 	}
 	items := jen.NewFile("")
-	items.Commentf("%s locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of %s.", g.sourceVar(), g.file)
+	items.Commentf("%s locates the classes and the dependencies (Deps[class][flow][dep]) of %s.", g.sourceVar(), g.file)
 	items.Var().Id(g.sourceVar()).Op("=").Qual(rtPath, "Source").Values(
 		field("Err", jen.Id(g.graphErr())),
 		field("Classes", jen.Index().String().Values(classes...)),
-		field("Flows", flowsType.Clone().ValuesFunc(lines(flowRows))),
 		field("Deps", depsType.Clone().ValuesFunc(lines(depRows))),
 		jen.Line())
 	items.Line()
 	if len(g.classes) == 0 {
 		g.render(p, items)
 	} else {
-		g.renderLists(p, items, flows, deps)
+		g.renderLists(p, items, deps)
 	}
 
 	f := jen.NewFile("")

@@ -403,18 +403,18 @@ func (g *generator) renderList(p *part, l *list) {
 }
 
 // restoreWriter writes the generated file one line at a time, numbering the directives that
-// restore its lines (restoreDirective).
+// restore its lines (restoreDirective). A restoring directive right before another
+// directive would point nowhere: it is dropped, so that no two directives are adjacent.
 type restoreWriter struct {
-	w      *bufio.Writer
-	prefix []byte
-	line   int    // lines written
-	start  bool   // at the start of a line
-	held   []byte // the start of a line, too short yet to tell whether it is a directive
-	skip   bool   // in a directive: drop the rest of its line
+	w       *bufio.Writer
+	prefix  []byte
+	line    int    // lines written
+	cur     []byte // the line being received
+	pending bool   // a restoring directive, written unless a directive follows it
 }
 
 func newRestoreWriter(w io.Writer, prefix string) *restoreWriter {
-	return &restoreWriter{w: bufio.NewWriterSize(w, 64<<10), prefix: []byte(prefix), start: true}
+	return &restoreWriter{w: bufio.NewWriterSize(w, 64<<10), prefix: []byte(prefix)}
 }
 
 func (rw *restoreWriter) WriteString(s string) (int, error) { return rw.Write([]byte(s)) }
@@ -423,52 +423,57 @@ func (rw *restoreWriter) WriteString(s string) (int, error) { return rw.Write([]
 func (rw *restoreWriter) Write(b []byte) (int, error) {
 	n := len(b)
 	for len(b) > 0 {
-		if rw.skip {
-			i := bytes.IndexByte(b, '\n')
-			if i < 0 {
-				return n, nil
-			}
-			b = b[i:]
-			rw.skip = false
-		}
-		if rw.start {
-			take := min(len(rw.prefix)-len(rw.held), len(b))
-			if i := bytes.IndexByte(b[:take], '\n'); i >= 0 {
-				take = i // a line shorter than a directive
-			}
-			rw.held = append(rw.held, b[:take]...)
-			b = b[take:]
-			if len(b) == 0 && len(rw.held) < len(rw.prefix) {
-				return n, nil // wait for the rest of the line
-			}
-			rw.start = false
-			if bytes.Equal(rw.held, rw.prefix) {
-				// The directive points at the line after it.
-				rw.w.Write(rw.prefix)
-				rw.w.WriteString(strconv.Itoa(rw.line + 2))
-				rw.skip = true
-			} else {
-				rw.w.Write(rw.held)
-			}
-			rw.held = rw.held[:0]
-			continue
-		}
 		i := bytes.IndexByte(b, '\n')
 		if i < 0 {
-			rw.w.Write(b)
+			rw.cur = append(rw.cur, b...)
 			return n, nil
 		}
-		rw.w.Write(b[:i+1])
+		rw.cur = append(rw.cur, b[:i+1]...)
 		b = b[i+1:]
-		rw.line++
-		rw.start = true
+		rw.writeLine(rw.cur)
+		rw.cur = rw.cur[:0]
 	}
 	return n, nil
 }
 
+var lineDirective = []byte("//line ")
+
+// writeLine writes one line, ending in a newline, or holds it when it is a restoring
+// directive.
+func (rw *restoreWriter) writeLine(line []byte) {
+	rw.flushPending(bytes.HasPrefix(line, lineDirective))
+	if bytes.HasPrefix(line, rw.prefix) {
+		rw.pending = true
+		return
+	}
+	rw.w.Write(line)
+	rw.line++
+}
+
+// flushPending writes the held restoring directive, unless drop: it points at the line
+// after it.
+func (rw *restoreWriter) flushPending(drop bool) {
+	if !rw.pending {
+		return
+	}
+	rw.pending = false
+	if drop {
+		return
+	}
+	rw.w.Write(rw.prefix)
+	rw.w.WriteString(strconv.Itoa(rw.line + 2))
+	rw.w.WriteByte('\n')
+	rw.line++
+}
+
 // Flush writes what is buffered.
 func (rw *restoreWriter) Flush() error {
-	rw.w.Write(rw.held)
-	rw.held = nil
+	if len(rw.cur) > 0 {
+		rw.flushPending(bytes.HasPrefix(rw.cur, lineDirective))
+		rw.w.Write(rw.cur)
+		rw.cur = nil
+	} else {
+		rw.flushPending(false)
+	}
 	return rw.w.Flush()
 }

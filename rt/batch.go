@@ -245,8 +245,8 @@ func (w *worker) admit(head *Task, inc *Incarnation, f *Task) (requeue bool, err
 	f.inc = head.inc
 	if !f.prepared {
 		f.prepared = true
-		if p := f.cs.tc.Prepare; p != nil {
-			if err := callPrepare(p, f); err != nil {
+		if tc := f.cs.tc; tc.hasPrepare() {
+			if err := callPrepare(tc, f); err != nil {
 				return false, err
 			}
 		}

@@ -276,10 +276,7 @@ func (w *worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l 
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrOutsideSpace, taskName(peer, l))
 	}
-	var goal uint32
-	if peer.Goal != nil {
-		goal = peer.Goal(tp, l)
-	}
+	goal := peer.goal(tp, l)
 	bit := uint32(1) << uint(peerFlow)
 	mask := peer.Readiness == Mask
 	if (!mask && goal == 1) || (mask && goal == bit) {

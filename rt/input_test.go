@@ -9,7 +9,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 )
 
-// inputVisitor records the edges and drops that Edges.Inputs reports.
+// inputVisitor records the edges and drops that the predecessor walk reports.
 type inputVisitor struct{ got []string }
 
 func (v *inputVisitor) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
@@ -25,8 +25,8 @@ func (v *inputVisitor) NoInput(flow int) { v.got = append(v.got, fmt.Sprintf("no
 
 // TestInputChains runs a chain T(k), k = 0..3, whose flow A reads V(0) at k = 0, the A of
 // T(k-1) for 0 < k < 3, and T(9) (outside the space) at k = 3, and whose CTL-free flow B has
-// no true guard at k = 3: the goal, the predecessor walk and the binding all follow the
-// one selection of each chain.
+// no true guard at k = 3: the predecessor walk and the binding follow the one selection of
+// each chain (the goal: TestChainsGoal).
 func TestInputChains(t *testing.T) {
 	v, err := rt.NewVector(4, 1, 1, 0)
 	if err != nil {
@@ -52,8 +52,8 @@ func TestInputChains(t *testing.T) {
 		return rt.Input{}
 	}
 	chains := []rt.InputChain{
-		{Flow: 0, Pos: "t.jdf:3:8", Select: selA},
-		{Flow: 1, Pos: "t.jdf:5:8", Select: selB},
+		{Flow: 0, Pos: "t.jdf:3:8", Task: true, Memory: true, Select: selA},
+		{Flow: 1, Pos: "t.jdf:5:8", Memory: true, Select: selB},
 	}
 	tc = rt.TaskClass{
 		Name: "T", Locals: []string{"k"}, Params: []int{0},
@@ -66,22 +66,11 @@ func TestInputChains(t *testing.T) {
 			}
 		},
 		Complete:     complete,
-		Goal:         rt.InputGoalFunc(chains, rt.Counter),
-		Prepare:      rt.BindInputsFunc(chains),
-		Predecessors: rt.InputsFunc(chains),
+		Inputs:       chains,
 		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(*rt.Task) error { return nil }}},
 	}
 	tp := rt.NewTaskpool("inputs", nil, &tc)
 
-	for k, want := range []uint32{0, 1, 1, 0} {
-		l := rt.Locals{k}
-		if got := tc.Goal(tp, &l); got != want {
-			t.Errorf("Goal(T(%d)) = %d, want %d", k, got, want)
-		}
-		if got := rt.InputGoal(tp, &l, chains, rt.Mask); got != want {
-			t.Errorf("mask goal of T(%d) = %b, want %b", k, got, want)
-		}
-	}
 	for k, want := range []string{
 		"data 0/0 (0)",
 		"task 0/0 T(0) flow 0",

@@ -197,10 +197,7 @@ func (cs *classState) describeWaiting(t *Task) (out string) {
 			out = fmt.Sprintf("%s: (describing it panicked: %v)", t, r)
 		}
 	}()
-	var goal uint32
-	if tc.Goal != nil {
-		goal = tc.Goal(tp, &t.l)
-	}
+	goal := tc.goal(tp, &t.l)
 	var b strings.Builder
 	b.WriteString(t.String())
 	if tc.Readiness == Mask {
@@ -224,7 +221,7 @@ func (cs *classState) describeWaiting(t *Task) (out string) {
 // generated Predecessors: "X <- T(1), Y <- C(1, 2)".
 func (cs *classState) sources(t *Task) (out string) {
 	tc := cs.tc
-	if tc.Predecessors == nil {
+	if !tc.hasPredecessors() {
 		return ""
 	}
 	defer func() {

@@ -210,7 +210,7 @@ const (
 
 // denseSize returns the size of cs's dense table, and whether it gets one.
 func denseSize(cs *classState, instances int64) (int, bool) {
-	if cs.tc.Key != nil || cs.tc.Goal == nil || instances == 0 {
+	if cs.tc.Key != nil || !cs.tc.hasGoal() || instances == 0 {
 		return 0, false
 	}
 	box := uint64(1)
@@ -275,10 +275,8 @@ func (w *worker) startup(st *Task) {
 			switch {
 			case tc.Startup != nil:
 				ready = tc.Startup(tp, l)
-			case tc.Goal != nil:
-				ready = tc.Goal(tp, l) == 0
 			default:
-				ready = true
+				ready = tc.goal(tp, l) == 0
 			}
 			if !ready {
 				return true

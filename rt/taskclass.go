@@ -1,10 +1,5 @@
 package rt
 
-// APIv1 is the version of the contract between generated code and rt. Generated files contain
-// `const _ = rt.APIv1`; an incompatible change of the TaskClass contract renames the constant,
-// so a stale generated file fails to build with an error that names it.
-const APIv1 = 1
-
 // Limits of the descriptor. They size fixed arrays inside Task, so that a task is one
 // allocation-free value.
 const (
@@ -163,10 +158,16 @@ type TaskClass struct {
 	// successor iteration calls its own copy before each Edges.Task; rt calls it for
 	// instances named from outside (remote activations, Verify). Required.
 	Complete func(tp *Taskpool, l *Locals) bool
+	// Inputs lists the input chains of the data flows (generated code; see generated.go).
+	// rt derives from them the part of the readiness goal, of the input binding and of the
+	// predecessor iteration that concerns those flows; Goal, Prepare and Predecessors then
+	// cover only the other inputs (CTL flows, WRITE flows without inputs).
+	Inputs []InputChain
 	// Goal returns the readiness goal of an instance: with Counter, the number of expected
 	// arrivals (one per data flow whose selected input is a task, plus for CTL flows one per
 	// gathered instance whose guard holds); with Mask, the bit set of flows that expect an
-	// arrival. Zero means ready at startup. Nil means zero for every instance.
+	// arrival. Zero means ready at startup. Nil means zero for every instance. With Inputs, it
+	// returns the goal of the other flows, and rt adds (Mask: ors) the chains' own.
 	Goal func(tp *Taskpool, l *Locals) uint32
 	// Startup, when set, replaces "Goal == 0" as the test for ready-at-startup instances.
 	Startup func(tp *Taskpool, l *Locals) bool
@@ -183,7 +184,8 @@ type TaskClass struct {
 	// each flow's input chain (first true guard wins) and calls Task.SetFlow with a
 	// collection element's host copy, a copy from an arena (NEW) or nil (NULL). Flows fed by a
 	// predecessor already hold their copy. If no guard of a data flow holds it returns an
-	// error wrapping ErrNoInput that names the flow. Nil when the class has no such flow.
+	// error wrapping ErrNoInput that names the flow. Nil when the class has no such flow. With
+	// Inputs, rt binds the chains' flows after Prepare, which binds only the others.
 	Prepare func(t *Task) error
 	// Successors enumerates, for the flows in flows, the output dependencies whose guards
 	// hold: for each one it sets e.L to the target's locals (parameter slots, then the
@@ -191,7 +193,8 @@ type TaskClass struct {
 	// Targets outside their space are skipped. Nil when the class has no outputs.
 	Successors func(tp *Taskpool, l *Locals, flows FlowMask, e *Edges)
 	// Predecessors is the mirror image over input dependencies (the input chain's selected
-	// dep for data flows, every holding dep for CTL flows), for Verify and remote deps.
+	// dep for data flows, every holding dep for CTL flows), for Verify and remote deps. With
+	// Inputs, rt reports the chains' flows itself, before Predecessors.
 	Predecessors func(tp *Taskpool, l *Locals, flows FlowMask, e *Edges)
 	// Incarnations lists the bodies in BODY order. At least one is required.
 	Incarnations []Incarnation
@@ -200,4 +203,66 @@ type TaskClass struct {
 	// device, and compares the result with the CPU time when the class shares its work
 	// between devices and CPU workers (choice.go). Without it rt uses measured times.
 	TimeEstimate func(t *Task, dev Device) int64
+}
+
+// goal returns the readiness goal of the instance in l: Goal's, and the input chains'.
+func (tc *TaskClass) goal(tp *Taskpool, l *Locals) uint32 {
+	if tc.Inputs == nil {
+		if tc.Goal == nil {
+			return 0
+		}
+		return tc.Goal(tp, l)
+	}
+	return tc.chainsGoal(tp, l)
+}
+
+func (tc *TaskClass) chainsGoal(tp *Taskpool, l *Locals) uint32 {
+	n := inputGoal(tp, l, tc.Inputs, tc.Readiness)
+	if tc.Goal != nil {
+		if tc.Readiness == Mask {
+			n |= tc.Goal(tp, l)
+		} else {
+			n += tc.Goal(tp, l)
+		}
+	}
+	return n
+}
+
+// hasGoal reports whether an instance may wait for an input: whether goal may return more
+// than zero.
+func (tc *TaskClass) hasGoal() bool {
+	if tc.Goal != nil {
+		return true
+	}
+	for i := range tc.Inputs {
+		if tc.Inputs[i].Task {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPrepare reports whether prepare has anything to do.
+func (tc *TaskClass) hasPrepare() bool { return tc.Prepare != nil || tc.Inputs != nil }
+
+// prepare binds the inputs of t that no predecessor feeds: Prepare's, then the chains'.
+func (tc *TaskClass) prepare(t *Task) error {
+	if tc.Prepare != nil {
+		if err := tc.Prepare(t); err != nil {
+			return err
+		}
+	}
+	return t.bindInputs(tc.Inputs)
+}
+
+// hasPredecessors reports whether predecessors reports anything.
+func (tc *TaskClass) hasPredecessors() bool { return tc.Predecessors != nil || tc.Inputs != nil }
+
+// predecessors reports the input dependencies of the instance in l: the chains', then
+// Predecessors'.
+func (tc *TaskClass) predecessors(tp *Taskpool, l *Locals, flows FlowMask, e *Edges) {
+	e.inputs(tp, l, flows, tc.Inputs)
+	if tc.Predecessors != nil {
+		tc.Predecessors(tp, l, flows, e)
+	}
 }

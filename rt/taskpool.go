@@ -277,26 +277,30 @@ func (cs *classState) keyOf(tp *Taskpool, l *Locals) (uint64, bool) {
 // parameter slots set; derived locals are computed here) and reports every output dependency
 // to v without running anything. It is the walk behind Verify and DOT output.
 func (tp *Taskpool) VisitSuccessors(tc *TaskClass, l *Locals, v EdgeVisitor) bool {
-	return tp.visit(tc, l, v, tc.Successors)
+	return tp.visit(tc, l, v, false)
 }
 
 // visitPredecessors is VisitSuccessors over input dependencies.
 func (tp *Taskpool) visitPredecessors(tc *TaskClass, l *Locals, v EdgeVisitor) bool {
-	return tp.visit(tc, l, v, tc.Predecessors)
+	return tp.visit(tc, l, v, true)
 }
 
-func (tp *Taskpool) visit(tc *TaskClass, l *Locals, v EdgeVisitor,
-	f func(*Taskpool, *Locals, FlowMask, *Edges)) bool {
+// visit runs tc's successor iteration, or its predecessor iteration when in is set.
+func (tp *Taskpool) visit(tc *TaskClass, l *Locals, v EdgeVisitor, in bool) bool {
 	ll := *l
 	if !tc.Complete(tp, &ll) {
 		return false
 	}
-	if f != nil {
+	if (!in && tc.Successors != nil) || (in && tc.hasPredecessors()) {
 		// rt/remote visits the successors of every arrival on the comm goroutine: the Edges
 		// (a Locals array and more) would be allocated per message.
 		e := edgesPool.Get().(*Edges)
 		*e = Edges{tp: tp, visit: v}
-		f(tp, &ll, AllFlows, e)
+		if in {
+			tc.predecessors(tp, &ll, AllFlows, e)
+		} else {
+			tc.Successors(tp, &ll, AllFlows, e)
+		}
 		*e = Edges{}
 		edgesPool.Put(e)
 	}

@@ -29,7 +29,8 @@ const maxShownProblems = 50
 // Source says where the task classes of a taskpool come from, so that Verify's problems
 // point at the program text. Generated code fills one per program with .jdf positions
 // ("potrf.jdf:38:22"). The zero Source is valid: problems then carry no position. A table
-// may be shorter than what it describes; a missing entry means no position.
+// may be shorter than what it describes; a missing entry means no position. A data input
+// with no true guard points at its input chain's position (InputChain.Pos).
 type Source struct {
 	// Err, when set, is wrapped by the errors of Verify and WriteDOT besides ErrVerify, and
 	// its text starts their message (a generated program's Err<Name>Graph).
@@ -37,9 +38,6 @@ type Source struct {
 	// Classes[class] is the position of a task class: problems of its enumeration and
 	// cycles point here.
 	Classes []string
-	// Flows[class][flow] is the position of a flow: a data input with no true guard points
-	// here.
-	Flows [][]string
 	// Deps[class][flow][dep] is the position of a dependency, dep being the index that
 	// Successors and Predecessors pass to Edges.Task and Edges.Outside: unmatched
 	// dependencies and targets outside their space point here.
@@ -49,13 +47,6 @@ type Source struct {
 func (s *Source) class(c int) string {
 	if s != nil && c >= 0 && c < len(s.Classes) {
 		return s.Classes[c]
-	}
-	return ""
-}
-
-func (s *Source) flow(c, f int) string {
-	if s != nil && c >= 0 && c < len(s.Flows) && f >= 0 && f < len(s.Flows[c]) {
-		return s.Flows[c][f]
 	}
 	return ""
 }

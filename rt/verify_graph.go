@@ -138,7 +138,7 @@ func buildGraph(tp *Taskpool, src *Source) (g *instanceGraph, err error) {
 		g.cur, g.atTC, g.atL, g.atLSet = i, x.class, x.l, true
 		g.input = false
 		tp.VisitSuccessors(x.class, &x.l, g)
-		if x.class.Predecessors != nil {
+		if x.class.hasPredecessors() {
 			g.input = true
 			tp.visitPredecessors(x.class, &x.l, g)
 		}
@@ -201,14 +201,14 @@ func (g *instanceGraph) dropped(flow, dep int, peer *TaskClass, peerFlow int, l 
 // (rt.DropVisitor).
 func (g *instanceGraph) NoInput(flow int) {
 	g.named[g.cur] = true
-	g.problem(g.src.flow(g.vertices[g.cur].class.ID, flow), "%s flow %s: no input dependency guard holds (the task would fail with %v)",
+	g.problem(g.vertices[g.cur].class.inputPos(flow), "%s flow %s: no input dependency guard holds (the task would fail with %v)",
 		g.name(g.cur), g.flow(g.cur, flow), ErrNoInput)
 }
 
 // check matches outputs with inputs, compares goals with arrivals and looks for a cycle.
 func (g *instanceGraph) check() {
 	for _, a := range g.outs {
-		if dst := g.vertices[a.dst].class; dst.Predecessors == nil && dst.Goal != nil {
+		if dst := g.vertices[a.dst].class; !dst.hasPredecessors() && dst.hasGoal() {
 			continue // its inputs cannot be enumerated; checkGoals covers them
 		}
 		if _, ok := g.inDep[a]; !ok {
@@ -240,10 +240,7 @@ func (g *instanceGraph) checkGoals() {
 		if g.named[i] {
 			continue
 		}
-		var goal uint32
-		if x.class.Goal != nil {
-			goal = x.class.Goal(g.tp, &x.l)
-		}
+		goal := x.class.goal(g.tp, &x.l)
 		pos := g.src.class(x.class.ID)
 		switch x.class.Readiness {
 		case Mask:

@@ -34,8 +34,9 @@ func TestVerifyConsistent(t *testing.T) {
 //	  B <- memory -> memory
 //	  goal: 1 for k > 0
 //
-// The Source gives the class t.jdf:1:1, flow A t.jdf:3:3, its input t.jdf:3:8 (dep 0), its
-// output t.jdf:4:8 (dep 1), and flow B t.jdf:5:3.
+// The Source gives the class t.jdf:1:1, flow A's input t.jdf:3:8 (dep 0) and its output
+// t.jdf:4:8 (dep 1). A flow without a true guard has the position of its input chain
+// (InputChain.Pos), which this hand-written class has not.
 type verifyProgram struct {
 	n        int
 	offByOne int
@@ -48,7 +49,6 @@ type verifyProgram struct {
 var verifySource = rt.Source{
 	Err:     errors.New("Line: invalid task graph"),
 	Classes: []string{"t.jdf:1:1"},
-	Flows:   [][]string{{"t.jdf:3:3", "t.jdf:5:3"}},
 	Deps:    [][][]string{{{"t.jdf:3:8", "t.jdf:4:8"}, {}}},
 }
 
@@ -136,7 +136,7 @@ func TestVerifyProblems(t *testing.T) {
 			"t.jdf:3:8: T(0) flow A <- A T(-1): T(-1) is outside the execution space of T, so nothing can satisfy this input",
 		}},
 		{"missing guard", verifyProgram{n: 3, noGuard: func(k int) bool { return k == 0 }}, []string{
-			"t.jdf:3:3: T(0) flow A: no input dependency guard holds (the task would fail with rt: no input dependency guard holds)",
+			"T(0) flow A: no input dependency guard holds (the task would fail with rt: no input dependency guard holds)",
 		}},
 		{"flow mismatch", verifyProgram{n: 3, toB: true}, []string{
 			"t.jdf:4:8: T(0) flow A -> B T(1): no input of T(1) flow B names T(0) flow A back",

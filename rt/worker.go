@@ -369,9 +369,9 @@ func (w *worker) execute(t *Task) {
 	tc := t.cs.tc
 	if !t.prepared {
 		t.prepared = true
-		if tc.Prepare != nil {
+		if tc.hasPrepare() {
 			w.running = t
-			err := callPrepare(tc.Prepare, t)
+			err := callPrepare(tc, t)
 			w.running = nil
 			if err != nil {
 				w.failTask(t, err)
@@ -679,8 +679,16 @@ func callSuccessors(f func(*Taskpool, *Locals, FlowMask, *Edges), t *Task, e *Ed
 	f(t.cs.tp, &t.l, AllFlows, e)
 }
 
-// callPrepare runs generated input preparation, which evaluates user guards and can panic.
-func callPrepare(p func(*Task) error, t *Task) error { return callHook(p, t) }
+// callPrepare runs the input preparation of t's class, which evaluates user guards and can
+// panic.
+func callPrepare(tc *TaskClass, t *Task) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return tc.prepare(t)
+}
 
 // callEvaluate runs an incarnation's evaluate function.
 func callEvaluate(f func(*Task) bool, t *Task) (ok bool, err error) {

@@ -21,7 +21,7 @@ func keepOnDevice(*gpu.Device, *gpu.Task, *gpu.Stream) (int, gpu.Result) { retur
 //line batch_gemm_jdf.go:22
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // BatchGemm is the taskpool of batch_gemm.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewBatchGemm, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -33,8 +33,8 @@ type BatchGemm struct {
 	C     *rt.Vector
 	BATCH int
 	impl  *blas.Impl
-	D     int // hidden: computed by NewBatchGemm
-	T     int // hidden: computed by NewBatchGemm
+	d     int // hidden: computed by NewBatchGemm
+	t     int // hidden: computed by NewBatchGemm
 }
 
 // Errors wrapped by those of NewBatchGemm (ErrBatchGemmArgument) and of Verify and WriteDOT (ErrBatchGemmGraph).
@@ -57,11 +57,10 @@ func NewBatchGemm(NB int, A *rt.Vector, B *rt.Vector, C *rt.Vector, BATCH int, i
 	}
 //line ../batch_gemm.jdf:37
 	var D int = A.NT
-//line batch_gemm_jdf.go:61
 //line ../batch_gemm.jdf:38
 	var T int = C.NT
-//line batch_gemm_jdf.go:64
-	tp := &BatchGemm{NB: NB, A: A, B: B, C: C, BATCH: BATCH, impl: impl, D: D, T: T}
+//line batch_gemm_jdf.go:63
+	tp := &BatchGemm{NB: NB, A: A, B: B, C: C, BATCH: BATCH, impl: impl, d: D, t: T}
 	tp.Taskpool = rt.NewTaskpool("BatchGemm", tp, &batchGemmGEMM)
 	return tp, nil
 }
@@ -74,40 +73,36 @@ var (
 func init() {
 	batchGemmGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 0, Locals: []string{"i"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.Read}, {Name: "Z", Access: rt.RW}},
-		Space:        batchGemmGEMMSpace,
-		Complete:     batchGemmGEMMComplete,
-		Prepare:      rt.BindInputsFunc(batchGemmGEMMInputs),
-		Successors:   batchGemmGEMMSuccessors,
-		Predecessors: rt.InputsFunc(batchGemmGEMMInputs),
-		Affinity:     batchGemmGEMMAffinity,
+		Flows:    []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.Read}, {Name: "Z", Access: rt.RW}},
+		Space:    batchGemmGEMMSpace,
+		Complete: batchGemmGEMMComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "batch_gemm.jdf:43:8", Memory: true, Select: batchGemmGEMMInX},
+			{Flow: 1, Pos: "batch_gemm.jdf:44:8", Memory: true, Select: batchGemmGEMMInY},
+			{Flow: 2, Pos: "batch_gemm.jdf:45:6", Memory: true, Select: batchGemmGEMMInZ},
+		},
+		Successors: batchGemmGEMMSuccessors,
+		Affinity:   batchGemmGEMMAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "GEMM/GPU", Type: gpu.TypeAny, Submit: batchGemmGEMMSubmitGPU, Batch: true, StageOut: keepOnDevice}, Select: func(task *rt.Task) int {
 				i := task.Locals()[0]
 //line ../batch_gemm.jdf:47
 				return i
-//line batch_gemm_jdf.go:90
+//line batch_gemm_jdf.go:92
 			}},
 			{Kind: rt.CPU, Hook: batchGemmGEMMHook},
 		},
 	}
 }
 
-// batchGemmGEMMInputs are the input chains of GEMM(i): batchGemmGEMMIn<Flow> selects the input of flow <Flow>.
-var batchGemmGEMMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "batch_gemm.jdf:43:8", Select: batchGemmGEMMInX},
-	{Flow: 1, Pos: "batch_gemm.jdf:44:8", Select: batchGemmGEMMInY},
-	{Flow: 2, Pos: "batch_gemm.jdf:45:6", Select: batchGemmGEMMInZ},
-}
-
 func batchGemmGEMMInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, i := tp.Globals().(*BatchGemm), l[0]
-	return rt.DataInput(0, g.A, rt.Ix(i%g.D), "batch_gemm.jdf:43:13")
+	return rt.DataInput(0, g.A, rt.Ix(i%g.d), "batch_gemm.jdf:43:13")
 }
 
 func batchGemmGEMMInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, i := tp.Globals().(*BatchGemm), l[0]
-	return rt.DataInput(0, g.B, rt.Ix(i%g.D), "batch_gemm.jdf:44:13")
+	return rt.DataInput(0, g.B, rt.Ix(i%g.d), "batch_gemm.jdf:44:13")
 }
 
 func batchGemmGEMMInZ(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -118,7 +113,7 @@ func batchGemmGEMMInZ(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 // batchGemmGEMMSpace enumerates the execution space of GEMM(i).
 func batchGemmGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*BatchGemm)
-	for i := 0; i <= g.T-1; i++ {
+	for i := 0; i <= g.t-1; i++ {
 		l[0] = i
 		if !yield(l) {
 			return
@@ -129,7 +124,7 @@ func batchGemmGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bo
 // batchGemmGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
 func batchGemmGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, i := tp.Globals().(*BatchGemm), l[0]
-	return i >= 0 && i <= g.T-1
+	return i >= 0 && i <= g.t-1
 }
 
 // batchGemmGEMMSuccessors reports the output dependencies of GEMM(i) whose guards hold.
@@ -145,27 +140,20 @@ func batchGemmGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 	g, i := tp.Globals().(*BatchGemm), l[0]
 //line ../batch_gemm.jdf:42
 	return g.C, rt.Ix(i)
-//line batch_gemm_jdf.go:149
+//line batch_gemm_jdf.go:144
 }
 
 // batchGemmGEMMGPU is one task of a ring in a GPU body of GEMM(i): its definitions and the
 // device buffers of its data flows (a batched body gets them with member(t)).
 type batchGemmGEMMGPU struct {
-	i int
-	X gpu.Buffer
-	Y gpu.Buffer
-	Z gpu.Buffer
+	i       int
+	X, Y, Z gpu.Buffer
 }
 
 // batchGemmGEMMMemberGPU returns the definitions and buffers of the GEMM task of wrapper t.
 func batchGemmGEMMMemberGPU(t *gpu.Task) batchGemmGEMMGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return batchGemmGEMMGPU{
-		i: l[0],
-		X: t.Buffer(0),
-		Y: t.Buffer(1),
-		Z: t.Buffer(2),
-	}
+	return batchGemmGEMMGPU{i: l[0], X: t.Buffer(0), Y: t.Buffer(1), Z: t.Buffer(2)}
 }
 
 // batchGemmGEMMSubmitGPU is the submit hook of the GPU body of GEMM(i): rt/gpu runs it on a device stream.
@@ -174,7 +162,7 @@ func batchGemmGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream)
 		return task.Fail(err)
 	}
 	g, l := rt.TaskGlobals[*BatchGemm](task.EC().(*rt.Task))
-	return batchGemmGEMMBodyGPU(dev, task, stream, g, g.NB, g.A, g.B, g.C, g.BATCH, g.impl, g.D, g.T, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
+	return batchGemmGEMMBodyGPU(dev, task, stream, g.NB, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
 // batchGemmGEMMBatchGPU is the batch-match policy of the GPU body of GEMM for a ring headed
@@ -184,14 +172,13 @@ func batchGemmGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	g := task.Taskpool().Globals().(*BatchGemm)
 //line ../batch_gemm.jdf:47
 	batchMax := g.BATCH
-//line batch_gemm_jdf.go:188
+//line batch_gemm_jdf.go:176
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
 // batchGemmGEMMBodyGPU is the GPU body of GEMM(i) at batch_gemm.jdf:47:1.
-func batchGemmGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *BatchGemm, NB int, A *rt.Vector, B *rt.Vector, C *rt.Vector, BATCH int, impl *blas.Impl, D int, T int, i int, X gpu.Buffer, Y gpu.Buffer, Z gpu.Buffer) gpu.Result {
+func batchGemmGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, NB int, i int, X gpu.Buffer, Y gpu.Buffer, Z gpu.Buffer) gpu.Result {
 	member := batchGemmGEMMMemberGPU
-	_ = member
 //line ../batch_gemm.jdf:48
 	{
 		n := task.RingLen()
@@ -204,7 +191,7 @@ func batchGemmGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, t
 			return task.Fail(err)
 		}
 	}
-//line batch_gemm_jdf.go:208
+//line batch_gemm_jdf.go:195
 	return gpu.Done
 }
 
@@ -216,25 +203,22 @@ func batchGemmGEMMHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return batchGemmGEMMBody(g, task, g.NB, g.A, g.B, g.C, g.BATCH, g.impl, g.D, g.T, l[0], X, Y, Z)
+	return batchGemmGEMMBody(task, g.NB, g.impl, l[0], X, Y, Z)
 }
 
 // batchGemmGEMMBody is the CPU body of GEMM(i) at batch_gemm.jdf:60:1.
-func batchGemmGEMMBody(tp *BatchGemm, task *rt.Task, NB int, A *rt.Vector, B *rt.Vector, C *rt.Vector, BATCH int, impl *blas.Impl, D int, T int, i int, X []float64, Y []float64, Z []float64) error {
+func batchGemmGEMMBody(task *rt.Task, NB int, impl *blas.Impl, i int, X []float64, Y []float64, Z []float64) error {
 //line ../batch_gemm.jdf:61
 	{
 		return impl.Dgemm(blas.NoTrans, blas.NoTrans, NB, NB, NB, 1, X, NB, Y, NB, 1, Z, NB)
 	}
-//line batch_gemm_jdf.go:229
+//line batch_gemm_jdf.go:216
 }
 
-// batchGemmSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of batch_gemm.jdf.
+// batchGemmSource locates the classes and the dependencies (Deps[class][flow][dep]) of batch_gemm.jdf.
 var batchGemmSource = rt.Source{
 	Err:     ErrBatchGemmGraph,
 	Classes: []string{"batch_gemm.jdf:40:1"},
-	Flows: [][]string{
-		{"batch_gemm.jdf:43:8", "batch_gemm.jdf:44:8", "batch_gemm.jdf:45:6"},
-	},
 	Deps: [][][]string{
 		{{"batch_gemm.jdf:43:10"}, {"batch_gemm.jdf:44:10"}, {"batch_gemm.jdf:45:8", "batch_gemm.jdf:46:8"}},
 	},

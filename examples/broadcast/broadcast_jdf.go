@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Broadcast is the taskpool of broadcast.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewBroadcast, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -52,28 +52,28 @@ var (
 func init() {
 	broadcastRoot = rt.TaskClass{
 		Name: "Root", ID: 0, Locals: []string{"r"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}},
-		Space:        broadcastRootSpace,
-		Complete:     broadcastRootComplete,
-		Prepare:      rt.BindInputsFunc(broadcastRootInputs),
-		Successors:   broadcastRootSuccessors,
-		Predecessors: rt.InputsFunc(broadcastRootInputs),
-		Affinity:     broadcastRootAffinity,
+		Flows:      []rt.Flow{{Name: "X", Access: rt.Read}},
+		Space:      broadcastRootSpace,
+		Complete:   broadcastRootComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "broadcast.jdf:13:8", Memory: true, Select: broadcastRootInX}},
+		Successors: broadcastRootSuccessors,
+		Affinity:   broadcastRootAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: broadcastRootHook},
 		},
 	}
 	broadcastReader = rt.TaskClass{
 		Name: "Reader", ID: 1, Locals: []string{"i"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
-		Space:        broadcastReaderSpace,
-		Complete:     broadcastReaderComplete,
-		Goal:         rt.InputGoalFunc(broadcastReaderInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(broadcastReaderInputs),
-		Successors:   broadcastReaderSuccessors,
-		Predecessors: rt.InputsFunc(broadcastReaderInputs),
-		Priority:     broadcastReaderPriority,
-		Affinity:     broadcastReaderAffinity,
+		Flows:    []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
+		Space:    broadcastReaderSpace,
+		Complete: broadcastReaderComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "broadcast.jdf:23:8", Task: true, Select: broadcastReaderInX},
+			{Flow: 1, Pos: "broadcast.jdf:24:6", Memory: true, Select: broadcastReaderInY},
+		},
+		Successors: broadcastReaderSuccessors,
+		Priority:   broadcastReaderPriority,
+		Affinity:   broadcastReaderAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: broadcastReaderHook},
 		},
@@ -91,9 +91,6 @@ func init() {
 		},
 	}
 }
-
-// broadcastRootInputs are the input chains of Root(r): broadcastRootIn<Flow> selects the input of flow <Flow>.
-var broadcastRootInputs = []rt.InputChain{{Flow: 0, Pos: "broadcast.jdf:13:8", Select: broadcastRootInX}}
 
 func broadcastRootInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g := tp.Globals().(*Broadcast)
@@ -132,32 +129,26 @@ func broadcastRootAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 	g := tp.Globals().(*Broadcast)
 //line ../broadcast.jdf:12
 	return g.data, rt.Ix(0)
-//line broadcast_jdf.go:136
+//line broadcast_jdf.go:133
 }
 
 // broadcastRootHook runs the CPU body of Root(r).
 func broadcastRootHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Broadcast](task)
+	_, l := rt.TaskGlobals[*Broadcast](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return broadcastRootBody(g, task, g.N, g.data, g.sum, l[0], X)
+	return broadcastRootBody(task, l[0], X)
 }
 
 // broadcastRootBody is the CPU body of Root(r) at broadcast.jdf:15:1.
-func broadcastRootBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, sum []float64, r int, X []float64) error {
+func broadcastRootBody(task *rt.Task, r int, X []float64) error {
 //line ../broadcast.jdf:16
 	{
 	}
-//line broadcast_jdf.go:154
+//line broadcast_jdf.go:151
 	return nil
-}
-
-// broadcastReaderInputs are the input chains of Reader(i): broadcastReaderIn<Flow> selects the input of flow <Flow>.
-var broadcastReaderInputs = []rt.InputChain{
-	{Flow: 0, Pos: "broadcast.jdf:23:8", TaskOnly: true, Select: broadcastReaderInX},
-	{Flow: 1, Pos: "broadcast.jdf:24:6", Select: broadcastReaderInY},
 }
 
 func broadcastReaderInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -204,7 +195,7 @@ func broadcastReaderPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, i := tp.Globals().(*Broadcast), l[0]
 //line ../broadcast.jdf:27
 	return int32(g.N - i)
-//line broadcast_jdf.go:208
+//line broadcast_jdf.go:199
 }
 
 // broadcastReaderAffinity returns the data collection element that owns Reader(i).
@@ -212,29 +203,29 @@ func broadcastReaderAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.I
 	g, i := tp.Globals().(*Broadcast), l[0]
 //line ../broadcast.jdf:22
 	return g.data, rt.Ix(i + 1)
-//line broadcast_jdf.go:216
+//line broadcast_jdf.go:207
 }
 
 // broadcastReaderHook runs the CPU body of Reader(i).
 func broadcastReaderHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Broadcast](task)
+	_, l := rt.TaskGlobals[*Broadcast](task)
 	var err error
 	X, Y := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return broadcastReaderBody(g, task, g.N, g.data, g.sum, l[0], X, Y)
+	return broadcastReaderBody(task, l[0], X, Y)
 }
 
 // broadcastReaderBody is the CPU body of Reader(i) at broadcast.jdf:28:1.
-func broadcastReaderBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, sum []float64, i int, X []float64, Y []float64) error {
+func broadcastReaderBody(task *rt.Task, i int, X []float64, Y []float64) error {
 //line ../broadcast.jdf:29
 	{
 		for j := range Y {
 			Y[j] += X[j]
 		}
 	}
-//line broadcast_jdf.go:238
+//line broadcast_jdf.go:229
 	return nil
 }
 
@@ -254,7 +245,7 @@ func broadcastSumComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return z >= 0 && z <= 0
 }
 
-// broadcastSumGoal returns the number of inputs that Sum(z) waits for from other tasks.
+// broadcastSumGoal returns the number of inputs that Sum(z) waits for on its CTL flows (rt adds its data flows').
 func broadcastSumGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	g := tp.Globals().(*Broadcast)
 	var n uint32
@@ -268,8 +259,7 @@ func broadcastSumGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// broadcastSumPredecessors reports the input dependencies of Sum(z) whose guards hold (for a data
-// flow, the one its input chain selects).
+// broadcastSumPredecessors reports the CTL input dependencies of Sum(z) whose guards hold.
 func broadcastSumPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g := tp.Globals().(*Broadcast)
 	if flows&1 != 0 {
@@ -285,17 +275,17 @@ func broadcastSumAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Inde
 	g := tp.Globals().(*Broadcast)
 //line ../broadcast.jdf:38
 	return g.data, rt.Ix(0)
-//line broadcast_jdf.go:289
+//line broadcast_jdf.go:279
 }
 
 // broadcastSumHook runs the CPU body of Sum(z).
 func broadcastSumHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Broadcast](task)
-	return broadcastSumBody(g, task, g.N, g.data, g.sum, l[0])
+	return broadcastSumBody(task, g.N, g.data, g.sum, l[0])
 }
 
 // broadcastSumBody is the CPU body of Sum(z) at broadcast.jdf:40:1.
-func broadcastSumBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, sum []float64, z int) error {
+func broadcastSumBody(task *rt.Task, N int, data *rt.Vector, sum []float64, z int) error {
 //line ../broadcast.jdf:41
 	{
 		// The CTL gather orders Sum after every Reader, so their blocks are final.
@@ -305,19 +295,14 @@ func broadcastSumBody(tp *Broadcast, task *rt.Task, N int, data *rt.Vector, sum 
 			}
 		}
 	}
-//line broadcast_jdf.go:309
+//line broadcast_jdf.go:299
 	return nil
 }
 
-// broadcastSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of broadcast.jdf.
+// broadcastSource locates the classes and the dependencies (Deps[class][flow][dep]) of broadcast.jdf.
 var broadcastSource = rt.Source{
 	Err:     ErrBroadcastGraph,
 	Classes: []string{"broadcast.jdf:10:1", "broadcast.jdf:20:1", "broadcast.jdf:36:1"},
-	Flows: [][]string{
-		{"broadcast.jdf:13:8"},
-		{"broadcast.jdf:23:8", "broadcast.jdf:24:6", "broadcast.jdf:26:7"},
-		{"broadcast.jdf:39:7"},
-	},
 	Deps: [][][]string{
 		{{"broadcast.jdf:13:10", "broadcast.jdf:14:10"}},
 		{{"broadcast.jdf:23:10"}, {"broadcast.jdf:24:8", "broadcast.jdf:25:8"}, {"broadcast.jdf:26:12"}},

@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Chain is the taskpool of chain.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewChain, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -49,32 +49,26 @@ var (
 func init() {
 	chainTask = rt.TaskClass{
 		Name: "Task", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:        chainTaskSpace,
-		Complete:     chainTaskComplete,
-		Goal:         rt.InputGoalFunc(chainTaskInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(chainTaskInputs),
-		Successors:   chainTaskSuccessors,
-		Predecessors: rt.InputsFunc(chainTaskInputs),
-		Priority:     chainTaskPriority,
-		Affinity:     chainTaskAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space:      chainTaskSpace,
+		Complete:   chainTaskComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "chain.jdf:11:6", Task: true, Memory: true, Select: chainTaskInA}},
+		Successors: chainTaskSuccessors,
+		Priority:   chainTaskPriority,
+		Affinity:   chainTaskAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: chainTaskHook},
 		},
 	}
 }
 
-// chainTaskInputs are the input chains of Task(k): chainTaskIn<Flow> selects the input of flow <Flow>.
-var chainTaskInputs = []rt.InputChain{{Flow: 0, Pos: "chain.jdf:11:6", Select: chainTaskInA}}
-
 func chainTaskInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Chain), l[0]
 	if k == 0 {
 		return rt.DataInput(0, g.data, rt.Ix(k), "chain.jdf:11:22")
-	} else {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(0, &chainTask, 0, chainTaskComplete(tp, &pl), &pl, "chain.jdf:11:32", "A Task(k - 1)")
 	}
+	pl := rt.Locals{0: k - 1}
+	return rt.TaskInput(0, &chainTask, 0, chainTaskComplete(tp, &pl), &pl, "chain.jdf:11:32", "A Task(k - 1)")
 }
 
 // chainTaskSpace enumerates the execution space of Task(k).
@@ -112,7 +106,7 @@ func chainTaskPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Chain), l[0]
 //line ../chain.jdf:13
 	return int32(g.NB - k)
-//line chain_jdf.go:116
+//line chain_jdf.go:110
 }
 
 // chainTaskAffinity returns the data collection element that owns Task(k).
@@ -120,38 +114,35 @@ func chainTaskAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k := tp.Globals().(*Chain), l[0]
 //line ../chain.jdf:10
 	return g.data, rt.Ix(k)
-//line chain_jdf.go:124
+//line chain_jdf.go:118
 }
 
 // chainTaskHook runs the CPU body of Task(k).
 func chainTaskHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Chain](task)
+	_, l := rt.TaskGlobals[*Chain](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return chainTaskBody(g, task, g.NB, g.data, l[0], A)
+	return chainTaskBody(task, l[0], A)
 }
 
 // chainTaskBody is the CPU body of Task(k) at chain.jdf:14:1.
-func chainTaskBody(tp *Chain, task *rt.Task, NB int, data *rt.Vector, k int, A []float64) error {
+func chainTaskBody(task *rt.Task, k int, A []float64) error {
 //line ../chain.jdf:15
 	{
 		for i := range A {
 			A[i] += 1
 		}
 	}
-//line chain_jdf.go:145
+//line chain_jdf.go:139
 	return nil
 }
 
-// chainSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of chain.jdf.
+// chainSource locates the classes and the dependencies (Deps[class][flow][dep]) of chain.jdf.
 var chainSource = rt.Source{
 	Err:     ErrChainGraph,
 	Classes: []string{"chain.jdf:8:1"},
-	Flows: [][]string{
-		{"chain.jdf:11:6"},
-	},
 	Deps: [][][]string{
 		{{"chain.jdf:11:8", "chain.jdf:12:8"}},
 	},

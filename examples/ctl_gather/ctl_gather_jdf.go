@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // CtlGather is the taskpool of ctl_gather.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewCtlGather, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -51,13 +51,12 @@ var (
 func init() {
 	ctlGatherWork = rt.TaskClass{
 		Name: "Work", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "B", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
-		Space:        ctlGatherWorkSpace,
-		Complete:     ctlGatherWorkComplete,
-		Prepare:      rt.BindInputsFunc(ctlGatherWorkInputs),
-		Successors:   ctlGatherWorkSuccessors,
-		Predecessors: rt.InputsFunc(ctlGatherWorkInputs),
-		Affinity:     ctlGatherWorkAffinity,
+		Flows:      []rt.Flow{{Name: "B", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
+		Space:      ctlGatherWorkSpace,
+		Complete:   ctlGatherWorkComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "ctl_gather.jdf:13:6", Memory: true, Select: ctlGatherWorkInB}},
+		Successors: ctlGatherWorkSuccessors,
+		Affinity:   ctlGatherWorkAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: ctlGatherWorkHook},
 		},
@@ -75,9 +74,6 @@ func init() {
 		},
 	}
 }
-
-// ctlGatherWorkInputs are the input chains of Work(k): ctlGatherWorkIn<Flow> selects the input of flow <Flow>.
-var ctlGatherWorkInputs = []rt.InputChain{{Flow: 0, Pos: "ctl_gather.jdf:13:6", Select: ctlGatherWorkInB}}
 
 func ctlGatherWorkInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*CtlGather), l[0]
@@ -118,28 +114,28 @@ func ctlGatherWorkAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 	g, k := tp.Globals().(*CtlGather), l[0]
 //line ../ctl_gather.jdf:12
 	return g.data, rt.Ix(k)
-//line ctl_gather_jdf.go:122
+//line ctl_gather_jdf.go:118
 }
 
 // ctlGatherWorkHook runs the CPU body of Work(k).
 func ctlGatherWorkHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*CtlGather](task)
+	_, l := rt.TaskGlobals[*CtlGather](task)
 	B, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return ctlGatherWorkBody(g, task, g.N, g.data, g.total, l[0], B)
+	return ctlGatherWorkBody(task, l[0], B)
 }
 
 // ctlGatherWorkBody is the CPU body of Work(k) at ctl_gather.jdf:16:1.
-func ctlGatherWorkBody(tp *CtlGather, task *rt.Task, N int, data *rt.Vector, total *float64, k int, B []float64) error {
+func ctlGatherWorkBody(task *rt.Task, k int, B []float64) error {
 //line ../ctl_gather.jdf:17
 	{
 		for j := range B {
 			B[j] = float64(k*len(B) + j)
 		}
 	}
-//line ctl_gather_jdf.go:143
+//line ctl_gather_jdf.go:139
 	return nil
 }
 
@@ -159,7 +155,7 @@ func ctlGatherJoinComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return z >= 0 && z <= 0
 }
 
-// ctlGatherJoinGoal returns the number of inputs that Join(z) waits for from other tasks.
+// ctlGatherJoinGoal returns the number of inputs that Join(z) waits for on its CTL flows (rt adds its data flows').
 func ctlGatherJoinGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	g := tp.Globals().(*CtlGather)
 	var n uint32
@@ -173,8 +169,7 @@ func ctlGatherJoinGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// ctlGatherJoinPredecessors reports the input dependencies of Join(z) whose guards hold (for a data
-// flow, the one its input chain selects).
+// ctlGatherJoinPredecessors reports the CTL input dependencies of Join(z) whose guards hold.
 func ctlGatherJoinPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g := tp.Globals().(*CtlGather)
 	if flows&1 != 0 {
@@ -190,17 +185,17 @@ func ctlGatherJoinAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 	g := tp.Globals().(*CtlGather)
 //line ../ctl_gather.jdf:26
 	return g.data, rt.Ix(0)
-//line ctl_gather_jdf.go:194
+//line ctl_gather_jdf.go:189
 }
 
 // ctlGatherJoinHook runs the CPU body of Join(z).
 func ctlGatherJoinHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*CtlGather](task)
-	return ctlGatherJoinBody(g, task, g.N, g.data, g.total, l[0])
+	return ctlGatherJoinBody(task, g.N, g.data, g.total, l[0])
 }
 
 // ctlGatherJoinBody is the CPU body of Join(z) at ctl_gather.jdf:28:1.
-func ctlGatherJoinBody(tp *CtlGather, task *rt.Task, N int, data *rt.Vector, total *float64, z int) error {
+func ctlGatherJoinBody(task *rt.Task, N int, data *rt.Vector, total *float64, z int) error {
 //line ../ctl_gather.jdf:29
 	{
 		s := 0.0
@@ -211,18 +206,14 @@ func ctlGatherJoinBody(tp *CtlGather, task *rt.Task, N int, data *rt.Vector, tot
 		}
 		*total = s
 	}
-//line ctl_gather_jdf.go:215
+//line ctl_gather_jdf.go:210
 	return nil
 }
 
-// ctlGatherSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of ctl_gather.jdf.
+// ctlGatherSource locates the classes and the dependencies (Deps[class][flow][dep]) of ctl_gather.jdf.
 var ctlGatherSource = rt.Source{
 	Err:     ErrCtlGatherGraph,
 	Classes: []string{"ctl_gather.jdf:10:1", "ctl_gather.jdf:24:1"},
-	Flows: [][]string{
-		{"ctl_gather.jdf:13:6", "ctl_gather.jdf:15:7"},
-		{"ctl_gather.jdf:27:7"},
-	},
 	Deps: [][][]string{
 		{{"ctl_gather.jdf:13:8", "ctl_gather.jdf:14:8"}, {"ctl_gather.jdf:15:12"}},
 		{{"ctl_gather.jdf:27:12"}},

@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // EP is the taskpool of ep.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewEP, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -88,7 +88,7 @@ func epTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return c_ >= 0 && c_ <= g.NT-1 && d >= 0 && d <= g.DEPTH-1
 }
 
-// epTGoal returns the number of inputs that T(c, d) waits for from other tasks.
+// epTGoal returns the number of inputs that T(c, d) waits for on its CTL flows (rt adds its data flows').
 func epTGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	c_, d := l[0], l[1]
 	var n uint32
@@ -113,8 +113,7 @@ func epTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges
 	}
 }
 
-// epTPredecessors reports the input dependencies of T(c, d) whose guards hold (for a data
-// flow, the one its input chain selects).
+// epTPredecessors reports the CTL input dependencies of T(c, d) whose guards hold.
 func epTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	c_, d := l[0], l[1]
 	if flows&1 != 0 {
@@ -130,32 +129,29 @@ func epTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, c_ := tp.Globals().(*EP), l[0]
 //line ../ep.jdf:17
 	return g.dist, rt.Ix(c_)
-//line ep_jdf.go:134
+//line ep_jdf.go:133
 }
 
 // epTHook runs the CPU body of T(c, d).
 func epTHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*EP](task)
-	return epTBody(g, task, g.NT, g.DEPTH, g.dist, g.count, l[0], l[1])
+	return epTBody(task, g.count, l[0], l[1])
 }
 
 // epTBody is the CPU body of T(c, d) at ep.jdf:20:1.
-func epTBody(tp *EP, task *rt.Task, NT int, DEPTH int, dist *rt.Vector, count *atomic.Int64, c int, d int) error {
+func epTBody(task *rt.Task, count *atomic.Int64, c int, d int) error {
 //line ../ep.jdf:21
 	{
 		count.Add(1)
 	}
-//line ep_jdf.go:149
+//line ep_jdf.go:148
 	return nil
 }
 
-// epSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of ep.jdf.
+// epSource locates the classes and the dependencies (Deps[class][flow][dep]) of ep.jdf.
 var epSource = rt.Source{
 	Err:     ErrEPGraph,
 	Classes: []string{"ep.jdf:14:1"},
-	Flows: [][]string{
-		{"ep.jdf:18:7"},
-	},
 	Deps: [][][]string{
 		{{"ep.jdf:18:9", "ep.jdf:19:9"}},
 	},

@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Gemm is the taskpool of gemm.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewGemm, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -21,9 +21,9 @@ type Gemm struct {
 	descA *rt.TiledMatrix
 	descB *rt.TiledMatrix
 	descC *rt.TiledMatrix
-	MT    int // hidden: computed by NewGemm
-	NT    int // hidden: computed by NewGemm
-	KT    int // hidden: computed by NewGemm
+	mt    int // hidden: computed by NewGemm
+	nt    int // hidden: computed by NewGemm
+	kt    int // hidden: computed by NewGemm
 }
 
 // Errors wrapped by those of NewGemm (ErrGemmArgument) and of Verify and WriteDOT (ErrGemmGraph).
@@ -46,14 +46,12 @@ func NewGemm(descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix
 	}
 //line ../gemm.jdf:13
 	var MT int = descC.MT
-//line gemm_jdf.go:50
 //line ../gemm.jdf:14
 	var NT int = descC.NT
-//line gemm_jdf.go:53
 //line ../gemm.jdf:15
 	var KT int = descA.NT
-//line gemm_jdf.go:56
-	tp := &Gemm{descA: descA, descB: descB, descC: descC, MT: MT, NT: NT, KT: KT}
+//line gemm_jdf.go:54
+	tp := &Gemm{descA: descA, descB: descB, descC: descC, mt: MT, nt: NT, kt: KT}
 	tp.Taskpool = rt.NewTaskpool("Gemm", tp, &gemmGEMM)
 	return tp, nil
 }
@@ -66,26 +64,21 @@ var (
 func init() {
 	gemmGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 0, Locals: []string{"m", "n", "k"}, Params: []int{0, 1, 2},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
-		Space:        gemmGEMMSpace,
-		Complete:     gemmGEMMComplete,
-		Goal:         rt.InputGoalFunc(gemmGEMMInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(gemmGEMMInputs),
-		Successors:   gemmGEMMSuccessors,
-		Predecessors: rt.InputsFunc(gemmGEMMInputs),
-		Priority:     gemmGEMMPriority,
-		Affinity:     gemmGEMMAffinity,
+		Flows:    []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Space:    gemmGEMMSpace,
+		Complete: gemmGEMMComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "gemm.jdf:22:8", Memory: true, Select: gemmGEMMInA},
+			{Flow: 1, Pos: "gemm.jdf:23:8", Memory: true, Select: gemmGEMMInB},
+			{Flow: 2, Pos: "gemm.jdf:24:6", Task: true, Memory: true, Select: gemmGEMMInC},
+		},
+		Successors: gemmGEMMSuccessors,
+		Priority:   gemmGEMMPriority,
+		Affinity:   gemmGEMMAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: gemmGEMMHook},
 		},
 	}
-}
-
-// gemmGEMMInputs are the input chains of GEMM(m, n, k): gemmGEMMIn<Flow> selects the input of flow <Flow>.
-var gemmGEMMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "gemm.jdf:22:8", Select: gemmGEMMInA},
-	{Flow: 1, Pos: "gemm.jdf:23:8", Select: gemmGEMMInB},
-	{Flow: 2, Pos: "gemm.jdf:24:6", Select: gemmGEMMInC},
 }
 
 func gemmGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -102,20 +95,19 @@ func gemmGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
 	if k == 0 {
 		return rt.DataInput(0, g.descC, rt.Ix(m, n_), "gemm.jdf:24:22")
-	} else {
-		pl := rt.Locals{0: m, 1: n_, 2: k - 1}
-		return rt.TaskInput(0, &gemmGEMM, 2, gemmGEMMComplete(tp, &pl), &pl, "gemm.jdf:24:36", "C GEMM(m, n, k - 1)")
 	}
+	pl := rt.Locals{0: m, 1: n_, 2: k - 1}
+	return rt.TaskInput(0, &gemmGEMM, 2, gemmGEMMComplete(tp, &pl), &pl, "gemm.jdf:24:36", "C GEMM(m, n, k - 1)")
 }
 
 // gemmGEMMSpace enumerates the execution space of GEMM(m, n, k).
 func gemmGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Gemm)
-	for m := 0; m <= g.MT-1; m++ {
+	for m := 0; m <= g.mt-1; m++ {
 		l[0] = m
-		for n_ := 0; n_ <= g.NT-1; n_++ {
+		for n_ := 0; n_ <= g.nt-1; n_++ {
 			l[1] = n_
-			for k := 0; k <= g.KT-1; k++ {
+			for k := 0; k <= g.kt-1; k++ {
 				l[2] = k
 				if !yield(l) {
 					return
@@ -128,14 +120,14 @@ func gemmGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 // gemmGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
 func gemmGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
-	return m >= 0 && m <= g.MT-1 && n_ >= 0 && n_ <= g.NT-1 && k >= 0 && k <= g.KT-1
+	return m >= 0 && m <= g.mt-1 && n_ >= 0 && n_ <= g.nt-1 && k >= 0 && k <= g.kt-1
 }
 
 // gemmGEMMSuccessors reports the output dependencies of GEMM(m, n, k) whose guards hold.
 func gemmGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
 	if flows&4 != 0 {
-		if k < g.KT-1 {
+		if k < g.kt-1 {
 			e.L[0], e.L[1], e.L[2] = m, n_, k+1
 			e.Instance(gemmGEMMComplete(tp, &e.L), 2, 1, &gemmGEMM, 2)
 		} else {
@@ -148,8 +140,8 @@ func gemmGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 func gemmGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Gemm), l[2]
 //line ../gemm.jdf:26
-	return int32(g.KT - k)
-//line gemm_jdf.go:153
+	return int32(g.kt - k)
+//line gemm_jdf.go:145
 }
 
 // gemmGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
@@ -157,7 +149,7 @@ func gemmGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, m, n_ := tp.Globals().(*Gemm), l[0], l[1]
 //line ../gemm.jdf:21
 	return g.descC, rt.Ix(m, n_)
-//line gemm_jdf.go:161
+//line gemm_jdf.go:153
 }
 
 // gemmGEMMHook runs the CPU body of GEMM(m, n, k).
@@ -168,26 +160,23 @@ func gemmGEMMHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return gemmGEMMBody(g, task, g.descA, g.descB, g.descC, g.MT, g.NT, g.KT, l[0], l[1], l[2], A, B, C)
+	return gemmGEMMBody(task, g.descA, g.descB, g.descC, l[0], l[1], l[2], A, B, C)
 }
 
 // gemmGEMMBody is the CPU body of GEMM(m, n, k) at gemm.jdf:27:1.
-func gemmGEMMBody(tp *Gemm, task *rt.Task, descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix, MT int, NT int, KT int, m int, n int, k int, A []float64, B []float64, C []float64) error {
+func gemmGEMMBody(task *rt.Task, descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix, m int, n int, k int, A []float64, B []float64, C []float64) error {
 //line ../gemm.jdf:28
 	{
 		return blas.Dgemm(blas.NoTrans, blas.NoTrans, descC.TileRows(m), descC.TileCols(n), descA.TileCols(k),
 			1, A, descA.MB, B, descB.MB, 1, C, descC.MB)
 	}
-//line gemm_jdf.go:182
+//line gemm_jdf.go:174
 }
 
-// gemmSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of gemm.jdf.
+// gemmSource locates the classes and the dependencies (Deps[class][flow][dep]) of gemm.jdf.
 var gemmSource = rt.Source{
 	Err:     ErrGemmGraph,
 	Classes: []string{"gemm.jdf:17:1"},
-	Flows: [][]string{
-		{"gemm.jdf:22:8", "gemm.jdf:23:8", "gemm.jdf:24:6"},
-	},
 	Deps: [][][]string{
 		{{"gemm.jdf:22:10"}, {"gemm.jdf:23:10"}, {"gemm.jdf:24:8", "gemm.jdf:25:8"}},
 	},

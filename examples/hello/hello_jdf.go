@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Hello is the taskpool of hello.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewHello, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -87,11 +87,11 @@ func helloHelloAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index)
 // helloHelloHook runs the CPU body of Hello(k).
 func helloHelloHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Hello](task)
-	return helloHelloBody(g, task, g.N, g.data, g.out, l[0])
+	return helloHelloBody(task, g.N, g.out, l[0])
 }
 
 // helloHelloBody is the CPU body of Hello(k) at hello.jdf:19:1.
-func helloHelloBody(tp *Hello, task *rt.Task, N int, data *rt.Vector, out io.Writer, k int) error {
+func helloHelloBody(task *rt.Task, N int, out io.Writer, k int) error {
 //line ../hello.jdf:20
 	{
 		fmt.Fprintf(out, "hello from task %d of %d\n", k, N)
@@ -100,13 +100,10 @@ func helloHelloBody(tp *Hello, task *rt.Task, N int, data *rt.Vector, out io.Wri
 	return nil
 }
 
-// helloSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of hello.jdf.
+// helloSource locates the classes and the dependencies (Deps[class][flow][dep]) of hello.jdf.
 var helloSource = rt.Source{
 	Err:     ErrHelloGraph,
 	Classes: []string{"hello.jdf:16:1"},
-	Flows: [][]string{
-		{},
-	},
 	Deps: [][][]string{
 		{},
 	},

@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Reduce is the taskpool of reduce.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewReduce, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -20,7 +20,7 @@ type Reduce struct {
 	*rt.Taskpool
 	N      int
 	data   *rt.Vector
-	LEVELS int // hidden: computed by NewReduce
+	levels int // hidden: computed by NewReduce
 }
 
 // Errors wrapped by those of NewReduce (ErrReduceArgument) and of Verify and WriteDOT (ErrReduceGraph).
@@ -41,7 +41,7 @@ func NewReduce(N int, data *rt.Vector) (*Reduce, error) {
 //line ../reduce.jdf:14
 	var LEVELS int = bits.Len(uint(N - 1))
 //line reduce_jdf.go:44
-	tp := &Reduce{N: N, data: data, LEVELS: LEVELS}
+	tp := &Reduce{N: N, data: data, levels: LEVELS}
 	tp.Taskpool = rt.NewTaskpool("Reduce", tp, &reduceReduce)
 	return tp, nil
 }
@@ -54,35 +54,29 @@ var (
 func init() {
 	reduceReduce = rt.TaskClass{
 		Name: "Reduce", ID: 0, Locals: []string{"l", "i"}, Params: []int{0, 1},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.Read}},
-		Space:        reduceReduceSpace,
-		Complete:     reduceReduceComplete,
-		Goal:         rt.InputGoalFunc(reduceReduceInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(reduceReduceInputs),
-		Successors:   reduceReduceSuccessors,
-		Predecessors: rt.InputsFunc(reduceReduceInputs),
-		Priority:     reduceReducePriority,
-		Affinity:     reduceReduceAffinity,
+		Flows:    []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.Read}},
+		Space:    reduceReduceSpace,
+		Complete: reduceReduceComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "reduce.jdf:20:6", Task: true, Memory: true, Select: reduceReduceInA},
+			{Flow: 1, Pos: "reduce.jdf:24:8", Task: true, Memory: true, Select: reduceReduceInB},
+		},
+		Successors: reduceReduceSuccessors,
+		Priority:   reduceReducePriority,
+		Affinity:   reduceReduceAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: reduceReduceHook},
 		},
 	}
 }
 
-// reduceReduceInputs are the input chains of Reduce(l, i): reduceReduceIn<Flow> selects the input of flow <Flow>.
-var reduceReduceInputs = []rt.InputChain{
-	{Flow: 0, Pos: "reduce.jdf:20:6", Select: reduceReduceInA},
-	{Flow: 1, Pos: "reduce.jdf:24:8", Select: reduceReduceInB},
-}
-
 func reduceReduceInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
 	if l_ == 0 {
 		return rt.DataInput(0, g.data, rt.Ix(i), "reduce.jdf:20:22")
-	} else {
-		pl := rt.Locals{0: l_ - 1, 1: 2 * i}
-		return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:20:32", "A Reduce(l - 1, 2 * i)")
 	}
+	pl := rt.Locals{0: l_ - 1, 1: 2 * i}
+	return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:20:32", "A Reduce(l - 1, 2 * i)")
 }
 
 func reduceReduceInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -90,15 +84,14 @@ func reduceReduceInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	if l_ > 0 && 2*i+1 <= (g.N-1)>>(l_-1) {
 		pl := rt.Locals{0: l_ - 1, 1: 2*i + 1}
 		return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:24:58", "A Reduce(l - 1, 2 * i + 1)")
-	} else {
-		return rt.NullInput(0)
 	}
+	return rt.NullInput(0)
 }
 
 // reduceReduceSpace enumerates the execution space of Reduce(l, i).
 func reduceReduceSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Reduce)
-	for l_ := 0; l_ <= g.LEVELS; l_++ {
+	for l_ := 0; l_ <= g.levels; l_++ {
 		l[0] = l_
 		for i := 0; i <= (g.N-1)>>l_; i++ {
 			l[1] = i
@@ -112,22 +105,22 @@ func reduceReduceSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) boo
 // reduceReduceComplete reports whether the instance of Reduce whose parameters are in l lies in its execution space.
 func reduceReduceComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
-	return l_ >= 0 && l_ <= g.LEVELS && i >= 0 && i <= (g.N-1)>>l_
+	return l_ >= 0 && l_ <= g.levels && i >= 0 && i <= (g.N-1)>>l_
 }
 
 // reduceReduceSuccessors reports the output dependencies of Reduce(l, i) whose guards hold.
 func reduceReduceSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
 	if flows&1 != 0 {
-		if l_ < g.LEVELS && i%2 == 0 {
+		if l_ < g.levels && i%2 == 0 {
 			e.L[0], e.L[1] = l_+1, i/2
 			e.Instance(reduceReduceComplete(tp, &e.L), 0, 1, &reduceReduce, 0)
 		}
-		if l_ < g.LEVELS && i%2 == 1 {
+		if l_ < g.levels && i%2 == 1 {
 			e.L[0], e.L[1] = l_+1, i/2
 			e.Instance(reduceReduceComplete(tp, &e.L), 0, 2, &reduceReduce, 1)
 		}
-		if l_ == g.LEVELS {
+		if l_ == g.levels {
 			e.Data(0, 3, g.data, rt.Ix(0))
 		}
 	}
@@ -138,7 +131,7 @@ func reduceReducePriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	l_ := l[0]
 //line ../reduce.jdf:25
 	return int32(l_)
-//line reduce_jdf.go:142
+//line reduce_jdf.go:135
 }
 
 // reduceReduceAffinity returns the data collection element that owns Reduce(l, i).
@@ -146,22 +139,22 @@ func reduceReduceAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Inde
 	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
 //line ../reduce.jdf:19
 	return g.data, rt.Ix(i << l_)
-//line reduce_jdf.go:150
+//line reduce_jdf.go:143
 }
 
 // reduceReduceHook runs the CPU body of Reduce(l, i).
 func reduceReduceHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Reduce](task)
+	_, l := rt.TaskGlobals[*Reduce](task)
 	var err error
 	A, B := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return reduceReduceBody(g, task, g.N, g.data, g.LEVELS, l[0], l[1], A, B)
+	return reduceReduceBody(task, l[0], l[1], A, B)
 }
 
 // reduceReduceBody is the CPU body of Reduce(l, i) at reduce.jdf:26:1.
-func reduceReduceBody(tp *Reduce, task *rt.Task, N int, data *rt.Vector, LEVELS int, l int, i int, A []float64, B []float64) error {
+func reduceReduceBody(task *rt.Task, l int, i int, A []float64, B []float64) error {
 //line ../reduce.jdf:27
 	{
 		if B != nil {
@@ -170,17 +163,14 @@ func reduceReduceBody(tp *Reduce, task *rt.Task, N int, data *rt.Vector, LEVELS 
 			}
 		}
 	}
-//line reduce_jdf.go:174
+//line reduce_jdf.go:167
 	return nil
 }
 
-// reduceSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of reduce.jdf.
+// reduceSource locates the classes and the dependencies (Deps[class][flow][dep]) of reduce.jdf.
 var reduceSource = rt.Source{
 	Err:     ErrReduceGraph,
 	Classes: []string{"reduce.jdf:16:1"},
-	Flows: [][]string{
-		{"reduce.jdf:20:6", "reduce.jdf:24:8"},
-	},
 	Deps: [][][]string{
 		{{"reduce.jdf:20:8", "reduce.jdf:21:8", "reduce.jdf:22:8", "reduce.jdf:23:8"}, {"reduce.jdf:24:10"}},
 	},

@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Stencil1D is the taskpool of stencil1d.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewStencil1D, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -19,7 +19,7 @@ type Stencil1D struct {
 	*rt.Taskpool
 	T    int
 	data *rt.Vector
-	NX   int // hidden: computed by NewStencil1D
+	nx   int // hidden: computed by NewStencil1D
 }
 
 // Errors wrapped by those of NewStencil1D (ErrStencil1DArgument) and of Verify and WriteDOT (ErrStencil1DGraph).
@@ -40,7 +40,7 @@ func NewStencil1D(T int, data *rt.Vector) (*Stencil1D, error) {
 //line ../stencil1d.jdf:13
 	var NX int = data.NT
 //line stencil1d_jdf.go:43
-	tp := &Stencil1D{T: T, data: data, NX: NX}
+	tp := &Stencil1D{T: T, data: data, nx: NX}
 	tp.Taskpool = rt.NewTaskpool("Stencil1D", tp, &stencil1DStep)
 //line ../stencil1d.jdf:26
 	stencil1DCount0 := data.NB
@@ -63,60 +63,54 @@ func init() {
 			{Name: "R", Access: rt.Read},
 			{Name: "N", Access: rt.Write},
 		},
-		Space:        stencil1DStepSpace,
-		Complete:     stencil1DStepComplete,
-		Goal:         rt.InputGoalFunc(stencil1DStepInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(stencil1DStepInputs),
-		Successors:   stencil1DStepSuccessors,
-		Predecessors: rt.InputsFunc(stencil1DStepInputs),
-		Priority:     stencil1DStepPriority,
-		Affinity:     stencil1DStepAffinity,
+		Space:    stencil1DStepSpace,
+		Complete: stencil1DStepComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "stencil1d.jdf:19:8", Task: true, Memory: true, Select: stencil1DStepInC},
+			{Flow: 1, Pos: "stencil1d.jdf:20:8", Task: true, Memory: true, Select: stencil1DStepInL},
+			{Flow: 2, Pos: "stencil1d.jdf:23:8", Task: true, Memory: true, Select: stencil1DStepInR},
+			{Flow: 3, Pos: "stencil1d.jdf:26:9", Memory: true, Select: stencil1DStepInN},
+		},
+		Successors: stencil1DStepSuccessors,
+		Priority:   stencil1DStepPriority,
+		Affinity:   stencil1DStepAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stencil1DStepHook},
 		},
 	}
 }
 
-// stencil1DStepInputs are the input chains of Step(t, x): stencil1DStepIn<Flow> selects the input of flow <Flow>.
-var stencil1DStepInputs = []rt.InputChain{
-	{Flow: 0, Pos: "stencil1d.jdf:19:8", Select: stencil1DStepInC},
-	{Flow: 1, Pos: "stencil1d.jdf:20:8", Select: stencil1DStepInL},
-	{Flow: 2, Pos: "stencil1d.jdf:23:8", Select: stencil1DStepInR},
-	{Flow: 3, Pos: "stencil1d.jdf:26:9", Select: stencil1DStepInN},
-}
-
 func stencil1DStepInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
 	if t == 0 {
 		return rt.DataInput(0, g.data, rt.Ix(x), "stencil1d.jdf:19:24")
-	} else {
-		pl := rt.Locals{0: t - 1, 1: x}
-		return rt.TaskInput(0, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:19:34", "N Step(t - 1, x)")
 	}
+	pl := rt.Locals{0: t - 1, 1: x}
+	return rt.TaskInput(0, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:19:34", "N Step(t - 1, x)")
 }
 
 func stencil1DStepInL(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	t, x := l[0], l[1]
 	if t == 0 {
 		return rt.NullInput(0)
-	} else if x == 0 {
-		return rt.NullInput(1)
-	} else {
-		pl := rt.Locals{0: t - 1, 1: x - 1}
-		return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:22:13", "N Step(t - 1, x - 1)")
 	}
+	if x == 0 {
+		return rt.NullInput(1)
+	}
+	pl := rt.Locals{0: t - 1, 1: x - 1}
+	return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:22:13", "N Step(t - 1, x - 1)")
 }
 
 func stencil1DStepInR(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
 	if t == 0 {
 		return rt.NullInput(0)
-	} else if x == g.NX-1 {
-		return rt.NullInput(1)
-	} else {
-		pl := rt.Locals{0: t - 1, 1: x + 1}
-		return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:25:13", "N Step(t - 1, x + 1)")
 	}
+	if x == g.nx-1 {
+		return rt.NullInput(1)
+	}
+	pl := rt.Locals{0: t - 1, 1: x + 1}
+	return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:25:13", "N Step(t - 1, x + 1)")
 }
 
 func stencil1DStepInN(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -128,7 +122,7 @@ func stencil1DStepSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bo
 	g := tp.Globals().(*Stencil1D)
 	for t := 0; t <= g.T; t++ {
 		l[0] = t
-		for x := 0; x <= g.NX-1; x++ {
+		for x := 0; x <= g.nx-1; x++ {
 			l[1] = x
 			if !yield(l) {
 				return
@@ -140,7 +134,7 @@ func stencil1DStepSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bo
 // stencil1DStepComplete reports whether the instance of Step whose parameters are in l lies in its execution space.
 func stencil1DStepComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
-	return t >= 0 && t <= g.T && x >= 0 && x <= g.NX-1
+	return t >= 0 && t <= g.T && x >= 0 && x <= g.nx-1
 }
 
 // stencil1DStepSuccessors reports the output dependencies of Step(t, x) whose guards hold.
@@ -151,7 +145,7 @@ func stencil1DStepSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e
 			e.L[0], e.L[1] = t+1, x
 			e.Instance(stencil1DStepComplete(tp, &e.L), 3, 1, &stencil1DStep, 0)
 		}
-		if t < g.T && x < g.NX-1 {
+		if t < g.T && x < g.nx-1 {
 			e.L[0], e.L[1] = t+1, x+1
 			e.Instance(stencil1DStepComplete(tp, &e.L), 3, 2, &stencil1DStep, 1)
 		}
@@ -170,7 +164,7 @@ func stencil1DStepPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, t := tp.Globals().(*Stencil1D), l[0]
 //line ../stencil1d.jdf:31
 	return int32(g.T - t)
-//line stencil1d_jdf.go:174
+//line stencil1d_jdf.go:168
 }
 
 // stencil1DStepAffinity returns the data collection element that owns Step(t, x).
@@ -178,23 +172,23 @@ func stencil1DStepAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 	g, x := tp.Globals().(*Stencil1D), l[1]
 //line ../stencil1d.jdf:18
 	return g.data, rt.Ix(x)
-//line stencil1d_jdf.go:182
+//line stencil1d_jdf.go:176
 }
 
 // stencil1DStepHook runs the CPU body of Step(t, x).
 func stencil1DStepHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Stencil1D](task)
+	_, l := rt.TaskGlobals[*Stencil1D](task)
 	var err error
 	C, L, R := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	N := rt.FlowAs[[]float64](task, 3, &err)
 	if err != nil {
 		return err
 	}
-	return stencil1DStepBody(g, task, g.T, g.data, g.NX, l[0], l[1], C, L, R, N)
+	return stencil1DStepBody(task, l[0], l[1], C, L, R, N)
 }
 
 // stencil1DStepBody is the CPU body of Step(t, x) at stencil1d.jdf:32:1.
-func stencil1DStepBody(tp *Stencil1D, task *rt.Task, T int, data *rt.Vector, NX int, t int, x int, C []float64, L []float64, R []float64, N []float64) error {
+func stencil1DStepBody(task *rt.Task, t int, x int, C []float64, L []float64, R []float64, N []float64) error {
 //line ../stencil1d.jdf:33
 	{
 		if t == 0 {
@@ -213,17 +207,14 @@ func stencil1DStepBody(tp *Stencil1D, task *rt.Task, T int, data *rt.Vector, NX 
 			N[j] = (left + C[j] + right) / 3
 		}
 	}
-//line stencil1d_jdf.go:217
+//line stencil1d_jdf.go:211
 	return nil
 }
 
-// stencil1DSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of stencil1d.jdf.
+// stencil1DSource locates the classes and the dependencies (Deps[class][flow][dep]) of stencil1d.jdf.
 var stencil1DSource = rt.Source{
 	Err:     ErrStencil1DGraph,
 	Classes: []string{"stencil1d.jdf:15:1"},
-	Flows: [][]string{
-		{"stencil1d.jdf:19:8", "stencil1d.jdf:20:8", "stencil1d.jdf:23:8", "stencil1d.jdf:26:9"},
-	},
 	Deps: [][][]string{
 		{{"stencil1d.jdf:19:10"}, {"stencil1d.jdf:20:10", "stencil1d.jdf:21:10", "stencil1d.jdf:22:10"}, {"stencil1d.jdf:23:10", "stencil1d.jdf:24:10", "stencil1d.jdf:25:10"}, {"stencil1d.jdf:26:11", "stencil1d.jdf:27:11", "stencil1d.jdf:28:11", "stencil1d.jdf:29:11", "stencil1d.jdf:30:11"}},
 	},

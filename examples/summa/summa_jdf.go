@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Summa is the taskpool of summa.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewSumma, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -21,9 +21,9 @@ type Summa struct {
 	descA *rt.TiledMatrix
 	descB *rt.TiledMatrix
 	descC *rt.TiledMatrix
-	MT    int // hidden: computed by NewSumma
-	NT    int // hidden: computed by NewSumma
-	KT    int // hidden: computed by NewSumma
+	mt    int // hidden: computed by NewSumma
+	nt    int // hidden: computed by NewSumma
+	kt    int // hidden: computed by NewSumma
 }
 
 // Errors wrapped by those of NewSumma (ErrSummaArgument) and of Verify and WriteDOT (ErrSummaGraph).
@@ -46,14 +46,12 @@ func NewSumma(descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatri
 	}
 //line ../summa.jdf:17
 	var MT int = descC.MT
-//line summa_jdf.go:50
 //line ../summa.jdf:18
 	var NT int = descC.NT
-//line summa_jdf.go:53
 //line ../summa.jdf:19
 	var KT int = descA.NT
-//line summa_jdf.go:56
-	tp := &Summa{descA: descA, descB: descB, descC: descC, MT: MT, NT: NT, KT: KT}
+//line summa_jdf.go:54
+	tp := &Summa{descA: descA, descB: descB, descC: descC, mt: MT, nt: NT, kt: KT}
 	tp.Taskpool = rt.NewTaskpool("Summa", tp, &summaREAD_A, &summaREAD_B, &summaGEMM)
 	return tp, nil
 }
@@ -68,49 +66,46 @@ var (
 func init() {
 	summaREAD_A = rt.TaskClass{
 		Name: "READ_A", ID: 0, Locals: []string{"m", "k"}, Params: []int{0, 1},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}},
-		Space:        summaREAD_ASpace,
-		Complete:     summaREAD_AComplete,
-		Prepare:      rt.BindInputsFunc(summaREAD_AInputs),
-		Successors:   summaREAD_ASuccessors,
-		Predecessors: rt.InputsFunc(summaREAD_AInputs),
-		Affinity:     summaREAD_AAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.Read}},
+		Space:      summaREAD_ASpace,
+		Complete:   summaREAD_AComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "summa.jdf:25:8", Memory: true, Select: summaREAD_AInA}},
+		Successors: summaREAD_ASuccessors,
+		Affinity:   summaREAD_AAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: summaREAD_AHook},
 		},
 	}
 	summaREAD_B = rt.TaskClass{
 		Name: "READ_B", ID: 1, Locals: []string{"k", "n"}, Params: []int{0, 1},
-		Flows:        []rt.Flow{{Name: "B", Access: rt.Read}},
-		Space:        summaREAD_BSpace,
-		Complete:     summaREAD_BComplete,
-		Prepare:      rt.BindInputsFunc(summaREAD_BInputs),
-		Successors:   summaREAD_BSuccessors,
-		Predecessors: rt.InputsFunc(summaREAD_BInputs),
-		Affinity:     summaREAD_BAffinity,
+		Flows:      []rt.Flow{{Name: "B", Access: rt.Read}},
+		Space:      summaREAD_BSpace,
+		Complete:   summaREAD_BComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "summa.jdf:36:8", Memory: true, Select: summaREAD_BInB}},
+		Successors: summaREAD_BSuccessors,
+		Affinity:   summaREAD_BAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: summaREAD_BHook},
 		},
 	}
 	summaGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 2, Locals: []string{"m", "n", "k"}, Params: []int{0, 1, 2},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
-		Space:        summaGEMMSpace,
-		Complete:     summaGEMMComplete,
-		Goal:         rt.InputGoalFunc(summaGEMMInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(summaGEMMInputs),
-		Successors:   summaGEMMSuccessors,
-		Predecessors: rt.InputsFunc(summaGEMMInputs),
-		Priority:     summaGEMMPriority,
-		Affinity:     summaGEMMAffinity,
+		Flows:    []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Space:    summaGEMMSpace,
+		Complete: summaGEMMComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "summa.jdf:48:8", Task: true, Select: summaGEMMInA},
+			{Flow: 1, Pos: "summa.jdf:49:8", Task: true, Select: summaGEMMInB},
+			{Flow: 2, Pos: "summa.jdf:50:6", Task: true, Memory: true, Select: summaGEMMInC},
+		},
+		Successors: summaGEMMSuccessors,
+		Priority:   summaGEMMPriority,
+		Affinity:   summaGEMMAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: summaGEMMHook},
 		},
 	}
 }
-
-// summaREAD_AInputs are the input chains of READ_A(m, k): summaREAD_AIn<Flow> selects the input of flow <Flow>.
-var summaREAD_AInputs = []rt.InputChain{{Flow: 0, Pos: "summa.jdf:25:8", Select: summaREAD_AInA}}
 
 func summaREAD_AInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, m, k := tp.Globals().(*Summa), l[0], l[1]
@@ -120,9 +115,9 @@ func summaREAD_AInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 // summaREAD_ASpace enumerates the execution space of READ_A(m, k).
 func summaREAD_ASpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Summa)
-	for m := 0; m <= g.MT-1; m++ {
+	for m := 0; m <= g.mt-1; m++ {
 		l[0] = m
-		for k := 0; k <= g.KT-1; k++ {
+		for k := 0; k <= g.kt-1; k++ {
 			l[1] = k
 			if !yield(l) {
 				return
@@ -134,14 +129,14 @@ func summaREAD_ASpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool
 // summaREAD_AComplete reports whether the instance of READ_A whose parameters are in l lies in its execution space.
 func summaREAD_AComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, m, k := tp.Globals().(*Summa), l[0], l[1]
-	return m >= 0 && m <= g.MT-1 && k >= 0 && k <= g.KT-1
+	return m >= 0 && m <= g.mt-1 && k >= 0 && k <= g.kt-1
 }
 
 // summaREAD_ASuccessors reports the output dependencies of READ_A(m, k) whose guards hold.
 func summaREAD_ASuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, m, k := tp.Globals().(*Summa), l[0], l[1]
 	if flows&1 != 0 {
-		for a1 := 0; a1 <= g.NT-1; a1++ {
+		for a1 := 0; a1 <= g.nt-1; a1++ {
 			e.L[0], e.L[1], e.L[2] = m, a1, k
 			e.TaskIf(summaGEMMComplete(tp, &e.L), 0, 1, &summaGEMM, 0)
 		}
@@ -153,30 +148,27 @@ func summaREAD_AAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 	g, m, k := tp.Globals().(*Summa), l[0], l[1]
 //line ../summa.jdf:24
 	return g.descA, rt.Ix(m, k)
-//line summa_jdf.go:157
+//line summa_jdf.go:152
 }
 
 // summaREAD_AHook runs the CPU body of READ_A(m, k).
 func summaREAD_AHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Summa](task)
+	_, l := rt.TaskGlobals[*Summa](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return summaREAD_ABody(g, task, g.descA, g.descB, g.descC, g.MT, g.NT, g.KT, l[0], l[1], A)
+	return summaREAD_ABody(task, l[0], l[1], A)
 }
 
 // summaREAD_ABody is the CPU body of READ_A(m, k) at summa.jdf:27:1.
-func summaREAD_ABody(tp *Summa, task *rt.Task, descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix, MT int, NT int, KT int, m int, k int, A []float64) error {
+func summaREAD_ABody(task *rt.Task, m int, k int, A []float64) error {
 //line ../summa.jdf:28
 	{
 	}
-//line summa_jdf.go:175
+//line summa_jdf.go:170
 	return nil
 }
-
-// summaREAD_BInputs are the input chains of READ_B(k, n): summaREAD_BIn<Flow> selects the input of flow <Flow>.
-var summaREAD_BInputs = []rt.InputChain{{Flow: 0, Pos: "summa.jdf:36:8", Select: summaREAD_BInB}}
 
 func summaREAD_BInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
@@ -186,9 +178,9 @@ func summaREAD_BInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 // summaREAD_BSpace enumerates the execution space of READ_B(k, n).
 func summaREAD_BSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Summa)
-	for k := 0; k <= g.KT-1; k++ {
+	for k := 0; k <= g.kt-1; k++ {
 		l[0] = k
-		for n_ := 0; n_ <= g.NT-1; n_++ {
+		for n_ := 0; n_ <= g.nt-1; n_++ {
 			l[1] = n_
 			if !yield(l) {
 				return
@@ -200,14 +192,14 @@ func summaREAD_BSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool
 // summaREAD_BComplete reports whether the instance of READ_B whose parameters are in l lies in its execution space.
 func summaREAD_BComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
-	return k >= 0 && k <= g.KT-1 && n_ >= 0 && n_ <= g.NT-1
+	return k >= 0 && k <= g.kt-1 && n_ >= 0 && n_ <= g.nt-1
 }
 
 // summaREAD_BSuccessors reports the output dependencies of READ_B(k, n) whose guards hold.
 func summaREAD_BSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
 	if flows&1 != 0 {
-		for a0 := 0; a0 <= g.MT-1; a0++ {
+		for a0 := 0; a0 <= g.mt-1; a0++ {
 			e.L[0], e.L[1], e.L[2] = a0, n_, k
 			e.TaskIf(summaGEMMComplete(tp, &e.L), 0, 1, &summaGEMM, 1)
 		}
@@ -219,33 +211,26 @@ func summaREAD_BAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 	g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
 //line ../summa.jdf:35
 	return g.descB, rt.Ix(k, n_)
-//line summa_jdf.go:223
+//line summa_jdf.go:215
 }
 
 // summaREAD_BHook runs the CPU body of READ_B(k, n).
 func summaREAD_BHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Summa](task)
+	_, l := rt.TaskGlobals[*Summa](task)
 	B, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return summaREAD_BBody(g, task, g.descA, g.descB, g.descC, g.MT, g.NT, g.KT, l[0], l[1], B)
+	return summaREAD_BBody(task, l[0], l[1], B)
 }
 
 // summaREAD_BBody is the CPU body of READ_B(k, n) at summa.jdf:38:1.
-func summaREAD_BBody(tp *Summa, task *rt.Task, descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix, MT int, NT int, KT int, k int, n int, B []float64) error {
+func summaREAD_BBody(task *rt.Task, k int, n int, B []float64) error {
 //line ../summa.jdf:39
 	{
 	}
-//line summa_jdf.go:241
+//line summa_jdf.go:233
 	return nil
-}
-
-// summaGEMMInputs are the input chains of GEMM(m, n, k): summaGEMMIn<Flow> selects the input of flow <Flow>.
-var summaGEMMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "summa.jdf:48:8", TaskOnly: true, Select: summaGEMMInA},
-	{Flow: 1, Pos: "summa.jdf:49:8", TaskOnly: true, Select: summaGEMMInB},
-	{Flow: 2, Pos: "summa.jdf:50:6", Select: summaGEMMInC},
 }
 
 func summaGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -264,20 +249,19 @@ func summaGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, m, n_, k := tp.Globals().(*Summa), l[0], l[1], l[2]
 	if k == 0 {
 		return rt.DataInput(0, g.descC, rt.Ix(m, n_), "summa.jdf:50:22")
-	} else {
-		pl := rt.Locals{0: m, 1: n_, 2: k - 1}
-		return rt.TaskInput(0, &summaGEMM, 2, summaGEMMComplete(tp, &pl), &pl, "summa.jdf:50:36", "C GEMM(m, n, k - 1)")
 	}
+	pl := rt.Locals{0: m, 1: n_, 2: k - 1}
+	return rt.TaskInput(0, &summaGEMM, 2, summaGEMMComplete(tp, &pl), &pl, "summa.jdf:50:36", "C GEMM(m, n, k - 1)")
 }
 
 // summaGEMMSpace enumerates the execution space of GEMM(m, n, k).
 func summaGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Summa)
-	for m := 0; m <= g.MT-1; m++ {
+	for m := 0; m <= g.mt-1; m++ {
 		l[0] = m
-		for n_ := 0; n_ <= g.NT-1; n_++ {
+		for n_ := 0; n_ <= g.nt-1; n_++ {
 			l[1] = n_
-			for k := 0; k <= g.KT-1; k++ {
+			for k := 0; k <= g.kt-1; k++ {
 				l[2] = k
 				if !yield(l) {
 					return
@@ -290,14 +274,14 @@ func summaGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 // summaGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
 func summaGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, m, n_, k := tp.Globals().(*Summa), l[0], l[1], l[2]
-	return m >= 0 && m <= g.MT-1 && n_ >= 0 && n_ <= g.NT-1 && k >= 0 && k <= g.KT-1
+	return m >= 0 && m <= g.mt-1 && n_ >= 0 && n_ <= g.nt-1 && k >= 0 && k <= g.kt-1
 }
 
 // summaGEMMSuccessors reports the output dependencies of GEMM(m, n, k) whose guards hold.
 func summaGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, m, n_, k := tp.Globals().(*Summa), l[0], l[1], l[2]
 	if flows&4 != 0 {
-		if k < g.KT-1 {
+		if k < g.kt-1 {
 			e.L[0], e.L[1], e.L[2] = m, n_, k+1
 			e.Instance(summaGEMMComplete(tp, &e.L), 2, 1, &summaGEMM, 2)
 		} else {
@@ -310,8 +294,8 @@ func summaGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 func summaGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Summa), l[2]
 //line ../summa.jdf:52
-	return int32(g.KT - k)
-//line summa_jdf.go:315
+	return int32(g.kt - k)
+//line summa_jdf.go:299
 }
 
 // summaGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
@@ -319,7 +303,7 @@ func summaGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, m, n_ := tp.Globals().(*Summa), l[0], l[1]
 //line ../summa.jdf:47
 	return g.descC, rt.Ix(m, n_)
-//line summa_jdf.go:323
+//line summa_jdf.go:307
 }
 
 // summaGEMMHook runs the CPU body of GEMM(m, n, k).
@@ -330,28 +314,23 @@ func summaGEMMHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return summaGEMMBody(g, task, g.descA, g.descB, g.descC, g.MT, g.NT, g.KT, l[0], l[1], l[2], A, B, C)
+	return summaGEMMBody(task, g.descA, g.descB, g.descC, l[0], l[1], l[2], A, B, C)
 }
 
 // summaGEMMBody is the CPU body of GEMM(m, n, k) at summa.jdf:53:1.
-func summaGEMMBody(tp *Summa, task *rt.Task, descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix, MT int, NT int, KT int, m int, n int, k int, A []float64, B []float64, C []float64) error {
+func summaGEMMBody(task *rt.Task, descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix, m int, n int, k int, A []float64, B []float64, C []float64) error {
 //line ../summa.jdf:54
 	{
 		return blas.Dgemm(blas.NoTrans, blas.NoTrans, descC.TileRows(m), descC.TileCols(n), descA.TileCols(k),
 			1, A, descA.MB, B, descB.MB, 1, C, descC.MB)
 	}
-//line summa_jdf.go:344
+//line summa_jdf.go:328
 }
 
-// summaSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of summa.jdf.
+// summaSource locates the classes and the dependencies (Deps[class][flow][dep]) of summa.jdf.
 var summaSource = rt.Source{
 	Err:     ErrSummaGraph,
 	Classes: []string{"summa.jdf:21:1", "summa.jdf:32:1", "summa.jdf:43:1"},
-	Flows: [][]string{
-		{"summa.jdf:25:8"},
-		{"summa.jdf:36:8"},
-		{"summa.jdf:48:8", "summa.jdf:49:8", "summa.jdf:50:6"},
-	},
 	Deps: [][][]string{
 		{{"summa.jdf:25:10", "summa.jdf:26:10"}},
 		{{"summa.jdf:36:10", "summa.jdf:37:10"}},

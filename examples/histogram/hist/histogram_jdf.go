@@ -49,7 +49,7 @@ func (h *Hist) merge(counts *[Bins]int64) {
 //line histogram_jdf.go:50
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Histogram is the taskpool of histogram.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewHistogram, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -58,7 +58,7 @@ type Histogram struct {
 	V     *rt.Vector
 	H     *Hist
 	BATCH int
-	NT    int // hidden: computed by NewHistogram
+	nt    int // hidden: computed by NewHistogram
 }
 
 // Errors wrapped by those of NewHistogram (ErrHistogramArgument) and of Verify and WriteDOT (ErrHistogramGraph).
@@ -76,7 +76,7 @@ func NewHistogram(V *rt.Vector, H *Hist, BATCH int) (*Histogram, error) {
 //line ../../histogram.jdf:46
 	var NT int = V.NT
 //line histogram_jdf.go:79
-	tp := &Histogram{V: V, H: H, BATCH: BATCH, NT: NT}
+	tp := &Histogram{V: V, H: H, BATCH: BATCH, nt: NT}
 	tp.Taskpool = rt.NewTaskpool("Histogram", tp, &histogramBIN)
 	return tp, nil
 }
@@ -89,12 +89,11 @@ var (
 func init() {
 	histogramBIN = rt.TaskClass{
 		Name: "BIN", ID: 0, Locals: []string{"i"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}},
-		Space:        histogramBINSpace,
-		Complete:     histogramBINComplete,
-		Prepare:      rt.BindInputsFunc(histogramBINInputs),
-		Predecessors: rt.InputsFunc(histogramBINInputs),
-		Affinity:     histogramBINAffinity,
+		Flows:    []rt.Flow{{Name: "X", Access: rt.Read}},
+		Space:    histogramBINSpace,
+		Complete: histogramBINComplete,
+		Inputs:   []rt.InputChain{{Flow: 0, Pos: "histogram.jdf:51:8", Memory: true, Select: histogramBINInX}},
+		Affinity: histogramBINAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: histogramBINHook, Batch: true, Admit: func(t *rt.Task) error {
 				_, err := histogramBINMemberCPU(t)
@@ -104,9 +103,6 @@ func init() {
 	}
 }
 
-// histogramBINInputs are the input chains of BIN(i): histogramBINIn<Flow> selects the input of flow <Flow>.
-var histogramBINInputs = []rt.InputChain{{Flow: 0, Pos: "histogram.jdf:51:8", Select: histogramBINInX}}
-
 func histogramBINInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, i := tp.Globals().(*Histogram), l[0]
 	return rt.DataInput(0, g.V, rt.Ix(i), "histogram.jdf:51:13")
@@ -115,7 +111,7 @@ func histogramBINInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 // histogramBINSpace enumerates the execution space of BIN(i).
 func histogramBINSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Histogram)
-	for i := 0; i <= g.NT-1; i++ {
+	for i := 0; i <= g.nt-1; i++ {
 		l[0] = i
 		if !yield(l) {
 			return
@@ -126,7 +122,7 @@ func histogramBINSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) boo
 // histogramBINComplete reports whether the instance of BIN whose parameters are in l lies in its execution space.
 func histogramBINComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, i := tp.Globals().(*Histogram), l[0]
-	return i >= 0 && i <= g.NT-1
+	return i >= 0 && i <= g.nt-1
 }
 
 // histogramBINAffinity returns the data collection element that owns BIN(i).
@@ -134,7 +130,7 @@ func histogramBINAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Inde
 	g, i := tp.Globals().(*Histogram), l[0]
 //line ../../histogram.jdf:50
 	return g.V, rt.Ix(i)
-//line histogram_jdf.go:138
+//line histogram_jdf.go:134
 }
 
 // histogramBINCPU is one task of a ring in a CPU body of BIN(i): its definitions and the
@@ -149,10 +145,7 @@ type histogramBINCPU struct {
 func histogramBINMemberCPU(t *rt.Task) (histogramBINCPU, error) {
 	l := t.Locals()
 	var err error
-	m := histogramBINCPU{
-		i: l[0],
-		X: rt.FlowAs[[]float64](t, 0, &err),
-	}
+	m := histogramBINCPU{i: l[0], X: rt.FlowAs[[]float64](t, 0, &err)}
 	return m, err
 }
 
@@ -166,7 +159,7 @@ func histogramBINHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return histogramBINBody(g, task, g.V, g.H, g.BATCH, g.NT, l[0], X)
+	return histogramBINBody(task, g.H, l[0], X)
 }
 
 // histogramBINBatch is the batch-match policy of the CPU body of BIN for a ring headed
@@ -176,7 +169,7 @@ func histogramBINBatch(head *rt.Task) rt.BatchPolicy {
 	g := task.Taskpool().Globals().(*Histogram)
 //line ../../histogram.jdf:52
 	batchMax := g.BATCH
-//line histogram_jdf.go:180
+//line histogram_jdf.go:173
 	return rt.BatchPolicy{Max: batchMax}
 }
 
@@ -188,12 +181,11 @@ func histogramBINMatch(cand, head *rt.Task) rt.BatchAction {
 }
 
 // histogramBINBody is the CPU body of BIN(i) at histogram.jdf:52:1.
-func histogramBINBody(tp *Histogram, task *rt.Task, V *rt.Vector, H *Hist, BATCH int, NT int, i int, X []float64) error {
+func histogramBINBody(task *rt.Task, H *Hist, i int, X []float64) error {
 	member := func(t *rt.Task) histogramBINCPU {
 		m, _ := histogramBINMemberCPU(t) // rt checked it with Admit
 		return m
 	}
-	_ = member
 //line ../../histogram.jdf:53
 	{
 		var local [Bins]int64
@@ -202,17 +194,14 @@ func histogramBINBody(tp *Histogram, task *rt.Task, V *rt.Vector, H *Hist, BATCH
 		}
 		H.merge(&local)
 	}
-//line histogram_jdf.go:206
+//line histogram_jdf.go:198
 	return nil
 }
 
-// histogramSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of histogram.jdf.
+// histogramSource locates the classes and the dependencies (Deps[class][flow][dep]) of histogram.jdf.
 var histogramSource = rt.Source{
 	Err:     ErrHistogramGraph,
 	Classes: []string{"histogram.jdf:48:1"},
-	Flows: [][]string{
-		{"histogram.jdf:51:8"},
-	},
 	Deps: [][][]string{
 		{{"histogram.jdf:51:10"}},
 	},

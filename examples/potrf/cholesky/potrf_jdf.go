@@ -54,7 +54,7 @@ func (tp *Potrf) UseInverses() error {
 	for i := range nb {
 		e[i+i*nb] = 1
 	}
-	tp.IDENT, tp.TRSM_INV = id, true
+	tp.ident, tp.trsm_inv = id, true
 	return nil
 }
 
@@ -123,7 +123,7 @@ func (gs gemmGroups) launch(s *gpu.Stream, ld int, alpha, beta float64) error {
 //line potrf_jdf.go:124
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Potrf is the taskpool of potrf.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewPotrf, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -131,10 +131,10 @@ type Potrf struct {
 	*rt.Taskpool
 	descA      *rt.TiledMatrix
 	impl       *blas.Impl
-	MT         int        // hidden: computed by NewPotrf
-	GEMM_BATCH int        // hidden: computed by NewPotrf
-	TRSM_INV   bool       // hidden: computed by NewPotrf
-	IDENT      *rt.Vector // hidden: computed by NewPotrf
+	mt         int        // hidden: computed by NewPotrf
+	gemm_batch int        // hidden: computed by NewPotrf
+	trsm_inv   bool       // hidden: computed by NewPotrf
+	ident      *rt.Vector // hidden: computed by NewPotrf
 }
 
 // Errors wrapped by those of NewPotrf (ErrPotrfArgument) and of Verify and WriteDOT (ErrPotrfGraph).
@@ -151,24 +151,21 @@ func NewPotrf(descA *rt.TiledMatrix, impl *blas.Impl) (*Potrf, error) {
 	}
 //line ../../potrf.jdf:134
 	var MT int = descA.MT
-//line potrf_jdf.go:155
 //line ../../potrf.jdf:140
 	var GEMM_BATCH int = gemmBatch(descA.MB)
-//line potrf_jdf.go:158
 //line ../../potrf.jdf:144
 	var TRSM_INV bool = false
-//line potrf_jdf.go:161
 //line ../../potrf.jdf:145
 	var IDENT *rt.Vector = noIdentity(descA)
-//line potrf_jdf.go:164
+//line potrf_jdf.go:161
 	if err := rt.VerifyCollection(IDENT, 1, ErrPotrfArgument); err != nil {
 		return nil, fmt.Errorf("NewPotrf: IDENT: %w", err)
 	}
-	tp := &Potrf{descA: descA, impl: impl, MT: MT, GEMM_BATCH: GEMM_BATCH, TRSM_INV: TRSM_INV, IDENT: IDENT}
+	tp := &Potrf{descA: descA, impl: impl, mt: MT, gemm_batch: GEMM_BATCH, trsm_inv: TRSM_INV, ident: IDENT}
 	tp.Taskpool = rt.NewTaskpool("Potrf", tp, &potrfPOTRF, &potrfTRSM, &potrfSYRK, &potrfGEMM)
 //line ../../potrf.jdf:157
 	potrfCount0 := descA.MB * descA.MB
-//line potrf_jdf.go:172
+//line potrf_jdf.go:169
 	tp.SetArena("DEFAULT", rt.NewSliceArena[float64](potrfCount0))
 	return tp, nil
 }
@@ -188,12 +185,14 @@ func init() {
 		HighPriority: true,
 		Space:        potrfPOTRFSpace,
 		Complete:     potrfPOTRFComplete,
-		Goal:         rt.InputGoalFunc(potrfPOTRFInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(potrfPOTRFInputs),
-		Successors:   potrfPOTRFSuccessors,
-		Predecessors: rt.InputsFunc(potrfPOTRFInputs),
-		Priority:     potrfPOTRFPriority,
-		Affinity:     potrfPOTRFAffinity,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "potrf.jdf:153:6", Task: true, Memory: true, Select: potrfPOTRFInT},
+			{Flow: 1, Pos: "potrf.jdf:156:8", Memory: true, Select: potrfPOTRFInE},
+			{Flow: 2, Pos: "potrf.jdf:157:6", Memory: true, Select: potrfPOTRFInI},
+		},
+		Successors: potrfPOTRFSuccessors,
+		Priority:   potrfPOTRFPriority,
+		Affinity:   potrfPOTRFAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "POTRF/GPU", Type: gpu.TypeAny, Submit: potrfPOTRFSubmitGPU}},
 			{Kind: rt.CPU, Hook: potrfPOTRFHook},
@@ -201,15 +200,17 @@ func init() {
 	}
 	potrfTRSM = rt.TaskClass{
 		Name: "TRSM", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
-		Flows:        []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "I", Access: rt.Read}, {Name: "C", Access: rt.RW}},
-		Space:        potrfTRSMSpace,
-		Complete:     potrfTRSMComplete,
-		Goal:         rt.InputGoalFunc(potrfTRSMInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(potrfTRSMInputs),
-		Successors:   potrfTRSMSuccessors,
-		Predecessors: rt.InputsFunc(potrfTRSMInputs),
-		Priority:     potrfTRSMPriority,
-		Affinity:     potrfTRSMAffinity,
+		Flows:    []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "I", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Space:    potrfTRSMSpace,
+		Complete: potrfTRSMComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "potrf.jdf:195:8", Task: true, Select: potrfTRSMInT},
+			{Flow: 1, Pos: "potrf.jdf:196:8", Task: true, Memory: true, Select: potrfTRSMInI},
+			{Flow: 2, Pos: "potrf.jdf:197:6", Task: true, Memory: true, Select: potrfTRSMInC},
+		},
+		Successors: potrfTRSMSuccessors,
+		Priority:   potrfTRSMPriority,
+		Affinity:   potrfTRSMAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "TRSM/GPU", Type: gpu.TypeAny, Submit: potrfTRSMSubmitGPU, Batch: true}},
 			{Kind: rt.CPU, Hook: potrfTRSMHook},
@@ -217,15 +218,16 @@ func init() {
 	}
 	potrfSYRK = rt.TaskClass{
 		Name: "SYRK", ID: 2, Locals: []string{"k", "m"}, Params: []int{0, 1},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "T", Access: rt.RW}},
-		Space:        potrfSYRKSpace,
-		Complete:     potrfSYRKComplete,
-		Goal:         rt.InputGoalFunc(potrfSYRKInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(potrfSYRKInputs),
-		Successors:   potrfSYRKSuccessors,
-		Predecessors: rt.InputsFunc(potrfSYRKInputs),
-		Priority:     potrfSYRKPriority,
-		Affinity:     potrfSYRKAffinity,
+		Flows:    []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "T", Access: rt.RW}},
+		Space:    potrfSYRKSpace,
+		Complete: potrfSYRKComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "potrf.jdf:247:8", Task: true, Select: potrfSYRKInA},
+			{Flow: 1, Pos: "potrf.jdf:248:6", Task: true, Memory: true, Select: potrfSYRKInT},
+		},
+		Successors: potrfSYRKSuccessors,
+		Priority:   potrfSYRKPriority,
+		Affinity:   potrfSYRKAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "SYRK/GPU", Type: gpu.TypeAny, Submit: potrfSYRKSubmitGPU}},
 			{Kind: rt.CPU, Hook: potrfSYRKHook},
@@ -233,15 +235,17 @@ func init() {
 	}
 	potrfGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 3, Locals: []string{"k", "m", "n"}, Params: []int{1, 2, 0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
-		Space:        potrfGEMMSpace,
-		Complete:     potrfGEMMComplete,
-		Goal:         rt.InputGoalFunc(potrfGEMMInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(potrfGEMMInputs),
-		Successors:   potrfGEMMSuccessors,
-		Predecessors: rt.InputsFunc(potrfGEMMInputs),
-		Priority:     potrfGEMMPriority,
-		Affinity:     potrfGEMMAffinity,
+		Flows:    []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Space:    potrfGEMMSpace,
+		Complete: potrfGEMMComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "potrf.jdf:272:8", Task: true, Select: potrfGEMMInA},
+			{Flow: 1, Pos: "potrf.jdf:273:8", Task: true, Select: potrfGEMMInB},
+			{Flow: 2, Pos: "potrf.jdf:274:6", Task: true, Memory: true, Select: potrfGEMMInC},
+		},
+		Successors: potrfGEMMSuccessors,
+		Priority:   potrfGEMMPriority,
+		Affinity:   potrfGEMMAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "GEMM/GPU", Type: gpu.TypeAny, Submit: potrfGEMMSubmitGPU, Batch: true}},
 			{Kind: rt.CPU, Hook: potrfGEMMHook},
@@ -249,45 +253,35 @@ func init() {
 	}
 }
 
-// potrfPOTRFInputs are the input chains of POTRF(k): potrfPOTRFIn<Flow> selects the input of flow <Flow>.
-var potrfPOTRFInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:153:6", Select: potrfPOTRFInT},
-	{Flow: 1, Pos: "potrf.jdf:156:8", Select: potrfPOTRFInE},
-	{Flow: 2, Pos: "potrf.jdf:157:6", Select: potrfPOTRFInI},
-}
-
 func potrfPOTRFInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
 	if k == 0 {
 		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:153:22")
-	} else {
-		pl := rt.Locals{0: k - 1, 1: k}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:153:36", "T SYRK(k - 1, k)")
 	}
+	pl := rt.Locals{0: k - 1, 1: k}
+	return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:153:36", "T SYRK(k - 1, k)")
 }
 
 func potrfPOTRFInE(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
-	if g.TRSM_INV && k < g.MT-1 {
-		return rt.DataInput(0, g.IDENT, rt.Ix(g.descA.RankOf(rt.Ix(k, k))), "potrf.jdf:156:40")
-	} else {
-		return rt.NullInput(0)
+	if g.trsm_inv && k < g.mt-1 {
+		return rt.DataInput(0, g.ident, rt.Ix(g.descA.RankOf(rt.Ix(k, k))), "potrf.jdf:156:40")
 	}
+	return rt.NullInput(0)
 }
 
 func potrfPOTRFInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
-	if g.TRSM_INV && k < g.MT-1 {
+	if g.trsm_inv && k < g.mt-1 {
 		return rt.NewInput(0, "DEFAULT", "potrf.jdf:157:38")
-	} else {
-		return rt.NullInput(0)
 	}
+	return rt.NullInput(0)
 }
 
 // potrfPOTRFSpace enumerates the execution space of POTRF(k).
 func potrfPOTRFSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Potrf)
-	for k := 0; k <= g.MT-1; k++ {
+	for k := 0; k <= g.mt-1; k++ {
 		l[0] = k
 		if !yield(l) {
 			return
@@ -298,22 +292,22 @@ func potrfPOTRFSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool)
 // potrfPOTRFComplete reports whether the instance of POTRF whose parameters are in l lies in its execution space.
 func potrfPOTRFComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k := tp.Globals().(*Potrf), l[0]
-	return k >= 0 && k <= g.MT-1
+	return k >= 0 && k <= g.mt-1
 }
 
 // potrfPOTRFSuccessors reports the output dependencies of POTRF(k) whose guards hold.
 func potrfPOTRFSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, k := tp.Globals().(*Potrf), l[0]
 	if flows&1 != 0 {
-		for a0 := k + 1; a0 <= g.MT-1; a0++ {
+		for a0 := k + 1; a0 <= g.mt-1; a0++ {
 			e.L[1], e.L[0] = a0, k
 			e.TaskIf(potrfTRSMComplete(tp, &e.L), 0, 1, &potrfTRSM, 0)
 		}
 		e.Data(0, 2, g.descA, rt.Ix(k, k))
 	}
 	if flows&4 != 0 {
-		if g.TRSM_INV && k < g.MT-1 {
-			for a0 := k + 1; a0 <= g.MT-1; a0++ {
+		if g.trsm_inv && k < g.mt-1 {
+			for a0 := k + 1; a0 <= g.mt-1; a0++ {
 				e.L[1], e.L[0] = a0, k
 				e.TaskIf(potrfTRSMComplete(tp, &e.L), 2, 1, &potrfTRSM, 1)
 			}
@@ -325,8 +319,8 @@ func potrfPOTRFSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Potrf), l[0]
 //line ../../potrf.jdf:159
-	return int32(4*(g.MT-k) + 3)
-//line potrf_jdf.go:330
+	return int32(4*(g.mt-k) + 3)
+//line potrf_jdf.go:324
 }
 
 // potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
@@ -334,17 +328,17 @@ func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index)
 	g, k := tp.Globals().(*Potrf), l[0]
 //line ../../potrf.jdf:152
 	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:338
+//line potrf_jdf.go:332
 }
 
 // potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k): rt/gpu runs it on a device stream.
 func potrfPOTRFSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfPOTRFBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
+	return potrfPOTRFBodyGPU(dev, task, stream, g.descA, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
 // potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:160:1.
-func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T gpu.Buffer, E gpu.Buffer, I gpu.Buffer) gpu.Result {
+func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA *rt.TiledMatrix, k int, T gpu.Buffer, E gpu.Buffer, I gpu.Buffer) gpu.Result {
 //line ../../potrf.jdf:161
 	{
 		n := descA.TileRows(k)
@@ -360,7 +354,7 @@ func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *
 			}
 		}
 	}
-//line potrf_jdf.go:364
+//line potrf_jdf.go:358
 	return gpu.Done
 }
 
@@ -372,11 +366,11 @@ func potrfPOTRFHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfPOTRFBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], T, E, I)
+	return potrfPOTRFBody(task, g.descA, g.impl, l[0], T, E, I)
 }
 
 // potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:176:1.
-func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, T []float64, E []float64, I []float64) error {
+func potrfPOTRFBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int, T []float64, E []float64, I []float64) error {
 //line ../../potrf.jdf:177
 	{
 		n := descA.TileRows(k)
@@ -389,14 +383,7 @@ func potrfPOTRFBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.
 		copy(I, E)
 		return impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, T, descA.MB, I, descA.MB)
 	}
-//line potrf_jdf.go:393
-}
-
-// potrfTRSMInputs are the input chains of TRSM(m, k): potrfTRSMIn<Flow> selects the input of flow <Flow>.
-var potrfTRSMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:195:8", TaskOnly: true, Select: potrfTRSMInT},
-	{Flow: 1, Pos: "potrf.jdf:196:8", Select: potrfTRSMInI},
-	{Flow: 2, Pos: "potrf.jdf:197:6", Select: potrfTRSMInC},
+//line potrf_jdf.go:387
 }
 
 func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -407,30 +394,28 @@ func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 
 func potrfTRSMInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Potrf), l[0]
-	if g.TRSM_INV {
+	if g.trsm_inv {
 		pl := rt.Locals{0: k}
 		return rt.TaskInput(0, &potrfPOTRF, 2, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:196:24", "I POTRF(k)")
-	} else {
-		return rt.NullInput(0)
 	}
+	return rt.NullInput(0)
 }
 
 func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
 		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:197:22")
-	} else {
-		pl := rt.Locals{1: m, 2: k, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:197:36", "C GEMM(m, k, k - 1)")
 	}
+	pl := rt.Locals{1: m, 2: k, 0: k - 1}
+	return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:197:36", "C GEMM(m, k, k - 1)")
 }
 
 // potrfTRSMSpace enumerates the execution space of TRSM(m, k).
 func potrfTRSMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Potrf)
-	for k := 0; k <= g.MT-2; k++ {
+	for k := 0; k <= g.mt-2; k++ {
 		l[0] = k
-		for m := k + 1; m <= g.MT-1; m++ {
+		for m := k + 1; m <= g.mt-1; m++ {
 			l[1] = m
 			if !yield(l) {
 				return
@@ -442,7 +427,7 @@ func potrfTRSMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 // potrfTRSMComplete reports whether the instance of TRSM whose parameters are in l lies in its execution space.
 func potrfTRSMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-	return k >= 0 && k <= g.MT-2 && m >= k+1 && m <= g.MT-1
+	return k >= 0 && k <= g.mt-2 && m >= k+1 && m <= g.mt-1
 }
 
 // potrfTRSMSuccessors reports the output dependencies of TRSM(m, k) whose guards hold.
@@ -455,7 +440,7 @@ func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 			e.L[1], e.L[2], e.L[0] = m, a1, k
 			e.TaskIf(potrfGEMMComplete(tp, &e.L), 2, 2, &potrfGEMM, 0)
 		}
-		for a0 := m + 1; a0 <= g.MT-1; a0++ {
+		for a0 := m + 1; a0 <= g.mt-1; a0++ {
 			e.L[1], e.L[2], e.L[0] = a0, m, k
 			e.TaskIf(potrfGEMMComplete(tp, &e.L), 2, 3, &potrfGEMM, 1)
 		}
@@ -467,16 +452,14 @@ func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 //line ../../potrf.jdf:202
-	return int32(4*(g.MT-k) + func() int {
-		var tern0 int
-		if m == k+1 {
-			tern0 = 3
-		} else {
-			tern0 = 2
-		}
-		return tern0
-	}())
-//line potrf_jdf.go:480
+	var tern0 int
+	if m == k+1 {
+		tern0 = 3
+	} else {
+		tern0 = 2
+	}
+	return int32(4*(g.mt-k) + tern0)
+//line potrf_jdf.go:463
 }
 
 // potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
@@ -484,29 +467,20 @@ func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 //line ../../potrf.jdf:194
 	return g.descA, rt.Ix(m, k)
-//line potrf_jdf.go:488
+//line potrf_jdf.go:471
 }
 
 // potrfTRSMGPU is one task of a ring in a GPU body of TRSM(m, k): its definitions and the
 // device buffers of its data flows (a batched body gets them with member(t)).
 type potrfTRSMGPU struct {
-	k int
-	m int
-	T gpu.Buffer
-	I gpu.Buffer
-	C gpu.Buffer
+	k, m    int
+	T, I, C gpu.Buffer
 }
 
 // potrfTRSMMemberGPU returns the definitions and buffers of the TRSM task of wrapper t.
 func potrfTRSMMemberGPU(t *gpu.Task) potrfTRSMGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return potrfTRSMGPU{
-		k: l[0],
-		m: l[1],
-		T: t.Buffer(0),
-		I: t.Buffer(1),
-		C: t.Buffer(2),
-	}
+	return potrfTRSMGPU{k: l[0], m: l[1], T: t.Buffer(0), I: t.Buffer(1), C: t.Buffer(2)}
 }
 
 // potrfTRSMSubmitGPU is the submit hook of the GPU body of TRSM(m, k): rt/gpu runs it on a device stream.
@@ -515,7 +489,7 @@ func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 		return task.Fail(err)
 	}
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfTRSMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], task.Buffer(0), task.Buffer(1), task.Buffer(2))
+	return potrfTRSMBodyGPU(dev, task, stream, g.descA, l[0], l[1], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
 // potrfTRSMBatchGPU is the batch-match policy of the GPU body of TRSM for a ring headed
@@ -524,17 +498,16 @@ func potrfTRSMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	task := head.EC().(*rt.Task)
 	g := task.Taskpool().Globals().(*Potrf)
 //line ../../potrf.jdf:203
-	batchMax := g.GEMM_BATCH
+	batchMax := g.gemm_batch
 //line ../../potrf.jdf:203
 	batchMatch := apart
-//line potrf_jdf.go:531
+//line potrf_jdf.go:505
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
 // potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:203:1.
-func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, T gpu.Buffer, I gpu.Buffer, C gpu.Buffer) gpu.Result {
+func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA *rt.TiledMatrix, k int, m int, T gpu.Buffer, I gpu.Buffer, C gpu.Buffer) gpu.Result {
 	member := potrfTRSMMemberGPU
-	_ = member
 //line ../../potrf.jdf:204
 	{
 		// Members with an inverse compute C = C * I^T: a product cannot overwrite its operand,
@@ -566,7 +539,7 @@ func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:570
+//line potrf_jdf.go:543
 	return gpu.Done
 }
 
@@ -578,23 +551,17 @@ func potrfTRSMHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfTRSMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], T, I, C)
+	return potrfTRSMBody(task, g.descA, g.impl, l[0], l[1], T, I, C)
 }
 
 // potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:235:1.
-func potrfTRSMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, T []float64, I []float64, C []float64) error {
+func potrfTRSMBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int, m int, T []float64, I []float64, C []float64) error {
 //line ../../potrf.jdf:236
 	{
 		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
 	}
-//line potrf_jdf.go:592
-}
-
-// potrfSYRKInputs are the input chains of SYRK(k, m): potrfSYRKIn<Flow> selects the input of flow <Flow>.
-var potrfSYRKInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:247:8", TaskOnly: true, Select: potrfSYRKInA},
-	{Flow: 1, Pos: "potrf.jdf:248:6", Select: potrfSYRKInT},
+//line potrf_jdf.go:565
 }
 
 func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -607,18 +574,17 @@ func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	if k == 0 {
 		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:248:22")
-	} else {
-		pl := rt.Locals{0: k - 1, 1: m}
-		return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:248:36", "T SYRK(k - 1, m)")
 	}
+	pl := rt.Locals{0: k - 1, 1: m}
+	return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:248:36", "T SYRK(k - 1, m)")
 }
 
 // potrfSYRKSpace enumerates the execution space of SYRK(k, m).
 func potrfSYRKSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Potrf)
-	for k := 0; k <= g.MT-2; k++ {
+	for k := 0; k <= g.mt-2; k++ {
 		l[0] = k
-		for m := k + 1; m <= g.MT-1; m++ {
+		for m := k + 1; m <= g.mt-1; m++ {
 			l[1] = m
 			if !yield(l) {
 				return
@@ -630,7 +596,7 @@ func potrfSYRKSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 // potrfSYRKComplete reports whether the instance of SYRK whose parameters are in l lies in its execution space.
 func potrfSYRKComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-	return k >= 0 && k <= g.MT-2 && m >= k+1 && m <= g.MT-1
+	return k >= 0 && k <= g.mt-2 && m >= k+1 && m <= g.mt-1
 }
 
 // potrfSYRKSuccessors reports the output dependencies of SYRK(k, m) whose guards hold.
@@ -651,8 +617,8 @@ func potrfSYRKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, m := tp.Globals().(*Potrf), l[1]
 //line ../../potrf.jdf:250
-	return int32(4*(g.MT-m) + 1)
-//line potrf_jdf.go:656
+	return int32(4*(g.mt-m) + 1)
+//line potrf_jdf.go:622
 }
 
 // potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
@@ -660,17 +626,17 @@ func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, m := tp.Globals().(*Potrf), l[1]
 //line ../../potrf.jdf:246
 	return g.descA, rt.Ix(m, m)
-//line potrf_jdf.go:664
+//line potrf_jdf.go:630
 }
 
 // potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m): rt/gpu runs it on a device stream.
 func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfSYRKBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], task.Buffer(0), task.Buffer(1))
+	return potrfSYRKBodyGPU(dev, task, stream, g.descA, l[0], l[1], task.Buffer(0), task.Buffer(1))
 }
 
 // potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:251:1.
-func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
+func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA *rt.TiledMatrix, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
 //line ../../potrf.jdf:252
 	{
 		if err := stream.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
@@ -678,7 +644,7 @@ func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:682
+//line potrf_jdf.go:648
 	return gpu.Done
 }
 
@@ -690,24 +656,17 @@ func potrfSYRKHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfSYRKBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], A, T)
+	return potrfSYRKBody(task, g.descA, g.impl, l[0], l[1], A, T)
 }
 
 // potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:259:1.
-func potrfSYRKBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, A []float64, T []float64) error {
+func potrfSYRKBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int, m int, A []float64, T []float64) error {
 //line ../../potrf.jdf:260
 	{
 		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 			-1, A, descA.MB, 1, T, descA.MB)
 	}
-//line potrf_jdf.go:704
-}
-
-// potrfGEMMInputs are the input chains of GEMM(m, n, k): potrfGEMMIn<Flow> selects the input of flow <Flow>.
-var potrfGEMMInputs = []rt.InputChain{
-	{Flow: 0, Pos: "potrf.jdf:272:8", TaskOnly: true, Select: potrfGEMMInA},
-	{Flow: 1, Pos: "potrf.jdf:273:8", TaskOnly: true, Select: potrfGEMMInB},
-	{Flow: 2, Pos: "potrf.jdf:274:6", Select: potrfGEMMInC},
+//line potrf_jdf.go:670
 }
 
 func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -726,18 +685,17 @@ func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
 	if k == 0 {
 		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:274:22")
-	} else {
-		pl := rt.Locals{1: m, 2: n_, 0: k - 1}
-		return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:274:36", "C GEMM(m, n, k - 1)")
 	}
+	pl := rt.Locals{1: m, 2: n_, 0: k - 1}
+	return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:274:36", "C GEMM(m, n, k - 1)")
 }
 
 // potrfGEMMSpace enumerates the execution space of GEMM(m, n, k).
 func potrfGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Potrf)
-	for k := 0; k <= g.MT-3; k++ {
+	for k := 0; k <= g.mt-3; k++ {
 		l[0] = k
-		for m := k + 2; m <= g.MT-1; m++ {
+		for m := k + 2; m <= g.mt-1; m++ {
 			l[1] = m
 			for n_ := k + 1; n_ <= m-1; n_++ {
 				l[2] = n_
@@ -752,7 +710,7 @@ func potrfGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 // potrfGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
 func potrfGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
-	return k >= 0 && k <= g.MT-3 && m >= k+2 && m <= g.MT-1 && n_ >= k+1 && n_ <= m-1
+	return k >= 0 && k <= g.mt-3 && m >= k+2 && m <= g.mt-1 && n_ >= k+1 && n_ <= m-1
 }
 
 // potrfGEMMSuccessors reports the output dependencies of GEMM(m, n, k) whose guards hold.
@@ -773,8 +731,8 @@ func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt
 func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, n_ := tp.Globals().(*Potrf), l[2]
 //line ../../potrf.jdf:276
-	return int32(4 * (g.MT - n_))
-//line potrf_jdf.go:778
+	return int32(4 * (g.mt - n_))
+//line potrf_jdf.go:736
 }
 
 // potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
@@ -782,31 +740,20 @@ func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
 //line ../../potrf.jdf:271
 	return g.descA, rt.Ix(m, n_)
-//line potrf_jdf.go:786
+//line potrf_jdf.go:744
 }
 
 // potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
 // device buffers of its data flows (a batched body gets them with member(t)).
 type potrfGEMMGPU struct {
-	k int
-	m int
-	n int
-	A gpu.Buffer
-	B gpu.Buffer
-	C gpu.Buffer
+	k, m, n int
+	A, B, C gpu.Buffer
 }
 
 // potrfGEMMMemberGPU returns the definitions and buffers of the GEMM task of wrapper t.
 func potrfGEMMMemberGPU(t *gpu.Task) potrfGEMMGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return potrfGEMMGPU{
-		k: l[0],
-		m: l[1],
-		n: l[2],
-		A: t.Buffer(0),
-		B: t.Buffer(1),
-		C: t.Buffer(2),
-	}
+	return potrfGEMMGPU{k: l[0], m: l[1], n: l[2], A: t.Buffer(0), B: t.Buffer(1), C: t.Buffer(2)}
 }
 
 // potrfGEMMSubmitGPU is the submit hook of the GPU body of GEMM(m, n, k): rt/gpu runs it on a device stream.
@@ -815,7 +762,7 @@ func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 		return task.Fail(err)
 	}
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfGEMMBodyGPU(dev, task, stream, g, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], l[2], task.Buffer(0), task.Buffer(1), task.Buffer(2))
+	return potrfGEMMBodyGPU(dev, task, stream, g.descA, l[0], l[1], l[2], task.Buffer(0), task.Buffer(1), task.Buffer(2))
 }
 
 // potrfGEMMBatchGPU is the batch-match policy of the GPU body of GEMM for a ring headed
@@ -824,15 +771,14 @@ func potrfGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	task := head.EC().(*rt.Task)
 	g := task.Taskpool().Globals().(*Potrf)
 //line ../../potrf.jdf:277
-	batchMax := g.GEMM_BATCH
-//line potrf_jdf.go:829
+	batchMax := g.gemm_batch
+//line potrf_jdf.go:776
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
 // potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:277:1.
-func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Potrf, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
+func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA *rt.TiledMatrix, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
 	member := potrfGEMMMemberGPU
-	_ = member
 //line ../../potrf.jdf:278
 	{
 		var groups gemmGroups
@@ -844,7 +790,7 @@ func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *P
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:848
+//line potrf_jdf.go:794
 	return gpu.Done
 }
 
@@ -856,29 +802,23 @@ func potrfGEMMHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return potrfGEMMBody(g, task, g.descA, g.impl, g.MT, g.GEMM_BATCH, g.TRSM_INV, g.IDENT, l[0], l[1], l[2], A, B, C)
+	return potrfGEMMBody(task, g.descA, g.impl, l[0], l[1], l[2], A, B, C)
 }
 
 // potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:289:1.
-func potrfGEMMBody(tp *Potrf, task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, MT int, GEMM_BATCH int, TRSM_INV bool, IDENT *rt.Vector, k int, m int, n int, A []float64, B []float64, C []float64) error {
+func potrfGEMMBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int, m int, n int, A []float64, B []float64, C []float64) error {
 //line ../../potrf.jdf:290
 	{
 		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
 	}
-//line potrf_jdf.go:870
+//line potrf_jdf.go:816
 }
 
-// potrfSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of potrf.jdf.
+// potrfSource locates the classes and the dependencies (Deps[class][flow][dep]) of potrf.jdf.
 var potrfSource = rt.Source{
 	Err:     ErrPotrfGraph,
 	Classes: []string{"potrf.jdf:150:1", "potrf.jdf:191:1", "potrf.jdf:243:1", "potrf.jdf:267:1"},
-	Flows: [][]string{
-		{"potrf.jdf:153:6", "potrf.jdf:156:8", "potrf.jdf:157:6"},
-		{"potrf.jdf:195:8", "potrf.jdf:196:8", "potrf.jdf:197:6"},
-		{"potrf.jdf:247:8", "potrf.jdf:248:6"},
-		{"potrf.jdf:272:8", "potrf.jdf:273:8", "potrf.jdf:274:6"},
-	},
 	Deps: [][][]string{
 		{{"potrf.jdf:153:8", "potrf.jdf:154:8", "potrf.jdf:155:8"}, {"potrf.jdf:156:10"}, {"potrf.jdf:157:8", "potrf.jdf:158:8"}},
 		{{"potrf.jdf:195:10"}, {"potrf.jdf:196:10"}, {"potrf.jdf:197:8", "potrf.jdf:198:8", "potrf.jdf:199:8", "potrf.jdf:200:8", "potrf.jdf:201:8"}},

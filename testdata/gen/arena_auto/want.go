@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // AutoArena is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewAutoArena, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -60,45 +60,42 @@ var (
 func init() {
 	autoArenaP = rt.TaskClass{
 		Name: "P", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "W", Access: rt.Write}},
-		Space:        autoArenaPSpace,
-		Complete:     autoArenaPComplete,
-		Goal:         autoArenaPGoal,
-		Prepare:      autoArenaPPrepare,
-		Successors:   autoArenaPSuccessors,
-		Predecessors: autoArenaPPredecessors,
-		Affinity:     autoArenaPAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "W", Access: rt.Write}},
+		Space:      autoArenaPSpace,
+		Complete:   autoArenaPComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:13:6", Task: true, Memory: true, Select: autoArenaPInA}},
+		Prepare:    autoArenaPPrepare,
+		Successors: autoArenaPSuccessors,
+		Affinity:   autoArenaPAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: autoArenaPHook},
 		},
 	}
 	autoArenaQ = rt.TaskClass{
 		Name: "Q", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.Read}, {Name: "D", Access: rt.RW}},
-		Space:        autoArenaQSpace,
-		Complete:     autoArenaQComplete,
-		Goal:         rt.InputGoalFunc(autoArenaQInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(autoArenaQInputs),
-		Successors:   autoArenaQSuccessors,
-		Predecessors: rt.InputsFunc(autoArenaQInputs),
-		Affinity:     autoArenaQAffinity,
+		Flows:    []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.Read}, {Name: "D", Access: rt.RW}},
+		Space:    autoArenaQSpace,
+		Complete: autoArenaQComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "in.jdf:36:8", Task: true, Select: autoArenaQInW},
+			{Flow: 1, Pos: "in.jdf:37:8", Task: true, Memory: true, Select: autoArenaQInA},
+			{Flow: 2, Pos: "in.jdf:38:6", Memory: true, Select: autoArenaQInD},
+		},
+		Successors: autoArenaQSuccessors,
+		Affinity:   autoArenaQAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: autoArenaQHook},
 		},
 	}
 }
 
-// autoArenaPInputs are the input chains of P(k): autoArenaPIn<Flow> selects the input of flow <Flow>.
-var autoArenaPInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:13:6", Select: autoArenaPInA}}
-
 func autoArenaPInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	if k == 0 {
 		return rt.NewInput(0, "DEFAULT", "in.jdf:13:22")
-	} else {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(0, &autoArenaP, 0, autoArenaPComplete(tp, &pl), &pl, "in.jdf:13:28", "A P(k - 1)")
 	}
+	pl := rt.Locals{0: k - 1}
+	return rt.TaskInput(0, &autoArenaP, 0, autoArenaPComplete(tp, &pl), &pl, "in.jdf:13:28", "A P(k - 1)")
 }
 
 // autoArenaPSpace enumerates the execution space of P(k).
@@ -118,17 +115,12 @@ func autoArenaPComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// autoArenaPGoal returns the number of inputs that P(k) waits for from other tasks.
-func autoArenaPGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	return rt.InputGoal(tp, l, autoArenaPInputs, rt.Counter)
-}
-
-// autoArenaPPrepare binds the memory inputs of P(k) and checks that its inputs from other tasks arrived.
+// autoArenaPPrepare binds a NEW copy to each WRITE flow without inputs of P(k).
 func autoArenaPPrepare(task *rt.Task) error {
 	if err := task.BindNew(1, "T"); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:16:9", "W", err)
 	}
-	return task.BindInputs(autoArenaPInputs)
+	return nil
 }
 
 // autoArenaPSuccessors reports the output dependencies of P(k) whose guards hold.
@@ -150,33 +142,27 @@ func autoArenaPSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *r
 	}
 }
 
-// autoArenaPPredecessors reports the input dependencies of P(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func autoArenaPPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	e.Inputs(tp, l, flows, autoArenaPInputs)
-}
-
 // autoArenaPAffinity returns the data collection element that owns P(k).
 func autoArenaPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*AutoArena), l[0]
 //line in.jdf:12
 	return g.V, rt.Ix(k)
-//line want.go:165
+//line want.go:151
 }
 
 // autoArenaPHook runs the CPU body of P(k).
 func autoArenaPHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*AutoArena](task)
+	_, l := rt.TaskGlobals[*AutoArena](task)
 	var err error
 	A, W := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float32](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return autoArenaPBody(g, task, g.N, g.NB, g.V, l[0], A, W)
+	return autoArenaPBody(task, l[0], A, W)
 }
 
 // autoArenaPBody is the CPU body of P(k) at in.jdf:17:1.
-func autoArenaPBody(tp *AutoArena, task *rt.Task, N int, NB int, V *rt.Vector, k int, A []float64, W []float32) error {
+func autoArenaPBody(task *rt.Task, k int, A []float64, W []float32) error {
 //line in.jdf:18
 	{
 		if k == 0 {
@@ -191,15 +177,8 @@ func autoArenaPBody(tp *AutoArena, task *rt.Task, N int, NB int, V *rt.Vector, k
 			W[i] = float32(len(W))
 		}
 	}
-//line want.go:195
+//line want.go:181
 	return nil
-}
-
-// autoArenaQInputs are the input chains of Q(k): autoArenaQIn<Flow> selects the input of flow <Flow>.
-var autoArenaQInputs = []rt.InputChain{
-	{Flow: 0, Pos: "in.jdf:36:8", TaskOnly: true, Select: autoArenaQInW},
-	{Flow: 1, Pos: "in.jdf:37:8", Select: autoArenaQInA},
-	{Flow: 2, Pos: "in.jdf:38:6", Select: autoArenaQInD},
 }
 
 func autoArenaQInW(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -213,9 +192,8 @@ func autoArenaQInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	if k == 0 {
 		pl := rt.Locals{0: g.N}
 		return rt.TaskInput(0, &autoArenaP, 0, autoArenaPComplete(tp, &pl), &pl, "in.jdf:37:24", "A P(N)")
-	} else {
-		return rt.NullInput(0)
 	}
+	return rt.NullInput(0)
 }
 
 func autoArenaQInD(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -253,22 +231,22 @@ func autoArenaQAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index)
 	g, k := tp.Globals().(*AutoArena), l[0]
 //line in.jdf:35
 	return g.V, rt.Ix(k)
-//line want.go:257
+//line want.go:235
 }
 
 // autoArenaQHook runs the CPU body of Q(k).
 func autoArenaQHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*AutoArena](task)
+	_, l := rt.TaskGlobals[*AutoArena](task)
 	var err error
 	W, A, D := rt.FlowAs[[]float32](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	return autoArenaQBody(g, task, g.N, g.NB, g.V, l[0], W, A, D)
+	return autoArenaQBody(task, l[0], W, A, D)
 }
 
 // autoArenaQBody is the CPU body of Q(k) at in.jdf:40:1.
-func autoArenaQBody(tp *AutoArena, task *rt.Task, N int, NB int, V *rt.Vector, k int, W []float32, A []float64, D []float64) error {
+func autoArenaQBody(task *rt.Task, k int, W []float32, A []float64, D []float64) error {
 //line in.jdf:41
 	{
 		D[0] = float64(W[0])
@@ -276,18 +254,14 @@ func autoArenaQBody(tp *AutoArena, task *rt.Task, N int, NB int, V *rt.Vector, k
 			D[0] += A[len(A)-1]
 		}
 	}
-//line want.go:280
+//line want.go:258
 	return nil
 }
 
-// autoArenaSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// autoArenaSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var autoArenaSource = rt.Source{
 	Err:     ErrAutoArenaGraph,
 	Classes: []string{"in.jdf:10:1", "in.jdf:33:1"},
-	Flows: [][]string{
-		{"in.jdf:13:6", "in.jdf:16:9"},
-		{"in.jdf:36:8", "in.jdf:37:8", "in.jdf:38:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:13:8", "in.jdf:14:8", "in.jdf:15:8"}, {"in.jdf:16:34"}},
 		{{"in.jdf:36:33"}, {"in.jdf:37:10"}, {"in.jdf:38:8", "in.jdf:39:8"}},
@@ -329,4 +303,4 @@ func Case() error {
 	return fmt.Errorf("V = %v %v %v", v.Block(0)[0], v.Block(1)[0], v.Block(2)[0])
 }
 
-//line want.go:333
+//line want.go:307

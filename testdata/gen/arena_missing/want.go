@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // MissingArena is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewMissingArena, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -50,21 +50,17 @@ var (
 func init() {
 	missingArenaT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:        missingArenaTSpace,
-		Complete:     missingArenaTComplete,
-		Prepare:      rt.BindInputsFunc(missingArenaTInputs),
-		Successors:   missingArenaTSuccessors,
-		Predecessors: rt.InputsFunc(missingArenaTInputs),
-		Affinity:     missingArenaTAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space:      missingArenaTSpace,
+		Complete:   missingArenaTComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Memory: true, Select: missingArenaTInA}},
+		Successors: missingArenaTSuccessors,
+		Affinity:   missingArenaTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: missingArenaTHook},
 		},
 	}
 }
-
-// missingArenaTInputs are the input chains of T(k): missingArenaTIn<Flow> selects the input of flow <Flow>.
-var missingArenaTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Select: missingArenaTInA}}
 
 func missingArenaTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	return rt.NewInput(0, "SCRATCH", "in.jdf:11:11")
@@ -100,36 +96,33 @@ func missingArenaTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 	g, k := tp.Globals().(*MissingArena), l[0]
 //line in.jdf:10
 	return g.V, rt.Ix(k)
-//line want.go:104
+//line want.go:100
 }
 
 // missingArenaTHook runs the CPU body of T(k).
 func missingArenaTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*MissingArena](task)
+	_, l := rt.TaskGlobals[*MissingArena](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return missingArenaTBody(g, task, g.N, g.V, l[0], A)
+	return missingArenaTBody(task, l[0], A)
 }
 
 // missingArenaTBody is the CPU body of T(k) at in.jdf:13:1.
-func missingArenaTBody(tp *MissingArena, task *rt.Task, N int, V *rt.Vector, k int, A []float64) error {
+func missingArenaTBody(task *rt.Task, k int, A []float64) error {
 //line in.jdf:14
 	{
 		A[0] = float64(k)
 	}
-//line want.go:123
+//line want.go:119
 	return nil
 }
 
-// missingArenaSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// missingArenaSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var missingArenaSource = rt.Source{
 	Err:     ErrMissingArenaGraph,
 	Classes: []string{"in.jdf:8:1"},
-	Flows: [][]string{
-		{"in.jdf:11:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:11:8", "in.jdf:12:8"}},
 	},
@@ -164,4 +157,4 @@ func Case() error {
 	return tp.Wait(context.Background())
 }
 
-//line want.go:168
+//line want.go:161

@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // ArenaWarnings is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewArenaWarnings, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -49,23 +49,19 @@ var (
 func init() {
 	arenaWarningsT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "S", Access: rt.RW}},
-		Space:        arenaWarningsTSpace,
-		Complete:     arenaWarningsTComplete,
-		Prepare:      rt.BindInputsFunc(arenaWarningsTInputs),
-		Successors:   arenaWarningsTSuccessors,
-		Predecessors: rt.InputsFunc(arenaWarningsTInputs),
-		Affinity:     arenaWarningsTAffinity,
+		Flows:    []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "S", Access: rt.RW}},
+		Space:    arenaWarningsTSpace,
+		Complete: arenaWarningsTComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "in.jdf:11:6", Memory: true, Select: arenaWarningsTInA},
+			{Flow: 1, Pos: "in.jdf:13:6", Memory: true, Select: arenaWarningsTInS},
+		},
+		Successors: arenaWarningsTSuccessors,
+		Affinity:   arenaWarningsTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: arenaWarningsTHook},
 		},
 	}
-}
-
-// arenaWarningsTInputs are the input chains of T(k): arenaWarningsTIn<Flow> selects the input of flow <Flow>.
-var arenaWarningsTInputs = []rt.InputChain{
-	{Flow: 0, Pos: "in.jdf:11:6", Select: arenaWarningsTInA},
-	{Flow: 1, Pos: "in.jdf:13:6", Select: arenaWarningsTInS},
 }
 
 func arenaWarningsTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -106,37 +102,34 @@ func arenaWarningsTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.In
 	g, k := tp.Globals().(*ArenaWarnings), l[0]
 //line in.jdf:10
 	return g.V, rt.Ix(k)
-//line want.go:110
+//line want.go:106
 }
 
 // arenaWarningsTHook runs the CPU body of T(k).
 func arenaWarningsTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*ArenaWarnings](task)
+	_, l := rt.TaskGlobals[*ArenaWarnings](task)
 	var err error
 	A, S := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[*int](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return arenaWarningsTBody(g, task, g.N, g.V, l[0], A, S)
+	return arenaWarningsTBody(task, l[0], A, S)
 }
 
 // arenaWarningsTBody is the CPU body of T(k) at in.jdf:14:1.
-func arenaWarningsTBody(tp *ArenaWarnings, task *rt.Task, N int, V *rt.Vector, k int, A []float64, S *int) error {
+func arenaWarningsTBody(task *rt.Task, k int, A []float64, S *int) error {
 //line in.jdf:15
 	{
 		A[0] = float64(*S)
 	}
-//line want.go:130
+//line want.go:126
 	return nil
 }
 
-// arenaWarningsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// arenaWarningsSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var arenaWarningsSource = rt.Source{
 	Err:     ErrArenaWarningsGraph,
 	Classes: []string{"in.jdf:8:1"},
-	Flows: [][]string{
-		{"in.jdf:11:6", "in.jdf:13:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:11:8", "in.jdf:12:8"}, {"in.jdf:13:26"}},
 	},

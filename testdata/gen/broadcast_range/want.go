@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Bcast is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewBcast, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -52,27 +52,27 @@ var (
 func init() {
 	bcastPanel = rt.TaskClass{
 		Name: "Panel", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "P", Access: rt.Read}},
-		Space:        bcastPanelSpace,
-		Complete:     bcastPanelComplete,
-		Prepare:      rt.BindInputsFunc(bcastPanelInputs),
-		Successors:   bcastPanelSuccessors,
-		Predecessors: rt.InputsFunc(bcastPanelInputs),
-		Affinity:     bcastPanelAffinity,
+		Flows:      []rt.Flow{{Name: "P", Access: rt.Read}},
+		Space:      bcastPanelSpace,
+		Complete:   bcastPanelComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:8", Memory: true, Select: bcastPanelInP}},
+		Successors: bcastPanelSuccessors,
+		Affinity:   bcastPanelAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: bcastPanelHook},
 		},
 	}
 	bcastUpdate = rt.TaskClass{
 		Name: "Update", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
-		Flows:        []rt.Flow{{Name: "P", Access: rt.Read}, {Name: "C", Access: rt.RW}, {Name: "G", Access: rt.CTL}},
-		Space:        bcastUpdateSpace,
-		Complete:     bcastUpdateComplete,
-		Goal:         rt.InputGoalFunc(bcastUpdateInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(bcastUpdateInputs),
-		Successors:   bcastUpdateSuccessors,
-		Predecessors: rt.InputsFunc(bcastUpdateInputs),
-		Affinity:     bcastUpdateAffinity,
+		Flows:    []rt.Flow{{Name: "P", Access: rt.Read}, {Name: "C", Access: rt.RW}, {Name: "G", Access: rt.CTL}},
+		Space:    bcastUpdateSpace,
+		Complete: bcastUpdateComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "in.jdf:22:8", Task: true, Select: bcastUpdateInP},
+			{Flow: 1, Pos: "in.jdf:23:8", Memory: true, Select: bcastUpdateInC},
+		},
+		Successors: bcastUpdateSuccessors,
+		Affinity:   bcastUpdateAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: bcastUpdateHook},
 		},
@@ -90,9 +90,6 @@ func init() {
 		},
 	}
 }
-
-// bcastPanelInputs are the input chains of Panel(k): bcastPanelIn<Flow> selects the input of flow <Flow>.
-var bcastPanelInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:8", Select: bcastPanelInP}}
 
 func bcastPanelInP(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Bcast), l[0]
@@ -132,32 +129,26 @@ func bcastPanelAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index)
 	g, k := tp.Globals().(*Bcast), l[0]
 //line in.jdf:10
 	return g.A, rt.Ix(k, k)
-//line want.go:136
+//line want.go:133
 }
 
 // bcastPanelHook runs the CPU body of Panel(k).
 func bcastPanelHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Bcast](task)
+	_, l := rt.TaskGlobals[*Bcast](task)
 	P, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return bcastPanelBody(g, task, g.N, g.A, l[0], P)
+	return bcastPanelBody(task, l[0], P)
 }
 
 // bcastPanelBody is the CPU body of Panel(k) at in.jdf:13:1.
-func bcastPanelBody(tp *Bcast, task *rt.Task, N int, A *rt.TiledMatrix, k int, P []float64) error {
+func bcastPanelBody(task *rt.Task, k int, P []float64) error {
 //line in.jdf:14
 	{
 	}
-//line want.go:154
+//line want.go:151
 	return nil
-}
-
-// bcastUpdateInputs are the input chains of Update(m, k): bcastUpdateIn<Flow> selects the input of flow <Flow>.
-var bcastUpdateInputs = []rt.InputChain{
-	{Flow: 0, Pos: "in.jdf:22:8", TaskOnly: true, Select: bcastUpdateInP},
-	{Flow: 1, Pos: "in.jdf:23:8", Select: bcastUpdateInC},
 }
 
 func bcastUpdateInP(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -208,27 +199,27 @@ func bcastUpdateAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 	g, k, m := tp.Globals().(*Bcast), l[0], l[1]
 //line in.jdf:21
 	return g.A, rt.Ix(m, k)
-//line want.go:212
+//line want.go:203
 }
 
 // bcastUpdateHook runs the CPU body of Update(m, k).
 func bcastUpdateHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Bcast](task)
+	_, l := rt.TaskGlobals[*Bcast](task)
 	var err error
 	P, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return bcastUpdateBody(g, task, g.N, g.A, l[0], l[1], P, C)
+	return bcastUpdateBody(task, l[0], l[1], P, C)
 }
 
 // bcastUpdateBody is the CPU body of Update(m, k) at in.jdf:26:1.
-func bcastUpdateBody(tp *Bcast, task *rt.Task, N int, A *rt.TiledMatrix, k int, m int, P []float64, C []float64) error {
+func bcastUpdateBody(task *rt.Task, k int, m int, P []float64, C []float64) error {
 //line in.jdf:27
 	{
 		C[0] += P[0]
 	}
-//line want.go:232
+//line want.go:223
 	return nil
 }
 
@@ -249,7 +240,7 @@ func bcastDoneComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1
 }
 
-// bcastDoneGoal returns the number of inputs that Done(k) waits for from other tasks.
+// bcastDoneGoal returns the number of inputs that Done(k) waits for on its CTL flows (rt adds its data flows').
 func bcastDoneGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	g, k := tp.Globals().(*Bcast), l[0]
 	var n uint32
@@ -263,8 +254,7 @@ func bcastDoneGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// bcastDonePredecessors reports the input dependencies of Done(k) whose guards hold (for a data
-// flow, the one its input chain selects).
+// bcastDonePredecessors reports the CTL input dependencies of Done(k) whose guards hold.
 func bcastDonePredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, k := tp.Globals().(*Bcast), l[0]
 	if flows&1 != 0 {
@@ -280,33 +270,28 @@ func bcastDoneAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k := tp.Globals().(*Bcast), l[0]
 //line in.jdf:34
 	return g.A, rt.Ix(k, k)
-//line want.go:284
+//line want.go:274
 }
 
 // bcastDoneHook runs the CPU body of Done(k).
 func bcastDoneHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Bcast](task)
-	return bcastDoneBody(g, task, g.N, g.A, l[0])
+	_, l := rt.TaskGlobals[*Bcast](task)
+	return bcastDoneBody(task, l[0])
 }
 
 // bcastDoneBody is the CPU body of Done(k) at in.jdf:36:1.
-func bcastDoneBody(tp *Bcast, task *rt.Task, N int, A *rt.TiledMatrix, k int) error {
+func bcastDoneBody(task *rt.Task, k int) error {
 //line in.jdf:37
 	{
 	}
-//line want.go:298
+//line want.go:288
 	return nil
 }
 
-// bcastSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// bcastSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var bcastSource = rt.Source{
 	Err:     ErrBcastGraph,
 	Classes: []string{"in.jdf:8:1", "in.jdf:18:1", "in.jdf:32:1"},
-	Flows: [][]string{
-		{"in.jdf:11:8"},
-		{"in.jdf:22:8", "in.jdf:23:8", "in.jdf:25:8"},
-		{"in.jdf:35:7"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:11:10", "in.jdf:12:10"}},
 		{{"in.jdf:22:10"}, {"in.jdf:23:10", "in.jdf:24:10"}, {"in.jdf:25:10"}},
@@ -358,4 +343,4 @@ func Case() error {
 		a.Tile(1, 0)[0], a.Tile(3, 0)[0], a.Tile(3, 2)[0], a.Tile(0, 1)[0], tp.Total())
 }
 
-//line want.go:362
+//line want.go:347

@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Chain is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewChain, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -50,32 +50,26 @@ var (
 func init() {
 	chainTask = rt.TaskClass{
 		Name: "Task", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:        chainTaskSpace,
-		Complete:     chainTaskComplete,
-		Goal:         rt.InputGoalFunc(chainTaskInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(chainTaskInputs),
-		Successors:   chainTaskSuccessors,
-		Predecessors: rt.InputsFunc(chainTaskInputs),
-		Priority:     chainTaskPriority,
-		Affinity:     chainTaskAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space:      chainTaskSpace,
+		Complete:   chainTaskComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:10:6", Task: true, Memory: true, Select: chainTaskInA}},
+		Successors: chainTaskSuccessors,
+		Priority:   chainTaskPriority,
+		Affinity:   chainTaskAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: chainTaskHook},
 		},
 	}
 }
 
-// chainTaskInputs are the input chains of Task(k): chainTaskIn<Flow> selects the input of flow <Flow>.
-var chainTaskInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:10:6", Select: chainTaskInA}}
-
 func chainTaskInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Chain), l[0]
 	if k == 0 {
 		return rt.DataInput(0, g.data, rt.Ix(k), "in.jdf:10:22")
-	} else {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(0, &chainTask, 0, chainTaskComplete(tp, &pl), &pl, "in.jdf:10:32", "A Task(k - 1)")
 	}
+	pl := rt.Locals{0: k - 1}
+	return rt.TaskInput(0, &chainTask, 0, chainTaskComplete(tp, &pl), &pl, "in.jdf:10:32", "A Task(k - 1)")
 }
 
 // chainTaskSpace enumerates the execution space of Task(k).
@@ -113,7 +107,7 @@ func chainTaskPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k := tp.Globals().(*Chain), l[0]
 //line in.jdf:12
 	return int32(g.NB - k)
-//line want.go:117
+//line want.go:111
 }
 
 // chainTaskAffinity returns the data collection element that owns Task(k).
@@ -121,36 +115,33 @@ func chainTaskAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k := tp.Globals().(*Chain), l[0]
 //line in.jdf:9
 	return g.data, rt.Ix(k)
-//line want.go:125
+//line want.go:119
 }
 
 // chainTaskHook runs the CPU body of Task(k).
 func chainTaskHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Chain](task)
+	_, l := rt.TaskGlobals[*Chain](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return chainTaskBody(g, task, g.NB, g.data, l[0], A)
+	return chainTaskBody(task, l[0], A)
 }
 
 // chainTaskBody is the CPU body of Task(k) at in.jdf:13:1.
-func chainTaskBody(tp *Chain, task *rt.Task, NB int, data *rt.Vector, k int, A []float64) error {
+func chainTaskBody(task *rt.Task, k int, A []float64) error {
 //line in.jdf:14
 	{
 		A[0] += 1
 	}
-//line want.go:144
+//line want.go:138
 	return nil
 }
 
-// chainSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// chainSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var chainSource = rt.Source{
 	Err:     ErrChainGraph,
 	Classes: []string{"in.jdf:7:1"},
-	Flows: [][]string{
-		{"in.jdf:10:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:10:8", "in.jdf:11:8"}},
 	},
@@ -193,4 +184,4 @@ func Case() error {
 	return fmt.Errorf("block 4 holds %v", data.Block(4))
 }
 
-//line want.go:197
+//line want.go:188

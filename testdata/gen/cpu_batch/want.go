@@ -26,7 +26,7 @@ func sameParity(cand, head *rt.Task) rt.BatchAction {
 //line want.go:27
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // CpuBatch is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewCpuBatch, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -68,13 +68,12 @@ var (
 func init() {
 	cpuBatchSCALE = rt.TaskClass{
 		Name: "SCALE", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.RW}},
-		Space:        cpuBatchSCALESpace,
-		Complete:     cpuBatchSCALEComplete,
-		Prepare:      rt.BindInputsFunc(cpuBatchSCALEInputs),
-		Successors:   cpuBatchSCALESuccessors,
-		Predecessors: rt.InputsFunc(cpuBatchSCALEInputs),
-		Affinity:     cpuBatchSCALEAffinity,
+		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space:      cpuBatchSCALESpace,
+		Complete:   cpuBatchSCALEComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:28:6", Memory: true, Select: cpuBatchSCALEInX}},
+		Successors: cpuBatchSCALESuccessors,
+		Affinity:   cpuBatchSCALEAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: cpuBatchSCALEHook, Batch: true, Admit: func(t *rt.Task) error {
 				_, err := cpuBatchSCALEMemberCPU(t)
@@ -84,14 +83,12 @@ func init() {
 	}
 	cpuBatchADD = rt.TaskClass{
 		Name: "ADD", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
-		Space:        cpuBatchADDSpace,
-		Complete:     cpuBatchADDComplete,
-		Goal:         rt.InputGoalFunc(cpuBatchADDInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(cpuBatchADDInputs),
-		Successors:   cpuBatchADDSuccessors,
-		Predecessors: rt.InputsFunc(cpuBatchADDInputs),
-		Affinity:     cpuBatchADDAffinity,
+		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
+		Space:      cpuBatchADDSpace,
+		Complete:   cpuBatchADDComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:44:6", Task: true, Select: cpuBatchADDInX}},
+		Successors: cpuBatchADDSuccessors,
+		Affinity:   cpuBatchADDAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: cpuBatchADDHook, Evaluate: func(task *rt.Task) bool {
 				g := task.Taskpool().Globals().(*CpuBatch)
@@ -117,9 +114,6 @@ func init() {
 		},
 	}
 }
-
-// cpuBatchSCALEInputs are the input chains of SCALE(k): cpuBatchSCALEIn<Flow> selects the input of flow <Flow>.
-var cpuBatchSCALEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:28:6", Select: cpuBatchSCALEInX}}
 
 func cpuBatchSCALEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*CpuBatch), l[0]
@@ -157,7 +151,7 @@ func cpuBatchSCALEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Ind
 	g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:27
 	return g.V, rt.Ix(k)
-//line want.go:161
+//line want.go:155
 }
 
 // cpuBatchSCALECPU is one task of a ring in a CPU body of SCALE(k): its definitions and the
@@ -172,10 +166,7 @@ type cpuBatchSCALECPU struct {
 func cpuBatchSCALEMemberCPU(t *rt.Task) (cpuBatchSCALECPU, error) {
 	l := t.Locals()
 	var err error
-	m := cpuBatchSCALECPU{
-		k: l[0],
-		X: rt.FlowAs[[]float64](t, 0, &err),
-	}
+	m := cpuBatchSCALECPU{k: l[0], X: rt.FlowAs[[]float64](t, 0, &err)}
 	return m, err
 }
 
@@ -184,12 +175,12 @@ func cpuBatchSCALEHook(task *rt.Task) error {
 	if _, err := task.CollectBatch(cpuBatchSCALEMatch); err != nil {
 		return err
 	}
-	g, l := rt.TaskGlobals[*CpuBatch](task)
+	_, l := rt.TaskGlobals[*CpuBatch](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return cpuBatchSCALEBody(g, task, g.N, g.V, g.BATCH, g.RINGS, l[0], X)
+	return cpuBatchSCALEBody(task, l[0], X)
 }
 
 // cpuBatchSCALEBatch is the batch-match policy of the CPU body of SCALE for a ring headed
@@ -201,7 +192,7 @@ func cpuBatchSCALEBatch(head *rt.Task) rt.BatchPolicy {
 	batchMax := g.BATCH
 //line in.jdf:30
 	batchMatch := sameParity
-//line want.go:205
+//line want.go:196
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -213,12 +204,11 @@ func cpuBatchSCALEMatch(cand, head *rt.Task) rt.BatchAction {
 }
 
 // cpuBatchSCALEBody is the CPU body of SCALE(k) at in.jdf:30:1.
-func cpuBatchSCALEBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64, k int, X []float64) error {
+func cpuBatchSCALEBody(task *rt.Task, k int, X []float64) error {
 	member := func(t *rt.Task) cpuBatchSCALECPU {
 		m, _ := cpuBatchSCALEMemberCPU(t) // rt checked it with Admit
 		return m
 	}
-	_ = member
 //line in.jdf:31
 	{
 		for t := range task.Ring() {
@@ -228,12 +218,9 @@ func cpuBatchSCALEBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH i
 			}
 		}
 	}
-//line want.go:232
+//line want.go:222
 	return nil
 }
-
-// cpuBatchADDInputs are the input chains of ADD(k): cpuBatchADDIn<Flow> selects the input of flow <Flow>.
-var cpuBatchADDInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:44:6", TaskOnly: true, Select: cpuBatchADDInX}}
 
 func cpuBatchADDInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
@@ -275,7 +262,7 @@ func cpuBatchADDAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 	g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:43
 	return g.V, rt.Ix(k)
-//line want.go:279
+//line want.go:266
 }
 
 // cpuBatchADDCPU is one task of a ring in a CPU body of ADD(k): its definitions and the
@@ -290,21 +277,18 @@ type cpuBatchADDCPU struct {
 func cpuBatchADDMemberCPU(t *rt.Task) (cpuBatchADDCPU, error) {
 	l := t.Locals()
 	var err error
-	m := cpuBatchADDCPU{
-		k: l[0],
-		X: rt.FlowAs[[]float64](t, 0, &err),
-	}
+	m := cpuBatchADDCPU{k: l[0], X: rt.FlowAs[[]float64](t, 0, &err)}
 	return m, err
 }
 
 // cpuBatchADDHook runs the CPU body of ADD(k).
 func cpuBatchADDHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*CpuBatch](task)
+	_, l := rt.TaskGlobals[*CpuBatch](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return cpuBatchADDBody(g, task, g.N, g.V, g.BATCH, g.RINGS, l[0], X)
+	return cpuBatchADDBody(task, l[0], X)
 }
 
 // cpuBatchADDBatch is the batch-match policy of the CPU body of ADD for a ring headed
@@ -312,11 +296,11 @@ func cpuBatchADDHook(task *rt.Task) error {
 func cpuBatchADDBatch(head *rt.Task) rt.BatchPolicy {
 //line in.jdf:47
 	batchMax := 3
-//line want.go:316
+//line want.go:300
 	batchMatch := func(cand, head *rt.Task) rt.BatchAction {
 //line in.jdf:47
 		return rt.Accept
-//line want.go:320
+//line want.go:304
 	}
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
@@ -329,13 +313,12 @@ func cpuBatchADDMatch(cand, head *rt.Task) rt.BatchAction {
 }
 
 // cpuBatchADDBody is the CPU body of ADD(k) at in.jdf:47:1.
-func cpuBatchADDBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64, k int, X []float64) error {
+func cpuBatchADDBody(task *rt.Task, k int, X []float64) error {
 	member := func(t *rt.Task) cpuBatchADDCPU {
 		m, _ := cpuBatchADDMemberCPU(t) // rt checked it with Admit
 		return m
 	}
 	match := cpuBatchADDMatch
-	_, _ = member, match
 //line in.jdf:48
 	{
 		if k%4 == 0 {
@@ -350,7 +333,7 @@ func cpuBatchADDBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int
 			}
 		}
 	}
-//line want.go:354
+//line want.go:337
 	return nil
 }
 
@@ -371,7 +354,7 @@ func cpuBatchTICKComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1
 }
 
-// cpuBatchTICKGoal returns the number of inputs that TICK(k) waits for from other tasks.
+// cpuBatchTICKGoal returns the number of inputs that TICK(k) waits for on its CTL flows (rt adds its data flows').
 func cpuBatchTICKGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	k := l[0]
 	var n uint32
@@ -383,8 +366,7 @@ func cpuBatchTICKGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// cpuBatchTICKPredecessors reports the input dependencies of TICK(k) whose guards hold (for a data
-// flow, the one its input chain selects).
+// cpuBatchTICKPredecessors reports the CTL input dependencies of TICK(k) whose guards hold.
 func cpuBatchTICKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	k := l[0]
 	if flows&1 != 0 {
@@ -398,7 +380,7 @@ func cpuBatchTICKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Inde
 	g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:65
 	return g.V, rt.Ix(k)
-//line want.go:402
+//line want.go:384
 }
 
 // cpuBatchTICKGPU is one task of a ring in a GPU body of TICK(k): its definitions and the
@@ -410,9 +392,7 @@ type cpuBatchTICKGPU struct {
 // cpuBatchTICKMemberGPU returns the definitions and buffers of the TICK task of wrapper t.
 func cpuBatchTICKMemberGPU(t *gpu.Task) cpuBatchTICKGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return cpuBatchTICKGPU{
-		k: l[0],
-	}
+	return cpuBatchTICKGPU{k: l[0]}
 }
 
 // cpuBatchTICKSubmitGPU is the submit hook of the GPU body of TICK(k): rt/gpu runs it on a device stream.
@@ -420,8 +400,8 @@ func cpuBatchTICKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) 
 	if _, err := stream.CollectBatch(task, cpuBatchTICKBatchGPU(task).Match, nil); err != nil {
 		return task.Fail(err)
 	}
-	g, l := rt.TaskGlobals[*CpuBatch](task.EC().(*rt.Task))
-	return cpuBatchTICKBodyGPU(dev, task, stream, g, g.N, g.V, g.BATCH, g.RINGS, l[0])
+	_, l := rt.TaskGlobals[*CpuBatch](task.EC().(*rt.Task))
+	return cpuBatchTICKBodyGPU(dev, task, stream, l[0])
 }
 
 // cpuBatchTICKBatchGPU is the batch-match policy of the GPU body of TICK for a ring headed
@@ -431,14 +411,12 @@ func cpuBatchTICKBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 }
 
 // cpuBatchTICKBodyGPU is the GPU body of TICK(k) at in.jdf:67:1.
-func cpuBatchTICKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *CpuBatch, N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64, k int) gpu.Result {
-	member := cpuBatchTICKMemberGPU
-	_ = member
+func cpuBatchTICKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, k int) gpu.Result {
 //line in.jdf:68
 	{
 		return gpu.Error
 	}
-//line want.go:442
+//line want.go:420
 }
 
 // cpuBatchTICKCPU is one task of a ring in a CPU body of TICK(k): its definitions and the
@@ -451,9 +429,7 @@ type cpuBatchTICKCPU struct {
 // names a flow that holds a value of another type (rt calls it on each member with Admit).
 func cpuBatchTICKMemberCPU(t *rt.Task) (cpuBatchTICKCPU, error) {
 	l := t.Locals()
-	return cpuBatchTICKCPU{
-		k: l[0],
-	}, nil
+	return cpuBatchTICKCPU{k: l[0]}, nil
 }
 
 // cpuBatchTICKHook runs the CPU body of TICK(k).
@@ -462,7 +438,7 @@ func cpuBatchTICKHook(task *rt.Task) error {
 		return err
 	}
 	g, l := rt.TaskGlobals[*CpuBatch](task)
-	return cpuBatchTICKBody(g, task, g.N, g.V, g.BATCH, g.RINGS, l[0])
+	return cpuBatchTICKBody(task, g.RINGS, l[0])
 }
 
 // cpuBatchTICKBatch is the batch-match policy of the CPU body of TICK for a ring headed
@@ -479,29 +455,19 @@ func cpuBatchTICKMatch(cand, head *rt.Task) rt.BatchAction {
 }
 
 // cpuBatchTICKBody is the CPU body of TICK(k) at in.jdf:72:1.
-func cpuBatchTICKBody(tp *CpuBatch, task *rt.Task, N int, V *rt.Vector, BATCH int, RINGS *atomic.Int64, k int) error {
-	member := func(t *rt.Task) cpuBatchTICKCPU {
-		m, _ := cpuBatchTICKMemberCPU(t) // rt checked it with Admit
-		return m
-	}
-	_ = member
+func cpuBatchTICKBody(task *rt.Task, RINGS *atomic.Int64, k int) error {
 //line in.jdf:73
 	{
 		RINGS.Add(1)
 	}
-//line want.go:493
+//line want.go:464
 	return nil
 }
 
-// cpuBatchSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// cpuBatchSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var cpuBatchSource = rt.Source{
 	Err:     ErrCpuBatchGraph,
 	Classes: []string{"in.jdf:25:1", "in.jdf:41:1", "in.jdf:63:1"},
-	Flows: [][]string{
-		{"in.jdf:28:6"},
-		{"in.jdf:44:6", "in.jdf:46:7"},
-		{"in.jdf:66:7"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:28:8", "in.jdf:29:8"}},
 		{{"in.jdf:44:8", "in.jdf:45:8"}, {"in.jdf:46:9"}},
@@ -526,7 +492,7 @@ func cpuBatchADDInline1(tp *CpuBatch, k int, task *rt.Task) bool {
 	_ = N
 //line in.jdf:47
 	return k < N
-//line want.go:530
+//line want.go:496
 }
 
 //line in.jdf:84
@@ -565,4 +531,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; TICK ran in fewer rings than tasks: %v", bad, rings.Load() < n)
 }
 
-//line want.go:569
+//line want.go:535

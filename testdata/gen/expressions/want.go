@@ -25,7 +25,7 @@ func boom() int { panic("untaken branch evaluated") }
 //line want.go:26
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Exprs is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewExprs, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -67,8 +67,8 @@ func init() {
 		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "C", Access: rt.CTL}},
 		Space:        exprsESpace,
 		Complete:     exprsEComplete,
+		Inputs:       []rt.InputChain{{Flow: 0, Pos: "in.jdf:35:8", Memory: true, Select: exprsEInX}},
 		Goal:         exprsEGoal,
-		Prepare:      exprsEPrepare,
 		Successors:   exprsESuccessors,
 		Predecessors: exprsEPredecessors,
 		Priority:     exprsEPriority,
@@ -79,16 +79,12 @@ func init() {
 	}
 }
 
-// exprsEInputs are the input chains of E(k): exprsEIn<Flow> selects the input of flow <Flow>.
-var exprsEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:35:8", Select: exprsEInX}}
-
 func exprsEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, cl := tp.Globals().(*Exprs), l[0], l[3]
 	if -k < 0 && !(k == g.N) || k == 0 {
 		return rt.DataInput(0, g.V, rt.Ix(cl), "in.jdf:35:45")
-	} else {
-		return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:35:53")
 	}
+	return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:35:53")
 }
 
 // exprsESpace enumerates the execution space of E(k).
@@ -266,7 +262,7 @@ func exprsEComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return true
 }
 
-// exprsEGoal returns the number of inputs that E(k) waits for from other tasks.
+// exprsEGoal returns the number of inputs that E(k) waits for on its CTL flows (rt adds its data flows').
 func exprsEGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	k := l[0]
 	var n uint32
@@ -280,11 +276,6 @@ func exprsEGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// exprsEPrepare binds the memory inputs of E(k) and checks that its inputs from other tasks arrived.
-func exprsEPrepare(task *rt.Task) error {
-	return task.BindInputs(exprsEInputs)
-}
-
 // exprsESuccessors reports the output dependencies of E(k) whose guards hold.
 func exprsESuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, k := tp.Globals().(*Exprs), l[0]
@@ -296,11 +287,9 @@ func exprsESuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Ed
 	}
 }
 
-// exprsEPredecessors reports the input dependencies of E(k) whose guards hold (for a data
-// flow, the one its input chain selects).
+// exprsEPredecessors reports the CTL input dependencies of E(k) whose guards hold.
 func exprsEPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	k := l[0]
-	e.Inputs(tp, l, flows, exprsEInputs)
 	if flows&2 != 0 {
 		if (k + 2) != 0 {
 			e.L[0] = k - 1
@@ -314,7 +303,7 @@ func exprsEPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	k, bl := l[0], l[4]
 //line in.jdf:38
 	return int32(-k + bl)
-//line want.go:318
+//line want.go:307
 }
 
 // exprsEAffinity returns the data collection element that owns E(k).
@@ -322,36 +311,33 @@ func exprsEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Exprs), l[0]
 //line in.jdf:34
 	return g.V, rt.Ix(clamp(k, 0, g.N))
-//line want.go:326
+//line want.go:315
 }
 
 // exprsEHook runs the CPU body of E(k).
 func exprsEHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Exprs](task)
+	_, l := rt.TaskGlobals[*Exprs](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return exprsEBody(g, task, g.N, g.desc, g.V, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9], l[10], l[11], l[12], X)
+	return exprsEBody(task, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9], l[10], l[11], l[12], X)
 }
 
 // exprsEBody is the CPU body of E(k) at in.jdf:39:1.
-func exprsEBody(tp *Exprs, task *rt.Task, N int, desc *rt.TiledMatrix, V *rt.Vector, k int, neg int, mix int, cl int, bl int, asInt int, sh int, xo int, tern int, tthen int, tonly int, tcond int, mt int, X []float64) error {
+func exprsEBody(task *rt.Task, k int, neg int, mix int, cl int, bl int, asInt int, sh int, xo int, tern int, tthen int, tonly int, tcond int, mt int, X []float64) error {
 //line in.jdf:40
 	{
 		fmt.Fprintln(out, k, neg, mix, cl, bl, asInt, sh, xo, tern, tthen, tonly, tcond, mt)
 	}
-//line want.go:345
+//line want.go:334
 	return nil
 }
 
-// exprsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// exprsSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var exprsSource = rt.Source{
 	Err:     ErrExprsGraph,
 	Classes: []string{"in.jdf:20:1"},
-	Flows: [][]string{
-		{"in.jdf:35:8", "in.jdf:36:7"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:35:10"}, {"in.jdf:36:9", "in.jdf:37:9"}},
 	},
@@ -411,4 +397,4 @@ func Case() error {
 	return fmt.Errorf("%s", buf.String())
 }
 
-//line want.go:415
+//line want.go:401

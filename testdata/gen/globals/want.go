@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Globals is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewGlobals, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -20,11 +20,11 @@ type Globals struct {
 	*rt.Taskpool
 	data  rt.Collection // collection declared implicitly
 	N     int
-	N2    int    // hidden: computed by NewGlobals
-	LAST  int    // hidden: computed by NewGlobals
-	TOP   int    // hidden: computed by NewGlobals
-	LABEL string // hidden: computed by NewGlobals
-	EVEN  bool   // hidden: computed by NewGlobals
+	n2    int    // hidden: computed by NewGlobals
+	last  int    // hidden: computed by NewGlobals
+	top   int    // hidden: computed by NewGlobals
+	label string // hidden: computed by NewGlobals
+	even  bool   // hidden: computed by NewGlobals
 	EXTRA int    // hidden: set it before adding the taskpool to a Context
 	V     *rt.Vector
 }
@@ -46,29 +46,25 @@ func NewGlobals(data rt.Collection, N int, V *rt.Vector) (*Globals, error) {
 	}
 //line in.jdf:11
 	var N2 int = N * 2
-//line want.go:50
 //line in.jdf:12
 	var LAST int = N2 - 1
-//line want.go:53
 //line in.jdf:13
 	var TOP int = func() int {
 //line in.jdf:13
 		return LAST + 1
-//line want.go:58
+//line want.go:56
 	}()
-//line want.go:60
 //line in.jdf:14
 	var LABEL string = func() string {
 //line in.jdf:14
 		return strings.Repeat("x", N)
-//line want.go:65
+//line want.go:62
 	}()
-//line want.go:67
 //line in.jdf:15
 	var EVEN bool = N%2 == 0
-//line want.go:70
+//line want.go:66
 	var EXTRA int
-	tp := &Globals{data: data, N: N, N2: N2, LAST: LAST, TOP: TOP, LABEL: LABEL, EVEN: EVEN, EXTRA: EXTRA, V: V}
+	tp := &Globals{data: data, N: N, n2: N2, last: LAST, top: TOP, label: LABEL, even: EVEN, EXTRA: EXTRA, V: V}
 	tp.Taskpool = rt.NewTaskpool("Globals", tp, &globalsT)
 	return tp, nil
 }
@@ -81,34 +77,29 @@ var (
 func init() {
 	globalsT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}},
-		Space:        globalsTSpace,
-		Complete:     globalsTComplete,
-		Prepare:      rt.BindInputsFunc(globalsTInputs),
-		Predecessors: rt.InputsFunc(globalsTInputs),
-		Affinity:     globalsTAffinity,
+		Flows:    []rt.Flow{{Name: "X", Access: rt.Read}},
+		Space:    globalsTSpace,
+		Complete: globalsTComplete,
+		Inputs:   []rt.InputChain{{Flow: 0, Pos: "in.jdf:22:8", Memory: true, Select: globalsTInX}},
+		Affinity: globalsTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: globalsTHook},
 		},
 	}
 }
 
-// globalsTInputs are the input chains of T(k): globalsTIn<Flow> selects the input of flow <Flow>.
-var globalsTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:22:8", Select: globalsTInX}}
-
 func globalsTInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Globals), l[0]
-	if g.EVEN {
+	if g.even {
 		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:22:22")
-	} else {
-		return rt.DataInput(0, g.data, rt.Ix(k), "in.jdf:22:29")
 	}
+	return rt.DataInput(0, g.data, rt.Ix(k), "in.jdf:22:29")
 }
 
 // globalsTSpace enumerates the execution space of T(k).
 func globalsTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Globals)
-	for k := 0; k <= g.LAST; k++ {
+	for k := 0; k <= g.last; k++ {
 		l[0] = k
 		if !yield(l) {
 			return
@@ -119,7 +110,7 @@ func globalsTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 // globalsTComplete reports whether the instance of T whose parameters are in l lies in its execution space.
 func globalsTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k := tp.Globals().(*Globals), l[0]
-	return k >= 0 && k <= g.LAST
+	return k >= 0 && k <= g.last
 }
 
 // globalsTAffinity returns the data collection element that owns T(k).
@@ -127,7 +118,7 @@ func globalsTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Globals), l[0]
 //line in.jdf:21
 	return g.V, rt.Ix(k)
-//line want.go:131
+//line want.go:122
 }
 
 // globalsTHook runs the CPU body of T(k).
@@ -137,26 +128,23 @@ func globalsTHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return globalsTBody(g, task, g.data, g.N, g.N2, g.LAST, g.TOP, g.LABEL, g.EVEN, g.EXTRA, g.V, l[0], X)
+	return globalsTBody(task, g.top, g.label, g.EXTRA, l[0], X)
 }
 
 // globalsTBody is the CPU body of T(k) at in.jdf:23:1.
-func globalsTBody(tp *Globals, task *rt.Task, data rt.Collection, N int, N2 int, LAST int, TOP int, LABEL string, EVEN bool, EXTRA int, V *rt.Vector, k int, X []float64) error {
+func globalsTBody(task *rt.Task, TOP int, LABEL string, EXTRA int, k int, X []float64) error {
 //line in.jdf:24
 	{
 		_ = LABEL + string(rune('0'+TOP%10)) + string(rune('0'+EXTRA))
 	}
-//line want.go:150
+//line want.go:141
 	return nil
 }
 
-// globalsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// globalsSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var globalsSource = rt.Source{
 	Err:     ErrGlobalsGraph,
 	Classes: []string{"in.jdf:19:1"},
-	Flows: [][]string{
-		{"in.jdf:22:8"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:22:10"}},
 	},
@@ -180,7 +168,7 @@ func Case() error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("N2=%d LAST=%d TOP=%d LABEL=%q EVEN=%v EXTRA=%d", tp.N2, tp.LAST, tp.TOP, tp.LABEL, tp.EVEN, tp.EXTRA)
+	return fmt.Errorf("N2=%d LAST=%d TOP=%d LABEL=%q EVEN=%v EXTRA=%d", tp.n2, tp.last, tp.top, tp.label, tp.even, tp.EXTRA)
 }
 
-//line want.go:187
+//line want.go:175

@@ -59,7 +59,7 @@ func writeBack(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) (int, gpu.Result) {
 //line want.go:60
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // GpuBodies is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewGpuBodies, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -103,32 +103,30 @@ var (
 func init() {
 	gpuBodiesSCALE = rt.TaskClass{
 		Name: "SCALE", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.RW}},
-		Space:        gpuBodiesSCALESpace,
-		Complete:     gpuBodiesSCALEComplete,
-		Prepare:      rt.BindInputsFunc(gpuBodiesSCALEInputs),
-		Successors:   gpuBodiesSCALESuccessors,
-		Predecessors: rt.InputsFunc(gpuBodiesSCALEInputs),
-		Affinity:     gpuBodiesSCALEAffinity,
+		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space:      gpuBodiesSCALESpace,
+		Complete:   gpuBodiesSCALEComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:57:6", Memory: true, Select: gpuBodiesSCALEInX}},
+		Successors: gpuBodiesSCALESuccessors,
+		Affinity:   gpuBodiesSCALEAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "SCALE/GPU", Type: gpu.TypeAny, Submit: gpuBodiesSCALESubmitGPU, Batch: true, Size: gpuBodiesSCALESizeGPU}, Select: func(task *rt.Task) int {
 				k := task.Locals()[0]
 //line in.jdf:59
 				return k
-//line want.go:119
+//line want.go:118
 			}},
 			{Kind: rt.CPU, Hook: gpuBodiesSCALEHook},
 		},
 	}
 	gpuBodiesOFFSET = rt.TaskClass{
 		Name: "OFFSET", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "Y", Access: rt.RW}},
-		Space:        gpuBodiesOFFSETSpace,
-		Complete:     gpuBodiesOFFSETComplete,
-		Prepare:      rt.BindInputsFunc(gpuBodiesOFFSETInputs),
-		Successors:   gpuBodiesOFFSETSuccessors,
-		Predecessors: rt.InputsFunc(gpuBodiesOFFSETInputs),
-		Affinity:     gpuBodiesOFFSETAffinity,
+		Flows:      []rt.Flow{{Name: "Y", Access: rt.RW}},
+		Space:      gpuBodiesOFFSETSpace,
+		Complete:   gpuBodiesOFFSETComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:81:6", Memory: true, Select: gpuBodiesOFFSETInY}},
+		Successors: gpuBodiesOFFSETSuccessors,
+		Affinity:   gpuBodiesOFFSETAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CUDA, Device: &gpu.Incarnation{Name: "OFFSET/CUDA", Type: gpu.TypeCUDA, Submit: gpuBodiesOFFSETSubmitCUDA}},
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "OFFSET/GPU", Type: gpu.TypeAny, Submit: gpuBodiesOFFSETSubmitGPU, Batch: true, NoProfile: true, StageOut: writeBack}, Evaluate: func(task *rt.Task) bool {
@@ -140,9 +138,6 @@ func init() {
 		},
 	}
 }
-
-// gpuBodiesSCALEInputs are the input chains of SCALE(k): gpuBodiesSCALEIn<Flow> selects the input of flow <Flow>.
-var gpuBodiesSCALEInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:57:6", Select: gpuBodiesSCALEInX}}
 
 func gpuBodiesSCALEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*GpuBodies), l[0]
@@ -179,7 +174,7 @@ func gpuBodiesSCALEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.In
 	g, k := tp.Globals().(*GpuBodies), l[0]
 //line in.jdf:56
 	return g.V, rt.Ix(k)
-//line want.go:183
+//line want.go:178
 }
 
 // gpuBodiesSCALEGPU is one task of a ring in a GPU body of SCALE(k): its definitions and the
@@ -192,10 +187,7 @@ type gpuBodiesSCALEGPU struct {
 // gpuBodiesSCALEMemberGPU returns the definitions and buffers of the SCALE task of wrapper t.
 func gpuBodiesSCALEMemberGPU(t *gpu.Task) gpuBodiesSCALEGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return gpuBodiesSCALEGPU{
-		k: l[0],
-		X: t.Buffer(0),
-	}
+	return gpuBodiesSCALEGPU{k: l[0], X: t.Buffer(0)}
 }
 
 // gpuBodiesSCALESubmitGPU is the submit hook of the GPU body of SCALE(k): rt/gpu runs it on a device stream.
@@ -203,8 +195,8 @@ func gpuBodiesSCALESubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream
 	if _, err := stream.CollectBatch(task, gpuBodiesSCALEBatchGPU(task).Match, nil); err != nil {
 		return task.Fail(err)
 	}
-	g, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
-	return gpuBodiesSCALEBodyGPU(dev, task, stream, g, g.N, g.V, g.W, g.BATCH, l[0], task.Buffer(0))
+	_, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
+	return gpuBodiesSCALEBodyGPU(dev, task, stream, l[0], task.Buffer(0))
 }
 
 // gpuBodiesSCALEBatchGPU is the batch-match policy of the GPU body of SCALE for a ring headed
@@ -216,14 +208,13 @@ func gpuBodiesSCALEBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	batchMax := g.BATCH
 //line in.jdf:59
 	batchMatch := sameLen
-//line want.go:220
+//line want.go:212
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
 // gpuBodiesSCALEBodyGPU is the GPU body of SCALE(k) at in.jdf:59:1.
-func gpuBodiesSCALEBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *GpuBodies, N int, V *rt.Vector, W *rt.Vector, BATCH int, k int, X gpu.Buffer) gpu.Result {
+func gpuBodiesSCALEBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, k int, X gpu.Buffer) gpu.Result {
 	member := gpuBodiesSCALEMemberGPU
-	_ = member
 //line in.jdf:60
 	{
 		for t := range task.Ring() {
@@ -233,7 +224,7 @@ func gpuBodiesSCALEBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, 
 			}
 		}
 	}
-//line want.go:237
+//line want.go:228
 	return gpu.Done
 }
 
@@ -247,35 +238,32 @@ func gpuBodiesSCALESizeGPU(ec gpu.EC, flow int) int64 {
 	case 0:
 //line in.jdf:59
 		return int64(gpuBodiesSCALEInline1(g, k))
-//line want.go:251
+//line want.go:242
 	}
 	return 0
 }
 
 // gpuBodiesSCALEHook runs the CPU body of SCALE(k).
 func gpuBodiesSCALEHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*GpuBodies](task)
+	_, l := rt.TaskGlobals[*GpuBodies](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return gpuBodiesSCALEBody(g, task, g.N, g.V, g.W, g.BATCH, l[0], X)
+	return gpuBodiesSCALEBody(task, l[0], X)
 }
 
 // gpuBodiesSCALEBody is the CPU body of SCALE(k) at in.jdf:69:1.
-func gpuBodiesSCALEBody(tp *GpuBodies, task *rt.Task, N int, V *rt.Vector, W *rt.Vector, BATCH int, k int, X []float64) error {
+func gpuBodiesSCALEBody(task *rt.Task, k int, X []float64) error {
 //line in.jdf:70
 	{
 		for i := range X {
 			X[i] = 2*X[i] + float64(k)
 		}
 	}
-//line want.go:274
+//line want.go:265
 	return nil
 }
-
-// gpuBodiesOFFSETInputs are the input chains of OFFSET(k): gpuBodiesOFFSETIn<Flow> selects the input of flow <Flow>.
-var gpuBodiesOFFSETInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:81:6", Select: gpuBodiesOFFSETInY}}
 
 func gpuBodiesOFFSETInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*GpuBodies), l[0]
@@ -312,22 +300,22 @@ func gpuBodiesOFFSETAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.I
 	g, k := tp.Globals().(*GpuBodies), l[0]
 //line in.jdf:80
 	return g.W, rt.Ix(k)
-//line want.go:316
+//line want.go:304
 }
 
 // gpuBodiesOFFSETSubmitCUDA is the submit hook of the CUDA body of OFFSET(k): rt/gpu runs it on a device stream.
 func gpuBodiesOFFSETSubmitCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	g, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
-	return gpuBodiesOFFSETBodyCUDA(dev, task, stream, g, g.N, g.V, g.W, g.BATCH, l[0], task.Buffer(0))
+	_, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
+	return gpuBodiesOFFSETBodyCUDA(dev, task, stream, l[0], task.Buffer(0))
 }
 
 // gpuBodiesOFFSETBodyCUDA is the CUDA body of OFFSET(k) at in.jdf:83:1.
-func gpuBodiesOFFSETBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *GpuBodies, N int, V *rt.Vector, W *rt.Vector, BATCH int, k int, Y gpu.Buffer) gpu.Result {
+func gpuBodiesOFFSETBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, k int, Y gpu.Buffer) gpu.Result {
 //line in.jdf:84
 	{
 		return gpu.Error
 	}
-//line want.go:331
+//line want.go:319
 }
 
 // gpuBodiesOFFSETGPU is one task of a ring in a GPU body of OFFSET(k): its definitions and the
@@ -340,16 +328,13 @@ type gpuBodiesOFFSETGPU struct {
 // gpuBodiesOFFSETMemberGPU returns the definitions and buffers of the OFFSET task of wrapper t.
 func gpuBodiesOFFSETMemberGPU(t *gpu.Task) gpuBodiesOFFSETGPU {
 	l := t.EC().(*rt.Task).Locals()
-	return gpuBodiesOFFSETGPU{
-		k: l[0],
-		Y: t.Buffer(0),
-	}
+	return gpuBodiesOFFSETGPU{k: l[0], Y: t.Buffer(0)}
 }
 
 // gpuBodiesOFFSETSubmitGPU is the submit hook of the GPU body of OFFSET(k): rt/gpu runs it on a device stream.
 func gpuBodiesOFFSETSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	g, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
-	return gpuBodiesOFFSETBodyGPU(dev, task, stream, g, g.N, g.V, g.W, g.BATCH, l[0], task.Buffer(0))
+	_, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
+	return gpuBodiesOFFSETBodyGPU(dev, task, stream, l[0], task.Buffer(0))
 }
 
 // gpuBodiesOFFSETBatchGPU is the batch-match policy of the GPU body of OFFSET for a ring headed
@@ -357,20 +342,19 @@ func gpuBodiesOFFSETSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Strea
 func gpuBodiesOFFSETBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 //line in.jdf:88
 	batchMax := 3
-//line want.go:361
+//line want.go:346
 	batchMatch := func(cand, head *gpu.Task) gpu.Action {
 //line in.jdf:88
 		return gpu.Accept
-//line want.go:365
+//line want.go:350
 	}
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
 // gpuBodiesOFFSETBodyGPU is the GPU body of OFFSET(k) at in.jdf:88:1.
-func gpuBodiesOFFSETBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *GpuBodies, N int, V *rt.Vector, W *rt.Vector, BATCH int, k int, Y gpu.Buffer) gpu.Result {
+func gpuBodiesOFFSETBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, k int, Y gpu.Buffer) gpu.Result {
 	member := gpuBodiesOFFSETMemberGPU
 	match := gpuBodiesOFFSETBatchGPU(task).Match
-	_, _ = member, match
 //line in.jdf:90
 	{
 		if _, err := stream.CollectBatch(task, match, nil); err != nil {
@@ -382,40 +366,36 @@ func gpuBodiesOFFSETBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream,
 			}
 		}
 	}
-//line want.go:386
+//line want.go:370
 	return gpu.Done
 }
 
 // gpuBodiesOFFSETHook runs the CPU body of OFFSET(k).
 func gpuBodiesOFFSETHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*GpuBodies](task)
+	_, l := rt.TaskGlobals[*GpuBodies](task)
 	Y, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return gpuBodiesOFFSETBody(g, task, g.N, g.V, g.W, g.BATCH, l[0], Y)
+	return gpuBodiesOFFSETBody(task, l[0], Y)
 }
 
 // gpuBodiesOFFSETBody is the CPU body of OFFSET(k) at in.jdf:101:1.
-func gpuBodiesOFFSETBody(tp *GpuBodies, task *rt.Task, N int, V *rt.Vector, W *rt.Vector, BATCH int, k int, Y []float64) error {
+func gpuBodiesOFFSETBody(task *rt.Task, k int, Y []float64) error {
 //line in.jdf:102
 	{
 		for i := range Y {
 			Y[i] += 10
 		}
 	}
-//line want.go:408
+//line want.go:392
 	return nil
 }
 
-// gpuBodiesSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// gpuBodiesSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var gpuBodiesSource = rt.Source{
 	Err:     ErrGpuBodiesGraph,
 	Classes: []string{"in.jdf:54:1", "in.jdf:78:1"},
-	Flows: [][]string{
-		{"in.jdf:57:6"},
-		{"in.jdf:81:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:57:8", "in.jdf:58:8"}},
 		{{"in.jdf:81:8", "in.jdf:82:8"}},
@@ -439,14 +419,14 @@ func gpuBodiesSCALEInline1(tp *GpuBodies, k int) int {
 	_ = V
 //line in.jdf:59
 	return 8 * V.NB
-//line want.go:443
+//line want.go:423
 }
 
 // gpuBodiesOFFSETInline2 is the inline code at in.jdf:89:18.
 func gpuBodiesOFFSETInline2(tp *GpuBodies, k int, task *rt.Task) bool {
 //line in.jdf:89
 	return k%2 == 0
-//line want.go:450
+//line want.go:430
 }
 
 //line in.jdf:117
@@ -500,4 +480,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; the devices ran at least the %d SCALE tasks: %v", bad, n, ran >= n)
 }
 
-//line want.go:504
+//line want.go:484

@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Guards is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewGuards, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -53,8 +53,8 @@ func init() {
 		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
 		Space:        guardsGSpace,
 		Complete:     guardsGComplete,
+		Inputs:       []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Task: true, Memory: true, Select: guardsGInA}},
 		Goal:         guardsGGoal,
-		Prepare:      guardsGPrepare,
 		Successors:   guardsGSuccessors,
 		Predecessors: guardsGPredecessors,
 		Affinity:     guardsGAffinity,
@@ -64,20 +64,17 @@ func init() {
 	}
 }
 
-// guardsGInputs are the input chains of G(k): guardsGIn<Flow> selects the input of flow <Flow>.
-var guardsGInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Select: guardsGInA}}
-
 func guardsGInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Guards), l[0]
 	if k == 0 {
 		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:22")
-	} else if k%2 == 0 {
+	}
+	if k%2 == 0 {
 		pl := rt.Locals{0: k - 1}
 		return rt.TaskInput(1, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:12:26", "A G(k - 1)")
-	} else {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(2, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:13:11", "A G(k - 1)")
 	}
+	pl := rt.Locals{0: k - 1}
+	return rt.TaskInput(2, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:13:11", "A G(k - 1)")
 }
 
 // guardsGSpace enumerates the execution space of G(k).
@@ -97,10 +94,10 @@ func guardsGComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// guardsGGoal returns the number of inputs that G(k) waits for from other tasks.
+// guardsGGoal returns the number of inputs that G(k) waits for on its CTL flows (rt adds its data flows').
 func guardsGGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	k := l[0]
-	n := rt.InputGoal(tp, l, guardsGInputs, rt.Counter)
+	var n uint32
 	var pl rt.Locals
 	if k > 1 {
 		pl[0] = k - 2
@@ -115,11 +112,6 @@ func guardsGGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 		}
 	}
 	return n
-}
-
-// guardsGPrepare binds the memory inputs of G(k) and checks that its inputs from other tasks arrived.
-func guardsGPrepare(task *rt.Task) error {
-	return task.BindInputs(guardsGInputs)
 }
 
 // guardsGSuccessors reports the output dependencies of G(k) whose guards hold.
@@ -145,11 +137,9 @@ func guardsGSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.E
 	}
 }
 
-// guardsGPredecessors reports the input dependencies of G(k) whose guards hold (for a data
-// flow, the one its input chain selects).
+// guardsGPredecessors reports the CTL input dependencies of G(k) whose guards hold.
 func guardsGPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	k := l[0]
-	e.Inputs(tp, l, flows, guardsGInputs)
 	if flows&2 != 0 {
 		if k > 1 {
 			e.L[0] = k - 2
@@ -167,36 +157,33 @@ func guardsGAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Guards), l[0]
 //line in.jdf:10
 	return g.V, rt.Ix(k)
-//line want.go:171
+//line want.go:161
 }
 
 // guardsGHook runs the CPU body of G(k).
 func guardsGHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Guards](task)
+	_, l := rt.TaskGlobals[*Guards](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return guardsGBody(g, task, g.N, g.V, l[0], A)
+	return guardsGBody(task, l[0], A)
 }
 
 // guardsGBody is the CPU body of G(k) at in.jdf:19:1.
-func guardsGBody(tp *Guards, task *rt.Task, N int, V *rt.Vector, k int, A []float64) error {
+func guardsGBody(task *rt.Task, k int, A []float64) error {
 //line in.jdf:20
 	{
 		A[0] = A[0]*10 + float64(k)
 	}
-//line want.go:190
+//line want.go:180
 	return nil
 }
 
-// guardsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// guardsSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var guardsSource = rt.Source{
 	Err:     ErrGuardsGraph,
 	Classes: []string{"in.jdf:8:1"},
-	Flows: [][]string{
-		{"in.jdf:11:6", "in.jdf:15:7"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:11:8", "in.jdf:12:8", "in.jdf:13:8", "in.jdf:14:8"}, {"in.jdf:15:9", "in.jdf:16:9", "in.jdf:17:9", "in.jdf:18:9"}},
 	},
@@ -237,4 +224,4 @@ func Case() error {
 	return fmt.Errorf("V(5) = %v", v.Block(5)[0])
 }
 
-//line want.go:241
+//line want.go:228

@@ -19,7 +19,7 @@ func evenOnly(t *rt.Task) bool { return t.Local(0)%2 == 0 }
 //line want.go:20
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Incs is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewIncs, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -99,11 +99,11 @@ func incsWAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 // incsWHookRECURSIVE runs the RECURSIVE body (a CPU hook) of W(k).
 func incsWHookRECURSIVE(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Incs](task)
-	return incsWBodyRECURSIVE(g, task, g.N, g.V, g.TRIED, g.RAN, l[0])
+	return incsWBodyRECURSIVE(task, g.TRIED, l[0])
 }
 
 // incsWBodyRECURSIVE is the RECURSIVE body (a CPU hook) of W(k) at in.jdf:21:1.
-func incsWBodyRECURSIVE(tp *Incs, task *rt.Task, N int, V *rt.Vector, TRIED *atomic.Int64, RAN *atomic.Int64, k int) error {
+func incsWBodyRECURSIVE(task *rt.Task, TRIED *atomic.Int64, k int) error {
 //line in.jdf:22
 	{
 		TRIED.Add(1)
@@ -114,12 +114,12 @@ func incsWBodyRECURSIVE(tp *Incs, task *rt.Task, N int, V *rt.Vector, TRIED *ato
 
 // incsWSubmitCUDA is the submit hook of the CUDA body of W(k): rt/gpu runs it on a device stream.
 func incsWSubmitCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	g, l := rt.TaskGlobals[*Incs](task.EC().(*rt.Task))
-	return incsWBodyCUDA(dev, task, stream, g, g.N, g.V, g.TRIED, g.RAN, l[0])
+	_, l := rt.TaskGlobals[*Incs](task.EC().(*rt.Task))
+	return incsWBodyCUDA(dev, task, stream, l[0])
 }
 
 // incsWBodyCUDA is the CUDA body of W(k) at in.jdf:27:1.
-func incsWBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Incs, N int, V *rt.Vector, TRIED *atomic.Int64, RAN *atomic.Int64, k int) gpu.Result {
+func incsWBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, k int) gpu.Result {
 //line in.jdf:28
 	{
 		return gpu.Done
@@ -130,11 +130,11 @@ func incsWBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, tp *Incs
 // incsWHook runs the CPU body of W(k).
 func incsWHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Incs](task)
-	return incsWBody(g, task, g.N, g.V, g.TRIED, g.RAN, l[0])
+	return incsWBody(task, g.RAN, l[0])
 }
 
 // incsWBody is the CPU body of W(k) at in.jdf:32:1.
-func incsWBody(tp *Incs, task *rt.Task, N int, V *rt.Vector, TRIED *atomic.Int64, RAN *atomic.Int64, k int) error {
+func incsWBody(task *rt.Task, RAN *atomic.Int64, k int) error {
 //line in.jdf:33
 	{
 		RAN.Add(1)
@@ -143,13 +143,10 @@ func incsWBody(tp *Incs, task *rt.Task, N int, V *rt.Vector, TRIED *atomic.Int64
 	return nil
 }
 
-// incsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// incsSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var incsSource = rt.Source{
 	Err:     ErrIncsGraph,
 	Classes: []string{"in.jdf:18:1"},
-	Flows: [][]string{
-		{},
-	},
 	Deps: [][][]string{
 		{},
 	},
@@ -188,4 +185,4 @@ func Case() error {
 	return fmt.Errorf("recursive tried %d, cpu ran %d", tried.Load(), ran.Load())
 }
 
-//line want.go:192
+//line want.go:189

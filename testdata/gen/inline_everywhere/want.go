@@ -17,7 +17,7 @@ func last(n int) int { return n - 1 }
 //line want.go:18
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Inline is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewInline, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -25,7 +25,7 @@ type Inline struct {
 	*rt.Taskpool
 	N   int
 	V   *rt.Vector
-	TOP int // hidden: computed by NewInline
+	top int // hidden: computed by NewInline
 }
 
 // Errors wrapped by those of NewInline (ErrInlineArgument) and of Verify and WriteDOT (ErrInlineGraph).
@@ -47,7 +47,7 @@ func NewInline(N int, V *rt.Vector) (*Inline, error) {
 //line want.go:48
 	}()
 //line want.go:50
-	tp := &Inline{N: N, V: V, TOP: TOP}
+	tp := &Inline{N: N, V: V, top: TOP}
 	tp.Taskpool = rt.NewTaskpool("Inline", tp, &inlineInl)
 	return tp, nil
 }
@@ -60,15 +60,13 @@ var (
 func init() {
 	inlineInl = rt.TaskClass{
 		Name: "Inl", ID: 0, Locals: []string{"k", "m"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:        inlineInlSpace,
-		Complete:     inlineInlComplete,
-		Goal:         rt.InputGoalFunc(inlineInlInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(inlineInlInputs),
-		Successors:   inlineInlSuccessors,
-		Predecessors: rt.InputsFunc(inlineInlInputs),
-		Priority:     inlineInlPriority,
-		Affinity:     inlineInlAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space:      inlineInlSpace,
+		Complete:   inlineInlComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:19:6", Task: true, Memory: true, Select: inlineInlInA}},
+		Successors: inlineInlSuccessors,
+		Priority:   inlineInlPriority,
+		Affinity:   inlineInlAffinity,
 		TimeEstimate: func(task *rt.Task, dev rt.Device) int64 {
 			g := task.Taskpool().Globals().(*Inline)
 			k, m := task.Locals()[0], task.Locals()[1]
@@ -84,17 +82,13 @@ func init() {
 	}
 }
 
-// inlineInlInputs are the input chains of Inl(k): inlineInlIn<Flow> selects the input of flow <Flow>.
-var inlineInlInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:19:6", Select: inlineInlInA}}
-
 func inlineInlInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k, m := tp.Globals().(*Inline), l[0], l[1]
 	if inlineInlInline1(g, k, m) {
 		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:19:33")
-	} else {
-		pl := rt.Locals{0: inlineInlInline2(g, k, m)}
-		return rt.TaskInput(0, &inlineInl, 0, inlineInlComplete(tp, &pl), &pl, "in.jdf:19:40", "A Inl(%{ return k - 1 %})")
 	}
+	pl := rt.Locals{0: inlineInlInline2(g, k, m)}
+	return rt.TaskInput(0, &inlineInl, 0, inlineInlComplete(tp, &pl), &pl, "in.jdf:19:40", "A Inl(%{ return k - 1 %})")
 }
 
 // inlineInlSpace enumerates the execution space of Inl(k).
@@ -140,7 +134,7 @@ func inlineInlPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
 	g, k, m := tp.Globals().(*Inline), l[0], l[1]
 //line in.jdf:21
 	return int32(inlineInlInline7(g, k, m))
-//line want.go:144
+//line want.go:138
 }
 
 // inlineInlAffinity returns the data collection element that owns Inl(k).
@@ -148,36 +142,33 @@ func inlineInlAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k, m := tp.Globals().(*Inline), l[0], l[1]
 //line in.jdf:18
 	return g.V, rt.Ix(inlineInlInline8(g, k, m))
-//line want.go:152
+//line want.go:146
 }
 
 // inlineInlHook runs the CPU body of Inl(k).
 func inlineInlHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Inline](task)
+	_, l := rt.TaskGlobals[*Inline](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return inlineInlBody(g, task, g.N, g.V, g.TOP, l[0], l[1], A)
+	return inlineInlBody(task, l[0], l[1], A)
 }
 
 // inlineInlBody is the CPU body of Inl(k) at in.jdf:22:1.
-func inlineInlBody(tp *Inline, task *rt.Task, N int, V *rt.Vector, TOP int, k int, m int, A []float64) error {
+func inlineInlBody(task *rt.Task, k int, m int, A []float64) error {
 //line in.jdf:23
 	{
 		A[0] += float64(m)
 	}
-//line want.go:171
+//line want.go:165
 	return nil
 }
 
-// inlineSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// inlineSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var inlineSource = rt.Source{
 	Err:     ErrInlineGraph,
 	Classes: []string{"in.jdf:14:1"},
-	Flows: [][]string{
-		{"in.jdf:19:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:19:8", "in.jdf:20:8"}},
 	},
@@ -216,28 +207,28 @@ func (tp *Inline) Property(class, name string, l *rt.Locals) (any, bool) {
 func inlineInlInline1(tp *Inline, k int, m int) bool {
 //line in.jdf:19
 	return k == 0
-//line want.go:220
+//line want.go:211
 }
 
 // inlineInlInline2 is the inline code at in.jdf:19:46.
 func inlineInlInline2(tp *Inline, k int, m int) int {
 //line in.jdf:19
 	return k - 1
-//line want.go:227
+//line want.go:218
 }
 
 // inlineInlInline3 is the inline code at in.jdf:16:7.
 func inlineInlInline3(tp *Inline, k int) int {
 //line in.jdf:16
 	return k + 1
-//line want.go:234
+//line want.go:225
 }
 
 // inlineInlInline4 is the inline code at in.jdf:15:7.
 func inlineInlInline4(tp *Inline) int {
 //line in.jdf:15
 	return 0
-//line want.go:241
+//line want.go:232
 }
 
 // inlineInlInline5 is the inline code at in.jdf:15:25.
@@ -246,7 +237,7 @@ func inlineInlInline5(tp *Inline) int {
 	_ = N
 //line in.jdf:15
 	return last(N)
-//line want.go:250
+//line want.go:241
 }
 
 // inlineInlInline6 is the inline code at in.jdf:20:11.
@@ -255,44 +246,44 @@ func inlineInlInline6(tp *Inline, k int, m int) bool {
 	_ = N
 //line in.jdf:20
 	return k < last(N)
-//line want.go:259
+//line want.go:250
 }
 
 // inlineInlInline7 is the inline code at in.jdf:21:5.
 func inlineInlInline7(tp *Inline, k int, m int) int {
-	TOP := tp.TOP
+	TOP := tp.top
 	_ = TOP
 //line in.jdf:21
 	return TOP - k
-//line want.go:268
+//line want.go:259
 }
 
 // inlineInlInline8 is the inline code at in.jdf:18:7.
 func inlineInlInline8(tp *Inline, k int, m int) int {
 //line in.jdf:18
 	return k
-//line want.go:275
+//line want.go:266
 }
 
 // inlineInlInline9 is the inline code at in.jdf:14:25.
 func inlineInlInline9(tp *Inline, k int, m int, task *rt.Task, dev rt.Device) int64 {
 //line in.jdf:14
 	return int64(10 * (k + 1))
-//line want.go:282
+//line want.go:273
 }
 
 // inlineInlInline10 is the inline code at in.jdf:22:18.
 func inlineInlInline10(tp *Inline, k int, m int, task *rt.Task) bool {
 //line in.jdf:22
 	return m > 0
-//line want.go:289
+//line want.go:280
 }
 
 // inlineInlInline11 is the inline code at in.jdf:14:73.
 func inlineInlInline11(tp *Inline, k int, m int) float64 {
 //line in.jdf:14
 	return float64(k) * 1.5
-//line want.go:296
+//line want.go:287
 }
 
 //line in.jdf:34
@@ -322,4 +313,4 @@ func Case() error {
 		v.Block(3)[0], flops, cost, none, inlineInl.TimeEstimate != nil)
 }
 
-//line want.go:326
+//line want.go:317

@@ -19,7 +19,7 @@ func key(i, j int) int { return i*1000 + j }
 //line want.go:20
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Keys is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewKeys, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -91,7 +91,7 @@ func keysKComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return j >= 0 && j <= g.N-1 && i >= 0 && i <= g.N-1
 }
 
-// keysKGoal returns the number of inputs that K(i, j) waits for from other tasks.
+// keysKGoal returns the number of inputs that K(i, j) waits for on its CTL flows (rt adds its data flows').
 func keysKGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	j, i := l[0], l[1]
 	var n uint32
@@ -116,8 +116,7 @@ func keysKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edg
 	}
 }
 
-// keysKPredecessors reports the input dependencies of K(i, j) whose guards hold (for a data
-// flow, the one its input chain selects).
+// keysKPredecessors reports the CTL input dependencies of K(i, j) whose guards hold.
 func keysKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	j, i := l[0], l[1]
 	if flows&1 != 0 {
@@ -133,7 +132,7 @@ func keysKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, j, i := tp.Globals().(*Keys), l[0], l[1]
 //line in.jdf:15
 	return g.M, rt.Ix(i, j)
-//line want.go:137
+//line want.go:136
 }
 
 // keysKKey returns the key of K(i, j) from make_key_fn.
@@ -141,31 +140,28 @@ func keysKKey(tp *rt.Taskpool, l *rt.Locals) uint64 {
 	j, i := l[0], l[1]
 //line in.jdf:12
 	return uint64(key(i, j))
-//line want.go:145
+//line want.go:144
 }
 
 // keysKHook runs the CPU body of K(i, j).
 func keysKHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Keys](task)
-	return keysKBody(g, task, g.N, g.M, l[0], l[1])
+	_, l := rt.TaskGlobals[*Keys](task)
+	return keysKBody(task, l[0], l[1])
 }
 
 // keysKBody is the CPU body of K(i, j) at in.jdf:18:1.
-func keysKBody(tp *Keys, task *rt.Task, N int, M *rt.TiledMatrix, j int, i int) error {
+func keysKBody(task *rt.Task, j int, i int) error {
 //line in.jdf:19
 	{
 	}
-//line want.go:159
+//line want.go:158
 	return nil
 }
 
-// keysSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// keysSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var keysSource = rt.Source{
 	Err:     ErrKeysGraph,
 	Classes: []string{"in.jdf:12:1"},
-	Flows: [][]string{
-		{"in.jdf:16:7"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:16:9", "in.jdf:17:9"}},
 	},
@@ -205,4 +201,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, key of K(1, 2) = %d", tp.Total(), keysK.Key(tp.Taskpool, &l))
 }
 
-//line want.go:209
+//line want.go:205

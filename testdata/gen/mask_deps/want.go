@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Masks is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewMasks, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -58,8 +58,8 @@ func init() {
 		HighPriority: true,
 		Space:        masksASpace,
 		Complete:     masksAComplete,
+		Inputs:       []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:7", Task: true, Memory: true, Select: masksAInX}},
 		Goal:         masksAGoal,
-		Prepare:      masksAPrepare,
 		Successors:   masksASuccessors,
 		Predecessors: masksAPredecessors,
 		Affinity:     masksAAffinity,
@@ -103,17 +103,13 @@ func init() {
 	}
 }
 
-// masksAInputs are the input chains of A(k): masksAIn<Flow> selects the input of flow <Flow>.
-var masksAInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:7", Select: masksAInX}}
-
 func masksAInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Masks), l[0]
 	if k == 0 {
 		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:23")
-	} else {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(0, &masksA, 0, masksAComplete(tp, &pl), &pl, "in.jdf:11:30", "X A(k - 1)")
 	}
+	pl := rt.Locals{0: k - 1}
+	return rt.TaskInput(0, &masksA, 0, masksAComplete(tp, &pl), &pl, "in.jdf:11:30", "X A(k - 1)")
 }
 
 // masksASpace enumerates the execution space of A(k).
@@ -133,10 +129,10 @@ func masksAComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// masksAGoal returns the set of flows that A(k) waits for from other tasks.
+// masksAGoal returns the set of CTL flows that A(k) waits for on its CTL flows (rt adds its data flows').
 func masksAGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	k := l[0]
-	n := rt.InputGoal(tp, l, masksAInputs, rt.Mask)
+	var n uint32
 	var pl rt.Locals
 	if k > 0 {
 		pl[0] = k - 1
@@ -145,11 +141,6 @@ func masksAGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 		}
 	}
 	return n
-}
-
-// masksAPrepare binds the memory inputs of A(k) and checks that its inputs from other tasks arrived.
-func masksAPrepare(task *rt.Task) error {
-	return task.BindInputs(masksAInputs)
 }
 
 // masksASuccessors reports the output dependencies of A(k) whose guards hold.
@@ -165,11 +156,9 @@ func masksASuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Ed
 	}
 }
 
-// masksAPredecessors reports the input dependencies of A(k) whose guards hold (for a data
-// flow, the one its input chain selects).
+// masksAPredecessors reports the CTL input dependencies of A(k) whose guards hold.
 func masksAPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	k := l[0]
-	e.Inputs(tp, l, flows, masksAInputs)
 	if flows&2 != 0 {
 		if k > 0 {
 			e.L[0] = k - 1
@@ -183,26 +172,26 @@ func masksAAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:10
 	return g.V, rt.Ix(k)
-//line want.go:187
+//line want.go:176
 }
 
 // masksAHook runs the CPU body of A(k).
 func masksAHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Masks](task)
+	_, l := rt.TaskGlobals[*Masks](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return masksABody(g, task, g.N, g.V, l[0], X)
+	return masksABody(task, l[0], X)
 }
 
 // masksABody is the CPU body of A(k) at in.jdf:14:1.
-func masksABody(tp *Masks, task *rt.Task, N int, V *rt.Vector, k int, X []float64) error {
+func masksABody(task *rt.Task, k int, X []float64) error {
 //line in.jdf:15
 	{
 		X[0] += 1
 	}
-//line want.go:206
+//line want.go:195
 	return nil
 }
 
@@ -239,21 +228,21 @@ func masksBAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:22
 	return g.V, rt.Ix(k)
-//line want.go:243
+//line want.go:232
 }
 
 // masksBHook runs the CPU body of B(k).
 func masksBHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Masks](task)
-	return masksBBody(g, task, g.N, g.V, l[0])
+	_, l := rt.TaskGlobals[*Masks](task)
+	return masksBBody(task, l[0])
 }
 
 // masksBBody is the CPU body of B(k) at in.jdf:24:1.
-func masksBBody(tp *Masks, task *rt.Task, N int, V *rt.Vector, k int) error {
+func masksBBody(task *rt.Task, k int) error {
 //line in.jdf:25
 	{
 	}
-//line want.go:257
+//line want.go:246
 	return nil
 }
 
@@ -273,7 +262,7 @@ func masksGComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= 0
 }
 
-// masksGGoal returns the number of inputs that G(k) waits for from other tasks.
+// masksGGoal returns the number of inputs that G(k) waits for on its CTL flows (rt adds its data flows').
 func masksGGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	g := tp.Globals().(*Masks)
 	var n uint32
@@ -287,8 +276,7 @@ func masksGGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// masksGPredecessors reports the input dependencies of G(k) whose guards hold (for a data
-// flow, the one its input chain selects).
+// masksGPredecessors reports the CTL input dependencies of G(k) whose guards hold.
 func masksGPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g := tp.Globals().(*Masks)
 	if flows&1 != 0 {
@@ -304,21 +292,21 @@ func masksGAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:31
 	return g.V, rt.Ix(k)
-//line want.go:308
+//line want.go:296
 }
 
 // masksGHook runs the CPU body of G(k).
 func masksGHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Masks](task)
-	return masksGBody(g, task, g.N, g.V, l[0])
+	_, l := rt.TaskGlobals[*Masks](task)
+	return masksGBody(task, l[0])
 }
 
 // masksGBody is the CPU body of G(k) at in.jdf:33:1.
-func masksGBody(tp *Masks, task *rt.Task, N int, V *rt.Vector, k int) error {
+func masksGBody(task *rt.Task, k int) error {
 //line in.jdf:34
 	{
 	}
-//line want.go:322
+//line want.go:310
 	return nil
 }
 
@@ -352,34 +340,28 @@ func masksB2Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:40
 	return g.V, rt.Ix(k)
-//line want.go:356
+//line want.go:344
 }
 
 // masksB2Hook runs the CPU body of B2(k).
 func masksB2Hook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Masks](task)
-	return masksB2Body(g, task, g.N, g.V, l[0])
+	_, l := rt.TaskGlobals[*Masks](task)
+	return masksB2Body(task, l[0])
 }
 
 // masksB2Body is the CPU body of B2(k) at in.jdf:42:1.
-func masksB2Body(tp *Masks, task *rt.Task, N int, V *rt.Vector, k int) error {
+func masksB2Body(task *rt.Task, k int) error {
 //line in.jdf:43
 	{
 	}
-//line want.go:370
+//line want.go:358
 	return nil
 }
 
-// masksSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// masksSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var masksSource = rt.Source{
 	Err:     ErrMasksGraph,
 	Classes: []string{"in.jdf:8:1", "in.jdf:20:1", "in.jdf:29:1", "in.jdf:38:1"},
-	Flows: [][]string{
-		{"in.jdf:11:7", "in.jdf:13:7"},
-		{"in.jdf:23:7"},
-		{"in.jdf:32:7"},
-		{"in.jdf:41:7"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:11:9", "in.jdf:12:9"}, {"in.jdf:13:9"}},
 		{{"in.jdf:23:9"}},
@@ -423,4 +405,4 @@ func Case() error {
 	return fmt.Errorf("V(3) = %v, A uses %v, G uses %v", v.Block(3)[0], masksA.Readiness, masksG.Readiness)
 }
 
-//line want.go:427
+//line want.go:409

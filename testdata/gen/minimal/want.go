@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // In is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewIn, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -86,11 +86,11 @@ func inHelloAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 // inHelloHook runs the CPU body of Hello(k).
 func inHelloHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*In](task)
-	return inHelloBody(g, task, g.N, g.V, l[0])
+	return inHelloBody(task, g.N, l[0])
 }
 
 // inHelloBody is the CPU body of Hello(k) at in.jdf:12:1.
-func inHelloBody(tp *In, task *rt.Task, N int, V *rt.Vector, k int) error {
+func inHelloBody(task *rt.Task, N int, k int) error {
 //line in.jdf:13
 	{
 		fmt.Println("hello", k, "of", N)
@@ -99,13 +99,10 @@ func inHelloBody(tp *In, task *rt.Task, N int, V *rt.Vector, k int) error {
 	return nil
 }
 
-// inSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// inSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var inSource = rt.Source{
 	Err:     ErrInGraph,
 	Classes: []string{"in.jdf:9:1"},
-	Flows: [][]string{
-		{},
-	},
 	Deps: [][][]string{
 		{},
 	},

@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Named is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewNamed, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -144,12 +144,12 @@ func namedSrcAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 
 // namedSrcHook runs the CPU body of Src(k).
 func namedSrcHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Named](task)
-	return namedSrcBody(g, task, g.N, g.M, l[0])
+	_, l := rt.TaskGlobals[*Named](task)
+	return namedSrcBody(task, l[0])
 }
 
 // namedSrcBody is the CPU body of Src(k) at in.jdf:14:1.
-func namedSrcBody(tp *Named, task *rt.Task, N int, M *rt.TiledMatrix, k int) error {
+func namedSrcBody(task *rt.Task, k int) error {
 //line in.jdf:15
 	{
 	}
@@ -177,7 +177,7 @@ func namedDstComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return i >= 0 && i <= g.N && j >= 0 && j <= i
 }
 
-// namedDstGoal returns the number of inputs that Dst(i, j) waits for from other tasks.
+// namedDstGoal returns the number of inputs that Dst(i, j) waits for on its CTL flows (rt adds its data flows').
 func namedDstGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	g, i, j := tp.Globals().(*Named), l[0], l[1]
 	var n uint32
@@ -199,8 +199,7 @@ func namedDstGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// namedDstPredecessors reports the input dependencies of Dst(i, j) whose guards hold (for a data
-// flow, the one its input chain selects).
+// namedDstPredecessors reports the CTL input dependencies of Dst(i, j) whose guards hold.
 func namedDstPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, i, j := tp.Globals().(*Named), l[0], l[1]
 	if flows&1 != 0 {
@@ -224,21 +223,21 @@ func namedDstAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, i, j := tp.Globals().(*Named), l[0], l[1]
 //line in.jdf:22
 	return g.M, rt.Ix(i, j)
-//line want.go:228
+//line want.go:227
 }
 
 // namedDstHook runs the CPU body of Dst(i, j).
 func namedDstHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Named](task)
-	return namedDstBody(g, task, g.N, g.M, l[0], l[1])
+	_, l := rt.TaskGlobals[*Named](task)
+	return namedDstBody(task, l[0], l[1])
 }
 
 // namedDstBody is the CPU body of Dst(i, j) at in.jdf:25:1.
-func namedDstBody(tp *Named, task *rt.Task, N int, M *rt.TiledMatrix, i int, j int) error {
+func namedDstBody(task *rt.Task, i int, j int) error {
 //line in.jdf:26
 	{
 	}
-//line want.go:242
+//line want.go:241
 	return nil
 }
 
@@ -258,7 +257,7 @@ func namedSinkComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return s >= 0 && s <= 2 && (s-0)%2 == 0
 }
 
-// namedSinkGoal returns the number of inputs that Sink(s) waits for from other tasks.
+// namedSinkGoal returns the number of inputs that Sink(s) waits for on its CTL flows (rt adds its data flows').
 func namedSinkGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	g := tp.Globals().(*Named)
 	var n uint32
@@ -272,8 +271,7 @@ func namedSinkGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// namedSinkPredecessors reports the input dependencies of Sink(s) whose guards hold (for a data
-// flow, the one its input chain selects).
+// namedSinkPredecessors reports the CTL input dependencies of Sink(s) whose guards hold.
 func namedSinkPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g := tp.Globals().(*Named)
 	if flows&1 != 0 {
@@ -289,33 +287,28 @@ func namedSinkAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, s := tp.Globals().(*Named), l[0]
 //line in.jdf:32
 	return g.M, rt.Ix(s, 0)
-//line want.go:293
+//line want.go:291
 }
 
 // namedSinkHook runs the CPU body of Sink(s).
 func namedSinkHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Named](task)
-	return namedSinkBody(g, task, g.N, g.M, l[0])
+	_, l := rt.TaskGlobals[*Named](task)
+	return namedSinkBody(task, l[0])
 }
 
 // namedSinkBody is the CPU body of Sink(s) at in.jdf:34:1.
-func namedSinkBody(tp *Named, task *rt.Task, N int, M *rt.TiledMatrix, s int) error {
+func namedSinkBody(task *rt.Task, s int) error {
 //line in.jdf:35
 	{
 	}
-//line want.go:307
+//line want.go:305
 	return nil
 }
 
-// namedSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// namedSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var namedSource = rt.Source{
 	Err:     ErrNamedGraph,
 	Classes: []string{"in.jdf:8:1", "in.jdf:19:1", "in.jdf:30:1"},
-	Flows: [][]string{
-		{"in.jdf:11:7", "in.jdf:12:7", "in.jdf:13:7"},
-		{"in.jdf:23:7", "in.jdf:24:7"},
-		{"in.jdf:33:7"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:11:9"}, {"in.jdf:12:9"}, {"in.jdf:13:9"}},
 		{{"in.jdf:23:9"}, {"in.jdf:24:9"}},
@@ -358,4 +351,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks", tp.Total())
 }
 
-//line want.go:362
+//line want.go:355

@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Buffers is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewBuffers, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -58,58 +58,53 @@ func init() {
 			{Name: "W", Access: rt.Write},
 			{Name: "D", Access: rt.RW},
 		},
-		Space:        buffersPSpace,
-		Complete:     buffersPComplete,
-		Goal:         buffersPGoal,
-		Prepare:      buffersPPrepare,
-		Successors:   buffersPSuccessors,
-		Predecessors: buffersPPredecessors,
-		Affinity:     buffersPAffinity,
+		Space:    buffersPSpace,
+		Complete: buffersPComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "in.jdf:14:9", Task: true, Memory: true, Select: buffersPInA},
+			{Flow: 1, Pos: "in.jdf:16:9", Task: true, Memory: true, Select: buffersPInZ},
+			{Flow: 3, Pos: "in.jdf:18:9", Memory: true, Select: buffersPInD},
+		},
+		Prepare:    buffersPPrepare,
+		Successors: buffersPSuccessors,
+		Affinity:   buffersPAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: buffersPHook},
 		},
 	}
 	buffersQ = rt.TaskClass{
 		Name: "Q", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.RW}},
-		Space:        buffersQSpace,
-		Complete:     buffersQComplete,
-		Goal:         rt.InputGoalFunc(buffersQInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(buffersQInputs),
-		Successors:   buffersQSuccessors,
-		Predecessors: rt.InputsFunc(buffersQInputs),
-		Affinity:     buffersQAffinity,
+		Flows:    []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.RW}},
+		Space:    buffersQSpace,
+		Complete: buffersQComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "in.jdf:40:8", Task: true, Select: buffersQInW},
+			{Flow: 1, Pos: "in.jdf:41:8", Memory: true, Select: buffersQInA},
+		},
+		Successors: buffersQSuccessors,
+		Affinity:   buffersQAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: buffersQHook},
 		},
 	}
 }
 
-// buffersPInputs are the input chains of P(k): buffersPIn<Flow> selects the input of flow <Flow>.
-var buffersPInputs = []rt.InputChain{
-	{Flow: 0, Pos: "in.jdf:14:9", Select: buffersPInA},
-	{Flow: 1, Pos: "in.jdf:16:9", Select: buffersPInZ},
-	{Flow: 3, Pos: "in.jdf:18:9", Select: buffersPInD},
-}
-
 func buffersPInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	if k == 0 {
 		return rt.NewInput(0, "SMALL", "in.jdf:14:25")
-	} else {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(0, &buffersP, 0, buffersPComplete(tp, &pl), &pl, "in.jdf:14:31", "A P(k - 1)")
 	}
+	pl := rt.Locals{0: k - 1}
+	return rt.TaskInput(0, &buffersP, 0, buffersPComplete(tp, &pl), &pl, "in.jdf:14:31", "A P(k - 1)")
 }
 
 func buffersPInZ(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
 	if k%2 == 0 {
 		return rt.NullInput(0)
-	} else {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(0, &buffersQ, 1, buffersQComplete(tp, &pl), &pl, "in.jdf:16:36", "A Q(k - 1)")
 	}
+	pl := rt.Locals{0: k - 1}
+	return rt.TaskInput(0, &buffersQ, 1, buffersQComplete(tp, &pl), &pl, "in.jdf:16:36", "A Q(k - 1)")
 }
 
 func buffersPInD(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -134,17 +129,12 @@ func buffersPComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// buffersPGoal returns the number of inputs that P(k) waits for from other tasks.
-func buffersPGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
-	return rt.InputGoal(tp, l, buffersPInputs, rt.Counter)
-}
-
-// buffersPPrepare binds the memory inputs of P(k) and checks that its inputs from other tasks arrived.
+// buffersPPrepare binds a NEW copy to each WRITE flow without inputs of P(k).
 func buffersPPrepare(task *rt.Task) error {
 	if err := task.BindNew(2, "SMALL"); err != nil {
 		return fmt.Errorf("%s: flow %s: %w", "in.jdf:17:9", "W", err)
 	}
-	return task.BindInputs(buffersPInputs)
+	return nil
 }
 
 // buffersPSuccessors reports the output dependencies of P(k) whose guards hold.
@@ -165,18 +155,12 @@ func buffersPSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.
 	}
 }
 
-// buffersPPredecessors reports the input dependencies of P(k) whose guards hold (for a data
-// flow, the one its input chain selects).
-func buffersPPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	e.Inputs(tp, l, flows, buffersPInputs)
-}
-
 // buffersPAffinity returns the data collection element that owns P(k).
 func buffersPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Buffers), l[0]
 //line in.jdf:13
 	return g.V, rt.Ix(k)
-//line want.go:180
+//line want.go:164
 }
 
 // buffersPHook runs the CPU body of P(k).
@@ -188,11 +172,11 @@ func buffersPHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-	return buffersPBody(g, task, g.N, g.V, g.OUT, l[0], A, Z, W, D)
+	return buffersPBody(task, g.N, g.OUT, l[0], A, Z, W, D)
 }
 
 // buffersPBody is the CPU body of P(k) at in.jdf:20:1.
-func buffersPBody(tp *Buffers, task *rt.Task, N int, V *rt.Vector, OUT *[]float64, k int, A []float32, Z []float32, W []float32, D []float64) error {
+func buffersPBody(task *rt.Task, N int, OUT *[]float64, k int, A []float32, Z []float32, W []float32, D []float64) error {
 //line in.jdf:21
 	{
 		if k == 0 {
@@ -208,14 +192,8 @@ func buffersPBody(tp *Buffers, task *rt.Task, N int, V *rt.Vector, OUT *[]float6
 			*OUT = append(*OUT, D[0])
 		}
 	}
-//line want.go:212
+//line want.go:196
 	return nil
-}
-
-// buffersQInputs are the input chains of Q(k): buffersQIn<Flow> selects the input of flow <Flow>.
-var buffersQInputs = []rt.InputChain{
-	{Flow: 0, Pos: "in.jdf:40:8", TaskOnly: true, Select: buffersQInW},
-	{Flow: 1, Pos: "in.jdf:41:8", Select: buffersQInA},
 }
 
 func buffersQInW(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -261,38 +239,34 @@ func buffersQAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Buffers), l[0]
 //line in.jdf:39
 	return g.V, rt.Ix(k)
-//line want.go:265
+//line want.go:243
 }
 
 // buffersQHook runs the CPU body of Q(k).
 func buffersQHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Buffers](task)
+	_, l := rt.TaskGlobals[*Buffers](task)
 	var err error
 	W, A := rt.FlowAs[[]float32](task, 0, &err), rt.FlowAs[[]float32](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return buffersQBody(g, task, g.N, g.V, g.OUT, l[0], W, A)
+	return buffersQBody(task, l[0], W, A)
 }
 
 // buffersQBody is the CPU body of Q(k) at in.jdf:43:1.
-func buffersQBody(tp *Buffers, task *rt.Task, N int, V *rt.Vector, OUT *[]float64, k int, W []float32, A []float32) error {
+func buffersQBody(task *rt.Task, k int, W []float32, A []float32) error {
 //line in.jdf:44
 	{
 		A[0] = W[0]
 	}
-//line want.go:285
+//line want.go:263
 	return nil
 }
 
-// buffersSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// buffersSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var buffersSource = rt.Source{
 	Err:     ErrBuffersGraph,
 	Classes: []string{"in.jdf:11:1", "in.jdf:37:1"},
-	Flows: [][]string{
-		{"in.jdf:14:9", "in.jdf:16:9", "in.jdf:17:9", "in.jdf:18:9"},
-		{"in.jdf:40:8", "in.jdf:41:8"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:14:11", "in.jdf:15:11"}, {"in.jdf:16:11"}, {"in.jdf:17:11"}, {"in.jdf:18:34", "in.jdf:19:11"}},
 		{{"in.jdf:40:10"}, {"in.jdf:41:10", "in.jdf:42:10"}},
@@ -337,4 +311,4 @@ func Case() error {
 	return fmt.Errorf("V = %v %v %v %v, out %v", v.Block(0)[0], v.Block(1)[0], v.Block(2)[0], v.Block(3)[0], out)
 }
 
-//line want.go:341
+//line want.go:315

@@ -24,7 +24,7 @@ type note struct{ text string }
 //line want.go:25
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Prolog is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewProlog, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -62,21 +62,17 @@ var (
 func init() {
 	prologT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k", "s"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.RW}},
-		Space:        prologTSpace,
-		Complete:     prologTComplete,
-		Prepare:      rt.BindInputsFunc(prologTInputs),
-		Successors:   prologTSuccessors,
-		Predecessors: rt.InputsFunc(prologTInputs),
-		Affinity:     prologTAffinity,
+		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space:      prologTSpace,
+		Complete:   prologTComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:27:6", Memory: true, Select: prologTInX}},
+		Successors: prologTSuccessors,
+		Affinity:   prologTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: prologTHook},
 		},
 	}
 }
-
-// prologTInputs are the input chains of T(k): prologTIn<Flow> selects the input of flow <Flow>.
-var prologTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:27:6", Select: prologTInX}}
 
 func prologTInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Prolog), l[0]
@@ -121,38 +117,35 @@ func prologTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Prolog), l[0]
 //line in.jdf:26
 	return g.V, rt.Ix(k)
-//line want.go:125
+//line want.go:121
 }
 
 // prologTHook runs the CPU body of T(k).
 func prologTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Prolog](task)
+	_, l := rt.TaskGlobals[*Prolog](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return prologTBody(g, task, g.N, g.V, l[0], l[1], X)
+	return prologTBody(task, l[0], l[1], X)
 }
 
 // prologTBody is the CPU body of T(k) at in.jdf:29:1.
-func prologTBody(tp *Prolog, task *rt.Task, N int, V *rt.Vector, k int, s int, X []float64) error {
+func prologTBody(task *rt.Task, k int, s int, X []float64) error {
 //line in.jdf:30
 	{
 		X[0] = float64(s)
 		n := note{text: str.ToUpper(fmt.Sprint(k))}
 		_ = describe(n)
 	}
-//line want.go:146
+//line want.go:142
 	return nil
 }
 
-// prologSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// prologSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var prologSource = rt.Source{
 	Err:     ErrPrologGraph,
 	Classes: []string{"in.jdf:23:1"},
-	Flows: [][]string{
-		{"in.jdf:27:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:27:8", "in.jdf:28:8"}},
 	},
@@ -193,4 +186,4 @@ func Case() error {
 	return errors.New(fmt.Sprint(v.Block(0)[0], v.Block(1)[0], v.Block(2)[0], v.Block(3)[0]))
 }
 
-//line want.go:197
+//line want.go:190

@@ -12,14 +12,14 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Clash is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewClash, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
 type Clash struct {
 	*rt.Taskpool
 	Wait_ int
-	Name_ int // hidden: computed by NewClash
+	name  int // hidden: computed by NewClash
 	V     *rt.Vector
 }
 
@@ -41,7 +41,7 @@ func NewClash(Wait int, V *rt.Vector) (*Clash, error) {
 //line in.jdf:8
 	var Name int = Wait + 1
 //line want.go:44
-	tp := &Clash{Wait_: Wait, Name_: Name, V: V}
+	tp := &Clash{Wait_: Wait, name: Name, V: V}
 	tp.Taskpool = rt.NewTaskpool("Clash", tp, &clashGemm, &clashGemm_, &clashSource_)
 	return tp, nil
 }
@@ -68,13 +68,12 @@ func init() {
 	}
 	clashGemm_ = rt.TaskClass{
 		Name: "Gemm", ID: 1, Locals: []string{"l", "e"}, Params: []int{0, 1},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.CTL}, {Name: "err", Access: rt.Read}},
-		Space:        clashGemm_Space,
-		Complete:     clashGemm_Complete,
-		Prepare:      rt.BindInputsFunc(clashGemm_Inputs),
-		Successors:   clashGemm_Successors,
-		Predecessors: rt.InputsFunc(clashGemm_Inputs),
-		Affinity:     clashGemm_Affinity,
+		Flows:      []rt.Flow{{Name: "X", Access: rt.CTL}, {Name: "err", Access: rt.Read}},
+		Space:      clashGemm_Space,
+		Complete:   clashGemm_Complete,
+		Inputs:     []rt.InputChain{{Flow: 1, Pos: "in.jdf:34:8", Memory: true, Select: clashGemm_InErr}},
+		Successors: clashGemm_Successors,
+		Affinity:   clashGemm_Affinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: clashGemm_Hook},
 		},
@@ -109,7 +108,7 @@ func clashGemmSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 			l[6] = err_
 			rt_ := err_
 			l[7] = rt_
-			len_ := rt_ + g.Name_
+			len_ := rt_ + g.name
 			l[8] = len_
 			if !yield(l) {
 				return
@@ -142,11 +141,11 @@ func clashGemmComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	l[6] = err_
 	rt_ := err_
 	l[7] = rt_
-	l[8] = rt_ + g.Name_
+	l[8] = rt_ + g.name
 	return true
 }
 
-// clashGemmGoal returns the number of inputs that gemm(l, e) waits for from other tasks.
+// clashGemmGoal returns the number of inputs that gemm(l, e) waits for on its CTL flows (rt adds its data flows').
 func clashGemmGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	l_, e_ := l[0], l[1]
 	var n uint32
@@ -160,8 +159,7 @@ func clashGemmGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// clashGemmPredecessors reports the input dependencies of gemm(l, e) whose guards hold (for a data
-// flow, the one its input chain selects).
+// clashGemmPredecessors reports the CTL input dependencies of gemm(l, e) whose guards hold.
 func clashGemmPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	l_, e_ := l[0], l[1]
 	if flows&1 != 0 {
@@ -177,27 +175,24 @@ func clashGemmAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, l_ := tp.Globals().(*Clash), l[0]
 //line in.jdf:21
 	return g.V, rt.Ix(l_)
-//line want.go:181
+//line want.go:179
 }
 
 // clashGemmHook runs the CPU body of gemm(l, e).
 func clashGemmHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Clash](task)
-	return clashGemmBody(g, task, g.Wait_, g.Name_, g.V, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8])
+	return clashGemmBody(task, g.Wait_, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8])
 }
 
 // clashGemmBody is the CPU body of gemm(l, e) at in.jdf:23:1.
-func clashGemmBody(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, l int, e int, g int, n int, flows int, yield int, err int, rt int, len int) error {
+func clashGemmBody(task *rt.Task, Wait int, l int, e int, g int, n int, flows int, yield int, err int, rt int, len int) error {
 //line in.jdf:24
 	{
 		_ = len + Wait
 	}
-//line want.go:196
+//line want.go:194
 	return nil
 }
-
-// clashGemm_Inputs are the input chains of Gemm(l, e): clashGemm_In<Flow> selects the input of flow <Flow>.
-var clashGemm_Inputs = []rt.InputChain{{Flow: 1, Pos: "in.jdf:34:8", Select: clashGemm_InErr}}
 
 func clashGemm_InErr(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, l_ := tp.Globals().(*Clash), l[0]
@@ -240,26 +235,26 @@ func clashGemm_Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index)
 	g, l_ := tp.Globals().(*Clash), l[0]
 //line in.jdf:32
 	return g.V, rt.Ix(l_)
-//line want.go:244
+//line want.go:239
 }
 
 // clashGemm_Hook runs the CPU body of Gemm(l, e).
 func clashGemm_Hook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Clash](task)
+	_, l := rt.TaskGlobals[*Clash](task)
 	err_, err := rt.FlowValue[[]float64](task, 1)
 	if err != nil {
 		return err
 	}
-	return clashGemm_Body(g, task, g.Wait_, g.Name_, g.V, l[0], l[1], err_)
+	return clashGemm_Body(task, l[0], l[1], err_)
 }
 
 // clashGemm_Body is the CPU body of Gemm(l, e) at in.jdf:35:1.
-func clashGemm_Body(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, l int, e int, err []float64) error {
+func clashGemm_Body(task *rt.Task, l int, e int, err []float64) error {
 //line in.jdf:36
 	{
 		_ = err[0]
 	}
-//line want.go:263
+//line want.go:258
 	return nil
 }
 
@@ -285,33 +280,28 @@ func clashSource_Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Inde
 	g, k := tp.Globals().(*Clash), l[0]
 //line in.jdf:43
 	return g.V, rt.Ix(k)
-//line want.go:289
+//line want.go:284
 }
 
 // clashSource_Hook runs the CPU body of Source(k).
 func clashSource_Hook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Clash](task)
-	return clashSource_Body(g, task, g.Wait_, g.Name_, g.V, l[0])
+	_, l := rt.TaskGlobals[*Clash](task)
+	return clashSource_Body(task, l[0])
 }
 
 // clashSource_Body is the CPU body of Source(k) at in.jdf:44:1.
-func clashSource_Body(tp *Clash, task *rt.Task, Wait int, Name int, V *rt.Vector, k int) error {
+func clashSource_Body(task *rt.Task, k int) error {
 //line in.jdf:45
 	{
 	}
-//line want.go:303
+//line want.go:298
 	return nil
 }
 
-// clashSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// clashSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var clashSource = rt.Source{
 	Err:     ErrClashGraph,
 	Classes: []string{"in.jdf:11:1", "in.jdf:29:1", "in.jdf:41:1"},
-	Flows: [][]string{
-		{"in.jdf:22:7"},
-		{"in.jdf:33:8", "in.jdf:34:8"},
-		{},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:22:9"}},
 		{{"in.jdf:33:10"}, {"in.jdf:34:12"}},
@@ -351,7 +341,7 @@ func Case() error {
 	if err := tp.Wait(context.Background()); err != nil {
 		return err
 	}
-	return fmt.Errorf("%d tasks, Wait_=%d Name_=%d, taskpool %s", tp.Total(), tp.Wait_, tp.Name_, tp.Name())
+	return fmt.Errorf("%d tasks, Wait_=%d name=%d, taskpool %s", tp.Total(), tp.Wait_, tp.name, tp.Name())
 }
 
-//line want.go:358
+//line want.go:348

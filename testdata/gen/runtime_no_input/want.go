@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // NoInput is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewNoInput, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -50,21 +50,17 @@ var (
 func init() {
 	noInputT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:        noInputTSpace,
-		Complete:     noInputTComplete,
-		Prepare:      rt.BindInputsFunc(noInputTInputs),
-		Successors:   noInputTSuccessors,
-		Predecessors: rt.InputsFunc(noInputTInputs),
-		Affinity:     noInputTAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space:      noInputTSpace,
+		Complete:   noInputTComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Memory: true, Select: noInputTInA}},
+		Successors: noInputTSuccessors,
+		Affinity:   noInputTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: noInputTHook},
 		},
 	}
 }
-
-// noInputTInputs are the input chains of T(k): noInputTIn<Flow> selects the input of flow <Flow>.
-var noInputTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Select: noInputTInA}}
 
 func noInputTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*NoInput), l[0]
@@ -104,35 +100,32 @@ func noInputTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*NoInput), l[0]
 //line in.jdf:11
 	return g.V, rt.Ix(k)
-//line want.go:108
+//line want.go:104
 }
 
 // noInputTHook runs the CPU body of T(k).
 func noInputTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*NoInput](task)
+	_, l := rt.TaskGlobals[*NoInput](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return noInputTBody(g, task, g.N, g.V, l[0], A)
+	return noInputTBody(task, l[0], A)
 }
 
 // noInputTBody is the CPU body of T(k) at in.jdf:14:1.
-func noInputTBody(tp *NoInput, task *rt.Task, N int, V *rt.Vector, k int, A []float64) error {
+func noInputTBody(task *rt.Task, k int, A []float64) error {
 //line in.jdf:15
 	{
 	}
-//line want.go:126
+//line want.go:122
 	return nil
 }
 
-// noInputSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// noInputSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var noInputSource = rt.Source{
 	Err:     ErrNoInputGraph,
 	Classes: []string{"in.jdf:9:1"},
-	Flows: [][]string{
-		{"in.jdf:12:7"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:12:9", "in.jdf:13:9"}},
 	},
@@ -167,4 +160,4 @@ func Case() error {
 	return tp.Wait(context.Background())
 }
 
-//line want.go:171
+//line want.go:164

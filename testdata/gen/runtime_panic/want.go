@@ -14,7 +14,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Panics is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewPanics, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -88,12 +88,12 @@ func panicsTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 
 // panicsTHook runs the CPU body of T(k).
 func panicsTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Panics](task)
-	return panicsTBody(g, task, g.N, g.V, l[0])
+	_, l := rt.TaskGlobals[*Panics](task)
+	return panicsTBody(task, l[0])
 }
 
 // panicsTBody is the CPU body of T(k) at in.jdf:11:1.
-func panicsTBody(tp *Panics, task *rt.Task, N int, V *rt.Vector, k int) error {
+func panicsTBody(task *rt.Task, k int) error {
 //line in.jdf:12
 	{
 //line in.jdf:14
@@ -107,13 +107,10 @@ func panicsTBody(tp *Panics, task *rt.Task, N int, V *rt.Vector, k int) error {
 	return nil
 }
 
-// panicsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// panicsSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var panicsSource = rt.Source{
 	Err:     ErrPanicsGraph,
 	Classes: []string{"in.jdf:8:1"},
-	Flows: [][]string{
-		{},
-	},
 	Deps: [][][]string{
 		{},
 	},
@@ -155,4 +152,4 @@ func Case() error {
 	return errors.New(first + " | at " + strings.Join(regexp.MustCompile(`in\.jdf:\d+`).FindAllString(err.Error(), -1), ", "))
 }
 
-//line want.go:159
+//line want.go:156

@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Steps is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewSteps, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -52,13 +52,12 @@ var (
 func init() {
 	stepsEven = rt.TaskClass{
 		Name: "Even", ID: 0, Locals: []string{"k", "half"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.RW}},
-		Space:        stepsEvenSpace,
-		Complete:     stepsEvenComplete,
-		Prepare:      rt.BindInputsFunc(stepsEvenInputs),
-		Successors:   stepsEvenSuccessors,
-		Predecessors: rt.InputsFunc(stepsEvenInputs),
-		Affinity:     stepsEvenAffinity,
+		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space:      stepsEvenSpace,
+		Complete:   stepsEvenComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:6", Memory: true, Select: stepsEvenInX}},
+		Successors: stepsEvenSuccessors,
+		Affinity:   stepsEvenAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stepsEvenHook},
 		},
@@ -74,21 +73,17 @@ func init() {
 	}
 	stepsSparse = rt.TaskClass{
 		Name: "Sparse", ID: 2, Locals: []string{"odd", "sq"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:        stepsSparseSpace,
-		Complete:     stepsSparseComplete,
-		Prepare:      rt.BindInputsFunc(stepsSparseInputs),
-		Successors:   stepsSparseSuccessors,
-		Predecessors: rt.InputsFunc(stepsSparseInputs),
-		Affinity:     stepsSparseAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space:      stepsSparseSpace,
+		Complete:   stepsSparseComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:32:6", Memory: true, Select: stepsSparseInA}},
+		Successors: stepsSparseSuccessors,
+		Affinity:   stepsSparseAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stepsSparseHook},
 		},
 	}
 }
-
-// stepsEvenInputs are the input chains of Even(k): stepsEvenIn<Flow> selects the input of flow <Flow>.
-var stepsEvenInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:6", Select: stepsEvenInX}}
 
 func stepsEvenInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Steps), l[0]
@@ -133,26 +128,26 @@ func stepsEvenAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k := tp.Globals().(*Steps), l[0]
 //line in.jdf:11
 	return g.V, rt.Ix(k)
-//line want.go:137
+//line want.go:132
 }
 
 // stepsEvenHook runs the CPU body of Even(k).
 func stepsEvenHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Steps](task)
+	_, l := rt.TaskGlobals[*Steps](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return stepsEvenBody(g, task, g.N, g.V, l[0], l[1], X)
+	return stepsEvenBody(task, l[0], l[1], X)
 }
 
 // stepsEvenBody is the CPU body of Even(k) at in.jdf:14:1.
-func stepsEvenBody(tp *Steps, task *rt.Task, N int, V *rt.Vector, k int, half int, X []float64) error {
+func stepsEvenBody(task *rt.Task, k int, half int, X []float64) error {
 //line in.jdf:15
 	{
 		X[0] = float64(half)
 	}
-//line want.go:156
+//line want.go:151
 	return nil
 }
 
@@ -182,26 +177,23 @@ func stepsOddAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Steps), l[0]
 //line in.jdf:22
 	return g.V, rt.Ix(k)
-//line want.go:186
+//line want.go:181
 }
 
 // stepsOddHook runs the CPU body of Odd(k).
 func stepsOddHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Steps](task)
-	return stepsOddBody(g, task, g.N, g.V, l[0])
+	_, l := rt.TaskGlobals[*Steps](task)
+	return stepsOddBody(task, l[0])
 }
 
 // stepsOddBody is the CPU body of Odd(k) at in.jdf:23:1.
-func stepsOddBody(tp *Steps, task *rt.Task, N int, V *rt.Vector, k int) error {
+func stepsOddBody(task *rt.Task, k int) error {
 //line in.jdf:24
 	{
 	}
-//line want.go:200
+//line want.go:195
 	return nil
 }
-
-// stepsSparseInputs are the input chains of Sparse(odd): stepsSparseIn<Flow> selects the input of flow <Flow>.
-var stepsSparseInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:32:6", Select: stepsSparseInA}}
 
 func stepsSparseInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, odd := tp.Globals().(*Steps), l[0]
@@ -243,38 +235,33 @@ func stepsSparseAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 	g, odd := tp.Globals().(*Steps), l[0]
 //line in.jdf:31
 	return g.V, rt.Ix(odd)
-//line want.go:247
+//line want.go:239
 }
 
 // stepsSparseHook runs the CPU body of Sparse(odd).
 func stepsSparseHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Steps](task)
+	_, l := rt.TaskGlobals[*Steps](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return stepsSparseBody(g, task, g.N, g.V, l[0], l[1], A)
+	return stepsSparseBody(task, l[0], l[1], A)
 }
 
 // stepsSparseBody is the CPU body of Sparse(odd) at in.jdf:34:1.
-func stepsSparseBody(tp *Steps, task *rt.Task, N int, V *rt.Vector, odd int, sq int, A []float64) error {
+func stepsSparseBody(task *rt.Task, odd int, sq int, A []float64) error {
 //line in.jdf:35
 	{
 		A[0] = float64(sq)
 	}
-//line want.go:266
+//line want.go:258
 	return nil
 }
 
-// stepsSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// stepsSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var stepsSource = rt.Source{
 	Err:     ErrStepsGraph,
 	Classes: []string{"in.jdf:8:1", "in.jdf:20:1", "in.jdf:28:1"},
-	Flows: [][]string{
-		{"in.jdf:12:6"},
-		{},
-		{"in.jdf:32:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:12:8", "in.jdf:13:8"}},
 		{},
@@ -321,4 +308,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, V = %v", tp.Total(), out)
 }
 
-//line want.go:325
+//line want.go:312

@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Ring is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewRing, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -79,7 +79,7 @@ func ringTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1
 }
 
-// ringTGoal returns the number of inputs that T(k) waits for from other tasks.
+// ringTGoal returns the number of inputs that T(k) waits for on its CTL flows (rt adds its data flows').
 func ringTGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	g, k := tp.Globals().(*Ring), l[0]
 	var n uint32
@@ -100,8 +100,7 @@ func ringTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edg
 	}
 }
 
-// ringTPredecessors reports the input dependencies of T(k) whose guards hold (for a data
-// flow, the one its input chain selects).
+// ringTPredecessors reports the CTL input dependencies of T(k) whose guards hold.
 func ringTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, k := tp.Globals().(*Ring), l[0]
 	if flows&1 != 0 {
@@ -115,31 +114,28 @@ func ringTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Ring), l[0]
 //line in.jdf:9
 	return g.V, rt.Ix(k)
-//line want.go:119
+//line want.go:118
 }
 
 // ringTHook runs the CPU body of T(k).
 func ringTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Ring](task)
-	return ringTBody(g, task, g.N, g.V, l[0])
+	_, l := rt.TaskGlobals[*Ring](task)
+	return ringTBody(task, l[0])
 }
 
 // ringTBody is the CPU body of T(k) at in.jdf:12:1.
-func ringTBody(tp *Ring, task *rt.Task, N int, V *rt.Vector, k int) error {
+func ringTBody(task *rt.Task, k int) error {
 //line in.jdf:13
 	{
 	}
-//line want.go:133
+//line want.go:132
 	return nil
 }
 
-// ringSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// ringSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var ringSource = rt.Source{
 	Err:     ErrRingGraph,
 	Classes: []string{"in.jdf:7:1"},
-	Flows: [][]string{
-		{"in.jdf:10:7"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:10:9", "in.jdf:11:9"}},
 	},
@@ -166,4 +162,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:170
+//line want.go:166

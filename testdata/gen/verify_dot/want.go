@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Dot is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewDot, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -51,14 +51,12 @@ var (
 func init() {
 	dotT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
-		Space:        dotTSpace,
-		Complete:     dotTComplete,
-		Goal:         rt.InputGoalFunc(dotTInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(dotTInputs),
-		Successors:   dotTSuccessors,
-		Predecessors: rt.InputsFunc(dotTInputs),
-		Affinity:     dotTAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
+		Space:      dotTSpace,
+		Complete:   dotTComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Task: true, Memory: true, Select: dotTInA}},
+		Successors: dotTSuccessors,
+		Affinity:   dotTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: dotTHook},
 		},
@@ -77,17 +75,13 @@ func init() {
 	}
 }
 
-// dotTInputs are the input chains of T(k): dotTIn<Flow> selects the input of flow <Flow>.
-var dotTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Select: dotTInA}}
-
 func dotTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Dot), l[0]
 	if k == 0 {
 		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:23")
-	} else {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(0, &dotT, 0, dotTComplete(tp, &pl), &pl, "in.jdf:12:30", "A T(k - 1)")
 	}
+	pl := rt.Locals{0: k - 1}
+	return rt.TaskInput(0, &dotT, 0, dotTComplete(tp, &pl), &pl, "in.jdf:12:30", "A T(k - 1)")
 }
 
 // dotTSpace enumerates the execution space of T(k).
@@ -133,25 +127,25 @@ func dotTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Dot), l[0]
 //line in.jdf:11
 	return g.V, rt.Ix(k)
-//line want.go:137
+//line want.go:131
 }
 
 // dotTHook runs the CPU body of T(k).
 func dotTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Dot](task)
+	_, l := rt.TaskGlobals[*Dot](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return dotTBody(g, task, g.N, g.V, l[0], A)
+	return dotTBody(task, l[0], A)
 }
 
 // dotTBody is the CPU body of T(k) at in.jdf:15:1.
-func dotTBody(tp *Dot, task *rt.Task, N int, V *rt.Vector, k int, A []float64) error {
+func dotTBody(task *rt.Task, k int, A []float64) error {
 //line in.jdf:16
 	{
 	}
-//line want.go:155
+//line want.go:149
 	return nil
 }
 
@@ -172,7 +166,7 @@ func dotSComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return j >= 0 && j <= g.N
 }
 
-// dotSGoal returns the number of inputs that S(j) waits for from other tasks.
+// dotSGoal returns the number of inputs that S(j) waits for on its CTL flows (rt adds its data flows').
 func dotSGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	var n uint32
 	var pl rt.Locals
@@ -183,8 +177,7 @@ func dotSGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// dotSPredecessors reports the input dependencies of S(j) whose guards hold (for a data
-// flow, the one its input chain selects).
+// dotSPredecessors reports the CTL input dependencies of S(j) whose guards hold.
 func dotSPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	if flows&1 != 0 {
 		e.L[0] = 0
@@ -197,32 +190,28 @@ func dotSAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, j := tp.Globals().(*Dot), l[0]
 //line in.jdf:22
 	return g.V, rt.Ix(j)
-//line want.go:201
+//line want.go:194
 }
 
 // dotSHook runs the CPU body of S(j).
 func dotSHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Dot](task)
-	return dotSBody(g, task, g.N, g.V, l[0])
+	_, l := rt.TaskGlobals[*Dot](task)
+	return dotSBody(task, l[0])
 }
 
 // dotSBody is the CPU body of S(j) at in.jdf:24:1.
-func dotSBody(tp *Dot, task *rt.Task, N int, V *rt.Vector, j int) error {
+func dotSBody(task *rt.Task, j int) error {
 //line in.jdf:25
 	{
 	}
-//line want.go:215
+//line want.go:208
 	return nil
 }
 
-// dotSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// dotSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var dotSource = rt.Source{
 	Err:     ErrDotGraph,
 	Classes: []string{"in.jdf:9:1", "in.jdf:20:1"},
-	Flows: [][]string{
-		{"in.jdf:12:7", "in.jdf:14:7"},
-		{"in.jdf:23:7"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:12:9", "in.jdf:13:9"}, {"in.jdf:14:9"}},
 		{{"in.jdf:23:9"}},
@@ -257,4 +246,4 @@ func Case() error {
 	return errors.New(b.String())
 }
 
-//line want.go:261
+//line want.go:250

@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // Mismatch is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewMismatch, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -50,35 +50,32 @@ var (
 func init() {
 	mismatchP = rt.TaskClass{
 		Name: "P", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:        mismatchPSpace,
-		Complete:     mismatchPComplete,
-		Prepare:      rt.BindInputsFunc(mismatchPInputs),
-		Successors:   mismatchPSuccessors,
-		Predecessors: rt.InputsFunc(mismatchPInputs),
-		Affinity:     mismatchPAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space:      mismatchPSpace,
+		Complete:   mismatchPComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Memory: true, Select: mismatchPInA}},
+		Successors: mismatchPSuccessors,
+		Affinity:   mismatchPAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: mismatchPHook},
 		},
 	}
 	mismatchC = rt.TaskClass{
 		Name: "C", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.RW}},
-		Space:        mismatchCSpace,
-		Complete:     mismatchCComplete,
-		Goal:         rt.InputGoalFunc(mismatchCInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(mismatchCInputs),
-		Successors:   mismatchCSuccessors,
-		Predecessors: rt.InputsFunc(mismatchCInputs),
-		Affinity:     mismatchCAffinity,
+		Flows:    []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.RW}},
+		Space:    mismatchCSpace,
+		Complete: mismatchCComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "in.jdf:21:6", Task: true, Select: mismatchCInA},
+			{Flow: 1, Pos: "in.jdf:23:6", Memory: true, Select: mismatchCInB},
+		},
+		Successors: mismatchCSuccessors,
+		Affinity:   mismatchCAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: mismatchCHook},
 		},
 	}
 }
-
-// mismatchPInputs are the input chains of P(k): mismatchPIn<Flow> selects the input of flow <Flow>.
-var mismatchPInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Select: mismatchPInA}}
 
 func mismatchPInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*Mismatch), l[0]
@@ -116,32 +113,26 @@ func mismatchPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k := tp.Globals().(*Mismatch), l[0]
 //line in.jdf:10
 	return g.V, rt.Ix(k)
-//line want.go:120
+//line want.go:117
 }
 
 // mismatchPHook runs the CPU body of P(k).
 func mismatchPHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Mismatch](task)
+	_, l := rt.TaskGlobals[*Mismatch](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return mismatchPBody(g, task, g.N, g.V, l[0], A)
+	return mismatchPBody(task, l[0], A)
 }
 
 // mismatchPBody is the CPU body of P(k) at in.jdf:13:1.
-func mismatchPBody(tp *Mismatch, task *rt.Task, N int, V *rt.Vector, k int, A []float64) error {
+func mismatchPBody(task *rt.Task, k int, A []float64) error {
 //line in.jdf:14
 	{
 	}
-//line want.go:138
+//line want.go:135
 	return nil
-}
-
-// mismatchCInputs are the input chains of C(k): mismatchCIn<Flow> selects the input of flow <Flow>.
-var mismatchCInputs = []rt.InputChain{
-	{Flow: 0, Pos: "in.jdf:21:6", TaskOnly: true, Select: mismatchCInA},
-	{Flow: 1, Pos: "in.jdf:23:6", Select: mismatchCInB},
 }
 
 func mismatchCInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
@@ -188,37 +179,33 @@ func mismatchCAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k := tp.Globals().(*Mismatch), l[0]
 //line in.jdf:20
 	return g.V, rt.Ix(k)
-//line want.go:192
+//line want.go:183
 }
 
 // mismatchCHook runs the CPU body of C(k).
 func mismatchCHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Mismatch](task)
+	_, l := rt.TaskGlobals[*Mismatch](task)
 	var err error
 	A, B := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return mismatchCBody(g, task, g.N, g.V, l[0], A, B)
+	return mismatchCBody(task, l[0], A, B)
 }
 
 // mismatchCBody is the CPU body of C(k) at in.jdf:25:1.
-func mismatchCBody(tp *Mismatch, task *rt.Task, N int, V *rt.Vector, k int, A []float64, B []float64) error {
+func mismatchCBody(task *rt.Task, k int, A []float64, B []float64) error {
 //line in.jdf:26
 	{
 	}
-//line want.go:211
+//line want.go:202
 	return nil
 }
 
-// mismatchSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// mismatchSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var mismatchSource = rt.Source{
 	Err:     ErrMismatchGraph,
 	Classes: []string{"in.jdf:8:1", "in.jdf:18:1"},
-	Flows: [][]string{
-		{"in.jdf:11:6"},
-		{"in.jdf:21:6", "in.jdf:23:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:11:8", "in.jdf:12:8"}},
 		{{"in.jdf:21:8", "in.jdf:22:8"}, {"in.jdf:23:8", "in.jdf:24:8"}},
@@ -246,4 +233,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:250
+//line want.go:237

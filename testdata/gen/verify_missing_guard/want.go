@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // NoGuard is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewNoGuard, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -49,22 +49,17 @@ var (
 func init() {
 	noGuardT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:        noGuardTSpace,
-		Complete:     noGuardTComplete,
-		Goal:         rt.InputGoalFunc(noGuardTInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(noGuardTInputs),
-		Successors:   noGuardTSuccessors,
-		Predecessors: rt.InputsFunc(noGuardTInputs),
-		Affinity:     noGuardTAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space:      noGuardTSpace,
+		Complete:   noGuardTComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Task: true, Select: noGuardTInA}},
+		Successors: noGuardTSuccessors,
+		Affinity:   noGuardTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: noGuardTHook},
 		},
 	}
 }
-
-// noGuardTInputs are the input chains of T(k): noGuardTIn<Flow> selects the input of flow <Flow>.
-var noGuardTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", TaskOnly: true, Select: noGuardTInA}}
 
 func noGuardTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	k := l[0]
@@ -106,35 +101,32 @@ func noGuardTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*NoGuard), l[0]
 //line in.jdf:10
 	return g.V, rt.Ix(k)
-//line want.go:110
+//line want.go:105
 }
 
 // noGuardTHook runs the CPU body of T(k).
 func noGuardTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*NoGuard](task)
+	_, l := rt.TaskGlobals[*NoGuard](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return noGuardTBody(g, task, g.N, g.V, l[0], A)
+	return noGuardTBody(task, l[0], A)
 }
 
 // noGuardTBody is the CPU body of T(k) at in.jdf:13:1.
-func noGuardTBody(tp *NoGuard, task *rt.Task, N int, V *rt.Vector, k int, A []float64) error {
+func noGuardTBody(task *rt.Task, k int, A []float64) error {
 //line in.jdf:14
 	{
 	}
-//line want.go:128
+//line want.go:123
 	return nil
 }
 
-// noGuardSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// noGuardSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var noGuardSource = rt.Source{
 	Err:     ErrNoGuardGraph,
 	Classes: []string{"in.jdf:8:1"},
-	Flows: [][]string{
-		{"in.jdf:11:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:11:8", "in.jdf:12:8"}},
 	},
@@ -161,4 +153,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:165
+//line want.go:157

@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv1
+const _ = rt.APIv2
 
 // OffByOne is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewOffByOne, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
@@ -49,31 +49,25 @@ var (
 func init() {
 	offByOneT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:        offByOneTSpace,
-		Complete:     offByOneTComplete,
-		Goal:         rt.InputGoalFunc(offByOneTInputs, rt.Counter),
-		Prepare:      rt.BindInputsFunc(offByOneTInputs),
-		Successors:   offByOneTSuccessors,
-		Predecessors: rt.InputsFunc(offByOneTInputs),
-		Affinity:     offByOneTAffinity,
+		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space:      offByOneTSpace,
+		Complete:   offByOneTComplete,
+		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Task: true, Memory: true, Select: offByOneTInA}},
+		Successors: offByOneTSuccessors,
+		Affinity:   offByOneTAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: offByOneTHook},
 		},
 	}
 }
 
-// offByOneTInputs are the input chains of T(k): offByOneTIn<Flow> selects the input of flow <Flow>.
-var offByOneTInputs = []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Select: offByOneTInA}}
-
 func offByOneTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 	g, k := tp.Globals().(*OffByOne), l[0]
 	if k == 0 {
 		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:22")
-	} else {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(0, &offByOneT, 0, offByOneTComplete(tp, &pl), &pl, "in.jdf:11:29", "A T(k - 1)")
 	}
+	pl := rt.Locals{0: k - 1}
+	return rt.TaskInput(0, &offByOneT, 0, offByOneTComplete(tp, &pl), &pl, "in.jdf:11:29", "A T(k - 1)")
 }
 
 // offByOneTSpace enumerates the execution space of T(k).
@@ -111,35 +105,32 @@ func offByOneTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k := tp.Globals().(*OffByOne), l[0]
 //line in.jdf:10
 	return g.V, rt.Ix(k)
-//line want.go:115
+//line want.go:109
 }
 
 // offByOneTHook runs the CPU body of T(k).
 func offByOneTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*OffByOne](task)
+	_, l := rt.TaskGlobals[*OffByOne](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return offByOneTBody(g, task, g.N, g.V, l[0], A)
+	return offByOneTBody(task, l[0], A)
 }
 
 // offByOneTBody is the CPU body of T(k) at in.jdf:13:1.
-func offByOneTBody(tp *OffByOne, task *rt.Task, N int, V *rt.Vector, k int, A []float64) error {
+func offByOneTBody(task *rt.Task, k int, A []float64) error {
 //line in.jdf:14
 	{
 	}
-//line want.go:133
+//line want.go:127
 	return nil
 }
 
-// offByOneSource locates the classes, flows (Flows[class][flow]) and dependencies (Deps[class][flow][dep]) of in.jdf.
+// offByOneSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var offByOneSource = rt.Source{
 	Err:     ErrOffByOneGraph,
 	Classes: []string{"in.jdf:8:1"},
-	Flows: [][]string{
-		{"in.jdf:11:6"},
-	},
 	Deps: [][][]string{
 		{{"in.jdf:11:8", "in.jdf:12:8"}},
 	},
@@ -166,4 +157,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:170
+//line want.go:161
