@@ -21,6 +21,7 @@ const EnvBatching = "JDF2GO_BATCHING"
 
 // maxDevices bounds the count of a specification.
 const maxDevices = 64
+
 // batchingFromEnv reports whether EnvBatching leaves batch collection on.
 func batchingFromEnv() bool {
 	switch strings.ToLower(strings.TrimSpace(os.Getenv(EnvBatching))) {
@@ -29,7 +30,6 @@ func batchingFromEnv() bool {
 	}
 	return true
 }
-
 
 // Open opens the devices that spec names, for rt, linked with each other
 // (a device copies data from the others' memory where the backends allow

@@ -1,0 +1,76 @@
+// Package dynamic runs task graphs that a Go program builds while it runs: it inserts tasks
+// in program order, each with a Go function and the data it accesses, and the package infers
+// the dependencies from the data, as PaRSEC's DTD and StarPU's task insertion do. The tasks
+// run on the workers of an rt.Context, beside the taskpools of .jdf programs, with the same
+// schedulers, next_task slot, tracing, progress bar and dashboard.
+//
+// Use a .jdf program when the graph is known from a few sizes before the run (a tiled
+// factorisation): it costs nothing per task to describe. Use a dynamic graph when the graph
+// depends on data read or computed at run time (a sparse structure, a recursion, an adaptive
+// refinement).
+//
+// # A graph
+//
+//	c, _ := rt.New()
+//	defer c.Close()
+//	g, _ := dynamic.New(c)
+//	x, _ := dynamic.Register(g, "x", make([]float64, n))
+//	y, _ := dynamic.Register(g, "y", make([]float64, n))
+//	g.Insert("FILL", func(*dynamic.Task) error { fill(x.Value()); return nil }, dynamic.Write(x))
+//	g.Insert("AXPY", func(*dynamic.Task) error { axpy(x.Value(), y.Value()); return nil },
+//		dynamic.Read(x), dynamic.ReadWrite(y))
+//	err := g.Wait(ctx)
+//
+// A body is a closure: it captures what it needs, values included. Its name ("FILL") is its
+// class: traces, the progress bar and the dashboard show tasks by class, and errors name a
+// task by class and insertion number, "AXPY(2)".
+//
+// # Data
+//
+// A datum is a tile of an rt.TiledMatrix (NewMatrix, then Matrix.Tile), a block of an
+// rt.Vector (NewVector, then Vector.Block), or a Go value registered with Register: a
+// non-empty slice, or a non-nil pointer, map, channel or function. Registering one slice or
+// pointer twice gives one Data. Data.Value returns the value, typed.
+//
+// # Access modes and the order of tasks
+//
+// Read, Write, ReadWrite, Commute and Scratch declare how a task uses a datum. The result
+// equals running the tasks one after the other in insertion order: a task that writes a
+// datum waits for the earlier tasks that read or write it, a reader waits for the last
+// writer, and readers of one version run in parallel. Tasks of consecutive Commute accesses
+// to a datum (accumulations) run in any order, one at a time. Scratch orders nothing. A
+// writer after slow readers waits for them; the package does not rename data.
+//
+// # Window
+//
+// Insert waits while Window tasks (DefaultWindow) inserted from outside a body are not done,
+// until half of them are, so that memory stays flat however many tasks a program inserts.
+// The inserting goroutine waits; it does not run tasks itself.
+//
+// # Tasks that insert tasks
+//
+// A body may insert into its own graph with Task.Insert; such insertions never wait for the
+// window. Wait returns once no task is running, ready or waiting and no running body can
+// insert any more: a graph whose task count depends on its input ends by itself (see
+// examples/quicksort).
+//
+// # Errors
+//
+// A body that returns an error or panics fails the graph: Wait returns an *rt.TaskError
+// naming the task, and later inserts return the same error. Wait honours its context (its end
+// cancels the graph). A nil datum, a datum of another graph, a write to a datum marked
+// ReadOnly and an insertion after Wait are named errors (ErrNilData, ErrForeignData, ErrMode,
+// ErrGraphDone). With Debug(true) every Read datum is checksummed before and after the body,
+// and a body that changed one fails the graph with ErrReadOnlyWritten naming the task and the
+// datum.
+//
+// # Observability
+//
+// rt.Trace, rt.Progress and rt.Dashboard work as for .jdf programs, with one class per task
+// name. With KeepGraph, WriteDOT writes the graph inserted so far.
+//
+// # Not yet
+//
+// Tasks run on CPU workers of one rank: GPU bodies and placement across ranks are not
+// implemented by this package yet.
+package dynamic
