@@ -70,38 +70,21 @@ func (tp *Taskpool) AddClass(tc *TaskClass) error {
 	if err := tp.Err(); err != nil {
 		return err
 	}
-	bad := func(why string, a ...any) error {
-		return fmt.Errorf("%w: %s: %s", ErrBadTaskClass, tc.Name, fmt.Sprintf(why, a...))
-	}
-	switch {
-	case tc == nil:
+	if tc == nil {
 		return fmt.Errorf("%w: nil class added to taskpool %s", ErrBadTaskClass, tp.name)
-	case tc.Name == "":
-		return bad("no name")
-	case len(tc.Incarnations) == 0:
-		return bad("no incarnation")
-	case len(tc.Params) > MaxParams:
-		return bad("%d parameters (max %d)", len(tc.Params), MaxParams)
-	case len(tc.Flows) > MaxFlows:
-		return bad("%d flows (max %d)", len(tc.Flows), MaxFlows)
-	case len(tc.Locals) > MaxLocals:
-		return bad("%d locals (max %d)", len(tc.Locals), MaxLocals)
+	}
+	if err := tc.check(); err != nil {
+		return err
 	}
 	for j, inc := range tc.Incarnations {
-		switch {
-		case inc.Kind == CPU && inc.Hook == nil:
-			return bad("CPU incarnation %d has no Hook", j)
-		case inc.Batch:
-			return bad("incarnation %d is batch-capable, which a class added at run time cannot be", j)
+		if inc.Batch {
+			return tc.bad("incarnation %d is batch-capable, which a class added at run time cannot be", j)
 		}
 	}
 	c := tp.ctx
 	cs := &classState{tc: tc, tp: tp, nparams: len(tc.Params), nlocals: len(tc.Locals)}
 	copy(cs.pslot[:], tc.Params)
 	for _, s := range tc.Params {
-		if s < 0 || s >= MaxLocals {
-			return bad("parameter slot %d out of range", s)
-		}
 		cs.nlocals = max(cs.nlocals, s+1)
 	}
 	if c.tracer != nil {

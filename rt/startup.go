@@ -79,38 +79,51 @@ func (w *worker) handOffWalk() {
 // validate checks the descriptors that rt relies on.
 func (tp *Taskpool) validate() error {
 	for i, tc := range tp.classes {
-		bad := func(why string, a ...any) error {
-			return fmt.Errorf("%w: %s: %s", ErrBadTaskClass, tc.Name, fmt.Sprintf(why, a...))
-		}
 		switch {
 		case tc == nil:
 			return fmt.Errorf("%w: class %d of taskpool %s is nil", ErrBadTaskClass, i, tp.name)
 		case tc.ID != i:
-			return bad("ID %d, but it is class %d of taskpool %s", tc.ID, i, tp.name)
-		case tc.Name == "":
-			return bad("no name")
+			return tc.bad("ID %d, but it is class %d of taskpool %s", tc.ID, i, tp.name)
 		case tc.Space == nil:
-			return bad("no Space function")
+			return tc.bad("no Space function")
 		case tc.Complete == nil:
-			return bad("no Complete function")
-		case len(tc.Incarnations) == 0:
-			return bad("no incarnation")
-		case len(tc.Params) > MaxParams:
-			return bad("%d parameters (max %d)", len(tc.Params), MaxParams)
-		case len(tc.Flows) > MaxFlows:
-			return bad("%d flows (max %d)", len(tc.Flows), MaxFlows)
-		case len(tc.Locals) > MaxLocals:
-			return bad("%d locals (max %d)", len(tc.Locals), MaxLocals)
+			return tc.bad("no Complete function")
 		}
-		for _, s := range tc.Params {
-			if s < 0 || s >= MaxLocals {
-				return bad("parameter slot %d out of range", s)
-			}
+		if err := tc.check(); err != nil {
+			return err
 		}
-		for j, inc := range tc.Incarnations {
-			if inc.Kind == CPU && inc.Hook == nil {
-				return bad("CPU incarnation %d has no Hook", j)
-			}
+	}
+	return nil
+}
+
+// bad returns an ErrBadTaskClass naming tc.
+func (tc *TaskClass) bad(why string, a ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrBadTaskClass, tc.Name, fmt.Sprintf(why, a...))
+}
+
+// check checks what every class needs, whether its tasks come from a space or are inserted
+// at run time: a name, incarnations with their hooks, and sizes within the Task's arrays.
+func (tc *TaskClass) check() error {
+	switch {
+	case tc.Name == "":
+		return tc.bad("no name")
+	case len(tc.Incarnations) == 0:
+		return tc.bad("no incarnation")
+	case len(tc.Params) > MaxParams:
+		return tc.bad("%d parameters (max %d)", len(tc.Params), MaxParams)
+	case len(tc.Flows) > MaxFlows:
+		return tc.bad("%d flows (max %d)", len(tc.Flows), MaxFlows)
+	case len(tc.Locals) > MaxLocals:
+		return tc.bad("%d locals (max %d)", len(tc.Locals), MaxLocals)
+	}
+	for _, s := range tc.Params {
+		if s < 0 || s >= MaxLocals {
+			return tc.bad("parameter slot %d out of range", s)
+		}
+	}
+	for j, inc := range tc.Incarnations {
+		if inc.Kind == CPU && inc.Hook == nil {
+			return tc.bad("CPU incarnation %d has no Hook", j)
 		}
 	}
 	return nil
