@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 	"math"
 	"slices"
 	"sync/atomic"
@@ -54,7 +55,7 @@ func NewGemmDevice(be driver.Backend, nb, tasks, distinct int, host func(int) ([
 		host = func(n int) ([]byte, error) { return make([]byte, n), nil }
 	}
 	c := newCounter(tasks)
-	devs, err := openBackends(append([]gpu.Option{gpu.WithCompleter(c), gpu.WithScheduler(c)}, opts...), be)
+	devs, err := gpubench.OpenBackends(append([]gpu.Option{gpu.WithCompleter(c), gpu.WithScheduler(c)}, opts...), be)
 	if err != nil {
 		return nil, err
 	}

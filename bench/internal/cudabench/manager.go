@@ -148,7 +148,7 @@ func gated(d *gpu.Device, c *counter, n, workers int, mk func(i int) *gpu.Task) 
 // kernel and returns the runs' results (after a warm-up run).
 func EmptyKernels(be driver.Backend, tasks, runs int) ([]Result, error) {
 	c := newCounter(tasks)
-	devs, err := openBackends([]gpu.Option{gpu.WithCompleter(c), gpu.WithScheduler(c)}, be)
+	devs, err := gpubench.OpenBackends([]gpu.Option{gpu.WithCompleter(c), gpu.WithScheduler(c)}, be)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func TestNextTaskFiguresOnSim(t *testing.T) {
 	for i := range 2 {
 		bes = append(bes, sim.New(sim.WithName(fmt.Sprintf("sim%d", i)), sim.WithLatency(2*time.Microsecond)))
 	}
-	devs, err := openBackends(nil, bes...)
+	devs, err := gpubench.OpenBackends(nil, bes...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/jdf2go/jdf2go/bench/internal/gpubench"
 	"math"
 	"runtime"
 	"slices"
@@ -116,7 +117,7 @@ func tiledPotrf(cfg PotrfConfig, nb int, res *TiledRuns, pool *cuda.PinnedPool) 
 	if err != nil {
 		return nil, err
 	}
-	devs, err := openBackends(cfg.Options, be)
+	devs, err := gpubench.OpenBackends(cfg.Options, be)
 	if err != nil {
 		return nil, errors.Join(err, be.Close())
 	}

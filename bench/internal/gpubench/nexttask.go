@@ -248,7 +248,7 @@ func (b *NextTask) openSim() error {
 	for i := range n {
 		bes[i] = sim.New(sim.WithName(fmt.Sprintf("sim%d", i)), sim.WithLatency(b.cfg.Latency))
 	}
-	devs, err := openBackends(nil, bes...)
+	devs, err := OpenBackends(nil, bes...)
 	if err != nil {
 		return err
 	}

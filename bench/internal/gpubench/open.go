@@ -10,10 +10,10 @@ import (
 
 var openSeq atomic.Int64
 
-// openBackends opens backends configured beyond what a device specification
-// says (latency, names) through gpu.Open, linked, under a driver name of
+// OpenBackends opens backends configured beyond what a device specification
+// says (latency, names, a CUDA ordinal) through gpu.Open, linked, under a driver name of
 // their own.
-func openBackends(opts []gpu.Option, bes ...driver.Backend) ([]*gpu.RTDevice, error) {
+func OpenBackends(opts []gpu.Option, bes ...driver.Backend) ([]*gpu.RTDevice, error) {
 	name := fmt.Sprintf("gpubench-%d", openSeq.Add(1))
 	driver.Register(name, driver.Instances(bes...))
 	return gpu.Open(name, opts...)

@@ -114,7 +114,7 @@ func Throughput(cfg ThroughputConfig) (ThroughputResult, error) {
 	if cfg.PendingDrain > 0 {
 		opts = append(opts, gpu.WithPendingDrain(cfg.PendingDrain))
 	}
-	devs, err := openBackends(opts, sim.New(sim.WithLatency(cfg.Latency)))
+	devs, err := OpenBackends(opts, sim.New(sim.WithLatency(cfg.Latency)))
 	if err != nil {
 		return ThroughputResult{}, err
 	}
