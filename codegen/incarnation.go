@@ -88,6 +88,8 @@ type cpuIncarnation struct {
 	match  string // its batch-match callback
 	member bool   // this incarnation emits the class's CPU member type
 	gb     goBody
+	// perTask: batch = true on a body that does not walk its ring; it runs unbatched.
+	perTask bool
 }
 
 func newCPUIncarnation(c *classGen, b *parser.Body) incarnation {
@@ -100,6 +102,13 @@ func newCPUIncarnation(c *classGen, b *parser.Body) incarnation {
 		suffix = b.Device()
 	}
 	inc := &cpuIncarnation{c: c, b: b, gb: gb}
+	// PaRSEC's batch = true only permits batching: a CPU body written for one task runs for
+	// each task. Collecting a ring for a body that never walks it would complete every
+	// member with the head's work alone.
+	if b.Attrs.Batch == parser.BatchOn && !gb.ring {
+		inc.perTask = true
+		c.g.warnf(b.Pos(), "BODY [batch = true] of %s: the CPU body does not walk task.Ring(), so it runs once per task, unbatched", c.tc.Name)
+	}
 	for n := 1; n == 1 || c.hasIncarnation(inc.hook); n++ {
 		sfx := suffix
 		if n > 1 {
@@ -115,7 +124,9 @@ func newCPUIncarnation(c *classGen, b *parser.Body) incarnation {
 	return inc
 }
 
-func (inc *cpuIncarnation) batched() bool { return inc.b.Attrs.Batch != parser.BatchOff }
+func (inc *cpuIncarnation) batched() bool {
+	return inc.b.Attrs.Batch != parser.BatchOff && !inc.perTask
+}
 
 // hasIncarnation reports whether an incarnation generated so far has the hook hook.
 func (c *classGen) hasIncarnation(hook string) bool {
@@ -263,7 +274,7 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 		hook = append(hook, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
 	}
 	hook = append(hook, jen.Return(jen.Id(inc.body).Call(args...)))
-	if inc.b.Attrs.Batch == parser.BatchOn {
+	if inc.b.Attrs.Batch == parser.BatchOn && inc.batched() {
 		hook = append([]jen.Code{jen.If(
 			jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("task").Dot("CollectBatch").Call(jen.Id(inc.match)),
 			jen.Err().Op("!=").Nil(),

@@ -111,6 +111,7 @@ func linesInsideTokens(text string) []bool {
 // goBody is a BODY checked as Go.
 type goBody struct {
 	terminates bool // the last statement is terminating: no `return nil` may follow
+	ring       bool // it selects a Ring method (task.Ring()): it walks a ring of tasks
 }
 
 // parseBody checks that a body is a Go statement list and reports whether it ends in a
@@ -125,7 +126,14 @@ func (g *generator) parseBody(text string, pos posT) (goBody, bool) {
 	}
 	fn := f.Decls[0].(*ast.FuncDecl)
 	list := fn.Body.List
-	return goBody{terminates: len(list) > 0 && terminating(list[len(list)-1])}, true
+	ring := false
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Ring" {
+			ring = true
+		}
+		return !ring
+	})
+	return goBody{terminates: len(list) > 0 && terminating(list[len(list)-1]), ring: ring}, true
 }
 
 // checkCode checks that inline code is Go statements (or, for a pasted string, an

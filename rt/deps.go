@@ -212,6 +212,15 @@ func (e *Edges) Task(flow, dep int, peer *TaskClass, peerFlow int) {
 		return
 	}
 	tp := e.tp
+	var c *Copy
+	if flow >= 0 && flow < MaxFlows {
+		c = e.src.flows[flow]
+	}
+	if c == nil && peerFlow >= 0 && peerFlow < len(peer.Flows) && peer.Flows[peerFlow].Access != CTL &&
+		e.src.boundNull(flow) {
+		e.err = errNullForwarded(e.src, flow, peer, peerFlow, &e.L)
+		return
+	}
 	if tp.ctx.cfg.nranks > 1 && peer.Affinity != nil {
 		if coll, ix := peer.Affinity(tp, &e.L); coll != nil {
 			if r := coll.RankOf(ix); r != tp.ctx.cfg.rank {
@@ -219,10 +228,6 @@ func (e *Edges) Task(flow, dep int, peer *TaskClass, peerFlow int) {
 				return
 			}
 		}
-	}
-	var c *Copy
-	if flow >= 0 && flow < MaxFlows {
-		c = e.src.flows[flow]
 	}
 	if e.n >= fanInline && e.deferArrival(c, peer, peerFlow) {
 		return
@@ -465,6 +470,24 @@ func (w *worker) arriveDense(tp *Taskpool, cs *classState, c *Copy, peer *TaskCl
 	slot.Store(&readyRecord)
 	w.makeReady(t)
 	return nil
+}
+
+// boundNull reports whether t's input chain of flow selects NULL.
+func (t *Task) boundNull(flow int) bool {
+	tc := t.cs.tc
+	for i := range tc.Inputs {
+		if ch := &tc.Inputs[i]; ch.Flow == flow {
+			return ch.Select(t.cs.tp, &t.l).kind == inputNull
+		}
+	}
+	return false
+}
+
+// errNullForwarded reports an output of src's flow, which holds no data (its input was
+// NULL), to a data flow of the instance of peer in l.
+func errNullForwarded(src *Task, flow int, peer *TaskClass, peerFlow int, l *Locals) error {
+	return fmt.Errorf("%w: %s flow %s forwards NULL to %s flow %s (NULL is an input only: the flow holds no data to send)",
+		ErrNullForwarded, src, src.cs.tc.Flows[flow].Name, taskName(peer, l), peer.Flows[peerFlow].Name)
 }
 
 // errTooMany reports an arrival at an instance whose goal was already met (dense tables

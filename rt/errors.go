@@ -63,6 +63,12 @@ var (
 	// ErrNotBatched: Task.CollectBatch on a task that is not running the hook of a
 	// batch-capable CPU incarnation.
 	ErrNotBatched = errors.New("rt: task is not running a batch-capable CPU body")
+	// ErrNullForwarded: a task forwards the NULL its flow holds to a data flow of a
+	// successor; the task fails with an error naming both tasks and flows.
+	ErrNullForwarded = errors.New("rt: NULL forwarded")
+	// ErrSkip: Taskpool.SkipTasks was given a negative count, or more tasks than are left to
+	// run.
+	ErrSkip = errors.New("rt: bad task skip")
 	// ErrStalled: a taskpool cannot progress: no task is ready or running, none is owned by a
 	// device or an Async body, no communication is in flight, and tasks remain (an input that
 	// no predecessor sends). The error names up to 10 waiting tasks and their missing inputs.

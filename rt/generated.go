@@ -132,10 +132,18 @@ func (t *Task) bindInputs(chains []InputChain) error {
 		case inputNone:
 			return fmt.Errorf("%s: flow %s: %w", ch.Pos, name, ErrNoInput)
 		case inputTask:
-			if t.flows[ch.Flow] == nil {
-				return fmt.Errorf("%s: flow %s: no data arrived from %s (it is outside its execution space, or it sent NULL)",
-					in.pos, name, in.text)
+			if t.flows[ch.Flow] != nil {
+				break
 			}
+			src := taskName(in.peer, &in.l)
+			if !in.inSpace {
+				return fmt.Errorf("%s: flow %s: no data arrived from %s: %s is outside the execution space of %s",
+					in.pos, name, in.text, src, in.peer.Name)
+			}
+			// A NULL forwarded fails its sender (Edges.Task), so the selection changed after
+			// the goal was computed: a guard reads data that a body wrote meanwhile.
+			return fmt.Errorf("%s: flow %s: no data arrived from %s: the input guards select %s now, but did not "+
+				"when the task was made ready (a guard reads data that changed meanwhile)", in.pos, name, in.text, src)
 		case inputData:
 			if err := t.BindElement(ch.Flow, in.coll, in.ix); err != nil {
 				return fmt.Errorf("%s: flow %s: %w", in.pos, name, err)

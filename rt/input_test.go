@@ -85,10 +85,20 @@ func TestInputChains(t *testing.T) {
 		}
 	}
 
-	// The run: T(3) selects T(9), outside its space, so nothing arrives and its binding
-	// fails naming the endpoint.
+	// The run: no guard of T(3)'s flow B holds, and the class can receive arrivals, so T(3)
+	// is no startup task: it waits for an activation that would evaluate its guards again.
+	// None comes, and the stall report names it.
 	err = run(t, newCtx(t, rt.Workers(2)), tp)
-	if err == nil || !strings.Contains(err.Error(), "t.jdf:4:30: flow A: no data arrived from A T(9)") {
+	if !errors.Is(err, rt.ErrStalled) || !strings.Contains(err.Error(), "T(3): flow B: no input guard holds (t.jdf:5:8)") {
+		t.Fatalf("run: %v, want a stall naming T(3)'s flow B", err)
+	}
+
+	// With a guard of B holding, T(3) starts: it selects T(9), outside its space, so
+	// nothing arrives and its binding fails naming the endpoint.
+	chains[1].Select = func(*rt.Taskpool, *rt.Locals) rt.Input { return rt.NullInput(0) }
+	tp = rt.NewTaskpool("inputs", nil, &tc)
+	err = run(t, newCtx(t, rt.Workers(2)), tp)
+	if err == nil || !strings.Contains(err.Error(), "t.jdf:4:30: flow A: no data arrived from A T(9): T(9) is outside the execution space of T") {
 		t.Fatalf("run: %v, want the missing arrival of T(3)'s flow A", err)
 	}
 	if errors.Is(err, rt.ErrNoInput) {

@@ -162,8 +162,87 @@ func (tp *Taskpool) stallError(left int64) error {
 	}
 	if rest := left - int64(waiting); rest > 0 && waiting > 0 {
 		fmt.Fprintf(&b, "\n\tand %d tasks that received no input", rest)
+	} else if waiting == 0 {
+		b.WriteString("; none of them received an input (tasks on a branch that no body takes must be " +
+			"skipped with tp.SkipTasks)")
+	}
+	if unguarded, n := tp.unguarded(); n > 0 {
+		fmt.Fprintf(&b, "\n%d tasks have a data flow none of whose input guards holds; each waits for an activation "+
+			"that would evaluate them again (a body that chooses a branch calls tp.SkipTasks for the tasks it leaves out)", n)
+		if n > len(unguarded) {
+			fmt.Fprintf(&b, " (first %d)", len(unguarded))
+		}
+		b.WriteString(":\n\t" + strings.Join(unguarded, "\n\t"))
+	}
+	if d := tp.dropped.Load(); d != nil {
+		if p, ok := tp.cs[d.peer.ID].spaceGaps().param(&d.l); ok {
+			fmt.Fprintf(&b, "\nan output went nowhere: %s flow %s -> %s %s: %s",
+				d.src, flowName(d.srcClass, d.flow), flowName(d.peer, d.peerFlow), taskName(d.peer, &d.l), betweenSteps(d.peer, &d.l, p))
+		}
 	}
 	return fmt.Errorf("%w: %s", ErrStalled, b.String())
+}
+
+// droppedOutput is an output dependency whose target lies outside its class's space but
+// within the bounds of its parameters.
+type droppedOutput struct {
+	src      string
+	srcClass *TaskClass
+	flow     int
+	peer     *TaskClass
+	peerFlow int
+	l        Locals
+}
+
+// noteDropped keeps the first output of src dropped because its target, the instance of
+// peer in l, is outside peer's space although within the bounds its parameters take.
+func (tp *Taskpool) noteDropped(src *Task, flow int, peer *TaskClass, peerFlow int, l *Locals) {
+	if tp.dropped.Load() != nil || peer.ID < 0 || peer.ID >= len(tp.cs) || tp.cs[peer.ID].tc != peer {
+		return
+	}
+	if _, ok := tp.cs[peer.ID].keyOf(tp, l); !ok || peer.Key != nil {
+		return
+	}
+	d := &droppedOutput{src: src.String(), srcClass: src.Class(), flow: flow, peer: peer, peerFlow: peerFlow, l: *l}
+	tp.dropped.CompareAndSwap(nil, d)
+}
+
+// unguarded walks the local instances of the classes that can receive arrivals (at most
+// maxGapWalk each) and names up to maxStalledNamed of those with a data flow whose input
+// guards all fail, which wait for an activation (TaskClass.startsReady); it returns their
+// number too. Only for a stalled taskpool.
+func (tp *Taskpool) unguarded() (named []string, n int) {
+	for i := range tp.cs {
+		cs := &tp.cs[i]
+		tc := cs.tc
+		if tc.Space == nil || tc.Inputs == nil || !tc.hasGoal() {
+			continue
+		}
+		func() {
+			defer func() { recover() }() // guards are user code; the report goes on without them
+			var l Locals
+			walked := 0
+			tc.Space(tp, &l, func(l *Locals) bool {
+				if walked++; walked > maxGapWalk {
+					return false
+				}
+				if !tp.isLocal(tc, l) {
+					return true
+				}
+				for j := range tc.Inputs {
+					if ch := &tc.Inputs[j]; ch.Select(tp, l).kind == inputNone {
+						if n++; len(named) < maxStalledNamed {
+							named = append(named, fmt.Sprintf("%s: flow %s: no input guard holds (%s)",
+								taskName(tc, l), tc.Flows[ch.Flow].Name, ch.Pos))
+						}
+						break
+					}
+				}
+				return true
+			})
+		}()
+	}
+	return named, n
 }
 
 // eachWaiting calls f for every task record in cs's dependency table. Only for a stalled

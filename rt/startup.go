@@ -240,6 +240,24 @@ func denseSize(cs *classState, instances int64) (int, bool) {
 	return int(box), true
 }
 
+// startsReady reports whether the instance in l is ready at startup: its goal is zero, and,
+// when the class can receive an arrival at all, every data flow's input chain selects an
+// endpoint. A chain whose guards all fail may read data that bodies have not written yet (a
+// predecessor's body decides which branch runs): such an instance is not started, it waits
+// for an activation, and arrive evaluates the guards again when one comes. PaRSEC's startup
+// does the same. In a class that nothing can activate, no later evaluation can come: the
+// instance starts, and binding its inputs fails with ErrNoInput.
+func (tc *TaskClass) startsReady(tp *Taskpool, l *Locals) bool {
+	if tc.Inputs != nil && tc.hasGoal() {
+		for i := range tc.Inputs {
+			if tc.Inputs[i].Select(tp, l).kind == inputNone {
+				return false
+			}
+		}
+	}
+	return tc.goal(tp, l) == 0
+}
+
 // isLocal reports whether the instance in l runs on this rank.
 func (tp *Taskpool) isLocal(tc *TaskClass, l *Locals) bool {
 	if tp.ctx.cfg.nranks == 1 || tc.Affinity == nil {
@@ -289,7 +307,7 @@ func (w *worker) startup(st *Task) {
 			case tc.Startup != nil:
 				ready = tc.Startup(tp, l)
 			default:
-				ready = tc.goal(tp, l) == 0
+				ready = tc.startsReady(tp, l)
 			}
 			if !ready {
 				return true

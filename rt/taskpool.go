@@ -31,8 +31,10 @@ type Taskpool struct {
 	// inserted counts the tasks added at run time (AddTasks), dyn their classes (dynamic.go).
 	inserted atomic.Int64
 	dyn      dynClasses
-	pending  atomic.Int64 // local tasks not yet counted done
-	actions  atomic.Int64 // runtime actions in flight (AddActions), also counted in pending
+	pending  atomic.Int64                  // local tasks not yet counted done
+	skipped  atomic.Int64                  // local tasks that bodies said will not run (SkipTasks)
+	dropped  atomic.Pointer[droppedOutput] // for the stall report (Edges.Outside)
+	actions  atomic.Int64                  // runtime actions in flight (AddActions), also counted in pending
 
 	failed   atomic.Bool
 	scrubbed atomic.Bool
@@ -100,7 +102,48 @@ func (tp *Taskpool) newCopy(name string) (*Copy, error) {
 
 // Total returns the number of local tasks, known once Add returned, plus those inserted
 // at run time so far.
-func (tp *Taskpool) Total() int64 { return tp.total + tp.inserted.Load() }
+func (tp *Taskpool) Total() int64 { return tp.total + tp.inserted.Load() - tp.skipped.Load() }
+
+// SkipTasks tells rt that n local tasks that Add counted will not run. In a graph whose
+// guards read data that bodies write (a body decides which of two successors runs), the
+// instances of the branch not taken never receive an input: counted termination still
+// expects them, so the body that makes the choice calls tp.SkipTasks(1) for each local task
+// it leaves out (PaRSEC's bodies call taskpool_addto_nb_tasks with -n). The count is this
+// rank's: skip only tasks whose affinity is the calling rank.
+//
+// Call it from a body of tp, before the body returns (the caller is still counted). It never
+// lets the count of tasks left drop below the tasks that still have to run: a negative n, or
+// an n of more tasks than are left besides the caller, fails the taskpool and returns an
+// error wrapping ErrSkip. Completions are counted in per-worker batches, so an excess within
+// those batches is found later: the taskpool then ends before its last tasks, and rt logs
+// that more tasks completed than counted.
+func (tp *Taskpool) SkipTasks(n int) error {
+	if n == 0 {
+		return nil
+	}
+	if !tp.added.Load() {
+		return fmt.Errorf("%w: SkipTasks(%d) on taskpool %s: %w", ErrSkip, n, tp.name, ErrNotAdded)
+	}
+	if n < 0 {
+		err := fmt.Errorf("%w: SkipTasks(%d) on taskpool %s: the count of tasks to skip is negative", ErrSkip, n, tp.name)
+		tp.fail(err)
+		return err
+	}
+	for {
+		cur := tp.pending.Load()
+		// The caller is still counted: at least it must be left.
+		if left := cur - tp.actions.Load() - 1; int64(n) > left {
+			err := fmt.Errorf("%w: SkipTasks(%d) on taskpool %s: only %d tasks are left to run besides the caller",
+				ErrSkip, n, tp.name, max(left, 0))
+			tp.fail(err)
+			return err
+		}
+		if tp.pending.CompareAndSwap(cur, cur-int64(n)) {
+			tp.skipped.Add(int64(n))
+			return nil
+		}
+	}
+}
 
 // remaining returns an estimate of the local tasks not yet done (workers count in batches).
 func (tp *Taskpool) remaining() int64 { return max(tp.pending.Load(), 0) }
@@ -218,9 +261,14 @@ func (tp *Taskpool) finish(err error) {
 
 // countDone records n completed tasks; the call that reaches zero finishes the taskpool.
 func (tp *Taskpool) countDone(n int64) {
-	if tp.pending.Add(-n) == 0 {
+	switch left := tp.pending.Add(-n); {
+	case left == 0:
 		tp.recycleDense()
 		tp.finish(nil)
+	case left < 0 && left+n >= 0 && tp.skipped.Load() > 0 && tp.ctx != nil:
+		// Only SkipTasks can make more tasks complete than were counted.
+		tp.ctx.log.Error("rt: more tasks completed than counted: SkipTasks skipped tasks that ran",
+			"taskpool", tp.name, "skipped", tp.skipped.Load())
 	}
 }
 

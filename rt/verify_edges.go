@@ -21,9 +21,11 @@ type DropVisitor interface {
 // locals are in e.L, lies outside peer's execution space (peer's Complete returned false), so
 // the dependency is dropped. Generated code calls it for a dependency on a single instance;
 // a range may legitimately reach past the space, and its targets outside are skipped
-// silently. It costs a nil check at run time.
+// silently. At run time the first dropped output whose target lies within the bounds of
+// its class's parameters is kept for the stall report (a target between the steps of a
+// range, stall.go).
 func (e *Edges) Outside(flow, dep int, peer *TaskClass, peerFlow int) {
-	if e.visit != nil {
+	if e.tp != nil {
 		e.outside(flow, dep, peer, peerFlow)
 	}
 }
@@ -32,6 +34,12 @@ func (e *Edges) Outside(flow, dep int, peer *TaskClass, peerFlow int) {
 //
 //go:noinline
 func (e *Edges) outside(flow, dep int, peer *TaskClass, peerFlow int) {
+	if e.visit == nil {
+		if e.src != nil {
+			e.tp.noteDropped(e.src, flow, peer, peerFlow, &e.L)
+		}
+		return
+	}
 	if d, ok := e.visit.(DropVisitor); ok {
 		d.Outside(flow, dep, peer, peerFlow, &e.L)
 	}

@@ -458,9 +458,11 @@ func cpuBatchTICKMatch(cand, head *rt.Task) rt.BatchAction {
 func cpuBatchTICKBody(task *rt.Task, RINGS *atomic.Int64, k int) error {
 //line in.jdf:73
 	{
+		for range task.Ring() {
+		}
 		RINGS.Add(1)
 	}
-//line want.go:464
+//line want.go:466
 	return nil
 }
 
@@ -492,10 +494,10 @@ func cpuBatchADDInline1(tp *CpuBatch, k int, task *rt.Task) bool {
 	_ = N
 //line in.jdf:47
 	return k < N
-//line want.go:496
+//line want.go:498
 }
 
-//line in.jdf:84
+//line in.jdf:86
 func Case() error {
 	const n, nb = 40, 3
 	ctx, err := rt.New(rt.Workers(1)) // one worker: every ring collects what is queued
@@ -531,4 +533,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; TICK ran in fewer rings than tasks: %v", bad, rings.Load() < n)
 }
 
-//line want.go:535
+//line want.go:537
