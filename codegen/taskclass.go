@@ -53,14 +53,6 @@ func newClassGen(g *generator, tc *parser.TaskClass, ids map[string]bool) *class
 	}
 	ids[c.id] = true
 	c.v = g.pfx + c.id
-	switch {
-	case len(tc.Defs) > MaxLocals:
-		g.errorf(tc.Pos(), "%s has %d definitions; rt allows %d", tc.Name, len(tc.Defs), MaxLocals)
-	case len(tc.Params) > MaxParams:
-		g.errorf(tc.Pos(), "%s has %d parameters; rt allows %d", tc.Name, len(tc.Params), MaxParams)
-	case len(tc.Flows) > MaxFlows:
-		g.errorf(tc.Pos(), "%s has %d flows; rt allows %d", tc.Name, len(tc.Flows), MaxFlows)
-	}
 	for _, d := range tc.Defs {
 		if d.Param == nil {
 			if _, ok := d.Value.(*parser.RangeExpr); ok {
@@ -280,6 +272,7 @@ func (c *classGen) emit() []jen.Code {
 	}
 	role("Space", c.fn("Space"), c.space())
 	role("Complete", c.fn("Complete"), c.complete())
+	role("OffStep", c.fn("OffStep"), c.offStep())
 	if inputs != nil {
 		fields = append(fields, inputs)
 	}
@@ -492,6 +485,85 @@ func (c *classGen) complete() jen.Code {
 	body = append(c.globalsVar(s, jen.Id("tp")), body...)
 	return doc(c.fn("Complete"), jen.Func().Id(c.fn("Complete")).Params(tpLocals()...).Bool().Block(body...),
 		"reports whether the instance of %s whose parameters are in l lies in its execution\n// space, and computes its derived locals.", c.tc.Name)
+}
+
+// offStep emits, for a class with a range whose step is not 1, the function that names the
+// parameter of an instance within every bound but between the steps of its range (Verify
+// and the stall report say so; PaRSEC checks only the bounds). nil for other classes.
+//
+//	func <c>OffStep(tp *rt.Taskpool, l *rt.Locals) string {
+//		off := ""
+//		<p> := l[<i>]
+//		if <p> < <from> || <p> > <to> { return "" }
+//		if off == "" && (<p> - <from>) % <step> != 0 { off = "<p>" }
+//		<local> := <expr>                  // a derived local a later bound uses
+//		return off
+//	}
+func (c *classGen) offStep() jen.Code {
+	stepped := false
+	for _, d := range c.tc.Defs {
+		if r, ok := d.Value.(*parser.RangeExpr); ok && d.Param != nil && r.Step != nil {
+			if lit, ok := r.Step.(*parser.IntLit); !ok || lit.Value != 1 {
+				stepped = true
+			}
+		}
+	}
+	if !stepped {
+		return nil
+	}
+	s := c.scope(jen.Id("g"))
+	defs := c.tc.Defs
+	stmts := make([][]jen.Code, len(defs))
+	values := make([]jen.Code, len(defs))
+	// Later definitions first: a derived local is bound only when a later bound uses it.
+	for i := len(defs) - 1; i >= 0; i-- {
+		d := defs[i]
+		ds := *s
+		ds.ndefs = i
+		v := jen.Id(goVar(d.Name))
+		switch val := d.Value.(type) {
+		case *parser.RangeExpr:
+			if d.Param == nil {
+				continue
+			}
+			from := paren(ds.conv(ds.tr(val.From, parser.KindInt), parser.KindInt), precCompare+1)
+			to := paren(ds.conv(ds.tr(val.To, parser.KindInt), parser.KindInt), precCompare+1)
+			st := []jen.Code{jen.If(jen.Add(v).Op("<").Add(from.code).Op("||").Add(v).Op(">").Add(to.code)).Block(jen.Return(jen.Lit("")))}
+			if stp := val.Step; stp != nil {
+				if lit, ok := stp.(*parser.IntLit); !ok || lit.Value != 1 {
+					step := paren(ds.conv(ds.tr(stp, parser.KindInt), parser.KindInt), precUnary).code
+					st = append(st, jen.If(jen.Id("off").Op("==").Lit("").Op("&&").Parens(jen.Add(v).Op("-").Add(from.code)).Op("%").Add(step).Op("!=").Lit(0)).Block(
+						jen.Id("off").Op("=").Lit(d.Name)))
+				}
+			}
+			stmts[i] = st
+			s.use.defs[d] = true
+		case *parser.LocalSetExpr:
+		default:
+			if d.Param != nil {
+				x := paren(ds.conv(ds.tr(val, parser.KindInt), parser.KindInt), precCompare+1)
+				stmts[i] = []jen.Code{jen.If(jen.Add(v).Op("!=").Add(x.code)).Block(jen.Return(jen.Lit("")))}
+				s.use.defs[d] = true
+			} else if s.use.defs[d] {
+				values[i] = ds.expr(val, parser.KindInt)
+			}
+		}
+	}
+	body := append(c.globalsVar(s, jen.Id("tp")), jen.Id("off").Op(":=").Lit(""))
+	for i, d := range defs {
+		switch {
+		case d.Param != nil:
+			if s.use.defs[d] {
+				body = append(body, jen.Id(goVar(d.Name)).Op(":=").Id("l").Index(jen.Lit(i)))
+			}
+			body = append(body, stmts[i]...)
+		case values[i] != nil:
+			body = append(body, jen.Id(goVar(d.Name)).Op(":=").Add(values[i]))
+		}
+	}
+	body = append(body, jen.Return(jen.Id("off")))
+	return doc(c.fn("OffStep"), jen.Func().Id(c.fn("OffStep")).Params(tpLocals()...).String().Block(body...),
+		"names the parameter of the instance of %s in l that lies between the steps of its\n// range while every parameter is within its bounds, or returns \"\".", c.tc.Name)
 }
 
 // priority emits the priority expression.

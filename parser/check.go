@@ -351,6 +351,7 @@ func (c *checker) checkClass(tc *TaskClass) {
 	if tc.Priority != nil {
 		c.resolve(tc.Priority, all)
 	}
+	c.checkLimits(tc)
 	cpu := 0
 	for i, b := range tc.Bodies {
 		b.Index = i
@@ -361,6 +362,32 @@ func (c *checker) checkClass(tc *TaskClass) {
 				c.errorf(b.Pos(), "%s has more than one CPU body", tc.Name)
 			}
 		}
+	}
+}
+
+// Limits of jdf2go's runtime: a task's parameters, definitions and flows live in fixed-size
+// arrays (rt.MaxParams, rt.MaxLocals, rt.MaxFlows), so gen cannot emit a class past them.
+// Check reports them, so that check and gen agree (codegen re-exports the constants, and
+// a test of rt compares them with rt's).
+const (
+	// MaxLocals is the number of definitions (parameters and derived locals) of a class.
+	MaxLocals = 20
+	// MaxFlows is the number of flows of a class, data and CTL together.
+	MaxFlows = 20
+	// MaxParams is the number of parameters of a class.
+	MaxParams = 8
+)
+
+// checkLimits reports a class past the limits of jdf2go's runtime.
+func (c *checker) checkLimits(tc *TaskClass) {
+	if n := len(tc.Defs); n > MaxLocals {
+		c.errorf(tc.Pos(), "%s has %d definitions; jdf2go allows %d per class", tc.Name, n, MaxLocals)
+	}
+	if n := len(tc.Params); n > MaxParams {
+		c.errorf(tc.Pos(), "%s has %d parameters; jdf2go allows %d per class", tc.Name, n, MaxParams)
+	}
+	if n := len(tc.Flows); n > MaxFlows {
+		c.errorf(tc.Pos(), "%s has %d flows; jdf2go allows %d per class (data and CTL together)", tc.Name, n, MaxFlows)
 	}
 }
 

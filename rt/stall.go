@@ -175,10 +175,9 @@ func (tp *Taskpool) stallError(left int64) error {
 		b.WriteString(":\n\t" + strings.Join(unguarded, "\n\t"))
 	}
 	if d := tp.dropped.Load(); d != nil {
-		if p, ok := tp.cs[d.peer.ID].spaceGaps().param(&d.l); ok {
-			fmt.Fprintf(&b, "\nan output went nowhere: %s flow %s -> %s %s: %s",
-				d.src, flowName(d.srcClass, d.flow), flowName(d.peer, d.peerFlow), taskName(d.peer, &d.l), betweenSteps(d.peer, &d.l, p))
-		}
+		fmt.Fprintf(&b, "\nan output went nowhere: %s flow %s -> %s %s: %s %s",
+			d.src, flowName(d.srcClass, d.flow), flowName(d.peer, d.peerFlow), taskName(d.peer, &d.l),
+			taskName(d.peer, &d.l), betweenSteps(d.peer.Name, d.param))
 	}
 	return fmt.Errorf("%w: %s", ErrStalled, b.String())
 }
@@ -192,23 +191,26 @@ type droppedOutput struct {
 	peer     *TaskClass
 	peerFlow int
 	l        Locals
+	param    string // the parameter between whose steps the target lies
 }
 
 // noteDropped keeps the first output of src dropped because its target, the instance of
-// peer in l, is outside peer's space although within the bounds its parameters take.
+// peer in l, lies between the steps of one of its parameters' ranges.
 func (tp *Taskpool) noteDropped(src *Task, flow int, peer *TaskClass, peerFlow int, l *Locals) {
-	if tp.dropped.Load() != nil || peer.ID < 0 || peer.ID >= len(tp.cs) || tp.cs[peer.ID].tc != peer {
+	if peer.OffStep == nil || tp.dropped.Load() != nil {
 		return
 	}
-	if _, ok := tp.cs[peer.ID].keyOf(tp, l); !ok || peer.Key != nil {
-		return
+	if p, ok := offStep(tp, peer, l); ok {
+		d := &droppedOutput{src: src.String(), srcClass: src.Class(), flow: flow, peer: peer, peerFlow: peerFlow, l: *l, param: p}
+		tp.dropped.CompareAndSwap(nil, d)
 	}
-	d := &droppedOutput{src: src.String(), srcClass: src.Class(), flow: flow, peer: peer, peerFlow: peerFlow, l: *l}
-	tp.dropped.CompareAndSwap(nil, d)
 }
 
+// maxUnguardedWalk bounds the instances of a class that the stall report walks.
+const maxUnguardedWalk = 1 << 20
+
 // unguarded walks the local instances of the classes that can receive arrivals (at most
-// maxGapWalk each) and names up to maxStalledNamed of those with a data flow whose input
+// maxUnguardedWalk each) and names up to maxStalledNamed of those with a data flow whose input
 // guards all fail, which wait for an activation (TaskClass.startsReady); it returns their
 // number too. Only for a stalled taskpool.
 func (tp *Taskpool) unguarded() (named []string, n int) {
@@ -223,7 +225,7 @@ func (tp *Taskpool) unguarded() (named []string, n int) {
 			var l Locals
 			walked := 0
 			tc.Space(tp, &l, func(l *Locals) bool {
-				if walked++; walked > maxGapWalk {
+				if walked++; walked > maxUnguardedWalk {
 					return false
 				}
 				if !tp.isLocal(tc, l) {

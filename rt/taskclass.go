@@ -158,6 +158,12 @@ type TaskClass struct {
 	// successor iteration calls its own copy before each Edges.Task; rt calls it for
 	// instances named from outside (remote activations, Verify). Required.
 	Complete func(tp *Taskpool, l *Locals) bool
+	// OffStep, set by generated code for a class with a stepped range, names the parameter
+	// of an instance that Complete rejects only because that parameter lies between the
+	// steps of its range, every parameter being within its bounds; it returns "" for any
+	// other instance. Such an instance is outside the space (PaRSEC, which checks only the
+	// bounds, would run it): Verify and the stall report say so when a dependency names one.
+	OffStep func(tp *Taskpool, l *Locals) string
 	// Inputs lists the input chains of the data flows (generated code; see generated.go).
 	// rt derives from them the part of the readiness goal, of the input binding and of the
 	// predecessor iteration that concerns those flows; Goal, Prepare and Predecessors then

@@ -59,8 +59,6 @@ type instanceGraph struct {
 	arrivals, arrivedFlows []uint32
 
 	problems []Problem
-	// gaps indexes each class's instances for the targets between steps (gaps.go).
-	gaps map[*TaskClass]*gapIndex
 	// named marks the vertices that a dependency problem already names; their readiness
 	// goal is not checked, since that problem explains any disagreement.
 	named []bool
@@ -182,31 +180,11 @@ func (g *instanceGraph) Data(flow, dep int, c Collection, ix Index) {}
 // Outside records a dependency on a single instance outside its class's space
 // (rt.DropVisitor).
 func (g *instanceGraph) Outside(flow, dep int, peer *TaskClass, peerFlow int, l *Locals) {
-	if p, ok := g.gapsOf(peer).param(l); ok {
-		g.dropped(flow, dep, peer, peerFlow, l, "lies between the steps of the range of "+p+
-			" in %s (jdf2go runs only the instances on the steps; PaRSEC, which checks only the bounds, would run it),")
+	if p, ok := offStep(g.tp, peer, l); ok {
+		g.dropped(flow, dep, peer, peerFlow, l, betweenSteps("%s", strings.ReplaceAll(p, "%", "%%"))+",")
 		return
 	}
 	g.dropped(flow, dep, peer, peerFlow, l, "is outside the execution space of %s,")
-}
-
-// gapsOf returns the gap index of tc's instances, built on first use.
-func (g *instanceGraph) gapsOf(tc *TaskClass) *gapIndex {
-	if x := g.gaps[tc]; x != nil {
-		return x
-	}
-	x := newGapIndex(tc, func(yield func(*Locals) bool) {
-		for i := range g.vertices {
-			if v := &g.vertices[i]; v.class == tc && !yield(&v.l) {
-				return
-			}
-		}
-	})
-	if g.gaps == nil {
-		g.gaps = map[*TaskClass]*gapIndex{}
-	}
-	g.gaps[tc] = x
-	return x
 }
 
 // dropped reports a dependency of the current vertex whose target instance is not in the

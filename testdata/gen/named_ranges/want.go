@@ -78,6 +78,7 @@ func init() {
 		Flows:        []rt.Flow{{Name: "W", Access: rt.CTL}},
 		Space:        namedSinkSpace,
 		Complete:     namedSinkComplete,
+		OffStep:      namedSinkOffStep,
 		Goal:         namedSinkGoal,
 		Predecessors: namedSinkPredecessors,
 		Affinity:     namedSinkAffinity,
@@ -139,7 +140,7 @@ func namedSrcAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Named), l[0]
 //line in.jdf:10
 	return g.M, rt.Ix(k, 0)
-//line want.go:143
+//line want.go:144
 }
 
 // namedSrcHook runs the CPU body of Src(k).
@@ -153,7 +154,7 @@ func namedSrcBody(task *rt.Task, k int) error {
 //line in.jdf:15
 	{
 	}
-//line want.go:157
+//line want.go:158
 	return nil
 }
 
@@ -223,7 +224,7 @@ func namedDstAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, i, j := tp.Globals().(*Named), l[0], l[1]
 //line in.jdf:22
 	return g.M, rt.Ix(i, j)
-//line want.go:227
+//line want.go:228
 }
 
 // namedDstHook runs the CPU body of Dst(i, j).
@@ -237,7 +238,7 @@ func namedDstBody(task *rt.Task, i int, j int) error {
 //line in.jdf:26
 	{
 	}
-//line want.go:241
+//line want.go:242
 	return nil
 }
 
@@ -255,6 +256,20 @@ func namedSinkSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) 
 func namedSinkComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	s := l[0]
 	return s >= 0 && s <= 2 && (s-0)%2 == 0
+}
+
+// namedSinkOffStep names the parameter of the instance of Sink in l that lies between the steps of its
+// range while every parameter is within its bounds, or returns "".
+func namedSinkOffStep(tp *rt.Taskpool, l *rt.Locals) string {
+	off := ""
+	s := l[0]
+	if s < 0 || s > 2 {
+		return ""
+	}
+	if off == "" && (s-0)%2 != 0 {
+		off = "s"
+	}
+	return off
 }
 
 // namedSinkGoal returns the number of inputs that Sink(s) waits for on its CTL flows (rt adds its data flows').
@@ -287,7 +302,7 @@ func namedSinkAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, s := tp.Globals().(*Named), l[0]
 //line in.jdf:32
 	return g.M, rt.Ix(s, 0)
-//line want.go:291
+//line want.go:306
 }
 
 // namedSinkHook runs the CPU body of Sink(s).
@@ -301,7 +316,7 @@ func namedSinkBody(task *rt.Task, s int) error {
 //line in.jdf:35
 	{
 	}
-//line want.go:305
+//line want.go:320
 	return nil
 }
 
@@ -351,4 +366,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks", tp.Total())
 }
 
-//line want.go:355
+//line want.go:370

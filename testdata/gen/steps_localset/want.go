@@ -55,6 +55,7 @@ func init() {
 		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}},
 		Space:      stepsEvenSpace,
 		Complete:   stepsEvenComplete,
+		OffStep:    stepsEvenOffStep,
 		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:6", Memory: true, Select: stepsEvenInX}},
 		Successors: stepsEvenSuccessors,
 		Affinity:   stepsEvenAffinity,
@@ -66,6 +67,7 @@ func init() {
 		Name: "Odd", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Space:    stepsOddSpace,
 		Complete: stepsOddComplete,
+		OffStep:  stepsOddOffStep,
 		Affinity: stepsOddAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stepsOddHook},
@@ -115,6 +117,21 @@ func stepsEvenComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return true
 }
 
+// stepsEvenOffStep names the parameter of the instance of Even in l that lies between the steps of its
+// range while every parameter is within its bounds, or returns "".
+func stepsEvenOffStep(tp *rt.Taskpool, l *rt.Locals) string {
+	g := tp.Globals().(*Steps)
+	off := ""
+	k := l[0]
+	if k < 0 || k > g.N {
+		return ""
+	}
+	if off == "" && (k-0)%2 != 0 {
+		off = "k"
+	}
+	return off
+}
+
 // stepsEvenSuccessors reports the output dependencies of Even(k) whose guards hold.
 func stepsEvenSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 	g, k := tp.Globals().(*Steps), l[0]
@@ -128,7 +145,7 @@ func stepsEvenAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) 
 	g, k := tp.Globals().(*Steps), l[0]
 //line in.jdf:11
 	return g.V, rt.Ix(k)
-//line want.go:132
+//line want.go:149
 }
 
 // stepsEvenHook runs the CPU body of Even(k).
@@ -147,7 +164,7 @@ func stepsEvenBody(task *rt.Task, k int, half int, X []float64) error {
 	{
 		X[0] = float64(half)
 	}
-//line want.go:151
+//line want.go:168
 	return nil
 }
 
@@ -172,12 +189,27 @@ func stepsOddComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 1 && k <= g.N && (k-1)%(1+1) == 0
 }
 
+// stepsOddOffStep names the parameter of the instance of Odd in l that lies between the steps of its
+// range while every parameter is within its bounds, or returns "".
+func stepsOddOffStep(tp *rt.Taskpool, l *rt.Locals) string {
+	g := tp.Globals().(*Steps)
+	off := ""
+	k := l[0]
+	if k < 1 || k > g.N {
+		return ""
+	}
+	if off == "" && (k-1)%(1+1) != 0 {
+		off = "k"
+	}
+	return off
+}
+
 // stepsOddAffinity returns the data collection element that owns Odd(k).
 func stepsOddAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Steps), l[0]
 //line in.jdf:22
 	return g.V, rt.Ix(k)
-//line want.go:181
+//line want.go:213
 }
 
 // stepsOddHook runs the CPU body of Odd(k).
@@ -191,7 +223,7 @@ func stepsOddBody(task *rt.Task, k int) error {
 //line in.jdf:24
 	{
 	}
-//line want.go:195
+//line want.go:227
 	return nil
 }
 
@@ -235,7 +267,7 @@ func stepsSparseAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 	g, odd := tp.Globals().(*Steps), l[0]
 //line in.jdf:31
 	return g.V, rt.Ix(odd)
-//line want.go:239
+//line want.go:271
 }
 
 // stepsSparseHook runs the CPU body of Sparse(odd).
@@ -254,7 +286,7 @@ func stepsSparseBody(task *rt.Task, odd int, sq int, A []float64) error {
 	{
 		A[0] = float64(sq)
 	}
-//line want.go:258
+//line want.go:290
 	return nil
 }
 
@@ -308,4 +340,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, V = %v", tp.Total(), out)
 }
 
-//line want.go:312
+//line want.go:344
