@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -132,4 +133,60 @@ func (g *generator) registerArenas(s *scope) []jen.Code {
 				jen.Qual(rtPath, "NewSliceArena").Types(jen.Op(a.elem)).Call(jen.Id(n))))
 	}
 	return out
+}
+
+// unsupportedOptions warns about the options of PaRSEC's termination that jdf2go's runtime
+// does not read: termination is counted per rank from the space, and a body says which
+// counted tasks will not run with Taskpool.SkipTasks.
+func (g *generator) unsupportedOptions() {
+	for _, o := range g.prog.Options {
+		switch p := o.Prop; p.Name {
+		case "termdet":
+			g.warnf(p.NamePos, "termdet is not supported by jdf2go's runtime; ignored: termination is counted on each rank, "+
+				"and bodies call tp.SkipTasks for counted tasks that will not run")
+		case "nb_local_tasks_fn":
+			g.warnf(p.NamePos, "nb_local_tasks_fn is not supported by jdf2go's runtime; ignored: rt counts the local tasks "+
+				"by walking the execution space")
+		}
+	}
+}
+
+// The dependency properties that describe what a transfer carries (PaRSEC's datatypes):
+// count, displ and layout, in their local, _remote and _data forms, type_remote and
+// type_data. jdf2go sends a flow's whole value, locally and across ranks, so a successor
+// would silently get more, or another shape, than the property names: gen rejects them,
+// except count where it sizes a buffer that the dependency allocates (autoArenas). type
+// names the arena of an allocation; on a dependency that allocates nothing it has no effect,
+// and gen says so.
+var transferProps = []string{"count", "displ", "layout", "count_remote", "displ_remote", "layout_remote",
+	"count_data", "displ_data", "layout_data", "type_remote", "type_data"}
+
+// checkDepProps reports the dependency properties of tc that jdf2go cannot honour.
+func (g *generator) checkDepProps(tc *parser.TaskClass) {
+	for _, f := range tc.Flows {
+		alloc := map[*parser.Dep]bool{}
+		if f.Access != parser.AccessCTL {
+			for _, d := range allocatingDeps(f) {
+				alloc[d] = true
+			}
+		}
+		for _, d := range f.Deps {
+			if d.Props == nil {
+				continue
+			}
+			for _, p := range d.Props.List {
+				switch {
+				case p.Name == "count" && alloc[d]:
+				case p.Name == "type":
+					if name, ok := constArenaName(p.Value); !alloc[d] && (!ok || name != "DEFAULT") {
+						g.warnf(p.NamePos, "type on a dependency that allocates nothing has no effect in jdf2go: the value "+
+							"is sent as it is (type names the arena of NEW inputs and WRITE flows)")
+					}
+				case slices.Contains(transferProps, p.Name):
+					g.errorf(p.NamePos, "dependency property %s is not supported by jdf2go: the flow's whole value is sent, "+
+						"so the other side would not get what %s describes; send a value of the shape it needs", p.Name, p.Name)
+				}
+			}
+		}
+	}
 }

@@ -24,7 +24,6 @@ var notGo = map[string]string{
 	"minimal.jdf":           "its body uses fmt without importing it",
 	"named_range_call.jdf":  "declares a global of type *rt.Matrix, which does not exist",
 	"named_range_dep.jdf":   "declares a global of type *rt.Matrix, which does not exist",
-	"props_all.jdf":         "time_estimate names func(*rt.Task) int64; rt.TaskClass.TimeEstimate is func(*rt.Task, rt.Device) int64",
 	"string_digits.jdf":     "default = \"*\" is pasted as Go code (gen reports it)",
 	"inline_forms.jdf":      "inline code `k %% 3` is pasted verbatim (gen reports it)",
 	"body_line_comment.jdf": "",
@@ -36,6 +35,7 @@ var notGo = map[string]string{
 var genFails = map[string]string{
 	"string_digits.jdf": "string pasted as Go code is not a Go expression",
 	"inline_forms.jdf":  "inline code is not Go",
+	"props_all.jdf":     "dependency property type_remote is not supported by jdf2go",
 }
 
 // goEnv is the environment of the go commands the tests run: offline, against the module

@@ -164,6 +164,7 @@ func (g *generator) generate() {
 		g.epilogue = g.codeBlock(g.prog.Epilogue, "the epilogue")
 	}
 	g.checkNames()
+	g.unsupportedOptions()
 	ids := map[string]bool{}
 	for _, tc := range g.prog.Classes {
 		g.classes = append(g.classes, newClassGen(g, tc, ids))

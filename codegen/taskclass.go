@@ -92,6 +92,10 @@ func (c *classGen) attrs() {
 	ignored(a.FindDepsFn, "find_deps_fn")
 	ignored(a.AllocDepsFn, "alloc_deps_fn")
 	ignored(a.FreeDepsFn, "free_deps_fn")
+	if p := tc.Props.Get("nb_local_tasks_fn"); p != nil {
+		g.warnf(p.NamePos, "nb_local_tasks_fn is not supported by jdf2go's runtime; ignored")
+	}
+	g.checkDepProps(tc)
 	if a.Immediate {
 		if p := tc.Props.Get("immediate"); p != nil {
 			g.warnf(p.NamePos, "immediate is not supported by jdf2go's runtime; %s runs through the scheduler", tc.Name)
