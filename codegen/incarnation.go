@@ -363,9 +363,15 @@ func (inc *cpuIncarnation) value() []jen.Code {
 	return fields
 }
 
-// evaluate returns the Evaluate field: a named func(*rt.Task) bool itself, or a function
-// literal around inline code that sees the locals and task and returns bool.
+// evaluate returns the Evaluate field: rt.EvaluateOf of a named func(*rt.Task) error (run,
+// rt.Next or fail, PaRSEC's three answers) or func(*rt.Task) bool, or of a function literal
+// around inline code that sees the locals and task and returns bool.
 func (c *classGen) evaluate(ev parser.Expr) jen.Code {
+	return jen.Qual(rtPath, "EvaluateOf").Call(c.evaluateFn(ev))
+}
+
+// evaluateFn is the function that evaluate adapts.
+func (c *classGen) evaluateFn(ev parser.Expr) jen.Code {
 	switch ev.(type) {
 	case *parser.InlineCode, *parser.StringLit:
 		s := c.scope(jen.Id("g"))

@@ -12,8 +12,8 @@ import (
 )
 
 // forRange returns the loop over r with variable v around body. A bound that is not cheap
-// to evaluate is computed once; a step that is not a literal is checked at run time (a step
-// below 1 would never end the loop).
+// to evaluate is computed once; a step that is not a literal is evaluated after each
+// iteration, as jdf2c's loops do, and checked (a step below 1 would never end the loop).
 func (s *scope) forRange(v string, r *parser.RangeExpr, owner string, body []jen.Code) []jen.Code {
 	from := s.expr(r.From, parser.KindInt)
 	to := s.expr(r.To, parser.KindInt)
@@ -34,13 +34,17 @@ func (s *scope) forRange(v string, r *parser.RangeExpr, owner string, body []jen
 				post = jen.Id(v).Op("+=").Lit(int(lit.Value))
 			}
 		} else {
+			// As in jdf2c's loops, a step that is an expression is evaluated at each
+			// iteration, after the body.
 			step := v + "Step"
 			pre = []jen.Code{
-				jen.Id(step).Op(":=").Add(s.expr(r.Step, parser.KindInt)),
-				jen.If(jen.Id(step).Op("<").Lit(1)).Block(jen.Panic(jen.Qual("fmt", "Sprintf").Call(
-					jen.Lit(owner+": the step of the range at "+s.g.where(r.Pos())+" is %d, want at least 1"), jen.Id(step)))),
+				jen.Id(step).Op(":=").Func().Params().Int().Block(
+					jen.Id("n").Op(":=").Add(s.expr(r.Step, parser.KindInt)),
+					jen.If(jen.Id("n").Op("<").Lit(1)).Block(jen.Panic(jen.Qual("fmt", "Sprintf").Call(
+						jen.Lit(owner+": the step of the range at "+s.g.where(r.Pos())+" is %d, want at least 1"), jen.Id("n")))),
+					jen.Return(jen.Id("n"))),
 			}
-			post = jen.Id(v).Op("+=").Id(step)
+			post = jen.Id(v).Op("+=").Id(step).Call()
 		}
 	}
 	return append(pre, jen.For(init, cond, post).Block(body...))

@@ -616,7 +616,10 @@ func (c *classGen) key() jen.Code {
 	case *parser.InlineCode, *parser.StringLit:
 		call = s.inlineTyped(fn, jen.Uint64())
 	default:
-		var args []jen.Code
+		// PaRSEC's make_key_fn gets the taskpool and the assignments: here the generated
+		// taskpool and the parameters, in order.
+		s.use.g = true
+		args := []jen.Code{jen.Id("g")}
 		for _, p := range c.tc.Params {
 			if p.Def != nil {
 				s.use.defs[p.Def] = true

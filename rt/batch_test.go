@@ -42,7 +42,7 @@ type ringOpts struct {
 	next     bool                      // a second, plain CPU incarnation
 	succ     bool                      // B(k) -> S(k)
 	prepare  bool                      // count Prepare calls
-	evaluate func(t *rt.Task) bool     // Evaluate of the batched incarnation
+	evaluate func(t *rt.Task) error    // Evaluate of the batched incarnation
 	admit    func(t *rt.Task) error    // Admit of the batched incarnation
 	hook     func(t *rt.Task) error    // replaces the batched hook
 	prio     func(l *rt.Locals) int32  // class priority
@@ -508,7 +508,7 @@ func TestCPURingEvaluateAdmit(t *testing.T) {
 		var plain [60]atomic.Int32
 		g := &ringProg{n: 60, max: 10}
 		mustRun(t, c, ringTaskpool(g, ringOpts{next: true, succ: true,
-			evaluate: func(t *rt.Task) bool { return t.Local(0)%3 != 0 },
+			evaluate: rt.EvaluateOf(func(t *rt.Task) bool { return t.Local(0)%3 != 0 }),
 			plain: func(t *rt.Task) error {
 				plain[t.Local(0)].Add(1)
 				atomic.AddInt32(&ringOf(t.Taskpool()).ran[t.Local(0)], 1)

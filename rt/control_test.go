@@ -205,7 +205,7 @@ func chainClassWithGPU(ran1 chan struct{}) *rt.TaskClass {
 		}
 	}
 	tc.Incarnations = []rt.Incarnation{
-		{Kind: rt.GPU, Evaluate: func(t *rt.Task) bool { return t.Local(0) == 0 }},
+		{Kind: rt.GPU, Evaluate: rt.EvaluateOf(func(t *rt.Task) bool { return t.Local(0) == 0 })},
 		{Kind: rt.CPU, Hook: func(t *rt.Task) error {
 			if t.Local(0) == 1 {
 				close(ran1)

@@ -191,6 +191,25 @@ func (tc *TaskClass) inputPos(flow int) string {
 	return ""
 }
 
+// EvaluateOf adapts the evaluate function of a body (BODY [evaluate = fn]) to
+// Incarnation.Evaluate: a func(*Task) error answers nil (run this body), Next (try the next
+// body) or another error (fail the task), as PaRSEC's evaluate answers DONE, NEXT or ERROR;
+// a func(*Task) bool answers true (run) or false (next).
+func EvaluateOf[F func(*Task) bool | func(*Task) error](f F) func(*Task) error {
+	switch f := any(f).(type) {
+	case func(*Task) error:
+		return f
+	case func(*Task) bool:
+		return func(t *Task) error {
+			if f(t) {
+				return nil
+			}
+			return Next
+		}
+	}
+	panic("rt: EvaluateOf: unreachable")
+}
+
 // A task's globals and flow values, and the binding of its memory inputs.
 
 // FlowValue returns the value of flow i of t as a T: the zero T when the flow holds no data

@@ -99,9 +99,11 @@ type Incarnation struct {
 	// Hook runs a CPU incarnation: it unpacks the locals and typed flow values and runs the
 	// user body. It returns nil (done), Next, Again, Async, or an error that fails the taskpool.
 	Hook func(t *Task) error
-	// Evaluate, when set, may refuse this incarnation for this task (false means "try the next
-	// one"); it runs before Hook or before a device is chosen.
-	Evaluate func(t *Task) bool
+	// Evaluate, when set, runs before Hook or before a device is chosen, and answers for
+	// this task: nil runs this incarnation, Next tries the next one, and any other error
+	// fails the task (BODY [evaluate = fn]; generated code adapts a func(*Task) bool with
+	// EvaluateOf).
+	Evaluate func(t *Task) error
 	// Select, when set, picks the device for a device incarnation: the result is taken modulo
 	// the number of devices that accept Kind (BODY [device = expr]). Without it rt picks the
 	// accepting device that is expected to finish the task first (Load plus the task's

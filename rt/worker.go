@@ -690,12 +690,20 @@ func callPrepare(tc *TaskClass, t *Task) (err error) {
 	return tc.prepare(t)
 }
 
-// callEvaluate runs an incarnation's evaluate function.
-func callEvaluate(f func(*Task) bool, t *Task) (ok bool, err error) {
+// callEvaluate runs an incarnation's evaluate function: ok when it accepts the task, an
+// error (its own, or its panic's) when it fails it.
+func callEvaluate(f func(*Task) error, t *Task) (ok bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic in evaluate: %v\n%s", r, debug.Stack())
 		}
 	}()
-	return f(t), nil
+	switch err := f(t); err {
+	case nil:
+		return true, nil
+	case Next:
+		return false, nil
+	default:
+		return false, fmt.Errorf("evaluate: %w", err)
+	}
 }

@@ -48,9 +48,9 @@ func init() {
 		}
 		return kernelOK(0, d, w, s)
 	}}
-	gpuInc := rt.Incarnation{Kind: rt.GPU, Device: gpuBody, Evaluate: func(t *rt.Task) bool {
+	gpuInc := rt.Incarnation{Kind: rt.GPU, Device: gpuBody, Evaluate: rt.EvaluateOf(func(t *rt.Task) bool {
 		return t.Local(0) != fmAt || fmOf(t).kind.cpu == nil
-	}}
+	})}
 	cpuInc := rt.Incarnation{Kind: rt.CPU, Hook: func(t *rt.Task) error {
 		if r := fmOf(t); t.Local(0) == fmAt && r.kind.cpu != nil {
 			return r.kind.cpu()

@@ -107,7 +107,7 @@ func init() {
 		Incarnations: []rt.Incarnation{
 			// Evaluate keeps the odd steps off the devices; Select (device = k)
 			// pins the even ones to a device, so none is shared with the CPU.
-			{Kind: rt.GPU, Device: gpuBody, Evaluate: func(t *rt.Task) bool { return t.Local(1)%2 == 0 },
+			{Kind: rt.GPU, Device: gpuBody, Evaluate: rt.EvaluateOf(func(t *rt.Task) bool { return t.Local(1)%2 == 0 }),
 				Select: func(t *rt.Task) int { return t.Local(0) }},
 			{Kind: rt.CPU, Hook: func(t *rt.Task) error {
 				x := t.Flow(0).Float64s()

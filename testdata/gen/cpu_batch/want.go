@@ -90,11 +90,11 @@ func init() {
 		Successors: cpuBatchADDSuccessors,
 		Affinity:   cpuBatchADDAffinity,
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: cpuBatchADDHook, Evaluate: func(task *rt.Task) bool {
+			{Kind: rt.CPU, Hook: cpuBatchADDHook, Evaluate: rt.EvaluateOf(func(task *rt.Task) bool {
 				g := task.Taskpool().Globals().(*CpuBatch)
 				k := task.Locals()[0]
 				return cpuBatchADDInline1(g, k, task)
-			}, Batch: true, Admit: func(t *rt.Task) error {
+			}), Batch: true, Admit: func(t *rt.Task) error {
 				_, err := cpuBatchADDMemberCPU(t)
 				return err
 			}},

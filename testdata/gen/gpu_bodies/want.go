@@ -129,11 +129,11 @@ func init() {
 		Affinity:   gpuBodiesOFFSETAffinity,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CUDA, Device: &gpu.Incarnation{Name: "OFFSET/CUDA", Type: gpu.TypeCUDA, Submit: gpuBodiesOFFSETSubmitCUDA}},
-			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "OFFSET/GPU", Type: gpu.TypeAny, Submit: gpuBodiesOFFSETSubmitGPU, Batch: true, NoProfile: true, StageOut: writeBack}, Evaluate: func(task *rt.Task) bool {
+			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "OFFSET/GPU", Type: gpu.TypeAny, Submit: gpuBodiesOFFSETSubmitGPU, Batch: true, NoProfile: true, StageOut: writeBack}, Evaluate: rt.EvaluateOf(func(task *rt.Task) bool {
 				g := task.Taskpool().Globals().(*GpuBodies)
 				k := task.Locals()[0]
 				return gpuBodiesOFFSETInline2(g, k, task)
-			}, NoTrace: true},
+			}), NoTrace: true},
 			{Kind: rt.CPU, Hook: gpuBodiesOFFSETHook},
 		},
 	}

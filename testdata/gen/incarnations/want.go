@@ -64,7 +64,7 @@ func init() {
 		Complete: incsWComplete,
 		Affinity: incsWAffinity,
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: incsWHookRECURSIVE, Evaluate: evenOnly},
+			{Kind: rt.CPU, Hook: incsWHookRECURSIVE, Evaluate: rt.EvaluateOf(evenOnly)},
 			{Kind: rt.CUDA, Device: &gpu.Incarnation{Name: "W/CUDA", Type: gpu.TypeCUDA, Submit: incsWSubmitCUDA}},
 			{Kind: rt.CPU, Hook: incsWHook, NoTrace: true},
 		},

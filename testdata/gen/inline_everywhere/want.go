@@ -73,11 +73,11 @@ func init() {
 			return inlineInlInline9(g, k, m, task, dev)
 		},
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: inlineInlHook, Evaluate: func(task *rt.Task) bool {
+			{Kind: rt.CPU, Hook: inlineInlHook, Evaluate: rt.EvaluateOf(func(task *rt.Task) bool {
 				g := task.Taskpool().Globals().(*Inline)
 				k, m := task.Locals()[0], task.Locals()[1]
 				return inlineInlInline10(g, k, m, task)
-			}},
+			})},
 		},
 	}
 }

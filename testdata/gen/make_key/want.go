@@ -11,12 +11,13 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 )
 
-// key packs (i, j) into one integer; it must be unique per instance.
+// key packs (i, j) into one integer; it must be unique per instance. Like PaRSEC's, it
+// gets the taskpool first.
 //
-//line in.jdf:4
-func key(i, j int) int { return i*1000 + j }
+//line in.jdf:5
+func key(tp *Keys, i, j int) int { return i*tp.N + j }
 
-//line want.go:20
+//line want.go:21
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
 const _ = rt.APIv2
@@ -39,7 +40,7 @@ var (
 // nil or malformed data collection and a negative size (ErrKeysArgument), and computes the hidden globals.
 func NewKeys(N int, M *rt.TiledMatrix) (*Keys, error) {
 	if N < 0 {
-		return nil, fmt.Errorf("NewKeys: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:13:12", ErrKeysArgument)
+		return nil, fmt.Errorf("NewKeys: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:14:12", ErrKeysArgument)
 	}
 	if err := rt.VerifyCollection(M, 2, ErrKeysArgument); err != nil {
 		return nil, fmt.Errorf("NewKeys: M: %w", err)
@@ -51,7 +52,7 @@ func NewKeys(N int, M *rt.TiledMatrix) (*Keys, error) {
 
 // The task classes of in.jdf, assigned in init: their functions refer to one another.
 var (
-	keysK rt.TaskClass // K at in.jdf:12:1
+	keysK rt.TaskClass // K at in.jdf:13:1
 )
 
 func init() {
@@ -130,17 +131,17 @@ func keysKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.E
 // keysKAffinity returns the data collection element that owns K(i, j).
 func keysKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, j, i := tp.Globals().(*Keys), l[0], l[1]
-//line in.jdf:15
+//line in.jdf:16
 	return g.M, rt.Ix(i, j)
-//line want.go:136
+//line want.go:137
 }
 
 // keysKKey returns the key of K(i, j) from make_key_fn.
 func keysKKey(tp *rt.Taskpool, l *rt.Locals) uint64 {
-	j, i := l[0], l[1]
-//line in.jdf:12
-	return uint64(key(i, j))
-//line want.go:144
+	g, j, i := tp.Globals().(*Keys), l[0], l[1]
+//line in.jdf:13
+	return uint64(key(g, i, j))
+//line want.go:145
 }
 
 // keysKHook runs the CPU body of K(i, j).
@@ -149,21 +150,21 @@ func keysKHook(task *rt.Task) error {
 	return keysKBody(task, l[0], l[1])
 }
 
-// keysKBody is the CPU body of K(i, j) at in.jdf:18:1.
+// keysKBody is the CPU body of K(i, j) at in.jdf:19:1.
 func keysKBody(task *rt.Task, j int, i int) error {
-//line in.jdf:19
+//line in.jdf:20
 	{
 	}
-//line want.go:158
+//line want.go:159
 	return nil
 }
 
 // keysSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var keysSource = rt.Source{
 	Err:     ErrKeysGraph,
-	Classes: []string{"in.jdf:12:1"},
+	Classes: []string{"in.jdf:13:1"},
 	Deps: [][][]string{
-		{{"in.jdf:16:9", "in.jdf:17:9"}},
+		{{"in.jdf:17:9", "in.jdf:18:9"}},
 	},
 }
 
@@ -178,7 +179,7 @@ func (tp *Keys) WriteDOT(w io.Writer) error {
 	return keysSource.WriteDOT(w, tp.Taskpool)
 }
 
-//line in.jdf:29
+//line in.jdf:30
 func Case() error {
 	ctx, err := rt.New(rt.Workers(2))
 	if err != nil {
@@ -201,4 +202,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, key of K(1, 2) = %d", tp.Total(), keysK.Key(tp.Taskpool, &l))
 }
 
-//line want.go:205
+//line want.go:206

@@ -154,11 +154,14 @@ func strangeTASKSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool
 	g := tp.Globals().(*Strange)
 	for k := 0; k <= g.N-1; k++ {
 		l[0] = k
-		stepStep := (g.N + 1)
-		if stepStep < 1 {
-			panic(fmt.Sprintf("TASK: the step of the range at in.jdf:35:10 is %d, want at least 1", stepStep))
+		stepStep := func() int {
+			n := (g.N + 1)
+			if n < 1 {
+				panic(fmt.Sprintf("TASK: the step of the range at in.jdf:35:10 is %d, want at least 1", n))
+			}
+			return n
 		}
-		for step := 0; step <= g.N; step += stepStep {
+		for step := 0; step <= g.N; step += stepStep() {
 			l[1] = step
 			if !yield(l) {
 				return
@@ -208,7 +211,7 @@ func strangeTASKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 	g, k := tp.Globals().(*Strange), l[0]
 //line in.jdf:36
 	return g.V, rt.Ix(k)
-//line want.go:212
+//line want.go:215
 }
 
 // strangeTASKHook runs the CPU body of TASK(k, step).
@@ -226,7 +229,7 @@ func strangeTASKBody(task *rt.Task, k int, step int, A []float64) error {
 //line in.jdf:40
 	{
 	}
-//line want.go:230
+//line want.go:233
 	return nil
 }
 
@@ -281,4 +284,4 @@ func Case() error {
 	return fmt.Errorf("verify:\n%s\nrun: ...\n%s", strings.Join(between, "\n"), last)
 }
 
-//line want.go:285
+//line want.go:288

@@ -171,11 +171,14 @@ func stepsEvenBody(task *rt.Task, k int, half int, X []float64) error {
 // stepsOddSpace enumerates the execution space of Odd(k).
 func stepsOddSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 	g := tp.Globals().(*Steps)
-	kStep := 1 + 1
-	if kStep < 1 {
-		panic(fmt.Sprintf("Odd: the step of the range at in.jdf:21:7 is %d, want at least 1", kStep))
+	kStep := func() int {
+		n := 1 + 1
+		if n < 1 {
+			panic(fmt.Sprintf("Odd: the step of the range at in.jdf:21:7 is %d, want at least 1", n))
+		}
+		return n
 	}
-	for k := 1; k <= g.N; k += kStep {
+	for k := 1; k <= g.N; k += kStep() {
 		l[0] = k
 		if !yield(l) {
 			return
@@ -209,7 +212,7 @@ func stepsOddAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 	g, k := tp.Globals().(*Steps), l[0]
 //line in.jdf:22
 	return g.V, rt.Ix(k)
-//line want.go:213
+//line want.go:216
 }
 
 // stepsOddHook runs the CPU body of Odd(k).
@@ -223,7 +226,7 @@ func stepsOddBody(task *rt.Task, k int) error {
 //line in.jdf:24
 	{
 	}
-//line want.go:227
+//line want.go:230
 	return nil
 }
 
@@ -267,7 +270,7 @@ func stepsSparseAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index
 	g, odd := tp.Globals().(*Steps), l[0]
 //line in.jdf:31
 	return g.V, rt.Ix(odd)
-//line want.go:271
+//line want.go:274
 }
 
 // stepsSparseHook runs the CPU body of Sparse(odd).
@@ -286,7 +289,7 @@ func stepsSparseBody(task *rt.Task, odd int, sq int, A []float64) error {
 	{
 		A[0] = float64(sq)
 	}
-//line want.go:290
+//line want.go:293
 	return nil
 }
 
@@ -340,4 +343,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, V = %v", tp.Total(), out)
 }
 
-//line want.go:344
+//line want.go:347
