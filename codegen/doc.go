@@ -88,7 +88,7 @@
 // batch_max, batch_match (a function name or inline code with cand and head), X.size
 // (gpu.Incarnation.Size), stage_in and stage_out (gpu.StageFn, named or inline), device
 // (rt.Incarnation.Select: device expr mod the number of devices, no CPU sharing), evaluate
-// (rt.Incarnation.Evaluate), profile = off (no trace of the incarnation). Without device,
+// (rt.Incarnation.Evaluate through rt.EvaluateOf: run, rt.Next or fail), profile = off (no trace of the incarnation). Without device,
 // rt shares the class's tasks between devices and CPU workers by estimated finish time
 // (rt/choice.go). Bodies end with `return task.Fail(err)` to fail with a cause.
 //
@@ -97,12 +97,20 @@
 // generated rt.BatchPolicy (batch_max, batch_match) as a function; with batch = manual the
 // body calls task.CollectBatch(match). Its body receives member (a member's definitions and
 // typed flow values, <p><Class>CPU) and its incarnation has Batch and Admit (the member's
-// flow type check), so that rt completes every task of the ring after the body.
+// flow type check), so that rt completes every task of the ring after the body. A body with
+// batch = true that never calls Ring() is written for one task: it is generated unbatched,
+// with a warning (PaRSEC's batch = true only permits batching).
 //
 // # Verification
 //
 // The verifier is rt's: the generated successor and predecessor functions report what they
 // drop (a single target outside its space: rt.Edges.Outside; a data flow whose input chain
 // has no true guard: rt.Edges.NoInput), and rt.Source.Verify walks the graph with them,
-// pointing each problem at the .jdf through the generated position tables (verify.go).
+// pointing each problem at the .jdf through the generated position tables (verify.go). A
+// class with a stepped range also gets <p><Class>OffStep (rt.TaskClass.OffStep), which names
+// the parameter of an instance within its bounds but between the steps of its range.
+//
+// Dependency properties that describe a transfer (count, displ, layout, type_remote,
+// type_data) are errors at their position, but count where it sizes an allocation; type
+// where nothing is allocated, termdet and nb_local_tasks_fn draw warnings (arena.go).
 package codegen

@@ -203,7 +203,9 @@
 // arena_index and nb_elt, type_remote with type_data); RW and READ flows
 // without input, WRITE flows with an input other than NEW, READ flows from an
 // unguarded NEW; a task endpoint whose target flow has no dependency at all
-// in the other direction; an extern "Go" block that go/parser rejects.
+// in the other direction; an extern "Go" block that go/parser rejects; a
+// class past jdf2go's limits (MaxFlows flows, MaxLocals definitions,
+// MaxParams parameters).
 //
 // Warnings: unknown global, flow, dependency and body properties, and class
 // properties or options that look like a misspelt known one; a default on a

@@ -115,8 +115,9 @@ func (tp *Taskpool) Total() int64 { return tp.total + tp.inserted.Load() - tp.sk
 // lets the count of tasks left drop below the tasks that still have to run: a negative n, or
 // an n of more tasks than are left besides the caller, fails the taskpool and returns an
 // error wrapping ErrSkip. Completions are counted in per-worker batches, so an excess within
-// those batches is found later: the taskpool then ends before its last tasks, and rt logs
-// that more tasks completed than counted.
+// those batches is found later, when more tasks complete than counted: the taskpool fails
+// with ErrSkip then, or, if its count reached zero first, it has ended before its last
+// tasks and rt logs the excess.
 func (tp *Taskpool) SkipTasks(n int) error {
 	if n == 0 {
 		return nil
@@ -260,13 +261,18 @@ func (tp *Taskpool) finish(err error) {
 }
 
 // countDone records n completed tasks; the call that reaches zero finishes the taskpool.
+// Only SkipTasks can make more tasks complete than were counted: the call that takes the
+// count below zero fails the taskpool (it never reaches zero, so it would never end), or,
+// when the count reached zero first and the taskpool has ended, logs it.
 func (tp *Taskpool) countDone(n int64) {
 	switch left := tp.pending.Add(-n); {
 	case left == 0:
 		tp.recycleDense()
 		tp.finish(nil)
-	case left < 0 && left+n >= 0 && tp.skipped.Load() > 0 && tp.ctx != nil:
-		// Only SkipTasks can make more tasks complete than were counted.
+	case left < 0 && left+n > 0:
+		tp.fail(fmt.Errorf("%w: taskpool %s: more tasks completed than counted: SkipTasks skipped %d tasks, some of which ran",
+			ErrSkip, tp.name, tp.skipped.Load()))
+	case left < 0 && left+n == 0 && tp.ctx != nil:
 		tp.ctx.log.Error("rt: more tasks completed than counted: SkipTasks skipped tasks that ran",
 			"taskpool", tp.name, "skipped", tp.skipped.Load())
 	}
