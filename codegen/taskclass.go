@@ -422,16 +422,12 @@ func (c *classGen) complete() jen.Code {
 			if d.Param == nil {
 				continue
 			}
-			from := paren(ds.conv(ds.tr(val.From, parser.KindInt), parser.KindInt), precCompare+1)
-			to := paren(ds.conv(ds.tr(val.To, parser.KindInt), parser.KindInt), precCompare+1)
-			cond := jen.Add(v).Op("<").Add(from.code).Op("||").Add(v).Op(">").Add(to.code)
-			in := jen.Add(v).Op(">=").Add(from.code).Op("&&").Add(v).Op("<=").Add(to.code)
-			if st := val.Step; st != nil {
-				if lit, ok := st.(*parser.IntLit); !ok || lit.Value != 1 {
-					step := paren(ds.conv(ds.tr(st, parser.KindInt), parser.KindInt), precUnary).code
-					cond = cond.Op("||").Parens(jen.Add(v).Op("-").Add(from.code)).Op("%").Add(step).Op("!=").Lit(0)
-					in = in.Op("&&").Parens(jen.Add(v).Op("-").Add(from.code)).Op("%").Add(step).Op("==").Lit(0)
-				}
+			from, to, step := ds.bounds(val)
+			cond := jen.Add(v).Op("<").Add(from).Op("||").Add(v).Op(">").Add(to)
+			in := jen.Add(v).Op(">=").Add(from).Op("&&").Add(v).Op("<=").Add(to)
+			if step != nil {
+				cond = cond.Op("||").Parens(jen.Add(v).Op("-").Add(from)).Op("%").Add(step).Op("!=").Lit(0)
+				in = in.Op("&&").Parens(jen.Add(v).Op("-").Add(from)).Op("%").Add(step).Op("==").Lit(0)
 			}
 			parts[i].check, parts[i].in = cond, in
 			s.use.defs[d] = true
@@ -491,6 +487,19 @@ func (c *classGen) complete() jen.Code {
 		"reports whether the instance of %s whose parameters are in l lies in its execution\n// space, and computes its derived locals.", c.tc.Name)
 }
 
+// bounds translates the bounds of a parameter's range for a comparison, and its step, nil
+// when it is 1.
+func (s *scope) bounds(r *parser.RangeExpr) (from, to, step jen.Code) {
+	from = paren(s.conv(s.tr(r.From, parser.KindInt), parser.KindInt), precCompare+1).code
+	to = paren(s.conv(s.tr(r.To, parser.KindInt), parser.KindInt), precCompare+1).code
+	if st := r.Step; st != nil {
+		if lit, ok := st.(*parser.IntLit); !ok || lit.Value != 1 {
+			step = paren(s.conv(s.tr(st, parser.KindInt), parser.KindInt), precUnary).code
+		}
+	}
+	return from, to, step
+}
+
 // offStep emits, for a class with a range whose step is not 1, the function that names the
 // parameter of an instance within every bound but between the steps of its range (Verify
 // and the stall report say so; PaRSEC checks only the bounds). nil for other classes.
@@ -530,15 +539,11 @@ func (c *classGen) offStep() jen.Code {
 			if d.Param == nil {
 				continue
 			}
-			from := paren(ds.conv(ds.tr(val.From, parser.KindInt), parser.KindInt), precCompare+1)
-			to := paren(ds.conv(ds.tr(val.To, parser.KindInt), parser.KindInt), precCompare+1)
-			st := []jen.Code{jen.If(jen.Add(v).Op("<").Add(from.code).Op("||").Add(v).Op(">").Add(to.code)).Block(jen.Return(jen.Lit("")))}
-			if stp := val.Step; stp != nil {
-				if lit, ok := stp.(*parser.IntLit); !ok || lit.Value != 1 {
-					step := paren(ds.conv(ds.tr(stp, parser.KindInt), parser.KindInt), precUnary).code
-					st = append(st, jen.If(jen.Id("off").Op("==").Lit("").Op("&&").Parens(jen.Add(v).Op("-").Add(from.code)).Op("%").Add(step).Op("!=").Lit(0)).Block(
-						jen.Id("off").Op("=").Lit(d.Name)))
-				}
+			from, to, step := ds.bounds(val)
+			st := []jen.Code{jen.If(jen.Add(v).Op("<").Add(from).Op("||").Add(v).Op(">").Add(to)).Block(jen.Return(jen.Lit("")))}
+			if step != nil {
+				st = append(st, jen.If(jen.Id("off").Op("==").Lit("").Op("&&").Parens(jen.Add(v).Op("-").Add(from)).Op("%").Add(step).Op("!=").Lit(0)).Block(
+					jen.Id("off").Op("=").Lit(d.Name)))
 			}
 			stmts[i] = st
 			s.use.defs[d] = true
