@@ -40,8 +40,9 @@
 // # Life of a task
 //
 //  1. Creation. A task is created either by its class's startup walk (goal zero: every input
-//     comes from memory or none is expected) or by the first arrival of an input from a
-//     predecessor. A task whose goal is met by a single arrival (a chain link, a broadcast
+//     comes from memory or none is expected; a data flow none of whose guards holds makes it
+//     wait for an arrival, which evaluates the guards again) or by the first arrival of an
+//     input from a predecessor. A task whose goal is met by a single arrival (a chain link, a broadcast
 //     target) is created ready and never enters the dependency table; otherwise it waits in
 //     its class's dependency table (a lock-free slot per key when the parameters' box is
 //     small enough, else a sharded hash table), keyed by a mixed-radix key over its
@@ -53,7 +54,8 @@
 //     taskpool's priority plus the class's Priority expression, evaluated when the task is
 //     created (startup tasks included); high_priority classes go first among equals.
 //  3. Execution. The worker runs Prepare once (memory inputs: collection, NEW, NULL), then
-//     tries the incarnations in order. Evaluate may refuse one. A CPU Hook returns:
+//     tries the incarnations in order. Evaluate may refuse one (Next) or fail the task. A
+//     CPU Hook returns:
 //     nil: done; Next: try the next incarnation; Again: back to the scheduler, same
 //     incarnation; Async: the body completes the task later with Task.Complete; any other
 //     error, or a panic, fails the taskpool with a *TaskError naming the task,

@@ -248,14 +248,18 @@ func denseSize(cs *classState, instances int64) (int, bool) {
 // does the same. In a class that nothing can activate, no later evaluation can come: the
 // instance starts, and binding its inputs fails with ErrNoInput.
 func (tc *TaskClass) startsReady(tp *Taskpool, l *Locals) bool {
-	if tc.Inputs != nil && tc.hasGoal() {
-		for i := range tc.Inputs {
-			if tc.Inputs[i].Select(tp, l).kind == inputNone {
-				return false
-			}
+	if !tc.hasGoal() {
+		return true
+	}
+	// One pass over the chains: the goal's share of each (a task in its space) and the
+	// guards that all fail.
+	for i := range tc.Inputs {
+		switch in := tc.Inputs[i].Select(tp, l); {
+		case in.kind == inputNone, in.kind == inputTask && in.inSpace:
+			return false
 		}
 	}
-	return tc.goal(tp, l) == 0
+	return tc.Goal == nil || tc.Goal(tp, l) == 0
 }
 
 // isLocal reports whether the instance in l runs on this rank.

@@ -174,7 +174,8 @@ type TaskClass struct {
 	// Goal returns the readiness goal of an instance: with Counter, the number of expected
 	// arrivals (one per data flow whose selected input is a task, plus for CTL flows one per
 	// gathered instance whose guard holds); with Mask, the bit set of flows that expect an
-	// arrival. Zero means ready at startup. Nil means zero for every instance. With Inputs, it
+	// arrival. Zero means ready at startup (unless a data flow of Inputs selects nothing:
+	// TaskClass.startsReady). Nil means zero for every instance. With Inputs, it
 	// returns the goal of the other flows, and rt adds (Mask: ors) the chains' own.
 	Goal func(tp *Taskpool, l *Locals) uint32
 	// Startup, when set, replaces "Goal == 0" as the test for ready-at-startup instances.
