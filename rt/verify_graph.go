@@ -205,7 +205,15 @@ func (g *instanceGraph) dropped(flow, dep int, peer *TaskClass, peerFlow int, l 
 // (rt.DropVisitor).
 func (g *instanceGraph) NoInput(flow int) {
 	g.named[g.cur] = true
-	g.problem(g.vertices[g.cur].class.inputPos(flow), "%s flow %s: no input dependency guard holds (the task would fail with %v)",
+	tc := g.vertices[g.cur].class
+	if tc.hasGoal() {
+		// TaskClass.startsReady: the task waits for an activation.
+		g.problem(tc.inputPos(flow), "%s flow %s: no input dependency guard holds with the data of now "+
+			"(the task waits for an activation to evaluate them again: unless a body writes what they read, it never runs)",
+			g.name(g.cur), g.flow(g.cur, flow))
+		return
+	}
+	g.problem(tc.inputPos(flow), "%s flow %s: no input dependency guard holds (the task would fail with %v)",
 		g.name(g.cur), g.flow(g.cur, flow), ErrNoInput)
 }
 

@@ -136,7 +136,7 @@ func TestVerifyProblems(t *testing.T) {
 			"t.jdf:3:8: T(0) flow A <- A T(-1): T(-1) is outside the execution space of T, so nothing can satisfy this input",
 		}},
 		{"missing guard", verifyProgram{n: 3, noGuard: func(k int) bool { return k == 0 }}, []string{
-			"T(0) flow A: no input dependency guard holds (the task would fail with rt: no input dependency guard holds)",
+			"T(0) flow A: no input dependency guard holds with the data of now (the task waits for an activation to evaluate them again: unless a body writes what they read, it never runs)",
 		}},
 		{"flow mismatch", verifyProgram{n: 3, toB: true}, []string{
 			"t.jdf:4:8: T(0) flow A -> B T(1): no input of T(1) flow B names T(0) flow A back",
