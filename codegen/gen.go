@@ -191,7 +191,7 @@ func (g *generator) generate() {
 		g.topLevelCode(items, g.prologue)
 	}
 	items.Comment("A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.")
-	items.Const().Id("_").Op("=").Qual(rtPath, "APIv2")
+	items.Const().Id("_").Op("=").Qual(rtPath, "APIv3")
 	items.Line()
 	g.render(head, items)
 	items = jen.NewFile("")

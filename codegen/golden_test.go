@@ -164,8 +164,8 @@ func TestHeader(t *testing.T) {
 	if files[0].Name != "t_jdf.go" {
 		t.Errorf("file name %q, want t_jdf.go", files[0].Name)
 	}
-	if !bytes.Contains(files[0].Content, []byte("const _ = rt.APIv2")) {
-		t.Error("no reference to rt.APIv2")
+	if !bytes.Contains(files[0].Content, []byte("const _ = rt.APIv3")) {
+		t.Error("no reference to rt.APIv3")
 	}
 	if _, err := Generate(prog, Options{Package: "not a name"}); err == nil {
 		t.Error("Generate accepted a bad package name")

@@ -9,7 +9,7 @@ package rt
 // for programs that build their task classes by hand: they fill TaskClass's function fields
 // (Goal, Prepare, Predecessors) and read flows with Task.Flow. The identifiers are exported
 // only because generated code lives in other packages; they change with the generator, and
-// APIv2 changes when they change incompatibly.
+// APIv3 changes when they change incompatibly.
 //
 // None of the functions a task runs allocates on success, so they keep the
 // zero-allocations-per-task promise.
@@ -20,10 +20,10 @@ import (
 	"reflect"
 )
 
-// APIv2 is the version of the contract between generated code and rt. Generated files contain
-// `const _ = rt.APIv2`; an incompatible change of the contract renames the constant, so a
+// APIv3 is the version of the contract between generated code and rt. Generated files contain
+// `const _ = rt.APIv3`; an incompatible change of the contract renames the constant, so a
 // stale generated file fails to build with an error that names it.
-const APIv2 = 2
+const APIv3 = 3
 
 // Input chains: generated code describes the input chain of each data flow once, as an
 // InputChain in TaskClass.Inputs whose Select function evaluates the guards in order and

@@ -12,7 +12,9 @@ package rt
 // stallTimeout no worker has parked again (so none was woken), every worker is still parked,
 // nothing is away, and a taskpool's pending count has not changed, nothing can change it any
 // more: that taskpool fails with ErrStalled, naming up to 10 tasks that wait in its dependency
-// tables and their missing inputs. A body that runs, however long, keeps its worker unparked;
+// tables and their missing inputs, up to 10 tasks that wait for an activation because no
+// guard of one of their data flows holds (TaskClass.startsReady), and the first output that
+// went nowhere because its target lies between the steps of a range (TaskClass.OffStep). A body that runs, however long, keeps its worker unparked;
 // a task a device or an Async body owns is away: neither is ever taken for a stall.
 //
 // A rank of a distributed run cannot tell a stall from a wait for another rank's data, so
@@ -163,8 +165,8 @@ func (tp *Taskpool) stallError(left int64) error {
 	if rest := left - int64(waiting); rest > 0 && waiting > 0 {
 		fmt.Fprintf(&b, "\n\tand %d tasks that received no input", rest)
 	} else if waiting == 0 {
-		b.WriteString("; none of them received an input (tasks on a branch that no body takes must be " +
-			"skipped with tp.SkipTasks)")
+		b.WriteString("; none of them received an input (if they are on a branch that no body takes, " +
+			"the body that chooses must skip them with tp.SkipTasks)")
 	}
 	if unguarded, n := tp.unguarded(); n > 0 {
 		fmt.Fprintf(&b, "\n%d tasks have a data flow none of whose input guards holds; each waits for an activation "+

@@ -21,7 +21,7 @@ func keepOnDevice(*gpu.Device, *gpu.Task, *gpu.Stream) (int, gpu.Result) { retur
 //line batch_gemm_jdf.go:22
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // BatchGemm is the taskpool of batch_gemm.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewBatchGemm, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

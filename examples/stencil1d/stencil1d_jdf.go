@@ -11,7 +11,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // Stencil1D is the taskpool of stencil1d.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewStencil1D, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

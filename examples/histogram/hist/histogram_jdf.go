@@ -49,7 +49,7 @@ func (h *Hist) merge(counts *[Bins]int64) {
 //line histogram_jdf.go:50
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // Histogram is the taskpool of histogram.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewHistogram, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

@@ -123,7 +123,7 @@ func (gs gemmGroups) launch(s *gpu.Stream, ld int, alpha, beta float64) error {
 //line potrf_jdf.go:124
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // Potrf is the taskpool of potrf.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewPotrf, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

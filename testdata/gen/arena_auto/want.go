@@ -12,7 +12,7 @@ import (
 )
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // AutoArena is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewAutoArena, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

@@ -39,7 +39,7 @@ func (r *Runs) Add(i int) { r.n[i].Add(1) }
 //line want.go:40
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // Choice is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewChoice, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

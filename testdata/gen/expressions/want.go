@@ -25,7 +25,7 @@ func boom() int { panic("untaken branch evaluated") }
 //line want.go:26
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // Exprs is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewExprs, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

@@ -59,7 +59,7 @@ func writeBack(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) (int, gpu.Result) {
 //line want.go:60
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // GpuBodies is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewGpuBodies, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

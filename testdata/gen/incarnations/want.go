@@ -19,7 +19,7 @@ func evenOnly(t *rt.Task) bool { return t.Local(0)%2 == 0 }
 //line want.go:20
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // Incs is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewIncs, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

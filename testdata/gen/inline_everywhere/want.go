@@ -17,7 +17,7 @@ func last(n int) int { return n - 1 }
 //line want.go:18
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // Inline is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewInline, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

@@ -20,7 +20,7 @@ func key(tp *Keys, i, j int) int { return i*tp.N + j }
 //line want.go:21
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // Keys is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewKeys, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

@@ -19,7 +19,7 @@ func prev(k, n int) int { return (k + n - 1) % n }
 //line want.go:20
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // Strange is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewStrange, check it with Verify, add its Taskpool to an rt.Context and Wait for it.

@@ -42,7 +42,7 @@ func (g *Log) step() int { g.steps.Add(1); return 1 }
 //line want.go:43
 
 // A stale generated file fails to build here against an incompatible rt: regenerate it with jdf2go gen.
-const _ = rt.APIv2
+const _ = rt.APIv3
 
 // Udf is the taskpool of in.jdf: its globals and the rt.Taskpool that runs it. Build it with
 // NewUdf, check it with Verify, add its Taskpool to an rt.Context and Wait for it.
