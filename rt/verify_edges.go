@@ -2,9 +2,10 @@ package rt
 
 // Hooks for the dependencies that successor and predecessor functions drop instead of
 // reporting with Edges.Task: a target outside its space and a data flow with no true input
-// guard. At run time nobody listens (the runtime skips such a target, as jdf2c does, and
-// Prepare fails the task that has no input); when rt walks the graph for Verify, the
-// visitor hears about them through DropVisitor.
+// guard. At run time the runtime skips such a target, as jdf2c does (it keeps the first one
+// between the steps of a range for the stall report), and the task that has no input waits
+// for an activation or fails; when rt walks the graph for Verify, the visitor hears about
+// them through DropVisitor.
 
 // DropVisitor is implemented by an EdgeVisitor that also wants to hear about the
 // dependencies that Successors and Predecessors drop (Verify's visitor does). A visitor that
@@ -21,9 +22,8 @@ type DropVisitor interface {
 // locals are in e.L, lies outside peer's execution space (peer's Complete returned false), so
 // the dependency is dropped. Generated code calls it for a dependency on a single instance;
 // a range may legitimately reach past the space, and its targets outside are skipped
-// silently. At run time the first dropped output whose target lies within the bounds of
-// its class's parameters is kept for the stall report (a target between the steps of a
-// range, stall.go).
+// silently. At run time the first dropped output whose target lies between the steps of a
+// range (TaskClass.OffStep) is kept for the stall report (stall.go).
 func (e *Edges) Outside(flow, dep int, peer *TaskClass, peerFlow int) {
 	if e.tp != nil {
 		e.outside(flow, dep, peer, peerFlow)
