@@ -154,6 +154,12 @@ func (t *task) parse(args []Arg) error {
 		case priorityArg:
 			t.prio = int32(a)
 			continue
+		case *GPUBody:
+			if a == nil || a.fn == nil {
+				return fmt.Errorf("%w: nil GPU body", ErrNoBody)
+			}
+			t.body = a
+			continue
 		case nil:
 			return ErrNilData
 		default:
