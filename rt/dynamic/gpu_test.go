@@ -240,6 +240,23 @@ func TestGPUStaging(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// PEEK reads s itself on the device, before and after the scratch uses: its device copy
+	// must not hold what the scratch uses wrote.
+	peek := make([][]float64, 2)
+	peekBody := dynamic.GPU(func(task *dynamic.GPUTask, s *gpu.Stream) gpu.Result {
+		if err := s.Memcpy(task.Buffer(0), task.Buffer(1)); err != nil {
+			return task.Fail(err)
+		}
+		return gpu.Done
+	})
+	for i := range peek {
+		peek[i] = make([]float64, n)
+	}
+	p0, _ := dynamic.Register(g, "p0", peek[0])
+	p1, _ := dynamic.Register(g, "p1", peek[1])
+	if err := g.Insert("PEEK", nil, dynamic.Write(p0), dynamic.Read(scr), peekBody); err != nil {
+		t.Fatal(err)
+	}
 	copyArgs := []dynamic.Arg{dynamic.Read(x), dynamic.Scratch(scr), dynamic.Write(y), viaScratch}
 	step("COPY", copyArgs...)
 	step("COPY", copyArgs...) // x is current on the device: no second stage-in
@@ -252,8 +269,19 @@ func TestGPUStaging(t *testing.T) {
 		t.Fatal(err)
 	}
 	step("COPY", copyArgs...) // x is stale on the device
+	// Reading y orders it after the last scratch use (Scratch orders nothing).
+	if err := g.Insert("PEEK", nil, dynamic.Write(p1), dynamic.Read(scr), dynamic.Read(y), peekBody); err != nil {
+		t.Fatal(err)
+	}
 	if err := waitGraph(t, g); err != nil {
 		t.Fatal(err)
+	}
+	for k, p := range peek {
+		for i, v := range p {
+			if v != 0 {
+				t.Fatalf("PEEK %d read s[%d] = %v on the device: the scratch shared the datum's device copy", k, i, v)
+			}
+		}
 	}
 	for k, v := range saw {
 		for i := range v {
@@ -272,8 +300,8 @@ func TestGPUStaging(t *testing.T) {
 		}
 	}
 	st := dev.Device().Stats()
-	if st.Executed != 3 || st.StageIns != 2 || st.StageOuts != 3 {
-		t.Fatalf("device: %d tasks, %d stage-ins, %d stage-outs; want 3, 2 (x twice), 3 (y each time)",
+	if st.Executed != 5 || st.StageIns != 3 || st.StageOuts != 5 {
+		t.Fatalf("device: %d tasks, %d stage-ins, %d stage-outs; want 5, 3 (s once, x twice), 5 (y, p0, p1)",
 			st.Executed, st.StageIns, st.StageOuts)
 	}
 }
