@@ -70,7 +70,7 @@ func (m Mode) String() string {
 func (m Mode) writes() bool { return m == WriteMode || m == ReadWriteMode || m == CommuteMode }
 
 // Arg is an argument of Insert: a datum with its access mode (Read, Write, ReadWrite, Commute,
-// Scratch) or a task option (Priority, Affinity).
+// Scratch), a task option (Priority, Affinity) or a GPU body (GPU).
 type Arg interface{ arg() }
 
 // access is an Arg naming a datum; one pointer-sized type per mode, so that an Arg holds it

@@ -140,8 +140,9 @@ func (g *Graph) classOf(name string, body *GPUBody, cpu bool) (*class, error) {
 
 // Insert adds a task named name (its class, as traces and the dashboard show it) whose body
 // is run, with the data accesses and options in args. The task runs once every earlier task
-// that accesses one of its data in a conflicting mode is done. Insert returns the graph's
-// error once it has failed, and waits while the window is full.
+// that accesses one of its data in a conflicting mode is done. run may be nil when args give
+// a GPU body (GPU): the task then runs on a device only. Insert returns the graph's error
+// once it has failed, and waits while the window is full.
 func (g *Graph) Insert(name string, run func(*Task) error, args ...Arg) error {
 	return g.insert(name, run, args, false)
 }
