@@ -24,8 +24,9 @@ package rt
 //
 // Invariants: a dynamic task carries its implementer's payload in Task.aux for its whole life,
 // through Async, Reschedule and device submission (the payload is the implementer's task
-// record; rt never looks inside it). A dynamic class has no batch-capable incarnation, so aux
-// is never needed for a ring. Failure works as for PTG: a failing body fails the taskpool, and
+// record; rt never looks inside it). A dynamic class has no batch-capable CPU incarnation, so
+// aux is never needed for a CPU ring. Its device incarnation may batch: rt/gpu's rings link
+// device wrappers, each holding its own rt task, whose aux stays the payload. Failure works as for PTG: a failing body fails the taskpool, and
 // tasks in flight are dropped without their Successors running.
 //
 // Rejected designs: deriving inserted tasks' readiness from rt's dependency tables (their goal

@@ -69,8 +69,34 @@
 // rt.Trace, rt.Progress and rt.Dashboard work as for .jdf programs, with one class per task
 // name. With KeepGraph, WriteDOT writes the graph inserted so far.
 //
+// # GPU bodies
+//
+// A task may carry a GPU body, a *GPUBody made once with GPU and passed to Insert; it runs
+// through rt/gpu's manager with the submit protocol of a .jdf GPU body (gpu.Done, Again,
+// Next, Async, Error, Disable) on a context with devices (rt.Devices, gpu.Open):
+//
+//	gemm := dynamic.GPU(func(t *dynamic.GPUTask, s *gpu.Stream) gpu.Result {
+//		for m := range t.Ring() {
+//			if err := s.Dgemm(blas.NoTrans, blas.NoTrans, nb, nb, nb, -1,
+//				m.Buffer(1), nb, m.Buffer(2), nb, 1, m.Buffer(0), nb); err != nil {
+//				return t.Fail(err)
+//			}
+//		}
+//		return gpu.Done
+//	}, dynamic.Batch(16, nil))
+//	g.Insert("GEMM", cpuGemm, dynamic.ReadWrite(cij), dynamic.Read(aik), dynamic.Read(bkj), gemm)
+//
+// A task with a CPU body too runs on either, as rt decides for a .jdf class with both; with
+// a nil CPU body it needs a device. BufferOf gives a datum's device buffer, GPUTask.Buffer
+// the i-th datum of a task. Read data are staged in when stale and never written back; Write
+// data are written back without being staged in; ReadWrite and Commute data both; Scratch
+// data are device memory of the datum's size, apart from its device copy. Every written
+// datum is back on the host when the task ends, and a CPU write makes device copies stale.
+// Batch lets tasks of one name and one GPUBody run as one ring (Accept, Reject, Stop from
+// its match). A task with a Commute access runs its CPU body; a GPU-only one is refused
+// with ErrMode, as is a GPU body on data a device cannot hold.
+//
 // # Not yet
 //
-// Tasks run on CPU workers of one rank: GPU bodies and placement across ranks are not
-// implemented by this package yet.
+// Tasks run on one rank: placement across ranks is not implemented by this package yet.
 package dynamic

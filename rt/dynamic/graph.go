@@ -56,15 +56,17 @@ func GraphPriority(p int32) Option { return func(c *config) error { c.prio = p; 
 // they depend on are done. A Graph is safe for concurrent use; tasks inserted by several
 // goroutines are ordered as their Insert calls are.
 type Graph struct {
-	ctx   *rt.Context
-	tp    *rt.Taskpool
-	debug bool
-	keep  *kept
+	ctx     *rt.Context
+	tp      *rt.Taskpool
+	debug   bool
+	keep    *kept
+	devices bool // the context has devices: writes bump the host copies' versions (gpu.go)
 
 	mu         sync.Mutex // insertion: the data's dependency state, the classes, seq
 	seq        int64
 	nextID     uint64
 	classes    map[string]*class
+	gpuClasses map[gpuKey]*class
 	lastClass  *class
 	registered map[regKey]any
 	closed     bool
@@ -76,9 +78,12 @@ type Graph struct {
 }
 
 // class is a task class of the graph: its tasks share a name, and the rt.TaskClass behind it.
+// A class with a GPU body is one per name, body and presence of a CPU body (gpu.go).
 type class struct {
 	name string
 	tc   *rt.TaskClass
+	body *GPUBody
+	cpu  int // index of the CPU incarnation in tc, -1 for none
 }
 
 // New returns an empty graph whose tasks run on c. Insert tasks, then call Wait.
@@ -92,7 +97,7 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 			return nil, err
 		}
 	}
-	g := &Graph{ctx: c, debug: cfg.debug, classes: map[string]*class{},
+	g := &Graph{ctx: c, debug: cfg.debug, devices: len(c.Devices()) > 0, classes: map[string]*class{},
 		window: int64(cfg.window), low: int64(cfg.window / 2), wake: make(chan struct{}, 1)}
 	if cfg.keep {
 		g.keep = &kept{}
@@ -109,14 +114,18 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 // Taskpool returns the rt.Taskpool that runs the graph's tasks.
 func (g *Graph) Taskpool() *rt.Taskpool { return g.tp }
 
-// classOf returns the class named name, registering it on first use. g.mu is held.
-func (g *Graph) classOf(name string) (*class, error) {
-	if c := g.lastClass; c != nil && c.name == name {
+// classOf returns the class named name of tasks with GPU body body (or none) and a CPU body
+// or not, registering it on first use. g.mu is held.
+func (g *Graph) classOf(name string, body *GPUBody, cpu bool) (*class, error) {
+	if c := g.lastClass; c != nil && c.name == name && c.body == body && (c.cpu >= 0) == cpu {
 		return c, nil
+	}
+	if body != nil {
+		return g.gpuClassOf(name, body, cpu)
 	}
 	c := g.classes[name]
 	if c == nil {
-		c = &class{name: name}
+		c = &class{name: name, cpu: 0}
 		c.tc = &rt.TaskClass{Name: name, Locals: []string{"seq"}, Params: []int{0},
 			Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: g.hook}},
 			Successors:   g.release}
@@ -131,14 +140,15 @@ func (g *Graph) classOf(name string) (*class, error) {
 
 // Insert adds a task named name (its class, as traces and the dashboard show it) whose body
 // is run, with the data accesses and options in args. The task runs once every earlier task
-// that accesses one of its data in a conflicting mode is done. Insert returns the graph's
-// error once it has failed, and waits while the window is full.
+// that accesses one of its data in a conflicting mode is done. run may be nil when args give
+// a GPU body (GPU): the task then runs on a device only. Insert returns the graph's error
+// once it has failed, and waits while the window is full.
 func (g *Graph) Insert(name string, run func(*Task) error, args ...Arg) error {
 	return g.insert(name, run, args, false)
 }
 
 func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bool) error {
-	if run == nil {
+	if run == nil && !hasGPU(args) {
 		return fmt.Errorf("%w: %s", ErrNoBody, name)
 	}
 	if err := g.tp.Err(); err != nil {
@@ -150,7 +160,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 		}
 	}
 	t := taskPool.Get().(*task)
-	t.g, t.run, t.prio, t.nested, t.commutes, t.held = g, run, 0, nested, 0, 0
+	t.g, t.run, t.prio, t.nested, t.commutes, t.held, t.body = g, run, 0, nested, 0, 0, nil
 	t.uses = t.uses[:0]
 	t.deps.Store(1)
 
@@ -160,10 +170,14 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 		taskPool.Put(t)
 		return ErrGraphDone
 	}
-	cls, err := g.classOf(name)
+	err := t.parse(args)
+	var cls *class
 	if err == nil {
+		cls, err = g.classOf(name, t.body, run != nil)
 		t.cls = cls
-		err = t.parse(args)
+	}
+	if err == nil && t.body != nil {
+		err = t.checkGPU()
 	}
 	if err != nil {
 		g.mu.Unlock()

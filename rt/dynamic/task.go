@@ -49,6 +49,7 @@ type task struct {
 	held     int      // commute tokens held
 	rtask    *rt.Task // the rt task while it waits for a token
 	nested   bool     // inserted by a body
+	body     *GPUBody // the GPU body, or nil (gpu.go)
 	sums     []uint64 // read-only checksums (debug mode)
 }
 
@@ -160,6 +161,9 @@ func (d *datum) releaseToken() {
 // completing worker, and makes ready every successor whose last predecessor t was.
 func (g *Graph) release(_ *rt.Taskpool, _ *rt.Locals, _ rt.FlowMask, e *rt.Edges) {
 	t := e.From().Payload().(*task)
+	if g.devices {
+		t.bumpVersions()
+	}
 	for i := 0; i < t.held; i++ {
 		t.commuteDatum(i).releaseToken()
 	}

@@ -74,6 +74,11 @@
 // its idle lock, or as a counted D2D_COMPLETE command to its manager,
 // docs/gpu.md, "The manager"; peer.go).
 //
+// A task whose class declares no flows, one inserted at run time by rt/dynamic,
+// lists its data per task (Incarnation.Data, DataFlow); its written flows
+// always go back to the host, and an Access of 0 is device scratch
+// (taskdata.go).
+//
 // # Choosing devices
 //
 // RTDevice implements rt.Estimator: rt compares the device's Load plus its

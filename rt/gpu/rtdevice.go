@@ -138,6 +138,12 @@ func (r *RTDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	if inc.NoTrace {
 		wt.exec = ExecDisabled
 	}
+	if gi.Data != nil {
+		if err := r.addDataFlows(wt, t, gi); err != nil {
+			return err
+		}
+		return r.submit(w, wt)
+	}
 	flows := t.Class().Flows
 	var written uint64
 	for i := range flows {
@@ -178,6 +184,11 @@ func (r *RTDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 		f.Late = late&(1<<i) != 0
 		wt.addFlow(f)
 	}
+	return r.submit(w, wt)
+}
+
+// submit hands the wrapper of an rt task to the device.
+func (r *RTDevice) submit(w rt.Worker, wt *Task) error {
 	var gw Worker
 	if w != nil {
 		gw = w

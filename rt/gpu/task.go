@@ -62,6 +62,11 @@ type Incarnation struct {
 	// (JDF X.size); 0 keeps the size of the host copy. Adapters that build
 	// flows from a runtime task (RTDevice) call it.
 	Size func(ec EC, flow int) int64
+	// Data, when set, gives the data of a task whose class declares no
+	// flows, a task inserted at run time (rt/dynamic): RTDevice makes flow i
+	// of the wrapper from the i-th DataFlow that Data appends to buf, instead
+	// of reading the class's flows (taskdata.go).
+	Data func(ec EC, buf []DataFlow) []DataFlow
 }
 
 // runsOn reports whether the incarnation targets dev's device type.
