@@ -254,7 +254,12 @@ func (t *task) checkGPU() error {
 
 // noCommute is the Evaluate of a device incarnation followed by a CPU body: a task with
 // Commute accesses takes the CPU body, which holds the tokens.
-func noCommute(rtask *rt.Task) bool { return rtask.Payload().(*task).commutes == 0 }
+func noCommute(rtask *rt.Task) error {
+	if rtask.Payload().(*task).commutes != 0 {
+		return rt.Next
+	}
+	return nil
+}
 
 // deviceData is gpu.Incarnation.Data for inserted tasks: their uses, in order.
 func deviceData(ec gpu.EC, buf []gpu.DataFlow) []gpu.DataFlow {
