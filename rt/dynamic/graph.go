@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
 )
@@ -21,6 +22,7 @@ type config struct {
 	debug  bool
 	keep   bool
 	prio   int32
+	noHelp bool
 }
 
 // Name names the graph's taskpool in errors, traces and the dashboard (default "dynamic").
@@ -39,6 +41,12 @@ func Window(n int) Option {
 	}
 }
 
+// WindowHelp sets whether an Insert that waits for the window runs ready tasks of the graph
+// on the inserting goroutine meanwhile (default true). Turn it off when bodies must not run on
+// that goroutine (one locked to an OS thread for a library's sake, or a body that waits for
+// something the inserting goroutine does after Insert returns); Insert then only waits.
+func WindowHelp(on bool) Option { return func(c *config) error { c.noHelp = !on; return nil } }
+
 // Debug checks that no body changes a datum it declared read-only: each Read datum is
 // checksummed before and after the body, and a change fails the graph with
 // ErrReadOnlyWritten, naming the task and the datum. It costs a pass over the data per task.
@@ -56,11 +64,17 @@ func GraphPriority(p int32) Option { return func(c *config) error { c.prio = p; 
 // they depend on are done. A Graph is safe for concurrent use; tasks inserted by several
 // goroutines are ordered as their Insert calls are.
 type Graph struct {
-	ctx   *rt.Context
-	tp    *rt.Taskpool
-	debug bool
-	keep  *kept
+	// Read by workers for every task, written only by New.
+	ctx         *rt.Context
+	tp          *rt.Taskpool
+	debug       bool
+	help        bool
+	keep        *kept
+	window, low int64
+	belowLow    func() bool // the window is down to its low mark: when a helping inserter stops
+	_           [64]byte
 
+	// The insertion side, on lines that only inserters write.
 	mu         sync.Mutex // insertion: the data's dependency state, the classes, seq
 	seq        int64
 	nextID     uint64
@@ -68,11 +82,16 @@ type Graph struct {
 	lastClass  *class
 	registered map[regKey]any
 	closed     bool
+	prod       *rt.Producer // batches the tasks ready at insertion from outside a body
+	// inserted counts the tasks inserted from outside a body; written under mu, read
+	// without it by the window's checks.
+	inserted atomic.Int64
+	_        [64]byte
 
-	window, low int64
-	live        atomic.Int64 // tasks inserted from outside a body and not yet done
-	waiting     atomic.Bool
-	wake        chan struct{}
+	// The completion side, written by the workers as tasks complete.
+	retired atomic.Int64 // tasks inserted from outside a body and done
+	waiting atomic.Bool  // an inserter waits for the window
+	wake    chan struct{}
 }
 
 // class is a task class of the graph: its tasks share a name, and the rt.TaskClass behind it.
@@ -92,8 +111,9 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 			return nil, err
 		}
 	}
-	g := &Graph{ctx: c, debug: cfg.debug, classes: map[string]*class{},
+	g := &Graph{ctx: c, debug: cfg.debug, help: !cfg.noHelp, classes: map[string]*class{},
 		window: int64(cfg.window), low: int64(cfg.window / 2), wake: make(chan struct{}, 1)}
+	g.belowLow = func() bool { return g.live() <= g.low }
 	if cfg.keep {
 		g.keep = &kept{}
 	}
@@ -103,6 +123,7 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 	if err := c.Add(g.tp); err != nil {
 		return nil, err
 	}
+	g.prod = g.tp.NewProducer()
 	return g, nil
 }
 
@@ -144,7 +165,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	if err := g.tp.Err(); err != nil {
 		return err
 	}
-	if !nested && g.live.Load() >= g.window {
+	if !nested && g.inserted.Load()-g.retired.Load() >= g.window {
 		if err := g.waitWindow(); err != nil {
 			return err
 		}
@@ -174,20 +195,31 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	t.seq = g.seq
 	g.tp.AddTasks(cls.tc, 1)
 	if !nested {
-		g.live.Add(1)
+		g.inserted.Store(g.inserted.Load() + 1)
 	}
 	t.link()
 	if g.keep != nil {
 		g.keep.add(t)
 	}
+	if countRecords {
+		liveRecords.Add(1)
+	}
+	ready := t.deps.Add(-1) == 0
+	var l rt.Locals
+	if ready && !nested {
+		// Under g.mu, which serialises the producer's callers.
+		l[0] = int(t.seq)
+		err = g.prod.Ready(cls.tc, &l, t.prio, t)
+	}
 	g.mu.Unlock()
 
-	if t.deps.Add(-1) == 0 {
-		var l rt.Locals
+	if ready && nested {
+		// A body's insertion goes to the scheduler at once: the producer's batch would wait
+		// for this worker to run dry.
 		l[0] = int(t.seq)
-		return g.tp.Schedule(cls.tc, &l, t.prio, t)
+		err = g.tp.Schedule(cls.tc, &l, t.prio, t)
 	}
-	return nil
+	return err
 }
 
 // retire counts t done for the window and wakes a waiting inserter at the low mark.
@@ -195,7 +227,8 @@ func (g *Graph) retire(t *task) {
 	if t.nested {
 		return
 	}
-	if g.live.Add(-1) <= g.low && g.waiting.Load() && g.waiting.CompareAndSwap(true, false) {
+	n := g.retired.Add(1)
+	if g.waiting.Load() && g.inserted.Load()-n <= g.low && g.waiting.CompareAndSwap(true, false) {
 		select {
 		case g.wake <- struct{}{}:
 		default:
@@ -203,23 +236,64 @@ func (g *Graph) retire(t *task) {
 	}
 }
 
+// live returns the tasks inserted from outside a body and not yet done.
+func (g *Graph) live() int64 { return g.inserted.Load() - g.retired.Load() }
+
+// Polling bounds of a waiting inserter that found no task to run: it looks again after
+// helpPoll, doubling up to helpPollMax, unless the low mark wakes it first.
+const (
+	helpPoll    = 50 * time.Microsecond
+	helpPollMax = 2 * time.Millisecond
+)
+
 // waitWindow waits until the tasks in the window are down to the low mark, or the graph
-// fails. The inserter announces itself before it checks the count, and a release checks for
-// it after it counted: one of them sees the other.
+// fails, running ready tasks of the graph meanwhile (WindowHelp). The inserter announces
+// itself before it checks the count, and a release checks for it after it counted: one of
+// them sees the other. It also looks again after a poll interval, so that a second waiting
+// inserter, which the one wake-up token does not reach, and tasks that became ready while it
+// slept are not missed.
+//
+// A helping inserter runs only tasks that cannot wait for this window: a body that inserts
+// does so with Task.Insert, which never waits for it (a body that called Graph.Insert would
+// help in turn, one level deeper, rather than block).
 func (g *Graph) waitWindow() error {
-	for g.live.Load() > g.low {
+	g.mu.Lock()
+	g.prod.Flush() // the batch's tasks may be the very ones to run
+	g.mu.Unlock()
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	poll := helpPoll
+	for g.live() > g.low {
+		if err := g.tp.Err(); err != nil {
+			return err
+		}
+		if g.help && g.tp.Help(g.belowLow) > 0 {
+			poll = helpPoll
+			continue
+		}
 		g.waiting.Store(true)
-		if g.live.Load() <= g.low {
+		if g.live() <= g.low {
 			g.waiting.Store(false)
 			break
 		}
+		if timer == nil {
+			timer = time.NewTimer(poll)
+		} else {
+			timer.Reset(poll)
+		}
 		select {
 		case <-g.wake:
+		case <-timer.C:
+			poll = min(2*poll, helpPollMax)
 		case <-g.tp.Done():
 			return g.tp.Err()
 		}
 	}
-	return nil
+	return g.tp.Err()
 }
 
 // Wait closes the graph to insertions from outside its bodies and waits until every task
@@ -230,6 +304,7 @@ func (g *Graph) Wait(ctx context.Context) error {
 	g.mu.Lock()
 	if !g.closed {
 		g.closed = true
+		g.prod.Close()
 		g.tp.AddActions(-1)
 	}
 	g.mu.Unlock()
