@@ -83,6 +83,7 @@ type Graph struct {
 	registered map[regKey]any
 	closed     bool
 	prod       *rt.Producer // batches the tasks ready at insertion from outside a body
+	free       *task        // task records for insertions, linked through nextFree
 	// inserted counts the tasks inserted from outside a body; written under mu, read
 	// without it by the window's checks.
 	inserted atomic.Int64
@@ -90,6 +91,7 @@ type Graph struct {
 
 	// The completion side, written by the workers as tasks complete.
 	retired atomic.Int64 // tasks inserted from outside a body and done
+	freed   atomic.Pointer[task] // records released by workers, linked through nextFree
 	waiting atomic.Bool  // an inserter waits for the window
 	wake    chan struct{}
 }
@@ -170,25 +172,24 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 			return err
 		}
 	}
-	t := taskPool.Get().(*task)
-	t.g, t.run, t.prio, t.nested, t.commutes, t.held = g, run, 0, nested, 0, 0
-	t.uses = t.uses[:0]
-	t.deps.Store(1)
-
 	g.mu.Lock()
 	if g.closed && !nested {
 		g.mu.Unlock()
-		taskPool.Put(t)
 		return ErrGraphDone
 	}
+	t := g.newTask()
+	t.g, t.run, t.prio, t.nested, t.commutes, t.held = g, run, 0, nested, 0, 0
+	t.uses = t.uses[:0]
+	t.deps.Store(1)
 	cls, err := g.classOf(name)
 	if err == nil {
 		t.cls = cls
 		err = t.parse(args)
 	}
 	if err != nil {
+		t.run = nil
+		t.nextFree, g.free = g.free, t
 		g.mu.Unlock()
-		taskPool.Put(t)
 		return fmt.Errorf("dynamic: inserting %s: %w", name, err)
 	}
 	g.seq++

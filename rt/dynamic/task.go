@@ -49,10 +49,37 @@ type task struct {
 	held     int      // commute tokens held
 	rtask    *rt.Task // the rt task while it waits for a token
 	nested   bool     // inserted by a body
+	nextFree *task    // the graph's free lists
 	sums     []uint64 // read-only checksums (debug mode)
 }
 
-var taskPool = sync.Pool{New: func() any { return new(task) }}
+// newTask returns a task record for an insertion; g.mu is held. Records are the graph's own:
+// a release pushes its record on freed (only pushes: no record can come back to the top of
+// the stack between a load and a swap, so the stack needs no counter), and the inserter takes
+// the whole stack at once when its private list is empty. A sync.Pool would drop them at every
+// collection, and a graph's records outlive none of its windows' worth.
+func (g *Graph) newTask() *task {
+	t := g.free
+	if t == nil {
+		if t = g.freed.Swap(nil); t == nil {
+			return new(task)
+		}
+	}
+	g.free, t.nextFree = t.nextFree, nil
+	return t
+}
+
+// freeTask gives t's record back to its graph; any goroutine.
+func (g *Graph) freeTask(t *task) {
+	t.run = nil
+	for {
+		top := g.freed.Load()
+		t.nextFree = top
+		if g.freed.CompareAndSwap(top, t) {
+			return
+		}
+	}
+}
 
 // countRecords turns on liveRecords, the task records taken by insertions and not yet
 // released, for the memory test; off, it costs one load per insertion.
@@ -186,7 +213,7 @@ func (g *Graph) release(_ *rt.Taskpool, _ *rt.Locals, _ rt.FlowMask, e *rt.Edges
 	g.retire(t)
 	clear(succ)
 	t.succ = succ[:0]
-	taskPool.Put(t)
+	g.freeTask(t)
 }
 
 // ready makes s ready on the releasing worker.
