@@ -82,11 +82,8 @@ func (tp *Taskpool) NewProducer() *Producer {
 // taskpool's error once the taskpool has failed, and the task is then dropped.
 func (p *Producer) Ready(tc *TaskClass, l *Locals, prio int32, payload any) error {
 	tp := p.tp
-	cs := tp.dynState(tc)
-	if cs == nil {
-		return fmt.Errorf("%w: %s is not a class added to taskpool %s", ErrBadTaskClass, tc.Name, tp.name)
-	}
-	if err := tp.Err(); err != nil {
+	cs, err := tp.readyState(tc)
+	if err != nil {
 		return err
 	}
 	c := tp.ctx

@@ -29,8 +29,8 @@ type config struct {
 func Name(s string) Option { return func(c *config) error { c.name = s; return nil } }
 
 // Window bounds the tasks inserted from outside a body and not yet done: Insert waits while n
-// are (until half of them are done), so memory stays flat however many tasks a program
-// inserts. Default DefaultWindow.
+// are (until half of them are done), running ready tasks of the graph meanwhile (WindowHelp),
+// so memory stays flat however many tasks a program inserts. Default DefaultWindow.
 func Window(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -90,9 +90,9 @@ type Graph struct {
 	_        [64]byte
 
 	// The completion side, written by the workers as tasks complete.
-	retired atomic.Int64 // tasks inserted from outside a body and done
+	retired atomic.Int64         // tasks inserted from outside a body and done
 	freed   atomic.Pointer[task] // records released by workers, linked through nextFree
-	waiting atomic.Bool  // an inserter waits for the window
+	waiting atomic.Bool          // an inserter waits for the window
 	wake    chan struct{}
 }
 
@@ -155,7 +155,8 @@ func (g *Graph) classOf(name string) (*class, error) {
 // Insert adds a task named name (its class, as traces and the dashboard show it) whose body
 // is run, with the data accesses and options in args. The task runs once every earlier task
 // that accesses one of its data in a conflicting mode is done. Insert returns the graph's
-// error once it has failed, and waits while the window is full.
+// error once it has failed; while the window is full it waits, and runs ready tasks of the
+// graph on the calling goroutine meanwhile (unless WindowHelp(false)).
 func (g *Graph) Insert(name string, run func(*Task) error, args ...Arg) error {
 	return g.insert(name, run, args, false)
 }

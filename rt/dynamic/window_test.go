@@ -10,6 +10,21 @@ import (
 	"github.com/jdf2go/jdf2go/rt/dynamic"
 )
 
+// oneWorker returns a graph with opts on a Context of one worker, closed with the test.
+func oneWorker(t *testing.T, opts ...dynamic.Option) *dynamic.Graph {
+	t.Helper()
+	c, err := rt.New(rt.Workers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	g, err := dynamic.New(c, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // blockedWorker inserts, on a Context of one worker, a task that holds the worker until
 // release is closed, then n independent tasks through a window of w from a goroutine; each
 // independent task inserts a child with Task.Insert. It returns the inserter's result channel
@@ -44,16 +59,8 @@ func blockedWorker(t *testing.T, g *dynamic.Graph, release chan struct{}, n int)
 // With its only worker held by a body, an inserter whose window is full runs the ready tasks
 // itself, children that bodies insert included, and gets through ten windows' worth of tasks.
 func TestWindowInserterRunsTasks(t *testing.T) {
-	c, err := rt.New(rt.Workers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	const window, n = 8, 80
-	g, err := dynamic.New(c, dynamic.Window(window))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := oneWorker(t, dynamic.Window(window))
 	release := make(chan struct{})
 	done, ran := blockedWorker(t, g, release, n)
 	select {
@@ -81,16 +88,8 @@ func TestWindowInserterRunsTasks(t *testing.T) {
 // WindowHelp(false): the inserter only waits, so with the worker held it stays at the window
 // until the worker is released.
 func TestWindowHelpOff(t *testing.T) {
-	c, err := rt.New(rt.Workers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	const window, n = 8, 80
-	g, err := dynamic.New(c, dynamic.Window(window), dynamic.WindowHelp(false))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := oneWorker(t, dynamic.Window(window), dynamic.WindowHelp(false))
 	release := make(chan struct{})
 	done, ran := blockedWorker(t, g, release, n)
 	select {
