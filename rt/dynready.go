@@ -25,9 +25,10 @@ package rt
 // only what it can run without becoming something else: tasks of its taskpool, made by
 // Schedule or Edges.Ready, whose remaining incarnations are all CPU hooks (a device's Submit
 // could keep it as the device's manager), found at the head of a scheduler queue (popIf; it
-// never takes another worker's next_task slot, and never reorders a queue). Successors it
-// makes ready go to the scheduler, not to a slot of its own: when Help returns nothing of the
-// taskpool is left with the helper. The caller must hold no lock that a body may take, and
+// never takes another worker's next_task slot, and never reorders a queue). Like a worker, it
+// keeps the best successor of a release in a next_task slot of its own and runs it next; when
+// Help returns, that slot goes to the scheduler, so nothing of the taskpool stays with the
+// helper. The caller must hold no lock that a body may take, and
 // must not call Help from a body.
 //
 // Rejected designs: a timer that flushes a producer's batch after some microseconds (a task
@@ -204,8 +205,7 @@ func (tp *Taskpool) Help(stop func() bool) int {
 		w = hs.free[n-1]
 		hs.free = hs.free[:n-1]
 	} else {
-		w = newWorker(c, -1)
-		w.keepNext = false
+		w = newWorker(c, -1) // with a next_task slot, as the scheduler allows
 		w.parked.Store(true)
 		if c.tracer != nil {
 			w.track = c.tracer.NewTrack("workers", fmt.Sprintf("inserter %d", len(hs.all)))
@@ -224,6 +224,10 @@ func (tp *Taskpool) Help(stop func() bool) int {
 			}
 			w.flushReady()
 		}
+		if t := w.next; t != nil { // nothing of the taskpool stays with the helper
+			w.next = nil
+			w.pushOne(t)
+		}
 		w.flushDone()
 		w.setCur(nil)
 		w.parked.Store(true)
@@ -232,10 +236,20 @@ func (tp *Taskpool) Help(stop func() bool) int {
 		hs.mu.Unlock()
 	}()
 	w.parked.Store(false)
+	ok := func(t *Task) bool { return helpable(t, tp) }
 	for !tp.isDone() && !stop() {
-		t := c.sched.popIf(w, func(t *Task) bool { return helpable(t, tp) })
+		t := w.next
+		if t != nil {
+			w.next = nil
+			if !ok(t) {
+				w.pushOne(t)
+				t = nil
+			}
+		}
 		if t == nil {
-			break
+			if t = c.sched.popIf(w, ok); t == nil {
+				break
+			}
 		}
 		w.run(t)
 		ran++
