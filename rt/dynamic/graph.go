@@ -79,7 +79,7 @@ type Graph struct {
 	seq        int64
 	nextID     uint64
 	classes    map[string]*class
-	lastClass  *class
+	recent     [4]*class // the classes used last, most recent first (classOf)
 	registered map[regKey]any
 	closed     bool
 	prod       *rt.Producer // batches the tasks ready at insertion from outside a body
@@ -132,10 +132,19 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 // Taskpool returns the rt.Taskpool that runs the graph's tasks.
 func (g *Graph) Taskpool() *rt.Taskpool { return g.tp }
 
-// classOf returns the class named name, registering it on first use. g.mu is held.
+// classOf returns the class named name, registering it on first use. g.mu is held. The few
+// classes used last are compared first (a name given as a constant compares by its pointer),
+// before the map and its hash of the name.
 func (g *Graph) classOf(name string) (*class, error) {
-	if c := g.lastClass; c != nil && c.name == name {
-		return c, nil
+	r := &g.recent
+	for i, c := range r {
+		if c != nil && c.name == name {
+			if i > 0 {
+				copy(r[1:i+1], r[:i])
+				r[0] = c
+			}
+			return c, nil
+		}
 	}
 	c := g.classes[name]
 	if c == nil {
@@ -148,7 +157,8 @@ func (g *Graph) classOf(name string) (*class, error) {
 		}
 		g.classes[name] = c
 	}
-	g.lastClass = c
+	copy(r[1:], r[:len(r)-1])
+	r[0] = c
 	return c, nil
 }
 
