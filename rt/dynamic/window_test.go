@@ -169,3 +169,55 @@ func TestWindowBoundsRecords(t *testing.T) {
 		}
 	}
 }
+
+// A task that is ready when it is inserted while every worker is busy waits in the inserter's
+// batch; a worker that runs out of work takes it there, even if the inserting goroutine never
+// inserts again nor calls Wait (here it waits for that task's own result).
+func TestBatchReachesIdleWorkers(t *testing.T) {
+	c, err := rt.New(rt.Workers(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	g, err := dynamic.New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{}, 2)
+	hold := make(chan struct{})
+	defer func() {
+		select {
+		case <-hold:
+		default:
+			close(hold)
+		}
+	}()
+	for range 2 { // both workers busy
+		if err := g.Insert("HOLD", func(*dynamic.Task) error { started <- struct{}{}; <-hold; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		select {
+		case <-started:
+		case <-time.After(10 * time.Second):
+			t.Fatal("a task ready at insertion never started on an idle worker")
+		}
+	}
+	result := make(chan int, 1)
+	if err := g.Insert("LAST", func(*dynamic.Task) error { result <- 42; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	close(hold)
+	select {
+	case v := <-result:
+		if v != 42 {
+			t.Fatalf("result %d", v)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a task ready at insertion never ran while the inserter waited for it")
+	}
+	if err := g.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
