@@ -45,8 +45,8 @@ import (
 )
 
 // Producer makes tasks of classes added with AddClass ready in batches, for an inserting
-// goroutine that is not a worker (see the protocol above). Its methods must not be called
-// concurrently; Close it when nothing more will be inserted.
+// goroutine that is not a worker (the protocol at the top of rt/dynready.go). Its methods
+// must not be called concurrently; Close it when nothing more will be inserted.
 type Producer struct {
 	tp *Taskpool
 	mu sync.Mutex // guards w and ts against a worker pulling the batch
@@ -193,9 +193,9 @@ func (h *helpers) each(f func(w *worker)) {
 
 // Help runs ready tasks of tp on the calling goroutine, which is not a worker, until stop
 // reports true, tp has finished or failed, or no task it may run is ready at the head of a
-// scheduler queue (see the protocol above). It returns the number of tasks it ran. The caller
-// holds no lock that a body may take, and is not itself running a body. stop is called
-// before each task.
+// scheduler queue (the protocol at the top of rt/dynready.go). It returns the number of
+// tasks it ran. The caller holds no lock that a body may take, and is not itself running a
+// body. stop is called before each task.
 func (tp *Taskpool) Help(stop func() bool) int {
 	c := tp.ctx
 	hs := &c.helpers
