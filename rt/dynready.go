@@ -53,6 +53,10 @@ type Producer struct {
 	w  *worker    // a free stack of its own
 	ts []*Task
 	n  atomic.Int32 // len(ts), published for idle workers
+
+	// The class of the previous Ready and its state: programs insert runs of one class.
+	lastTC *TaskClass
+	lastCS *classState
 }
 
 // producers is a Context's set of open producers; copied on write, read by idle workers
@@ -83,9 +87,17 @@ func (tp *Taskpool) NewProducer() *Producer {
 // taskpool's error once the taskpool has failed, and the task is then dropped.
 func (p *Producer) Ready(tc *TaskClass, l *Locals, prio int32, payload any) error {
 	tp := p.tp
-	cs, err := tp.readyState(tc)
-	if err != nil {
-		return err
+	cs := p.lastCS
+	if tc != p.lastTC || cs == nil {
+		var err error
+		if cs, err = tp.readyState(tc); err != nil {
+			return err
+		}
+		p.lastTC, p.lastCS = tc, cs
+	} else if tp.failed.Load() {
+		if err := tp.Err(); err != nil {
+			return err
+		}
 	}
 	c := tp.ctx
 	p.mu.Lock()
