@@ -31,8 +31,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	record := fs.String("record", "", "also write the results to DIR/<date>-<machine>-<suite>.json (bench/results keeps them)")
 	machine := fs.String("machine", "", "the machine's name in the results and the -record file name (default: GPU and CPU count, e.g. h200-16cpu)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	memChild := fs.Int("dynamic-memory-child", 0, "internal: run the dynamic suite's memory workload of N tasks "+
+		"(the suite starts the driver so, as a child process)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *memChild > 0 {
+		return memoryChild(*memChild, stdout)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	if *from != "" {

@@ -47,6 +47,11 @@ type Context struct {
 
 	depot depot
 
+	// Inserting goroutines (dynready.go): their batches of ready tasks, and the helpers that
+	// run tasks while an inserter waits.
+	producers producers
+	helpers   helpers
+
 	// Dense dependency tables of taskpools that finished, for later ones (deps.go).
 	denseMu   sync.Mutex
 	denseFree []*denseTable
@@ -130,12 +135,14 @@ func (c *Context) Workers() int { return len(c.workers) }
 // completed, failed or rescheduled); stall detection (stall.go) needs it at zero. Each worker
 // counts what it hands off and what it takes back, on its own cache line: one counter for the
 // Context would be written by every submitting worker and by every device manager, for every
-// task. The sum is exact when every worker is parked, which is when stall detection reads it.
+// task. Helpers (dynready.go) count too. The sum is exact when every worker is parked, which
+// is when stall detection reads it.
 func (c *Context) away() int64 {
 	n := c.ext.handed.Load()
 	for _, w := range c.workers {
 		n += w.handed.Load()
 	}
+	c.helpers.each(func(w *worker) { n += w.handed.Load() })
 	return n
 }
 
@@ -249,19 +256,26 @@ func (c *Context) Add(tp *Taskpool) error {
 // quiesce returns true once no worker runs a body or a completion of tp (tp has failed, so
 // none starts one): every worker that was running a task of tp when this call began has been
 // seen between two tasks, parked or stopped since, and no worker holds an arrival credit on
-// a record of tp. Workers busy with other taskpools are not waited for. It gives up,
+// a record of tp; the same for helpers (dynready.go). Workers busy with other taskpools are
+// not waited for. It gives up,
 // returning false, when ctx ends.
 func (c *Context) quiesce(ctx context.Context, tp *Taskpool) bool {
 	e := c.epoch.Add(1)
-	for _, w := range c.workers {
-		for w.cur.Load() == tp && w.seen.Load() < e && !w.parked.Load() || w.credTP.Load() == tp {
+	ok := true
+	wait := func(w *worker) {
+		for ok && (w.cur.Load() == tp && w.seen.Load() < e && !w.parked.Load() || w.credTP.Load() == tp) {
 			if ctx.Err() != nil {
-				return false
+				ok = false
+				return
 			}
 			time.Sleep(20 * time.Microsecond)
 		}
 	}
-	return true
+	for _, w := range c.workers {
+		wait(w)
+	}
+	c.helpers.each(wait)
+	return ok
 }
 
 // notify follows every push: it wakes a parked worker, if any. One is enough, and keeps the

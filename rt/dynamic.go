@@ -16,9 +16,11 @@ package rt
 //  3. Before a task can complete, AddTasks counts it: the taskpool's pending count never
 //     reaches zero while a counted task is not done, so a graph whose last task completes
 //     while the program inserts the next one cannot finish early.
-//  4. A task whose predecessors are done is made ready with Schedule (from any goroutine) or,
-//     inside the Successors function of a completing task, with Edges.Ready, which keeps the
-//     best one in the worker's next_task slot exactly as a PTG release does.
+//  4. A task whose predecessors are done is made ready with Schedule (from any goroutine), with
+//     a Producer (one inserting goroutine at a time, in batches: dynready.go) or, inside the
+//     Successors function of a completing task, with Edges.Ready, which keeps the best one in
+//     the worker's next_task slot exactly as a PTG release does. An inserting goroutine that
+//     waits may run ready tasks of the taskpool with Help (dynready.go).
 //  5. The implementer drops its hold (AddActions(-1)) when nothing more will be inserted from
 //     outside a body; bodies still running may insert, since their own task is still counted.
 //
@@ -122,6 +124,16 @@ func (tp *Taskpool) dynState(tc *TaskClass) *classState {
 	return (*p)[i]
 }
 
+// readyState returns the state of tc, a class added with AddClass, for a task about to be
+// made ready: an error when tc is no such class or tp has failed.
+func (tp *Taskpool) readyState(tc *TaskClass) (*classState, error) {
+	cs := tp.dynState(tc)
+	if cs == nil {
+		return nil, fmt.Errorf("%w: %s is not a class added to taskpool %s", ErrBadTaskClass, tc.Name, tp.name)
+	}
+	return cs, tp.Err()
+}
+
 // AddTasks counts n more tasks of tc (registered with AddClass) that tp waits for. Call it
 // before the tasks can complete: before Schedule or before the task is linked where a
 // completing predecessor can make it ready.
@@ -146,11 +158,8 @@ func (t *Task) fillDynamic(cs *classState, l *Locals, prio int32, payload any) {
 // payload, which Task.Payload returns. It is safe from any goroutine. It returns the
 // taskpool's error once the taskpool has failed, and the task is then dropped.
 func (tp *Taskpool) Schedule(tc *TaskClass, l *Locals, prio int32, payload any) error {
-	cs := tp.dynState(tc)
-	if cs == nil {
-		return fmt.Errorf("%w: %s is not a class added to taskpool %s", ErrBadTaskClass, tc.Name, tp.name)
-	}
-	if err := tp.Err(); err != nil {
+	cs, err := tp.readyState(tc)
+	if err != nil {
 		return err
 	}
 	c := tp.ctx

@@ -96,6 +96,16 @@ func (q *prioQueue) find(r uint64) *bucket {
 	return b
 }
 
+// peek returns the task pop would return, or nil.
+func (q *prioQueue) peek() *Task {
+	nb := len(q.buckets)
+	if nb == 0 {
+		return nil
+	}
+	b := q.buckets[nb-1]
+	return b.ring[b.head]
+}
+
 func (q *prioQueue) pop() *Task {
 	nb := len(q.buckets)
 	if nb == 0 {
@@ -254,6 +264,9 @@ func (q *fifo) collect(w *worker) {
 		t = next
 	}
 }
+
+// peek returns the task pop would return, or nil.
+func (q *fifo) peek() *Task { return q.head }
 
 func (q *fifo) pop() *Task {
 	t := q.head

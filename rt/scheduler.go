@@ -36,6 +36,10 @@ type scheduler interface {
 	pushAway(w *worker, ts []*Task)
 	// pop returns a task for w, stealing if the policy does, or nil when none is visible.
 	pop(w *worker) *Task
+	// popIf pops the task at the head of a queue (the best one there) if ok accepts it, and
+	// returns nil when no queue's head is accepted; for a helper (dynready.go), so it never
+	// steals half a queue and never takes a task out of order.
+	popIf(w *worker, ok func(*Task) bool) *Task
 	// collect offers w.offer, best first and under the queue's lock, the tasks queued where w
 	// pops first (its own queue for lfq, the global queue otherwise), removing those it
 	// accepts, until it answers Stop or none is left (a CPU ring, batch.go).
@@ -147,6 +151,28 @@ func (s *lfq) pop(w *worker) *Task {
 	return s.stealFor(w)
 }
 
+func (s *lfq) popIf(w *worker, ok func(*Task) bool) *Task {
+	n := len(s.qs)
+	start := int(s.rr.Add(1)) % n
+	for i := 0; i < n; i++ {
+		q := &s.qs[(start+i)%n]
+		if q.n.Load() == 0 {
+			continue
+		}
+		q.mu.Lock()
+		var t *Task
+		if h := q.h.peek(); h != nil && ok(h) {
+			t = q.h.pop()
+			q.n.Store(int32(q.h.len()))
+		}
+		q.mu.Unlock()
+		if t != nil {
+			return t
+		}
+	}
+	return nil
+}
+
 // collect scans w's own queue only: a ring takes no task that a thief could run meanwhile.
 func (s *lfq) collect(w *worker) {
 	if w.id < 0 {
@@ -229,6 +255,7 @@ func (s *lfq) stealFor(w *worker) *Task {
 type globalQueue interface {
 	add(t *Task)
 	pop() *Task
+	peek() *Task
 	len() int
 	collect(w *worker)
 }
@@ -278,6 +305,20 @@ func (s *global) pop(w *worker) *Task {
 		// As in lfq.stealFor: one parked worker per task left.
 		w.c.wake(left)
 	}
+	return t
+}
+
+func (s *global) popIf(w *worker, ok func(*Task) bool) *Task {
+	if s.n.Load() == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	var t *Task
+	if h := s.q.peek(); h != nil && ok(h) {
+		t = s.q.pop()
+		s.n.Store(int32(s.q.len()))
+	}
+	s.mu.Unlock()
 	return t
 }
 

@@ -28,13 +28,19 @@ type Taskpool struct {
 	added atomic.Bool
 	start time.Time // when Add was called (progress.go)
 	total int64
-	// inserted counts the tasks added at run time (AddTasks), dyn their classes (dynamic.go).
+	dyn   dynClasses // classes added at run time (dynamic.go)
+
+	// The counters written per inserted task (AddTasks) lie on lines of their own, so that
+	// an inserting goroutine does not pull away the lines that workers read per task (the
+	// classes, failed, done).
+	_ [128]byte
+	// inserted counts the tasks added at run time (AddTasks).
 	inserted atomic.Int64
-	dyn      dynClasses
 	pending  atomic.Int64                  // local tasks not yet counted done
 	skipped  atomic.Int64                  // local tasks that bodies said will not run (SkipTasks)
 	dropped  atomic.Pointer[droppedOutput] // for the stall report (Edges.Outside)
 	actions  atomic.Int64                  // runtime actions in flight (AddActions), also counted in pending
+	_        [128]byte
 
 	failed   atomic.Bool
 	scrubbed atomic.Bool

@@ -24,7 +24,7 @@ package rt
 //     every worker. The taskpool finishes when its pending count reaches zero.
 //
 // Parking. A worker that finds nothing tries a couple of stealing rounds (yielding in between,
-// never spinning), then appends itself to Context.idle and increments Context.nidle under
+// never spinning; each round also pulls an inserting goroutine's batch, dynready.go), then appends itself to Context.idle and increments Context.nidle under
 // idleMu, pops once more, and only then blocks on its wake channel. A pusher first publishes
 // the task (queue mutex, or an atomic length), then loads nidle; if it is non-zero it wakes the
 // most recently parked worker. Both sides use sequentially consistent operations in opposite
@@ -253,13 +253,20 @@ func (w *worker) idle() *Task {
 			if t := c.sched.pop(w); t != nil {
 				return t
 			}
+			if t := w.pullReady(); t != nil {
+				return t
+			}
 			gosched()
 		}
 		c.idleMu.Lock()
 		c.idle = append(c.idle, w)
 		c.nidle.Add(1)
 		c.idleMu.Unlock()
-		if t := c.sched.pop(w); t != nil {
+		t := c.sched.pop(w)
+		if t == nil {
+			t = w.pullReady() // after nidle: a producer's batch (dynready.go)
+		}
+		if t != nil {
 			w.unpark()
 			return t
 		}

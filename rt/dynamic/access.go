@@ -245,10 +245,11 @@ func (t *task) ref() ref { return ref{t, t.gen.Load(), t.seq} }
 // after makes t wait for every live task of refs.
 func (t *task) after(refs []ref) {
 	for _, r := range refs {
-		if r.t == t {
-			continue
+		// A reference to t's own record names the task that had the record before it was
+		// recycled, which has completed: an edge of the kept graph, nothing to wait for.
+		if r.t != t {
+			r.t.addSuccessor(r.gen, t)
 		}
-		r.t.addSuccessor(r.gen, t)
 		if k := t.g.keep; k != nil {
 			k.edge(r.seq, t.seq)
 		}

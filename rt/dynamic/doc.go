@@ -43,9 +43,20 @@
 //
 // # Window
 //
-// Insert waits while Window tasks (DefaultWindow) inserted from outside a body are not done,
-// until half of them are, so that memory stays flat however many tasks a program inserts.
-// The inserting goroutine waits; it does not run tasks itself.
+// At most Window tasks (DefaultWindow) inserted from outside a body are not done: Insert waits
+// once there are that many, until half of them are, so that memory stays flat however many
+// tasks a program inserts (the task records and the data's lists of readers are recycled).
+// While it waits, the inserting goroutine runs ready tasks of the graph itself, as a worker
+// would: it takes them from the scheduler's queues (never from a worker's next_task slot),
+// runs their bodies and releases their successors, so that a program makes progress even when
+// every worker is held by a long body. It runs only tasks of its own graph with CPU bodies, and
+// a body it runs that inserts does so with Task.Insert, which never waits for the window: it
+// cannot block on the window it is helping to drain. WindowHelp(false) makes Insert only wait,
+// for bodies that must not run on the inserting goroutine.
+//
+// Tasks that are ready when they are inserted go to the workers in batches while every worker
+// is busy; an idle worker takes a batch as soon as it runs out of work, and a parked worker is
+// woken for the first task, so a batch never delays a task that a worker could start.
 //
 // # Tasks that insert tasks
 //

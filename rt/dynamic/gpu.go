@@ -216,7 +216,7 @@ func (g *Graph) gpuClassOf(name string, body *GPUBody, cpu bool) (*class, error)
 		}
 		g.gpuClasses[k] = c
 	}
-	g.lastClass = c
+	g.remember(c)
 	return c, nil
 }
 

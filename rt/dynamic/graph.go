@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
 )
@@ -21,14 +22,15 @@ type config struct {
 	debug  bool
 	keep   bool
 	prio   int32
+	noHelp bool
 }
 
 // Name names the graph's taskpool in errors, traces and the dashboard (default "dynamic").
 func Name(s string) Option { return func(c *config) error { c.name = s; return nil } }
 
 // Window bounds the tasks inserted from outside a body and not yet done: Insert waits while n
-// are (until half of them are done), so memory stays flat however many tasks a program
-// inserts. Default DefaultWindow.
+// are (until half of them are done), running ready tasks of the graph meanwhile (WindowHelp),
+// so memory stays flat however many tasks a program inserts. Default DefaultWindow.
 func Window(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -38,6 +40,12 @@ func Window(n int) Option {
 		return nil
 	}
 }
+
+// WindowHelp sets whether an Insert that waits for the window runs ready tasks of the graph
+// on the inserting goroutine meanwhile (default true). Turn it off when bodies must not run on
+// that goroutine (one locked to an OS thread for a library's sake, or a body that waits for
+// something the inserting goroutine does after Insert returns); Insert then only waits.
+func WindowHelp(on bool) Option { return func(c *config) error { c.noHelp = !on; return nil } }
 
 // Debug checks that no body changes a datum it declared read-only: each Read datum is
 // checksummed before and after the body, and a change fails the graph with
@@ -56,25 +64,38 @@ func GraphPriority(p int32) Option { return func(c *config) error { c.prio = p; 
 // they depend on are done. A Graph is safe for concurrent use; tasks inserted by several
 // goroutines are ordered as their Insert calls are.
 type Graph struct {
-	ctx     *rt.Context
-	tp      *rt.Taskpool
-	debug   bool
-	keep    *kept
-	devices bool // the context has devices: writes bump the host copies' versions (gpu.go)
+	// Read by workers for every task, written only by New.
+	ctx         *rt.Context
+	tp          *rt.Taskpool
+	debug       bool
+	help        bool
+	devices     bool // the context has devices: writes bump the host copies' versions (gpu.go)
+	keep        *kept
+	window, low int64
+	belowLow    func() bool // the window is down to its low mark: when a helping inserter stops
+	_           [64]byte
 
+	// The insertion side, on lines that only inserters write.
 	mu         sync.Mutex // insertion: the data's dependency state, the classes, seq
 	seq        int64
 	nextID     uint64
 	classes    map[string]*class
 	gpuClasses map[gpuKey]*class
-	lastClass  *class
+	recent     [4]*class // the classes used last, most recent first (classOf)
 	registered map[regKey]any
 	closed     bool
+	prod       *rt.Producer // batches the tasks ready at insertion from outside a body
+	free       *task        // task records for insertions, linked through nextFree
+	// inserted counts the tasks inserted from outside a body; written under mu, read
+	// without it by the window's checks.
+	inserted atomic.Int64
+	_        [64]byte
 
-	window, low int64
-	live        atomic.Int64 // tasks inserted from outside a body and not yet done
-	waiting     atomic.Bool
-	wake        chan struct{}
+	// The completion side, written by the workers as tasks complete.
+	retired atomic.Int64         // tasks inserted from outside a body and done
+	freed   atomic.Pointer[task] // records released by workers, linked through nextFree
+	waiting atomic.Bool          // an inserter waits for the window
+	wake    chan struct{}
 }
 
 // class is a task class of the graph: its tasks share a name, and the rt.TaskClass behind it.
@@ -97,8 +118,9 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 			return nil, err
 		}
 	}
-	g := &Graph{ctx: c, debug: cfg.debug, devices: len(c.Devices()) > 0, classes: map[string]*class{},
+	g := &Graph{ctx: c, debug: cfg.debug, help: !cfg.noHelp, devices: len(c.Devices()) > 0, classes: map[string]*class{},
 		window: int64(cfg.window), low: int64(cfg.window / 2), wake: make(chan struct{}, 1)}
+	g.belowLow = func() bool { return g.live() <= g.low }
 	if cfg.keep {
 		g.keep = &kept{}
 	}
@@ -108,6 +130,7 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 	if err := c.Add(g.tp); err != nil {
 		return nil, err
 	}
+	g.prod = g.tp.NewProducer()
 	return g, nil
 }
 
@@ -115,10 +138,19 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 func (g *Graph) Taskpool() *rt.Taskpool { return g.tp }
 
 // classOf returns the class named name of tasks with GPU body body (or none) and a CPU body
-// or not, registering it on first use. g.mu is held.
+// or not, registering it on first use. g.mu is held. The few classes used last are compared
+// first (a name given as a constant compares by its pointer), before the maps and their hash
+// of the name.
 func (g *Graph) classOf(name string, body *GPUBody, cpu bool) (*class, error) {
-	if c := g.lastClass; c != nil && c.name == name && c.body == body && (c.cpu >= 0) == cpu {
-		return c, nil
+	r := &g.recent
+	for i, c := range r {
+		if c != nil && c.name == name && c.body == body && (c.cpu >= 0) == cpu {
+			if i > 0 {
+				copy(r[1:i+1], r[:i])
+				r[0] = c
+			}
+			return c, nil
+		}
 	}
 	if body != nil {
 		return g.gpuClassOf(name, body, cpu)
@@ -134,15 +166,23 @@ func (g *Graph) classOf(name string, body *GPUBody, cpu bool) (*class, error) {
 		}
 		g.classes[name] = c
 	}
-	g.lastClass = c
+	g.remember(c)
 	return c, nil
+}
+
+// remember puts c first among the recent classes. g.mu is held.
+func (g *Graph) remember(c *class) {
+	r := &g.recent
+	copy(r[1:], r[:len(r)-1])
+	r[0] = c
 }
 
 // Insert adds a task named name (its class, as traces and the dashboard show it) whose body
 // is run, with the data accesses and options in args. The task runs once every earlier task
 // that accesses one of its data in a conflicting mode is done. run may be nil when args give
 // a GPU body (GPU): the task then runs on a device only. Insert returns the graph's error
-// once it has failed, and waits while the window is full.
+// once it has failed; while the window is full it waits, and runs ready tasks of the graph on
+// the calling goroutine meanwhile (unless WindowHelp(false)).
 func (g *Graph) Insert(name string, run func(*Task) error, args ...Arg) error {
 	return g.insert(name, run, args, false)
 }
@@ -154,22 +194,20 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	if err := g.tp.Err(); err != nil {
 		return err
 	}
-	if !nested && g.live.Load() >= g.window {
+	if !nested && g.inserted.Load()-g.retired.Load() >= g.window {
 		if err := g.waitWindow(); err != nil {
 			return err
 		}
 	}
-	t := taskPool.Get().(*task)
-	t.g, t.run, t.prio, t.nested, t.commutes, t.held, t.body = g, run, 0, nested, 0, 0, nil
-	t.uses = t.uses[:0]
-	t.deps.Store(1)
-
 	g.mu.Lock()
 	if g.closed && !nested {
 		g.mu.Unlock()
-		taskPool.Put(t)
 		return ErrGraphDone
 	}
+	t := g.newTask()
+	t.g, t.run, t.prio, t.nested, t.commutes, t.held, t.body = g, run, 0, nested, 0, 0, nil
+	t.uses = t.uses[:0]
+	t.deps.Store(1)
 	err := t.parse(args)
 	var cls *class
 	if err == nil {
@@ -180,28 +218,40 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 		err = t.checkGPU()
 	}
 	if err != nil {
+		t.run = nil
+		t.nextFree, g.free = g.free, t
 		g.mu.Unlock()
-		taskPool.Put(t)
 		return fmt.Errorf("dynamic: inserting %s: %w", name, err)
 	}
 	g.seq++
 	t.seq = g.seq
 	g.tp.AddTasks(cls.tc, 1)
 	if !nested {
-		g.live.Add(1)
+		g.inserted.Store(g.inserted.Load() + 1)
 	}
 	t.link()
 	if g.keep != nil {
 		g.keep.add(t)
 	}
+	if countRecords {
+		liveRecords.Add(1)
+	}
+	ready := t.deps.Add(-1) == 0
+	var l rt.Locals
+	if ready && !nested {
+		// Under g.mu, which serialises the producer's callers.
+		l[0] = int(t.seq)
+		err = g.prod.Ready(cls.tc, &l, t.prio, t)
+	}
 	g.mu.Unlock()
 
-	if t.deps.Add(-1) == 0 {
-		var l rt.Locals
+	if ready && nested {
+		// A body's insertion goes to the scheduler at once: the producer's batch would wait
+		// for this worker to run dry.
 		l[0] = int(t.seq)
-		return g.tp.Schedule(cls.tc, &l, t.prio, t)
+		err = g.tp.Schedule(cls.tc, &l, t.prio, t)
 	}
-	return nil
+	return err
 }
 
 // retire counts t done for the window and wakes a waiting inserter at the low mark.
@@ -209,7 +259,8 @@ func (g *Graph) retire(t *task) {
 	if t.nested {
 		return
 	}
-	if g.live.Add(-1) <= g.low && g.waiting.Load() && g.waiting.CompareAndSwap(true, false) {
+	n := g.retired.Add(1)
+	if g.waiting.Load() && g.inserted.Load()-n <= g.low && g.waiting.CompareAndSwap(true, false) {
 		select {
 		case g.wake <- struct{}{}:
 		default:
@@ -217,23 +268,64 @@ func (g *Graph) retire(t *task) {
 	}
 }
 
+// live returns the tasks inserted from outside a body and not yet done.
+func (g *Graph) live() int64 { return g.inserted.Load() - g.retired.Load() }
+
+// Polling bounds of a waiting inserter that found no task to run: it looks again after
+// helpPoll, doubling up to helpPollMax, unless the low mark wakes it first.
+const (
+	helpPoll    = 50 * time.Microsecond
+	helpPollMax = 2 * time.Millisecond
+)
+
 // waitWindow waits until the tasks in the window are down to the low mark, or the graph
-// fails. The inserter announces itself before it checks the count, and a release checks for
-// it after it counted: one of them sees the other.
+// fails, running ready tasks of the graph meanwhile (WindowHelp). The inserter announces
+// itself before it checks the count, and a release checks for it after it counted: one of
+// them sees the other. It also looks again after a poll interval, so that a second waiting
+// inserter, which the one wake-up token does not reach, and tasks that became ready while it
+// slept are not missed.
+//
+// A helping inserter runs only tasks that cannot wait for this window: a body that inserts
+// does so with Task.Insert, which never waits for it (a body that called Graph.Insert would
+// help in turn, one level deeper, rather than block).
 func (g *Graph) waitWindow() error {
-	for g.live.Load() > g.low {
+	g.mu.Lock()
+	g.prod.Flush() // the batch's tasks may be the very ones to run
+	g.mu.Unlock()
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	poll := helpPoll
+	for g.live() > g.low {
+		if err := g.tp.Err(); err != nil {
+			return err
+		}
+		if g.help && g.tp.Help(g.belowLow) > 0 {
+			poll = helpPoll
+			continue
+		}
 		g.waiting.Store(true)
-		if g.live.Load() <= g.low {
+		if g.live() <= g.low {
 			g.waiting.Store(false)
 			break
 		}
+		if timer == nil {
+			timer = time.NewTimer(poll)
+		} else {
+			timer.Reset(poll)
+		}
 		select {
 		case <-g.wake:
+		case <-timer.C:
+			poll = min(2*poll, helpPollMax)
 		case <-g.tp.Done():
 			return g.tp.Err()
 		}
 	}
-	return nil
+	return g.tp.Err()
 }
 
 // Wait closes the graph to insertions from outside its bodies and waits until every task
@@ -244,6 +336,7 @@ func (g *Graph) Wait(ctx context.Context) error {
 	g.mu.Lock()
 	if !g.closed {
 		g.closed = true
+		g.prod.Close()
 		g.tp.AddActions(-1)
 	}
 	g.mu.Unlock()

@@ -50,10 +50,44 @@ type task struct {
 	rtask    *rt.Task // the rt task while it waits for a token
 	nested   bool     // inserted by a body
 	body     *GPUBody // the GPU body, or nil (gpu.go)
+	nextFree *task    // the graph's free lists
 	sums     []uint64 // read-only checksums (debug mode)
 }
 
-var taskPool = sync.Pool{New: func() any { return new(task) }}
+// newTask returns a task record for an insertion; g.mu is held. Records are the graph's own:
+// a release pushes its record on freed (only pushes: no record can come back to the top of
+// the stack between a load and a swap, so the stack needs no counter), and the inserter takes
+// the whole stack at once when its private list is empty. A sync.Pool would drop them at every
+// collection, and a graph's records outlive none of its windows' worth.
+func (g *Graph) newTask() *task {
+	t := g.free
+	if t == nil {
+		if t = g.freed.Swap(nil); t == nil {
+			return new(task)
+		}
+	}
+	g.free, t.nextFree = t.nextFree, nil
+	return t
+}
+
+// freeTask gives t's record back to its graph; any goroutine.
+func (g *Graph) freeTask(t *task) {
+	t.run = nil
+	for {
+		top := g.freed.Load()
+		t.nextFree = top
+		if g.freed.CompareAndSwap(top, t) {
+			return
+		}
+	}
+}
+
+// countRecords turns on liveRecords, the task records taken by insertions and not yet
+// released, for the memory test; off, it costs one load per insertion.
+var (
+	countRecords bool
+	liveRecords  atomic.Int64
+)
 
 // Name returns the task's name: its class and insertion number, "GEMM(17)".
 func (t *task) Name() string { return fmt.Sprintf("%s(%d)", t.cls.name, t.seq) }
@@ -177,10 +211,13 @@ func (g *Graph) release(_ *rt.Taskpool, _ *rt.Locals, _ rt.FlowMask, e *rt.Edges
 			g.ready(e, s)
 		}
 	}
+	if countRecords {
+		liveRecords.Add(-1) // before retire: the count never exceeds the window
+	}
 	g.retire(t)
 	clear(succ)
 	t.succ = succ[:0]
-	taskPool.Put(t)
+	g.freeTask(t)
 }
 
 // ready makes s ready on the releasing worker.
