@@ -107,15 +107,34 @@ func TestDynamicGraphIsPTGs(t *testing.T) {
 		if err := tp.WriteDOT(&ptg); err != nil {
 			t.Fatal(err)
 		}
-		ctx, err := rt.New(rt.Workers(2))
+		// The one worker runs a task of another graph until every task is inserted, so that
+		// each dependency is inferred from tasks that have not run yet, whatever the timing.
+		ctx, err := rt.New(rt.Workers(1))
 		if err != nil {
 			t.Fatal(err)
 		}
+		gate, err := dynamic.New(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		started, open := make(chan struct{}), make(chan struct{})
+		if err := gate.Insert("GATE", func(*dynamic.Task) error { close(started); <-open; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		<-started
 		g, err := dynamic.New(ctx, dynamic.KeepGraph())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := RunFactor(context.Background(), g, p.A, blas.Gonum()); err != nil {
+		err = InsertFactor(g, p.A, blas.Gonum())
+		close(open)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Wait(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := gate.Wait(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		var dyn bytes.Buffer
