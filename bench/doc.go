@@ -36,6 +36,14 @@
 // variants it is compared against, which must be rows of the same workload and workers
 // returned by the same suite. A suite that does not apply is listed as "skipped: <reason>".
 //
+// # The dpotrf suite (dynamic graphs against PTG)
+//
+// The tiled Cholesky of examples/dpotrf (a dynamic graph, cholesky.FactorDynamic) against
+// potrf.jdf's taskpool (cholesky.Factor) on one Context: N=8192 (-quick: 2048), NB 320 and
+// 512, OpenBLAS single-threaded inside tasks, lfq, on the worker counts of -workers except 1.
+// The variants alternate run by run after one warm-up each; the dynamic row carries its ratio
+// to the ptg row (dpotrf_suite.go).
+//
 // # The rt suite (task throughput, docs/runtime.md, "Benchmarks")
 //
 // Workloads, all with empty bodies, timed from Context.Add (which includes the enumeration of

@@ -1,7 +1,9 @@
 // Package cholesky is the tiled Cholesky factorisation of examples/potrf.jdf,
 // generated into potrf_jdf.go, with what a program needs around it: a random
 // symmetric positive definite problem, the factorisation on an rt.Context, and
-// the residual check. Command potrf and the benchmark driver (bench) use it.
+// the residual check; and the same factorisation written as a dynamic task graph
+// (FactorDynamic, dynamic.go). Commands potrf and dpotrf and the benchmark driver (bench) use
+// it.
 package cholesky
 
 //go:generate go run github.com/jdf2go/jdf2go/cmd/jdf2go gen -o potrf_jdf.go ../../potrf.jdf
