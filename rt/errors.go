@@ -51,6 +51,9 @@ var (
 	ErrWriteBack = errors.New("rt: cannot write back")
 	// ErrNilTaskpool: Context.Add of a nil taskpool.
 	ErrNilTaskpool = errors.New("rt: nil taskpool")
+	// ErrZeroTaskpool: Context.Add of a Taskpool that NewTaskpool did not make (a zero
+	// Taskpool has no termination state).
+	ErrZeroTaskpool = errors.New("rt: taskpool not made by NewTaskpool")
 	// ErrGoexit: a body called runtime.Goexit (t.FailNow in a test helper does); the task
 	// fails with it and its worker is replaced.
 	ErrGoexit = errors.New("rt: body called runtime.Goexit")

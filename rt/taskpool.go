@@ -23,7 +23,10 @@ type Taskpool struct {
 	arenaMu sync.Mutex
 	arenas  atomic.Pointer[map[string]*Arena]
 
-	ctx   *Context
+	ctx *Context
+	// owner is ctx for the goroutines that may run while Add still enumerates (Wait,
+	// Cancel): Add stores it once ctx is set.
+	owner atomic.Pointer[Context]
 	id    int
 	added atomic.Bool
 	start time.Time // when Add was called (progress.go)
@@ -135,7 +138,8 @@ func (tp *Taskpool) Err() error {
 // Wait can be called any number of times and from several goroutines, but never from a task
 // body. It returns nil on success, the first task error (a *TaskError) or the cancellation.
 func (tp *Taskpool) Wait(ctx context.Context) error {
-	if !tp.added.Load() {
+	c := tp.owner.Load()
+	if c == nil {
 		return ErrNotAdded
 	}
 	select {
@@ -144,10 +148,10 @@ func (tp *Taskpool) Wait(ctx context.Context) error {
 		tp.Cancel(context.Cause(ctx))
 		<-tp.done
 	}
-	if tp.failed.Load() && tp.ctx.quiesce(ctx, tp) {
+	if tp.failed.Load() && c.quiesce(ctx, tp) {
 		tp.scrub()
 	}
-	tp.ctx.flushProgress()
+	c.flushProgress()
 	return tp.err
 }
 
@@ -199,7 +203,7 @@ func (tp *Taskpool) fail(err error) {
 	if !tp.failed.CompareAndSwap(false, true) {
 		return
 	}
-	if c := tp.ctx; c != nil && c.dash != nil {
+	if c := tp.owner.Load(); c != nil && c.dash != nil {
 		c.dash.reportError(tp, err)
 	}
 	tp.finish(err)
@@ -209,9 +213,11 @@ func (tp *Taskpool) fail(err error) {
 func (tp *Taskpool) finish(err error) {
 	tp.doneOnce.Do(func() {
 		tp.err = err
-		close(tp.done)
-		if tp.ctx != nil {
-			tp.ctx.forget(tp)
+		if tp.done != nil { // nil in a Taskpool not made by NewTaskpool, which Add refuses
+			close(tp.done)
+		}
+		if c := tp.owner.Load(); c != nil {
+			c.forget(tp)
 		}
 	})
 }
