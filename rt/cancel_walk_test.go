@@ -14,11 +14,11 @@ import (
 // closeBound is how long Close may take once the taskpool it would wait for was cancelled.
 const closeBound = 100 * time.Millisecond
 
-// TestAddStopsWhenCancelled adds a sparse space of 1e10 instances (the ep example with
-// NT=10, DEPTH=1e9: ten chains, ten ready tasks), whose enumeration alone would take
-// minutes, and cancels it through Wait while Add still enumerates: Add returns the
-// cancellation at once, and Close does not wait for a walk.
-func TestAddStopsWhenCancelled(t *testing.T) {
+// addHuge starts a Context of 2 workers and Adds to it, on another goroutine, the ep
+// example's space with NT=10, DEPTH=1e9; it returns once Add is walking the space, with the
+// channel that receives Add's result.
+func addHuge(t *testing.T) (*rt.Context, *rt.Taskpool, <-chan error) {
+	t.Helper()
 	c, err := rt.New(rt.Workers(2))
 	if err != nil {
 		t.Fatal(err)
@@ -26,10 +26,20 @@ func TestAddStopsWhenCancelled(t *testing.T) {
 	tp := rttest.Chains(10, 1_000_000_000, nil)
 	added := make(chan error, 1)
 	go func() { added <- c.Add(tp) }()
-	time.Sleep(20 * time.Millisecond) // Add is walking the space
+	time.Sleep(20 * time.Millisecond)
+	return c, tp, added
+}
+
+// TestAddStopsWhenCancelled adds a sparse space of 1e10 instances (the ep example with
+// NT=10, DEPTH=1e9: ten chains, ten ready tasks), whose enumeration alone would take
+// minutes, and cancels it through Wait while Add still enumerates: Add returns the
+// cancellation at once, and Close does not wait for a walk.
+func TestAddStopsWhenCancelled(t *testing.T) {
+	c, tp, added := addHuge(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	for err = tp.Wait(ctx); errors.Is(err, rt.ErrNotAdded); err = tp.Wait(ctx) {
+	err := tp.Wait(ctx)
+	for ; errors.Is(err, rt.ErrNotAdded); err = tp.Wait(ctx) {
 		time.Sleep(time.Millisecond)
 	}
 	if !errors.Is(err, context.Canceled) {
@@ -55,14 +65,7 @@ func TestAddStopsWhenCancelled(t *testing.T) {
 // TestAddStopsWhenClosed closes the Context while Add enumerates a space of 1e10
 // instances: Add returns ErrClosed at once.
 func TestAddStopsWhenClosed(t *testing.T) {
-	c, err := rt.New(rt.Workers(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp := rttest.Chains(10, 1_000_000_000, nil)
-	added := make(chan error, 1)
-	go func() { added <- c.Add(tp) }()
-	time.Sleep(20 * time.Millisecond)
+	c, tp, added := addHuge(t)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

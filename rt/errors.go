@@ -68,7 +68,9 @@ var (
 	ErrNotBatched = errors.New("rt: task is not running a batch-capable CPU body")
 	// ErrStalled: a taskpool cannot progress: no task is ready or running, none is owned by a
 	// device or an Async body, no communication is in flight, and tasks remain (an input that
-	// no predecessor sends). The error names up to 10 waiting tasks and their missing inputs.
+	// no predecessor sends, or a cycle). The error names up to 10 tasks: those waiting with
+	// their missing inputs, then tasks that received no input and never can (a cycle, or a
+	// chain back to a waiting task) with their inputs' sources.
 	ErrStalled = errors.New("rt: taskpool stalled")
 )
 

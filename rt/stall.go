@@ -160,8 +160,18 @@ func (tp *Taskpool) stallError(left int64) error {
 		}
 		b.WriteString(":\n\t" + strings.Join(named, "\n\t"))
 	}
-	if rest := left - int64(waiting); rest > 0 && waiting > 0 {
-		fmt.Fprintf(&b, "\n\tand %d tasks that received no input", rest)
+	if rest := left - int64(waiting); rest > 0 {
+		// Tasks of a cycle receive nothing, so no table holds them (stall_blocked.go).
+		blocked := tp.describeBlocked(maxStalledNamed - len(named))
+		if waiting > 0 {
+			b.WriteString("\n\tand")
+		} else {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(&b, " %d tasks received no input", rest)
+		if len(blocked) > 0 {
+			b.WriteString(", among them:\n\t" + strings.Join(blocked, "\n\t"))
+		}
 	}
 	return fmt.Errorf("%w: %s", ErrStalled, b.String())
 }
