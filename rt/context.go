@@ -233,6 +233,9 @@ func (c *Context) Add(tp *Taskpool) error {
 		tp.finish(err)
 		return err
 	}
+	// Before the look at failed below: a Wait that fails tp and then finds counted unset
+	// skips the scrub, and then this Add sees the failure and queues nothing.
+	tp.counted.Store(true)
 	if c.dash != nil {
 		c.dash.addPool(tp)
 	}

@@ -29,8 +29,11 @@ type Taskpool struct {
 	owner atomic.Pointer[Context]
 	id    int
 	added atomic.Bool
-	start time.Time // when Add was called (progress.go)
-	total int64
+	// counted: Add's enumeration finished, so cs is complete. A Wait that cancels the
+	// taskpool while Add still enumerates must not scrub cs meanwhile (nothing was queued).
+	counted atomic.Bool
+	start   time.Time // when Add was called (progress.go)
+	total   int64
 	// inserted counts the tasks added at run time (AddTasks), dyn their classes (dynamic.go).
 	inserted atomic.Int64
 	dyn      dynClasses
@@ -148,7 +151,7 @@ func (tp *Taskpool) Wait(ctx context.Context) error {
 		tp.Cancel(context.Cause(ctx))
 		<-tp.done
 	}
-	if tp.failed.Load() && c.quiesce(ctx, tp) {
+	if tp.failed.Load() && tp.counted.Load() && c.quiesce(ctx, tp) {
 		tp.scrub()
 	}
 	c.flushProgress()
