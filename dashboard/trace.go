@@ -24,6 +24,11 @@ type traceEvent struct {
 // maxReplay bounds the number of snapshots a trace becomes.
 const maxReplay = 600
 
+// maxTraceTime bounds a span's timestamp and duration, in microseconds (about 31 years):
+// beyond it a time is garbage, and sums of such times overflow to infinities that no
+// snapshot can carry as JSON.
+const maxTraceTime = 1e15
+
 // FromTrace rebuilds a finished run from a Chrome/Perfetto JSON trace written by a jdf2go
 // program (rt.Trace or JDF2GO_TRACE) as a sequence of snapshots, the last one Finished. The
 // "workers" process's threads are the worker lanes; a span there is a task of the class its
@@ -80,9 +85,13 @@ func FromTrace(r io.Reader, name string) ([]*Snapshot, error) {
 	var lanes []Segment // busy intervals on the workers (times in seconds of the trace)
 	t0, t1 := math.Inf(1), math.Inf(-1)
 	workers := 0
-	for _, e := range doc.TraceEvents {
+	for i, e := range doc.TraceEvents {
 		if e.Ph != "X" {
 			continue
+		}
+		if !(math.Abs(e.Ts) <= maxTraceTime && e.Dur >= 0 && e.Dur <= maxTraceTime) {
+			return nil, fmt.Errorf("dashboard: trace %s: event %d (%q): timestamp %g µs and duration %g µs: want times within ±%g µs and a duration >= 0",
+				name, i, e.Name, e.Ts, e.Dur, maxTraceTime)
 		}
 		start, end := e.Ts/1e6, (e.Ts+e.Dur)/1e6
 		t0, t1 = min(t0, start), max(t1, end)

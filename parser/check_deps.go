@@ -64,6 +64,13 @@ func (c *checker) checkTarget(tc *TaskClass, f *Flow, d *Dep, t *Target, outer *
 				f.Name, tc.Name, f.Access, t.Flow, t.Name, t.FlowRef.Access)
 		}
 	}
+	// An unconditional self-dependency deadlocks every task of the class. A guarded one is
+	// left alone: PaRSEC files keep some under guards that never hold, which only the
+	// parameters' ranges show (Verify and ErrStalled catch the others).
+	if d.Dir == In && d.Guard == nil && t.Class == tc && len(t.Args) == len(tc.Params) && sameInstance(tc, t.Args) {
+		c.errorf(t.Pos(), "%s flow %q of %s waits for %s itself: a task cannot depend on its own output",
+			f.Access, f.Name, tc.Name, instanceName(tc))
+	}
 	if d.Dir == In && f.Access != AccessCTL {
 		if t.Named != nil {
 			c.errorf(t.Named[0].Pos(), "named range in an input of flow %q: only a CTL flow can gather from several tasks", f.Name)
@@ -75,6 +82,21 @@ func (c *checker) checkTarget(tc *TaskClass, f *Flow, d *Dep, t *Target, outer *
 		}
 	}
 }
+
+// sameInstance reports whether args name the parameters of tc, in order: a target of class
+// tc with these arguments is the task itself, whatever the parameters' values.
+func sameInstance(tc *TaskClass, args []Expr) bool {
+	for i, a := range args {
+		n, ok := a.(*Name)
+		if !ok || n.Ref != RefDef || n.Name != tc.Params[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// instanceName is "A(k, m)" for a class A with parameters k and m.
+func instanceName(tc *TaskClass) string { return tc.Name + "(" + paramList(tc) + ")" }
 
 func paramList(tc *TaskClass) string {
 	names := make([]string, len(tc.Params))

@@ -199,13 +199,15 @@ func (w *worker) collect(head *Task, match func(cand, head *Task) BatchAction) (
 // with an error: the queue's own deferred calls have left it consistent with the ring by then
 // (one recover per collection, not one per candidate). The flag is cleared however it ends.
 func (w *worker) scan() {
+	returned := false // not recover's value: panic(nil) under GODEBUG=panicnil=1 (worker.go)
 	defer func() {
 		w.batch.on = false
-		if r := recover(); r != nil {
-			w.batch.err = fmt.Errorf("panic in batch_match: %v\n%s", r, debug.Stack())
+		if !returned {
+			w.batch.err = fmt.Errorf("panic in batch_match: %v\n%s", recover(), debug.Stack())
 		}
 	}()
 	w.c.sched.collect(w)
+	returned = true
 }
 
 // offer is asked by the scheduler's queue, under its lock, about each queued task c in pop

@@ -2,6 +2,7 @@ package rt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -206,9 +207,21 @@ func (c *Context) forget(tp *Taskpool) {
 // Add validates tp, enumerates its classes' execution spaces (counting the local tasks and
 // measuring the parameter ranges for the keys), and schedules its startup. Errors in the
 // descriptors, or a panic in generated or user code during enumeration, are returned here.
+//
+// Enumeration takes time in proportion to the spaces' sizes (billions of instances take
+// seconds). It stops as soon as the taskpool is cancelled from another goroutine
+// (Taskpool.Cancel, or a Wait whose context ends) or the Context closes, and Add then returns
+// that error. To bound Add by a context:
+//
+//	stop := context.AfterFunc(ctx, func() { tp.Cancel(context.Cause(ctx)) })
+//	err := c.Add(tp)
+//	stop()
 func (c *Context) Add(tp *Taskpool) error {
 	if tp == nil {
 		return ErrNilTaskpool
+	}
+	if tp.done == nil {
+		return ErrZeroTaskpool
 	}
 	if c.closed.Load() {
 		return ErrClosed
@@ -217,10 +230,19 @@ func (c *Context) Add(tp *Taskpool) error {
 		return ErrAlreadyAdded
 	}
 	tp.ctx, tp.start = c, time.Now()
+	tp.owner.Store(c)
 	if err := tp.enumerate(); err != nil {
+		if errors.Is(err, errWalkStopped) {
+			tp.fail(fmt.Errorf("rt: taskpool %s: %w", tp.name, ErrClosed)) // unless cancelled
+			<-tp.done
+			return tp.err
+		}
 		tp.finish(err)
 		return err
 	}
+	// Before the look at failed below: a Wait that fails tp and then finds counted unset
+	// skips the scrub, and then this Add sees the failure and queues nothing.
+	tp.counted.Store(true)
 	if c.dash != nil {
 		c.dash.addPool(tp)
 	}
@@ -229,6 +251,13 @@ func (c *Context) Add(tp *Taskpool) error {
 		c.mu.Unlock()
 		tp.finish(ErrClosed)
 		return ErrClosed
+	}
+	if tp.failed.Load() {
+		// Cancelled after the last look of the enumeration: fail forgot it already (under
+		// c.mu), so it must not be registered now.
+		c.mu.Unlock()
+		<-tp.done
+		return tp.err
 	}
 	c.tps[tp] = struct{}{}
 	tp.id = c.nextTP

@@ -51,6 +51,9 @@ var (
 	ErrWriteBack = errors.New("rt: cannot write back")
 	// ErrNilTaskpool: Context.Add of a nil taskpool.
 	ErrNilTaskpool = errors.New("rt: nil taskpool")
+	// ErrZeroTaskpool: Context.Add of a Taskpool that NewTaskpool did not make (a zero
+	// Taskpool has no termination state).
+	ErrZeroTaskpool = errors.New("rt: taskpool not made by NewTaskpool")
 	// ErrGoexit: a body called runtime.Goexit (t.FailNow in a test helper does); the task
 	// fails with it and its worker is replaced.
 	ErrGoexit = errors.New("rt: body called runtime.Goexit")
@@ -71,7 +74,9 @@ var (
 	ErrSkip = errors.New("rt: bad task skip")
 	// ErrStalled: a taskpool cannot progress: no task is ready or running, none is owned by a
 	// device or an Async body, no communication is in flight, and tasks remain (an input that
-	// no predecessor sends). The error names up to 10 waiting tasks and their missing inputs.
+	// no predecessor sends, or a cycle). The error names up to 10 tasks: those waiting with
+	// their missing inputs, then tasks that received no input and never can (a cycle, or a
+	// chain back to a waiting task) with their inputs' sources.
 	ErrStalled = errors.New("rt: taskpool stalled")
 )
 

@@ -144,18 +144,21 @@ func (w *worker) runFanout(t *Task) {
 // arriveAll makes the arrivals of f. Goal and Priority evaluate user expressions, so a panic
 // becomes an error as in Successors.
 func (w *worker) arriveAll(tp *Taskpool, f *fanout) (err error) {
+	returned := false // not recover's value: panic(nil) under GODEBUG=panicnil=1 (worker.go)
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic releasing successors: %v\n%s", r, debug.Stack())
+		if !returned {
+			err = fmt.Errorf("panic releasing successors: %v\n%s", recover(), debug.Stack())
 		}
 	}()
 	l := &w.fanL
 	for i := 0; i+f.stride <= len(f.ls); i += f.stride {
 		copy(l[:f.stride], f.ls[i:i+f.stride])
-		if err := w.arrive(tp, f.c, f.peer, f.peerFlow, l); err != nil {
+		if err = w.arrive(tp, f.c, f.peer, f.peerFlow, l); err != nil {
+			returned = true
 			return err
 		}
 	}
+	returned = true
 	return nil
 }
 

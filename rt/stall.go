@@ -162,11 +162,21 @@ func (tp *Taskpool) stallError(left int64) error {
 		}
 		b.WriteString(":\n\t" + strings.Join(named, "\n\t"))
 	}
-	if rest := left - int64(waiting); rest > 0 && waiting > 0 {
-		fmt.Fprintf(&b, "\n\tand %d tasks that received no input", rest)
-	} else if waiting == 0 {
-		b.WriteString("; none of them received an input (if they are on a branch that no body takes, " +
-			"the body that chooses must skip them with tp.SkipTasks)")
+	if rest := left - int64(waiting); rest > 0 {
+		// Tasks of a cycle receive nothing, so no table holds them (stall_blocked.go).
+		blocked := tp.describeBlocked(maxStalledNamed - len(named))
+		if waiting > 0 {
+			b.WriteString("\n\tand")
+		} else {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(&b, " %d tasks received no input", rest)
+		if waiting == 0 {
+			b.WriteString(" (if they are on a branch that no body takes, the body that chooses must skip them with tp.SkipTasks)")
+		}
+		if len(blocked) > 0 {
+			b.WriteString(", among them:\n\t" + strings.Join(blocked, "\n\t"))
+		}
 	}
 	if unguarded, n := tp.unguarded(); n > 0 {
 		fmt.Fprintf(&b, "\n%d tasks have a data flow none of whose input guards holds; each waits for an activation "+

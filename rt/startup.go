@@ -5,7 +5,9 @@ package rt
 // Context.Add enumerates every class's space once, on the caller's goroutine: it counts the
 // local instances (those whose affinity is this rank) and measures each parameter's range,
 // from which the mixed-radix keys are built. The counts give the taskpool's termination
-// count before any task can run, so no later counter adjustment is needed.
+// count before any task can run, so no later counter adjustment is needed. Every walk stops
+// soon after its taskpool fails or the Context closes (walkCheck): a cancelled Add returns
+// the cancellation, and Close does not wait for a walk over a huge space.
 //
 // Then startup pseudo-tasks (kindStartup) are queued with the highest priority: one per class,
 // or, for a class of at least 2*startupPart instances, one per worker (at most one per
@@ -27,12 +29,22 @@ package rt
 // is handed off at most once.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
 	"slices"
 	"time"
 )
+
+// walkCheck: every walk of a space (Add's enumeration, the startup walks) looks every
+// walkCheck+1 instances whether its taskpool failed or the Context closed, ready instances
+// or not, so that cancelling stops it at once even in a sparse space of billions of
+// instances; the look is two atomic loads, little against a callback per instance.
+const walkCheck = 1<<8 - 1
+
+// errWalkStopped: Add's enumeration stopped because the taskpool failed or the Context closed.
+var errWalkStopped = errors.New("rt: walk stopped")
 
 const (
 	startupHigh = 4 * readyBatch
@@ -176,7 +188,12 @@ func (cs *classState) count() (err error) {
 	var l Locals
 	remote := int64(0)
 	all := int64(0) // the key ranges cover every instance, so keys agree across ranks
+	c := tp.ctx
 	tc.Space(tp, &l, func(l *Locals) bool {
+		if all&walkCheck == 0 && (tp.failed.Load() || c.closed.Load()) {
+			err = errWalkStopped
+			return false
+		}
 		for i := 0; i < np; i++ {
 			v := l[slots[i]]
 			lo[i] = min(lo[i], v)
@@ -188,6 +205,9 @@ func (cs *classState) count() (err error) {
 		}
 		return true
 	})
+	if err != nil {
+		return err
+	}
 	if all == 0 {
 		lo, hi = [MaxParams]int{}, [MaxParams]int{}
 	}
@@ -297,6 +317,9 @@ func (w *worker) startup(st *Task) {
 		w.walkAt = -1
 		tc.Space(tp, &l, func(l *Locals) bool {
 			i := w.walkAt + 1
+			if i&walkCheck == 0 && (tp.failed.Load() || w.c.closed.Load()) {
+				return false // most instances of a sparse space are not ready: look here too
+			}
 			if w.walkAt = i; i < lo {
 				return true
 			}

@@ -23,12 +23,18 @@ type Taskpool struct {
 	arenaMu sync.Mutex
 	arenas  atomic.Pointer[map[string]*Arena]
 
-	ctx   *Context
+	ctx *Context
+	// owner is ctx for the goroutines that may run while Add still enumerates (Wait,
+	// Cancel): Add stores it once ctx is set.
+	owner atomic.Pointer[Context]
 	id    int
 	added atomic.Bool
-	start time.Time // when Add was called (progress.go)
-	total int64
-	dyn   dynClasses // classes added at run time (dynamic.go)
+	// counted: Add's enumeration finished, so cs is complete. A Wait that cancels the
+	// taskpool while Add still enumerates must not scrub cs meanwhile (nothing was queued).
+	counted atomic.Bool
+	start   time.Time // when Add was called (progress.go)
+	total   int64
+	dyn     dynClasses // classes added at run time (dynamic.go)
 
 	// The counters written per inserted task (AddTasks) lie on lines of their own, so that
 	// an inserting goroutine does not pull away the lines that workers read per task (the
@@ -185,7 +191,8 @@ func (tp *Taskpool) Err() error {
 // Wait can be called any number of times and from several goroutines, but never from a task
 // body. It returns nil on success, the first task error (a *TaskError) or the cancellation.
 func (tp *Taskpool) Wait(ctx context.Context) error {
-	if !tp.added.Load() {
+	c := tp.owner.Load()
+	if c == nil {
 		return ErrNotAdded
 	}
 	select {
@@ -194,10 +201,10 @@ func (tp *Taskpool) Wait(ctx context.Context) error {
 		tp.Cancel(context.Cause(ctx))
 		<-tp.done
 	}
-	if tp.failed.Load() && tp.ctx.quiesce(ctx, tp) {
+	if tp.failed.Load() && tp.counted.Load() && c.quiesce(ctx, tp) {
 		tp.scrub()
 	}
-	tp.ctx.flushProgress()
+	c.flushProgress()
 	return tp.err
 }
 
@@ -249,7 +256,7 @@ func (tp *Taskpool) fail(err error) {
 	if !tp.failed.CompareAndSwap(false, true) {
 		return
 	}
-	if c := tp.ctx; c != nil && c.dash != nil {
+	if c := tp.owner.Load(); c != nil && c.dash != nil {
 		c.dash.reportError(tp, err)
 	}
 	tp.finish(err)
@@ -259,9 +266,11 @@ func (tp *Taskpool) fail(err error) {
 func (tp *Taskpool) finish(err error) {
 	tp.doneOnce.Do(func() {
 		tp.err = err
-		close(tp.done)
-		if tp.ctx != nil {
-			tp.ctx.forget(tp)
+		if tp.done != nil { // nil in a Taskpool not made by NewTaskpool, which Add refuses
+			close(tp.done)
+		}
+		if c := tp.owner.Load(); c != nil {
+			c.forget(tp)
 		}
 	})
 }

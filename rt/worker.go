@@ -665,47 +665,64 @@ func better(a, b *Task) bool {
 	return a.prio > b.prio
 }
 
+// The call* functions below run user code and turn a panic into an error carrying the
+// stack. Each decides by a flag set after the call returned, not by recover's value: under
+// GODEBUG=panicnil=1, panic(nil) recovers as nil, and a caller that looked only at the value
+// would take the panic for a normal return (and count the task done). A call that ended in
+// runtime.Goexit also arrives with the flag unset; its goroutine ends anyway (goexited).
+
 // callHook runs a CPU hook; a panic becomes an error carrying the stack.
 func callHook(h func(*Task) error, t *Task) (err error) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		if !returned {
+			err = fmt.Errorf("panic: %v\n%s", recover(), debug.Stack())
 		}
 	}()
-	return h(t)
+	err = h(t)
+	returned = true
+	return err
 }
 
 // callSuccessors runs the generated successor iteration, which evaluates user guards; a
 // panic there fails the taskpool like a panic in a body.
 func callSuccessors(f func(*Taskpool, *Locals, FlowMask, *Edges), t *Task, e *Edges) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			e.err = fmt.Errorf("panic releasing successors: %v\n%s", r, debug.Stack())
+		if !returned {
+			e.err = fmt.Errorf("panic releasing successors: %v\n%s", recover(), debug.Stack())
 		}
 	}()
 	f(t.cs.tp, &t.l, AllFlows, e)
+	returned = true
 }
 
 // callPrepare runs the input preparation of t's class, which evaluates user guards and can
 // panic.
 func callPrepare(tc *TaskClass, t *Task) (err error) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
+		if !returned {
+			err = fmt.Errorf("panic: %v\n%s", recover(), debug.Stack())
 		}
 	}()
-	return tc.prepare(t)
+	err = tc.prepare(t)
+	returned = true
+	return err
 }
 
 // callEvaluate runs an incarnation's evaluate function: ok when it accepts the task, an
 // error (its own, or its panic's) when it fails it.
 func callEvaluate(f func(*Task) error, t *Task) (ok bool, err error) {
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("panic in evaluate: %v\n%s", r, debug.Stack())
+		if !returned {
+			err = fmt.Errorf("panic in evaluate: %v\n%s", recover(), debug.Stack())
 		}
 	}()
-	switch err := f(t); err {
+	err = f(t)
+	returned = true
+	switch err {
 	case nil:
 		return true, nil
 	case Next:

@@ -164,7 +164,8 @@ const DefaultRetryLimit = 10000
 
 // WithRetryLimit sets how many times in a row a submit hook may return AGAIN
 // or NEXT while the device makes no other progress (no wrapper released,
-// nothing else in flight) before its wrapper fails with ErrNoProgress
+// nothing in flight but parked retries: the AGAIN steps of other rings count
+// as retries, not progress) before its wrapper fails with ErrNoProgress
 // (DefaultRetryLimit); n <= 0 means no limit.
 func WithRetryLimit(n int) Option {
 	return func(c *config) { c.retries = int32(min(n, 1<<30)) }

@@ -3,6 +3,7 @@ package gpu_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -152,6 +153,23 @@ func TestGPUHookRetryingForeverFails(t *testing.T) {
 			}
 			if n := calls.Load(); n <= want || n > 2*want+10 {
 				t.Errorf("the hook ran %d times; want just over the limit %d", n, want)
+			}
+		})
+	}
+}
+
+// Rings that all return AGAIN forever fail with ErrNoProgress: one parked
+// ring is no progress for another, so they cannot keep restarting each
+// other's count. Each ring records an event for every AGAIN, so a count that
+// restarted while another ring is parked would never reach the limit.
+func TestGPUHooksAgainForeverOnSeveralRingsFail(t *testing.T) {
+	for _, n := range []int{2, 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			r := newSimRT(t, gpu.WithRetryLimit(50))
+			again := func(int, *gpu.Device, *gpu.Task, *gpu.Stream) gpu.Result { return gpu.Again }
+			err := r.wait(t, rt.NewTaskpool("again", &gpuFault{N: n, Hook: again}, &gpuFaultT), 10*time.Second, 11*time.Second)
+			if !errors.Is(err, gpu.ErrNoProgress) {
+				t.Fatalf("Wait = %v, want ErrNoProgress", err)
 			}
 		})
 	}

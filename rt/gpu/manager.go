@@ -56,6 +56,16 @@ package gpu
 // Hook results are handled by commitExec, event completions of
 // compute streams by execDone, terminal failures by terminate
 // (quiesce, clean out, release every member, one counter update).
+//
+// No progress. A ring whose hook keeps returning AGAIN or NEXT fails with
+// ErrNoProgress after WithRetryLimit results in a row. The count is the
+// head's; it restarts when the device released a wrapper since the head's
+// last result, or when an event slot holds work that moves the device
+// forward (a copy, a DONE ring). A parked retry (an AGAIN ring, a stage-in
+// waiting for memory) is not such work. Rejected: restarting on any occupied
+// slot, because two rings returning AGAIN each see the other parked, restart
+// each other's count, and spin forever; a device-wide count, because one
+// ring's retries would then fail a ring that just arrived.
 // D2D_COMPLETE commands from linked devices (peer.go) go from device.pending
 // straight to the stage-out FIFO, where the manager does their bookkeeping
 // and releases them (transitions 2 and 11).
@@ -632,18 +642,37 @@ func (ep *episode) cancelled(head *Task) error {
 
 // stuck counts one more AGAIN or NEXT of head and reports whether it passed
 // the retry limit: the count restarts whenever the device released a wrapper
-// since the last one, or has other work in flight (that work may be what the
-// hook waits for).
+// since the last one, or has work in flight that is not a parked retry (that
+// work may be what the hook waits for).
 func (ep *episode) stuck(head *Task) bool {
 	d := ep.d
 	if d.retryLimit <= 0 {
 		return false
 	}
-	if mark := d.stats.decrements.Load(); mark != head.retryMark || d.inFlight() > 0 {
+	if mark := d.stats.decrements.Load(); mark != head.retryMark || ep.working() {
 		head.retryMark, head.retries = mark, 0
 	}
 	head.retries++
 	return head.retries > d.retryLimit
+}
+
+// working reports whether an event slot holds work that moves the device
+// forward: a copy or a Done ring. A parked retry (an Again ring or a stage-in
+// waiting for memory) does not count: it comes back as the same retry, so
+// two rings returning Again forever would otherwise keep restarting each
+// other's count, and neither would ever fail.
+func (ep *episode) working() bool {
+	for _, s := range ep.d.streams {
+		if s.inFlight.Load() == 0 {
+			continue
+		}
+		for _, x := range s.slots {
+			if x != nil && x.lastStatus != Again {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // commitExec handles a hook result. It reports whether the compute
