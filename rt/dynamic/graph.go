@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 // DefaultWindow is the number of inserted tasks not yet done past which Insert waits.
@@ -21,6 +22,7 @@ type config struct {
 	debug  bool
 	keep   bool
 	prio   int32
+	node   *remote.Node
 }
 
 // Name names the graph's taskpool in errors, traces and the dashboard (default "dynamic").
@@ -60,6 +62,7 @@ type Graph struct {
 	tp    *rt.Taskpool
 	debug bool
 	keep  *kept
+	dist  *ranks // across ranks (remote.go); nil on one rank without a Node
 
 	mu         sync.Mutex // insertion: the data's dependency state, the classes, seq
 	seq        int64
@@ -97,9 +100,15 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 	if cfg.keep {
 		g.keep = &kept{}
 	}
+	if cfg.node == nil && c.Ranks() > 1 {
+		return nil, fmt.Errorf("%w: the context runs %d ranks", ErrNoNode, c.Ranks())
+	}
 	g.tp = rt.NewTaskpool(cfg.name, g)
 	g.tp.SetPriority(cfg.prio)
 	g.tp.AddActions(1) // held until Wait: the graph is open for insertion
+	if cfg.node != nil {
+		return g, g.addRanks(c, cfg.node)
+	}
 	if err := c.Add(g.tp); err != nil {
 		return nil, err
 	}
@@ -144,6 +153,9 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	if err := g.tp.Err(); err != nil {
 		return err
 	}
+	if nested && g.dist != nil {
+		return fmt.Errorf("%w: %s", ErrNestedAcrossRanks, name)
+	}
 	if !nested && g.live.Load() >= g.window {
 		if err := g.waitWindow(); err != nil {
 			return err
@@ -151,6 +163,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	}
 	t := taskPool.Get().(*task)
 	t.g, t.run, t.prio, t.nested, t.commutes, t.held = g, run, 0, nested, 0, 0
+	t.on, t.aff, t.x = 0, nil, nil
 	t.uses = t.uses[:0]
 	t.deps.Store(1)
 
@@ -172,6 +185,23 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	}
 	g.seq++
 	t.seq = g.seq
+	var moved []*task
+	if g.dist != nil {
+		// Every rank records the accesses; only the task's rank runs it (remote.go).
+		here := false
+		if moved, here, err = g.dist.place(t); err != nil || !here {
+			if err != nil {
+				g.seq--
+			}
+			g.mu.Unlock()
+			taskPool.Put(t)
+			g.dist.start(moved)
+			if err != nil {
+				return fmt.Errorf("dynamic: inserting %s: %w", name, err)
+			}
+			return nil
+		}
+	}
 	g.tp.AddTasks(cls.tc, 1)
 	if !nested {
 		g.live.Add(1)
@@ -181,6 +211,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 		g.keep.add(t)
 	}
 	g.mu.Unlock()
+	g.dist.start(moved)
 
 	if t.deps.Add(-1) == 0 {
 		var l rt.Locals
@@ -228,10 +259,16 @@ func (g *Graph) waitWindow() error {
 // task) or the cancellation. Wait may be called again; it returns the same result.
 func (g *Graph) Wait(ctx context.Context) error {
 	g.mu.Lock()
-	if !g.closed {
+	open := !g.closed
+	var moved []*task
+	if open {
+		moved = g.dist.flush()
 		g.closed = true
-		g.tp.AddActions(-1)
 	}
 	g.mu.Unlock()
+	if open {
+		g.dist.start(moved)
+		g.tp.AddActions(-1)
+	}
 	return g.tp.Wait(ctx)
 }

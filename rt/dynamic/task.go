@@ -50,6 +50,11 @@ type task struct {
 	rtask    *rt.Task // the rt task while it waits for a token
 	nested   bool     // inserted by a body
 	sums     []uint64 // read-only checksums (debug mode)
+
+	// Across ranks (remote.go): the placement override, and what a transfer task moves.
+	on  int    // On: the rank plus one; 0 when not set
+	aff *datum // Affinity
+	x   *xfer
 }
 
 var taskPool = sync.Pool{New: func() any { return new(task) }}
