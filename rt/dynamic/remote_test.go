@@ -181,17 +181,7 @@ func TestRanksTiledGEMM(t *testing.T) {
 			n := mt * nb
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			// The reference, dense.
-			ref := make([]float64, n*n)
-			for i := 0; i < n; i++ {
-				for j := 0; j < n; j++ {
-					var s float64
-					for k := 0; k < n; k++ {
-						s += elemA(i, k) * elemB(k, j)
-					}
-					ref[i+j*n] = 2 * s
-				}
-			}
+			ref := gemmRef(n)
 			// The model: A(i,k) goes to the owners of C(i,·) that lack it, B(k,j) to those of
 			// C(·,j); each scaled tile travels to the next rank and back.
 			owner := func(i, j int) int { return (i%tc.p)*tc.q + j%tc.q }
@@ -214,75 +204,12 @@ func TestRanksTiledGEMM(t *testing.T) {
 			var mu sync.Mutex
 			var bad []string
 			err := remote.Run(ctx, ranksConfig(tc.ranks, remote.Eager(tc.eager)), func(ctx context.Context, j *remote.Job) error {
-				c, err := j.Context()
-				if err != nil {
-					return err
-				}
-				mats := make([]*rt.TiledMatrix, 3)
-				for m := range mats {
-					if mats[m], err = rt.NewTiledMatrix(n, n, nb, nb, tc.p, tc.q, j.Rank); err != nil {
-						return err
-					}
-				}
-				dense := func(f func(i, j int) float64) []float64 {
-					d := make([]float64, n*n)
-					for i := 0; i < n; i++ {
-						for j := 0; j < n; j++ {
-							d[i+j*n] = f(i, j)
-						}
-					}
-					return d
-				}
-				mats[0].FillFromDense(dense(elemA), n)
-				mats[1].FillFromDense(dense(elemB), n)
-				g, err := dynamic.New(c, dynamic.Distributed(j.Node), dynamic.Name("gemm"))
-				if err != nil {
-					return err
-				}
-				A, B, C := dynamic.NewMatrix(g, "A", mats[0]), dynamic.NewMatrix(g, "B", mats[1]), dynamic.NewMatrix(g, "C", mats[2])
-				for i := 0; i < mt; i++ {
-					for jj := 0; jj < mt; jj++ {
-						for k := 0; k < mt; k++ {
-							a, b, cc := A.Tile(i, k), B.Tile(k, jj), C.Tile(i, jj)
-							if err := g.Insert("GEMM", func(*dynamic.Task) error {
-								gemmTile(a.Value(), b.Value(), cc.Value(), nb)
-								return nil
-							}, dynamic.Read(a), dynamic.Read(b), dynamic.ReadWrite(cc)); err != nil {
-								return err
-							}
-						}
-					}
-				}
-				for i := 0; i < mt; i++ {
-					for jj := 0; jj < mt; jj++ {
-						cc := C.Tile(i, jj)
-						if err := g.Insert("SCALE", func(*dynamic.Task) error {
-							for k, v := range cc.Value() {
-								cc.Value()[k] = 2 * v
-							}
-							return nil
-						}, dynamic.ReadWrite(cc), dynamic.On((owner(i, jj)+1)%j.Size)); err != nil {
-							return err
-						}
-					}
-				}
-				if err := g.Wait(ctx); err != nil {
-					return err
-				}
-				got := make([]float64, n*n)
-				mats[2].GatherToDense(got, n)
-				for i := 0; i < n; i++ {
-					for jj := 0; jj < n; jj++ {
-						if owner(i/nb, jj/nb) == j.Rank && got[i+jj*n] != ref[i+jj*n] {
-							mu.Lock()
-							bad = append(bad, fmt.Sprintf("rank %d: C[%d,%d] = %v, want %v", j.Rank, i, jj, got[i+jj*n], ref[i+jj*n]))
-							mu.Unlock()
-							return nil
-						}
-					}
-				}
+				wrong, err := gemmOnRanks(ctx, j, tc.p, tc.q, mt, nb, ref)
+				mu.Lock()
+				bad = append(bad, wrong...)
+				mu.Unlock()
 				stats[j.Rank] = j.Node.Stats()
-				return nil
+				return err
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -303,6 +230,93 @@ func TestRanksTiledGEMM(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gemmOnRanks computes C = 2·(A·B) as TestRanksTiledGEMM describes, on this rank of a job,
+// and returns the elements of C stored here that differ from ref (dense, n×n).
+func gemmOnRanks(ctx context.Context, j *remote.Job, p, q, mt, nb int, ref []float64) ([]string, error) {
+	n := mt * nb
+	owner := func(i, j int) int { return (i%p)*q + j%q }
+	c, err := j.Context()
+	if err != nil {
+		return nil, err
+	}
+	mats := make([]*rt.TiledMatrix, 3)
+	for m := range mats {
+		if mats[m], err = rt.NewTiledMatrix(n, n, nb, nb, p, q, j.Rank); err != nil {
+			return nil, err
+		}
+	}
+	dense := func(f func(i, j int) float64) []float64 {
+		d := make([]float64, n*n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				d[i+j*n] = f(i, j)
+			}
+		}
+		return d
+	}
+	mats[0].FillFromDense(dense(elemA), n)
+	mats[1].FillFromDense(dense(elemB), n)
+	g, err := dynamic.New(c, dynamic.Distributed(j.Node), dynamic.Name("gemm"))
+	if err != nil {
+		return nil, err
+	}
+	A, B, C := dynamic.NewMatrix(g, "A", mats[0]), dynamic.NewMatrix(g, "B", mats[1]), dynamic.NewMatrix(g, "C", mats[2])
+	for i := 0; i < mt; i++ {
+		for jj := 0; jj < mt; jj++ {
+			for k := 0; k < mt; k++ {
+				a, b, cc := A.Tile(i, k), B.Tile(k, jj), C.Tile(i, jj)
+				if err := g.Insert("GEMM", func(*dynamic.Task) error {
+					gemmTile(a.Value(), b.Value(), cc.Value(), nb)
+					return nil
+				}, dynamic.Read(a), dynamic.Read(b), dynamic.ReadWrite(cc)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for i := 0; i < mt; i++ {
+		for jj := 0; jj < mt; jj++ {
+			cc := C.Tile(i, jj)
+			if err := g.Insert("SCALE", func(*dynamic.Task) error {
+				for k, v := range cc.Value() {
+					cc.Value()[k] = 2 * v
+				}
+				return nil
+			}, dynamic.ReadWrite(cc), dynamic.On((owner(i, jj)+1)%j.Size)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := g.Wait(ctx); err != nil {
+		return nil, err
+	}
+	got := make([]float64, n*n)
+	mats[2].GatherToDense(got, n)
+	for i := 0; i < n; i++ {
+		for jj := 0; jj < n; jj++ {
+			if owner(i/nb, jj/nb) == j.Rank && got[i+jj*n] != ref[i+jj*n] {
+				return []string{fmt.Sprintf("rank %d: C[%d,%d] = %v, want %v", j.Rank, i, jj, got[i+jj*n], ref[i+jj*n])}, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// gemmRef is 2·(A·B), dense n×n.
+func gemmRef(n int) []float64 {
+	ref := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			var s float64
+			for k := 0; k < n; k++ {
+				s += elemA(i, k) * elemB(k, j)
+			}
+			ref[i+j*n] = 2 * s
+		}
+	}
+	return ref
 }
 
 // rankFaultRun runs a chain of tasks alternating between 2 ranks, where fault strikes rank 1
