@@ -69,8 +69,20 @@
 // rt.Trace, rt.Progress and rt.Dashboard work as for .jdf programs, with one class per task
 // name. With KeepGraph, WriteDOT writes the graph inserted so far.
 //
+// # Across ranks
+//
+// With Distributed(node) every rank of a remote.Run job runs the same insertion code, and each
+// task runs on one rank: On(rank), else the owner of its Affinity datum, else the owner of the
+// first datum it writes (then the first it accesses, then rank 0). Tiles and blocks are owned
+// by their collection's RankOf, registered values by rank 0. Every rank records every task's
+// accesses, so each knows where the newest version of every datum lives; a task that reads a
+// version its rank lacks gets it through rt/remote's transfers (eager or by Get, one per
+// version and rank). Wait (or Flush, earlier) returns every datum's newest version to its
+// owner. A failure on one rank, or a lost peer, ends every rank's Wait with a named error
+// (remote.ErrRemoteFailure, ce.ErrPeerLost). Across ranks Commute orders like ReadWrite and
+// bodies cannot insert tasks (ErrNestedAcrossRanks). remote.go holds the protocol.
+//
 // # Not yet
 //
-// Tasks run on CPU workers of one rank: GPU bodies and placement across ranks are not
-// implemented by this package yet.
+// GPU bodies are not implemented by this package yet.
 package dynamic

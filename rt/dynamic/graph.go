@@ -253,8 +253,8 @@ func (g *Graph) waitWindow() error {
 	return nil
 }
 
-// Wait closes the graph to insertions from outside its bodies and waits until every task
-// is done, including those that running bodies insert, the graph fails, or ctx ends (which
+// Wait closes the graph to insertions from outside its bodies (across ranks, after the
+// transfers that return every datum to its owner: Flush) and waits until every task is done, including those that running bodies insert, the graph fails, or ctx ends (which
 // cancels the graph). It returns nil, the first task's error (an *rt.TaskError naming the
 // task) or the cancellation. Wait may be called again; it returns the same result.
 func (g *Graph) Wait(ctx context.Context) error {
