@@ -52,20 +52,7 @@ func (p *program) onRanks(ctx context.Context, j *remote.Job, places []int, wind
 	for i := range p.tasks {
 		pt := &p.tasks[i]
 		args := []dynamic.Arg{dynamic.Priority(pt.prio), dynamic.On(places[i])}
-		for d, m := range pt.modes {
-			switch m {
-			case dynamic.ReadMode:
-				args = append(args, dynamic.Read(data[d]))
-			case dynamic.WriteMode:
-				args = append(args, dynamic.Write(data[d]))
-			case dynamic.ReadWriteMode:
-				args = append(args, dynamic.ReadWrite(data[d]))
-			case dynamic.CommuteMode:
-				args = append(args, dynamic.Commute(data[d]))
-			case dynamic.ScratchMode:
-				args = append(args, dynamic.Scratch(data[d]))
-			}
-		}
+		args = appendAccesses(args, pt.modes, data)
 		rank := j.Rank
 		if err := g.Insert(pt.name, func(*dynamic.Task) error {
 			if rank != places[i] {
