@@ -4,6 +4,7 @@ package dynamic_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -31,6 +32,9 @@ func TestMPIRanks(t *testing.T) {
 	const programs, ntasks, mt, nb = 6, 200, 4, 6
 	err := remote.Run(ctx, remote.Config{Workers: 2, Remote: []remote.Option{remote.Eager(64)}},
 		func(ctx context.Context, j *remote.Job) error {
+			// A wrong result is kept and reported at the end: a rank that returned early would
+			// leave its peers waiting for its part of the next graph.
+			var wrong []error
 			for s := 0; s < programs; s++ {
 				r := rand.New(rand.NewPCG(uint64(s), uint64(j.Size)))
 				p := randomProgram(r, ntasks)
@@ -45,11 +49,12 @@ func TestMPIRanks(t *testing.T) {
 				want := p.sequential()
 				for i := range want.reads {
 					if places[i] == j.Rank && !slices.Equal(got.reads[i], want.reads[i]) {
-						return fmt.Errorf("program %d: task %d read %v, sequentially %v", s, i, got.reads[i], want.reads[i])
+						wrong = append(wrong, fmt.Errorf("program %d: task %d read %v, sequentially %v", s, i, got.reads[i], want.reads[i]))
+						break
 					}
 				}
 				if j.Rank == 0 && !slices.Equal(got.final, want.final) {
-					return fmt.Errorf("program %d: final data %v, sequentially %v", s, got.final, want.final)
+					wrong = append(wrong, fmt.Errorf("program %d: final data %v, sequentially %v", s, got.final, want.final))
 				}
 			}
 			p, q := 1, j.Size
@@ -61,12 +66,12 @@ func TestMPIRanks(t *testing.T) {
 				return err
 			}
 			if len(bad) > 0 {
-				return fmt.Errorf("%v", bad)
+				wrong = append(wrong, fmt.Errorf("%v", bad))
 			}
 			if s := j.Node.Stats(); j.Size > 1 && s.Eager+s.Gets == 0 && s.Received == 0 {
-				return fmt.Errorf("rank %d sent and received nothing", j.Rank)
+				wrong = append(wrong, fmt.Errorf("rank %d sent and received nothing", j.Rank))
 			}
-			return nil
+			return errors.Join(wrong...)
 		})
 	if err != nil {
 		t.Fatal(err)
