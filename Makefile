@@ -33,10 +33,12 @@ test-race:
 test-cpu1:
 	$(GO) test -short -cpu 1 -count=1 ./rt/...
 
-## test-mpi: the MPI transport and potrf (residual check) under mpirun with 2 and 4 ranks, summa with 3 (build tag mpi, cgo, Open MPI).
+## test-mpi: the MPI transport and potrf (residual check) under mpirun with 2 and 4 ranks, summa with 3, dynamic graphs with 2 and 3 (build tag mpi, cgo, Open MPI).
 test-mpi:
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -x JDF2GO_CE_MPI_LEVEL=funneled -np 2" ./rt/ce/mpi/
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -np 4" ./rt/ce/mpi/
+	$(GO) test -tags mpi -count=1 -run TestMPI -exec "$(MPIRUN) -np 2" ./rt/dynamic/
+	$(GO) test -tags mpi -count=1 -run TestMPI -exec "$(MPIRUN) -np 3" ./rt/dynamic/
 	@d=$$(mktemp -d) && $(GO) build -tags mpi -o $$d/potrf ./examples/potrf && $(GO) build -tags mpi -o $$d/summa ./examples/summa && \
 	for np in 2 4; do echo "mpirun -np $$np potrf -P 2"; \
 	$(MPIRUN) -np $$np $$d/potrf -P 2 -n 768 -nb 96 -workers 1 -trace "" -verify=false || { rm -rf $$d; exit 1; }; done; \
@@ -46,7 +48,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null; git ls-files --others --exclude-standard '*.go' 2>/dev/null)); \
 	if [ -n "$$out" ]; then echo "gofmt -l lists:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./rt/remote ./examples/pingpong ./examples/potrf; fi
+	@if pkg-config --exists ompi-c 2>/dev/null; then $(GO) vet -tags mpi ./rt/ce/... ./rt/remote ./rt/dynamic ./examples/pingpong ./examples/potrf; fi
 	@out=$$($(GO) run ./cmd/jdf2go fmt -l examples/*.jdf); \
 	if [ -n "$$out" ]; then echo "jdf2go fmt -l lists (run jdf2go fmt -w, then make generate):"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }

@@ -70,7 +70,7 @@ func (m Mode) String() string {
 func (m Mode) writes() bool { return m == WriteMode || m == ReadWriteMode || m == CommuteMode }
 
 // Arg is an argument of Insert: a datum with its access mode (Read, Write, ReadWrite, Commute,
-// Scratch), a task option (Priority, Affinity) or a GPU body (GPU).
+// Scratch), a task option (Priority, On, Affinity) or a GPU body (GPU).
 type Arg interface{ arg() }
 
 // access is an Arg naming a datum; one pointer-sized type per mode, so that an Arg holds it
@@ -159,6 +159,11 @@ func (t *task) parse(args []Arg) error {
 				return fmt.Errorf("%w: nil GPU body", ErrNoBody)
 			}
 			t.body = a
+			continue
+		case onArg, affinityArg:
+			if err := t.placeArg(a); err != nil {
+				return err
+			}
 			continue
 		case nil:
 			return ErrNilData

@@ -120,20 +120,7 @@ func (p *program) dynamic(t *testing.T, c *rt.Context, window int) result {
 	for i := range p.tasks {
 		pt := &p.tasks[i]
 		args := []dynamic.Arg{dynamic.Priority(pt.prio)}
-		for d, m := range pt.modes {
-			switch m {
-			case dynamic.ReadMode:
-				args = append(args, dynamic.Read(data[d]))
-			case dynamic.WriteMode:
-				args = append(args, dynamic.Write(data[d]))
-			case dynamic.ReadWriteMode:
-				args = append(args, dynamic.ReadWrite(data[d]))
-			case dynamic.CommuteMode:
-				args = append(args, dynamic.Commute(data[d]))
-			case dynamic.ScratchMode:
-				args = append(args, dynamic.Scratch(data[d]))
-			}
-		}
+		args = appendAccesses(args, pt.modes, data)
 		if err := g.Insert(pt.name, func(*dynamic.Task) error {
 			res.reads[i] = body(p, i, vals, nil)
 			return nil
@@ -150,6 +137,25 @@ func (p *program) dynamic(t *testing.T, c *rt.Context, window int) result {
 		res.final = append(res.final, *v)
 	}
 	return res
+}
+
+// appendAccesses appends the access of data[d] in modes[d] (0: none) for every d.
+func appendAccesses[T any](args []dynamic.Arg, modes []dynamic.Mode, data []*dynamic.Data[T]) []dynamic.Arg {
+	for d, m := range modes {
+		switch m {
+		case dynamic.ReadMode:
+			args = append(args, dynamic.Read(data[d]))
+		case dynamic.WriteMode:
+			args = append(args, dynamic.Write(data[d]))
+		case dynamic.ReadWriteMode:
+			args = append(args, dynamic.ReadWrite(data[d]))
+		case dynamic.CommuteMode:
+			args = append(args, dynamic.Commute(data[d]))
+		case dynamic.ScratchMode:
+			args = append(args, dynamic.Scratch(data[d]))
+		}
+	}
+	return args
 }
 
 func TestSequentialConsistency(t *testing.T) {

@@ -21,6 +21,8 @@ type datum struct {
 	// sum checksums the host value for the debug mode; nil when the value's type is not
 	// checked (a map, a channel, a func).
 	sum func() uint64
+	// rk is where the datum's versions live across ranks (remote.go); nil on one rank.
+	rk *rankState
 
 	// The dependency state, under Graph.mu (access.go).
 	last    []ref // the tasks that produced the current version: a writer, or a commute group
@@ -125,6 +127,7 @@ func Register[T any](g *Graph, name string, v T) (*Data[T], error) {
 	d := &Data[T]{value: v}
 	g.initDatum(&d.datum, rt.NewData(g.nextID, v), name)
 	d.sum = checksum(p, n)
+	g.dist.trackValue(&d.datum)
 	if g.registered == nil {
 		g.registered = map[regKey]any{}
 	}
@@ -145,15 +148,19 @@ type Matrix struct {
 	name  string
 	a     *rt.TiledMatrix
 	tiles []atomic.Pointer[Data[[]float64]]
+	coll  uint64 // its number across ranks (remote.go)
 }
 
 // NewMatrix returns the tiles of a as data of g; name prefixes their names ("A(1, 2)").
 func NewMatrix(g *Graph, name string, a *rt.TiledMatrix) *Matrix {
-	return &Matrix{g: g, name: name, a: a, tiles: make([]atomic.Pointer[Data[[]float64]], a.MT*a.NT)}
+	return &Matrix{g: g, name: name, a: a, tiles: make([]atomic.Pointer[Data[[]float64]], a.MT*a.NT),
+		coll: g.dist.newCollection()}
 }
 
-// Tile returns tile (i, j), or nil when it lies outside the matrix or this rank does not hold
-// it; inserting a nil datum fails with ErrNilData.
+// Tile returns tile (i, j), or nil when it lies outside the matrix or, on a graph of one
+// rank, this rank does not hold it; inserting a nil datum fails with ErrNilData. Across ranks
+// every tile has a Data: one of another rank is a buffer of this rank where its versions
+// arrive.
 func (m *Matrix) Tile(i, j int) *Data[[]float64] {
 	if m == nil || i < 0 || j < 0 || i >= m.a.MT || j >= m.a.NT {
 		return nil
@@ -162,11 +169,14 @@ func (m *Matrix) Tile(i, j int) *Data[[]float64] {
 	if d := slot.Load(); d != nil {
 		return d
 	}
-	rd := m.a.DataOf(rt.Ix(i, j))
+	ix := rt.Ix(i, j)
+	rd := m.a.DataOf(ix)
 	if rd == nil {
-		return nil
+		if rd = m.g.dist.landing(m.a.MB*m.a.NB, m.a.KeyOf(ix)); rd == nil {
+			return nil
+		}
 	}
-	d := &Data[[]float64]{value: m.a.Tile(i, j)}
+	d := &Data[[]float64]{value: rd.Host().Float64s()}
 	d.sum = sumFloats(d.value)
 	m.g.mu.Lock()
 	if old := slot.Load(); old != nil {
@@ -174,6 +184,7 @@ func (m *Matrix) Tile(i, j int) *Data[[]float64] {
 		return old
 	}
 	m.g.initDatum(&d.datum, rd, fmt.Sprintf("%s(%d, %d)", m.name, i, j))
+	m.g.dist.track(&d.datum, m.a.RankOf(ix), m.coll, m.a.KeyOf(ix))
 	slot.Store(d)
 	m.g.mu.Unlock()
 	return d
@@ -185,14 +196,17 @@ type Vector struct {
 	name   string
 	v      *rt.Vector
 	blocks []atomic.Pointer[Data[[]float64]]
+	coll   uint64 // its number across ranks (remote.go)
 }
 
 // NewVector returns the blocks of v as data of g; name prefixes their names ("x(3)").
 func NewVector(g *Graph, name string, v *rt.Vector) *Vector {
-	return &Vector{g: g, name: name, v: v, blocks: make([]atomic.Pointer[Data[[]float64]], v.NT)}
+	return &Vector{g: g, name: name, v: v, blocks: make([]atomic.Pointer[Data[[]float64]], v.NT),
+		coll: g.dist.newCollection()}
 }
 
-// Block returns block k, or nil when it lies outside the vector or this rank does not hold it.
+// Block returns block k, or nil when it lies outside the vector or, on a graph of one rank,
+// this rank does not hold it (across ranks, see Matrix.Tile).
 func (x *Vector) Block(k int) *Data[[]float64] {
 	if x == nil || k < 0 || k >= x.v.NT {
 		return nil
@@ -201,11 +215,14 @@ func (x *Vector) Block(k int) *Data[[]float64] {
 	if d := slot.Load(); d != nil {
 		return d
 	}
-	rd := x.v.DataOf(rt.Ix(k))
+	ix := rt.Ix(k)
+	rd := x.v.DataOf(ix)
 	if rd == nil {
-		return nil
+		if rd = x.g.dist.landing(x.v.NB, x.v.KeyOf(ix)); rd == nil {
+			return nil
+		}
 	}
-	d := &Data[[]float64]{value: x.v.Block(k)}
+	d := &Data[[]float64]{value: rd.Host().Float64s()}
 	d.sum = sumFloats(d.value)
 	x.g.mu.Lock()
 	if old := slot.Load(); old != nil {
@@ -213,6 +230,7 @@ func (x *Vector) Block(k int) *Data[[]float64] {
 		return old
 	}
 	x.g.initDatum(&d.datum, rd, fmt.Sprintf("%s(%d)", x.name, k))
+	x.g.dist.track(&d.datum, x.v.RankOf(ix), x.coll, x.v.KeyOf(ix))
 	slot.Store(d)
 	x.g.mu.Unlock()
 	return d

@@ -107,7 +107,21 @@
 // its match). A task with a Commute access runs its CPU body; a GPU-only one is refused
 // with ErrMode, as is a GPU body on data a device cannot hold.
 //
+// # Across ranks
+//
+// With Distributed(node) every rank of a remote.Run job runs the same insertion code, and each
+// task runs on one rank: On(rank), else the owner of its Affinity datum, else the owner of the
+// first datum it writes (then the first it accesses, then rank 0). Tiles and blocks are owned
+// by their collection's RankOf, registered values by rank 0. Every rank records every task's
+// accesses, so each knows where the newest version of every datum lives; a task that reads a
+// version its rank lacks gets it through rt/remote's transfers (eager or by Get, one per
+// version and rank). Wait (or Flush, earlier) returns every datum's newest version to its
+// owner. A failure on one rank, or a lost peer, ends every rank's Wait with a named error
+// (remote.ErrRemoteFailure, ce.ErrPeerLost). Across ranks Commute orders like ReadWrite and
+// bodies cannot insert tasks (ErrNestedAcrossRanks). remote.go holds the protocol.
+//
 // # Not yet
 //
-// Tasks run on one rank: placement across ranks is not implemented by this package yet.
+// GPU bodies run on graphs of one rank: on a graph across ranks Insert refuses them with
+// ErrGPUAcrossRanks.
 package dynamic

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jdf2go/jdf2go/rt"
+	"github.com/jdf2go/jdf2go/rt/remote"
 )
 
 // DefaultWindow is the number of inserted tasks not yet done past which Insert waits.
@@ -23,6 +24,7 @@ type config struct {
 	keep   bool
 	prio   int32
 	noHelp bool
+	node   *remote.Node
 }
 
 // Name names the graph's taskpool in errors, traces and the dashboard (default "dynamic").
@@ -71,6 +73,7 @@ type Graph struct {
 	help        bool
 	devices     bool // the context has devices: writes bump the host copies' versions (gpu.go)
 	keep        *kept
+	dist        *ranks // across ranks (remote.go); nil on one rank without a Node
 	window, low int64
 	belowLow    func() bool // the window is down to its low mark: when a helping inserter stops
 	_           [64]byte
@@ -124,10 +127,17 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 	if cfg.keep {
 		g.keep = &kept{}
 	}
+	if cfg.node == nil && c.Ranks() > 1 {
+		return nil, fmt.Errorf("%w: the context runs %d ranks", ErrNoNode, c.Ranks())
+	}
 	g.tp = rt.NewTaskpool(cfg.name, g)
 	g.tp.SetPriority(cfg.prio)
 	g.tp.AddActions(1) // held until Wait: the graph is open for insertion
-	if err := c.Add(g.tp); err != nil {
+	if cfg.node != nil {
+		if err := g.addRanks(c, cfg.node); err != nil {
+			return nil, err
+		}
+	} else if err := c.Add(g.tp); err != nil {
 		return nil, err
 	}
 	g.prod = g.tp.NewProducer()
@@ -194,7 +204,10 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	if err := g.tp.Err(); err != nil {
 		return err
 	}
-	if !nested && g.inserted.Load()-g.retired.Load() >= g.window {
+	if nested && g.dist != nil {
+		return fmt.Errorf("%w: %s", ErrNestedAcrossRanks, name)
+	}
+	if !nested && g.live() >= g.window {
 		if err := g.waitWindow(); err != nil {
 			return err
 		}
@@ -206,6 +219,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	}
 	t := g.newTask()
 	t.g, t.run, t.prio, t.nested, t.commutes, t.held, t.body = g, run, 0, nested, 0, 0, nil
+	t.on, t.aff, t.x = 0, nil, nil
 	t.uses = t.uses[:0]
 	t.deps.Store(1)
 	err := t.parse(args)
@@ -215,7 +229,11 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 		t.cls = cls
 	}
 	if err == nil && t.body != nil {
-		err = t.checkGPU()
+		if g.dist != nil {
+			err = ErrGPUAcrossRanks
+		} else {
+			err = t.checkGPU()
+		}
 	}
 	if err != nil {
 		t.run = nil
@@ -225,6 +243,24 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	}
 	g.seq++
 	t.seq = g.seq
+	var moved []*task
+	if g.dist != nil {
+		// Every rank records the accesses; only the task's rank runs it (remote.go).
+		here := false
+		if moved, here, err = g.dist.place(t); err != nil || !here {
+			if err != nil {
+				g.seq--
+			}
+			t.run = nil
+			t.nextFree, g.free = g.free, t
+			g.mu.Unlock()
+			g.dist.start(moved)
+			if err != nil {
+				return fmt.Errorf("dynamic: inserting %s: %w", name, err)
+			}
+			return nil
+		}
+	}
 	g.tp.AddTasks(cls.tc, 1)
 	if !nested {
 		g.inserted.Store(g.inserted.Load() + 1)
@@ -244,6 +280,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 		err = g.prod.Ready(cls.tc, &l, t.prio, t)
 	}
 	g.mu.Unlock()
+	g.dist.start(moved)
 
 	if ready && nested {
 		// A body's insertion goes to the scheduler at once: the producer's batch would wait
@@ -328,17 +365,22 @@ func (g *Graph) waitWindow() error {
 	return g.tp.Err()
 }
 
-// Wait closes the graph to insertions from outside its bodies and waits until every task
-// is done, including those that running bodies insert, the graph fails, or ctx ends (which
+// Wait closes the graph to insertions from outside its bodies (across ranks, after the
+// transfers that return every datum to its owner: Flush) and waits until every task is done, including those that running bodies insert, the graph fails, or ctx ends (which
 // cancels the graph). It returns nil, the first task's error (an *rt.TaskError naming the
 // task) or the cancellation. Wait may be called again; it returns the same result.
 func (g *Graph) Wait(ctx context.Context) error {
 	g.mu.Lock()
-	if !g.closed {
+	open := !g.closed
+	var moved []*task
+	if open {
+		moved = g.dist.flush()
 		g.closed = true
-		g.prod.Close()
-		g.tp.AddActions(-1)
 	}
 	g.mu.Unlock()
+	if open {
+		g.dist.start(moved)
+		g.tp.AddActions(-1)
+	}
 	return g.tp.Wait(ctx)
 }

@@ -52,6 +52,11 @@ type task struct {
 	body     *GPUBody // the GPU body, or nil (gpu.go)
 	nextFree *task    // the graph's free lists
 	sums     []uint64 // read-only checksums (debug mode)
+
+	// Across ranks (remote.go): the placement override, and what a transfer task moves.
+	on  int    // On: the rank plus one; 0 when not set
+	aff *datum // Affinity
+	x   *xfer
 }
 
 // newTask returns a task record for an insertion; g.mu is held. Records are the graph's own:

@@ -31,6 +31,14 @@
 // A datum that ends in a collection element stored on another rank (a write-back) travels
 // the same way (WriteBack); the owner copies it into the element.
 //
+// # Task graphs built at run time
+//
+// A task graph of rt/dynamic joins a job with AddGraph instead of Add: its ranks know from
+// their common insertion sequence which version of which datum each rank needs, so its data
+// travel as activations of their own kind that name a DataKey (datum, version) instead of a
+// task and flow, sent with SendData and handed to the graph's Receiver on arrival, through the
+// same eager and Get paths, termination and failure reports as PTG data (graphdata.go).
+//
 // # Termination
 //
 // Counted, with no message of its own: a taskpool ends on a rank when its local tasks are

@@ -104,6 +104,7 @@ type tpState struct {
 	tp     *rt.Taskpool
 	id     uint32
 	remote atomic.Bool // failed by a peer's report or a peer loss: not reported again
+	recv   Receiver    // the task graph's receiver (AddGraph); nil for a PTG taskpool
 }
 
 type parkedMsg struct {
@@ -223,7 +224,10 @@ func (n *Node) RTOptions() []rt.Option {
 // the job: every rank adds the same taskpools in the same order. Before that it counts the
 // write-backs that other ranks will send to collection elements stored here and holds tp
 // open until they have arrived; activations that arrived before Add are handled now.
-func (n *Node) Add(c *rt.Context, tp *rt.Taskpool) error {
+func (n *Node) Add(c *rt.Context, tp *rt.Taskpool) error { return n.add(c, tp, nil) }
+
+// add adds tp, a PTG taskpool (recv nil) or a task graph's (AddGraph).
+func (n *Node) add(c *rt.Context, tp *rt.Taskpool, recv Receiver) error {
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
@@ -238,13 +242,13 @@ func (n *Node) Add(c *rt.Context, tp *rt.Taskpool) error {
 		return fmt.Errorf("remote: Add with a second rt.Context; a Node serves one")
 	}
 	n.mu.Unlock()
-	if n.size > 1 {
+	if n.size > 1 && recv == nil {
 		if wb := n.countWriteBacks(tp); wb > 0 {
 			tp.AddActions(int(wb))
 		}
 	}
 	// Tasks start sending as soon as Context.Add has queued them: the state must exist first.
-	st := &tpState{tp: tp}
+	st := &tpState{tp: tp, recv: recv}
 	n.mu.Lock()
 	n.byTP[tp] = st
 	n.mu.Unlock()

@@ -101,6 +101,9 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 	if tp.Err() != nil {
 		return nil // failed already: nothing more to do
 	}
+	if h.kind == kindData {
+		return n.carryData(c, st, src, h, rest)
+	}
 	classes := tp.Classes()
 	if int(h.class) >= len(classes) {
 		return malformed(ErrUnknownClass, "class %d in taskpool %s of %d classes", h.class, tp.Name(), len(classes))
@@ -141,15 +144,9 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 		}
 		return n.deliver(c, st, h, v.tasks, nil, nil)
 	}
-	cp, buf, err := n.newCopy(h.typ, h.size)
-	if err != nil {
+	if err := checkType(h.typ, h.size); err != nil {
 		return fmt.Errorf("%s flow %s: %w", name, flowName, err)
 	}
-	defer func() {
-		if cp != nil {
-			cp.Release() // ours; the successors took their own references
-		}
-	}()
 	if f := n.cfg.expect; f != nil && h.kind == kindActivate {
 		for _, t := range v.tasks {
 			typ, size := f(tp, t.peer, t.peerFlow)
@@ -163,17 +160,38 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 			}
 		}
 	}
+	what := func() string { return fmt.Sprintf("%s flow %s", instName{tc, h}, flowName) }
+	return n.fetch(c, st, src, h, rest, what, func(c *ce.Caller, h *header, cp *rt.Copy, buf []byte) error {
+		return n.arrived(c, st, h, v, cp, buf)
+	})
+}
+
+// fetch receives the datum that h announces: the eager bytes in rest, or a Get from the
+// sender's memory, into a copy from the Node's arenas, which it hands to arrived (on the comm
+// goroutine, at once or when the Get completes) and releases after it: arrived takes its own
+// references. what names the datum in errors. An error of the Get fails st's taskpool.
+func (n *Node) fetch(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest []byte, what func() string,
+	arrived func(c *ce.Caller, h *header, cp *rt.Copy, buf []byte) error) error {
+	cp, buf, err := n.newCopy(h.typ, h.size)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what(), err)
+	}
+	defer func() {
+		if cp != nil {
+			cp.Release() // ours; the successors took their own references
+		}
+	}()
 	switch h.data {
 	case dataEager:
 		if uint64(len(rest)) != h.size {
-			return malformed(ErrSizeMismatch, "%s flow %s declares %d bytes and carries %d", name, flowName, h.size, len(rest))
+			return malformed(ErrSizeMismatch, "%s declares %d bytes and carries %d", what(), h.size, len(rest))
 		}
 		copy(buf, rest)
-		return n.arrived(c, st, h, v, cp, buf)
+		return arrived(c, h, cp, buf)
 	default: // dataGet
 		if uint64(h.key.Len()) != h.size || h.key.Rank() != src {
-			return malformed(ErrSizeMismatch, "%s flow %s declares %d bytes and offers %d on rank %d",
-				name, flowName, h.size, h.key.Len(), h.key.Rank())
+			return malformed(ErrSizeMismatch, "%s declares %d bytes and offers %d on rank %d",
+				what(), h.size, h.key.Len(), h.key.Rank())
 		}
 		reg, err := c.Register(ce.HostMem(buf))
 		if err != nil {
@@ -193,10 +211,10 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 			}
 			if err == nil {
 				n.stats.fetched.Add(1)
-				err = n.arrived(c, st, &hh, v, mine, buf)
+				err = arrived(c, &hh, mine, buf)
 			}
 			if err != nil {
-				n.fail(st, fmt.Errorf("remote: rank %d, %s flow %s from rank %d: %w", n.rank, instName{tc, &hh}, flowName, src, err))
+				n.fail(st, fmt.Errorf("remote: rank %d, %s from rank %d: %w", n.rank, what(), src, err))
 			}
 		})
 		if err != nil {
@@ -262,7 +280,7 @@ func (n *Node) deliver(c *ce.Caller, st *tpState, h *header, ts []target, cp *rt
 				n.stats.activations.Add(1)
 				n.stats.forwards.Add(1)
 				start := n.tr().now()
-				if err := n.sendCopy(c, st, st.tp, &hh, fwd, int(h.tree[k])); err != nil {
+				if err := n.sendCopy(c, st, st.tp, &hh, fwd, int(h.tree[k]), nil); err != nil {
 					return fmt.Errorf("forwarding to rank %d: %w", h.tree[k], err)
 				}
 				if rt, _ := n.tr().commTracks(c); rt != nil {

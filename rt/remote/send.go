@@ -170,7 +170,7 @@ func (n *Node) send(c *ce.Caller, s *slot, w rt.Worker, src *rt.Task, kind uint8
 	if tc.Flows[flow].Access != rt.CTL {
 		cp = src.Flow(flow)
 	}
-	err := n.sendCopy(c, st, tp, &h, cp, rank)
+	err := n.sendCopy(c, st, tp, &h, cp, rank, nil)
 	if t := n.tr(); t != nil {
 		name := t.send
 		if kind == kindWriteBack {
@@ -184,8 +184,9 @@ func (n *Node) send(c *ce.Caller, s *slot, w rt.Worker, src *rt.Task, kind uint8
 	return nil
 }
 
-// sendCopy sends header h with the data of cp (nil: none) to rank, eager or for a Get.
-func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, cp *rt.Copy, rank int) error {
+// sendCopy sends header h with the data of cp (nil: none) to rank, eager or for a Get. For a
+// Get, done (if not nil) is called once the offer ends (pendingGet.end): cp is no longer read.
+func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, cp *rt.Copy, rank int, done func()) error {
 	var body []byte
 	h.data = dataNone
 	if cp != nil && cp.Value != nil {
@@ -206,7 +207,7 @@ func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, c
 		if err != nil {
 			return err
 		}
-		token = n.addPending(st, reg, cp)
+		token = n.addPending(st, reg, cp, done)
 		h.key, h.token = reg.Key(), token
 		n.stats.gets.Add(1)
 		n.stats.getBytes.Add(int64(len(body)))

@@ -109,21 +109,23 @@ func (v *wbCounter) Data(flow, dep int, c rt.Collection, ix rt.Index) {
 }
 
 // pendingGet is a datum that a peer will pull: the registration, the copy it keeps alive
-// and the taskpool action that holds termination until the Get completes.
+// and the taskpool action that holds termination until the Get completes; done (may be nil)
+// tells the sender that the copy is no longer read.
 type pendingGet struct {
-	st  *tpState
-	reg *ce.MemReg
-	cp  *rt.Copy
+	st   *tpState
+	reg  *ce.MemReg
+	cp   *rt.Copy
+	done func()
 }
 
 // addPending keeps reg and cp until the peer's Get completes, holding st's taskpool open.
-func (n *Node) addPending(st *tpState, reg *ce.MemReg, cp *rt.Copy) uint64 {
+func (n *Node) addPending(st *tpState, reg *ce.MemReg, cp *rt.Copy, done func()) uint64 {
 	cp.Retain()
 	st.tp.AddActions(1)
 	n.pmu.Lock()
 	n.nextToken++
 	t := n.nextToken
-	n.pending[t] = &pendingGet{st: st, reg: reg, cp: cp}
+	n.pending[t] = &pendingGet{st: st, reg: reg, cp: cp, done: done}
 	n.pmu.Unlock()
 	return t
 }
@@ -143,6 +145,9 @@ func (n *Node) takePending(t uint64) *pendingGet {
 func (p *pendingGet) end() {
 	_ = p.reg.Release()
 	p.cp.Release()
+	if p.done != nil {
+		p.done()
+	}
 	p.st.tp.AddActions(-1)
 }
 

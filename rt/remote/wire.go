@@ -15,6 +15,7 @@ const (
 	kindWriteBack = 2 // TagActivate: a flow's final value, for collection elements owned here
 	kindFail      = 3 // TagTermination: the taskpool failed on the sending rank
 	kindGather    = 4 // TagTermination: remote keys of tiles for Gather
+	kindData      = 5 // TagActivate: one version of a datum of a task graph (graphdata.go)
 )
 
 // How a datum travels.
