@@ -117,7 +117,7 @@ func (o *opts) rank(bg context.Context, j *remote.Job) error {
 		// dynamic.Distributed(j.Node), on a matrix dealt over the grid.
 		g, err := dynamic.New(c, dynamic.Name("dpotrf"), dynamic.Window(o.window))
 		if err == nil {
-			err = cholesky.RunFactor(bg, g, p.A, impl)
+			err = cholesky.RunFactor(bg, g, p.A, impl, false)
 		}
 		el := time.Since(start)
 		if err != nil {
