@@ -179,7 +179,7 @@ func (o *opts) rank(bg context.Context, j *remote.Job) (err error) {
 	}
 	fmt.Fprintf(stdout, "\n  tasks: %d per factorisation\n", tasks)
 	if len(devs) > 0 {
-		fmt.Fprintf(stdout, "  devices ran, over %d factorisations: %s\n", o.runs, devShares(devs, before))
+		fmt.Fprintf(stdout, "  device tasks over %d runs: %s\n", o.runs, devShares(devs, before))
 	}
 	if o.check {
 		res, err := p.Residual(impl)

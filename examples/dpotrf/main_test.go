@@ -51,7 +51,7 @@ func TestDpotrfBadFlags(t *testing.T) {
 // the same input (the device must not reuse the tiles of the first factorisation): the
 // residual check passes and the device ran tasks, every one with -share=false.
 func TestDpotrfGPU(t *testing.T) {
-	ran := regexp.MustCompile(`devices ran, over 2 factorisations: gpu0 (\d+) tasks`)
+	ran := regexp.MustCompile(`device tasks over 2 runs: gpu0 (\d+) tasks`)
 	for _, share := range []string{"-share=true", "-share=false"} {
 		for _, c := range []struct{ n, nb int }{{200, 48}, {257, 32}} {
 			var out bytes.Buffer
