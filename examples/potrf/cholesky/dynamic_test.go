@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/blas"
 	"github.com/jdf2go/jdf2go/rt/dynamic"
+	"github.com/jdf2go/jdf2go/rt/gpu"
 )
 
 // backends are the BLAS backends available here.
@@ -50,7 +52,7 @@ func TestDynamicMatchesPTG(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := RunFactor(context.Background(), g, p.A, impl); err != nil {
+				if err := RunFactor(context.Background(), g, p.A, impl, false); err != nil {
 					t.Fatalf("%s: dynamic: %v", name, err)
 				}
 				if got, want := g.Taskpool().Total(), Tasks(p.A.MT); got != want {
@@ -126,7 +128,7 @@ func TestDynamicGraphIsPTGs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = InsertFactor(g, p.A, blas.Gonum())
+		err = InsertFactor(g, p.A, blas.Gonum(), false)
 		close(open)
 		if err != nil {
 			t.Fatal(err)
@@ -215,4 +217,77 @@ func TestDynamicNotPositiveDefinite(t *testing.T) {
 		!strings.Contains(err.Error(), "tile (2, 2)") {
 		t.Errorf("error %v: want ErrNotPositiveDefinite from POTRF on tile (2, 2)", err)
 	}
+}
+
+// TestDynamicGPU: with GPU bodies on a simulated device, ragged tiles included, the factor
+// passes the residual check and equals the CPU bodies' factor to rounding, and the device
+// ran tasks: with the work shared (some of them, GEMMs batched when they wait together) and
+// with the devices taking every task (all of them).
+func TestDynamicGPU(t *testing.T) {
+	for _, c := range []struct{ n, nb int }{{200, 48}, {257, 32}} {
+		p, err := NewProblem(c.n, c.nb, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := FactorDynamic(context.Background(), mustContext(t, rt.Workers(2)), p.A, blas.Gonum()); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, c.n*c.n)
+		p.A.GatherToDense(want, c.n)
+		for _, share := range []bool{true, false} {
+			name := fmt.Sprintf("n=%d nb=%d share=%v", c.n, c.nb, share)
+			p.Reset()
+			devs, err := gpu.Open("sim:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := mustContext(t, rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...), rt.ShareWork(share))
+			g, err := dynamic.New(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := RunFactor(context.Background(), g, p.A, blas.Gonum(), true); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			st := devs[0].Device().Stats()
+			if err := ctx.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := devs[0].Close(); err != nil {
+				t.Fatal(err)
+			}
+			total := Tasks(p.A.MT)
+			if st.Executed == 0 || !share && int64(st.Executed) != total {
+				t.Errorf("%s: the device ran %d of %d tasks", name, st.Executed, total)
+			}
+			res, err := p.Residual(blas.Gonum())
+			if err != nil || !(res < 1e-12) {
+				t.Errorf("%s: residual %g (%v)", name, res, err)
+			}
+			got := make([]float64, c.n*c.n)
+			p.A.GatherToDense(got, c.n)
+			var diff, scale float64
+			for j := range c.n {
+				for i := j; i < c.n; i++ {
+					diff = max(diff, math.Abs(got[i+j*c.n]-want[i+j*c.n]))
+					scale = max(scale, math.Abs(want[i+j*c.n]))
+				}
+			}
+			if !(diff/scale < 1e-12) {
+				t.Errorf("%s: factor differs from the CPU's by %.3g (relative)", name, diff/scale)
+			}
+			t.Logf("%s: the device ran %d of %d tasks in %d calls; factors differ by %.3g", name, st.Executed, total, st.Batches, diff/scale)
+		}
+	}
+}
+
+// mustContext returns a Context with opts, closed when the test ends.
+func mustContext(t *testing.T, opts ...rt.Option) *rt.Context {
+	t.Helper()
+	c, err := rt.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
