@@ -10,8 +10,8 @@ package codegen
 // range (a gather) once per instance of the range that lies in its space. Outputs are
 // independent: every one whose guard holds fires. A target named outside its class's
 // execution space is skipped (the output may over-approximate, as in jdf2c); when the target
-// is a single instance (no range), the iteration reports it with rt.Edges.Instance (Outside), and the
-// end of a data flow's input chain with rt.Edges.NoInput, for Verify.
+// is a single instance (no range), the iteration reports it with rt.Edges.Instance, and rt's
+// walk of the input table reports the end of a data flow's input chain, for Verify.
 //
 // A data input whose chain has no true guard fails the task at run time with rt.ErrNoInput,
 // naming the flow and its .jdf position; a data input whose selected predecessor is outside

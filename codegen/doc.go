@@ -101,8 +101,8 @@
 //
 // # Verification
 //
-// The verifier is rt's: the generated successor and predecessor functions report what they
-// drop (a single target outside its space: rt.Edges.Outside; a data flow whose input chain
-// has no true guard: rt.Edges.NoInput), and rt.Source.Verify walks the graph with them,
+// The verifier is rt's: the generated successor functions and rt's walk of the input table
+// report what they drop (a single target outside its space: rt.Edges.Instance; a data flow
+// whose input chain has no true guard), and rt.Source.Verify walks the graph with them,
 // pointing each problem at the .jdf through the generated position tables (verify.go).
 package codegen

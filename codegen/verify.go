@@ -2,8 +2,8 @@ package codegen
 
 // Verify and WriteDOT (docs/language.md, "Verify and graphs"). The verifier is rt's
 // (rt.Source.Verify and rt.Source.WriteDOT): it walks the instance graph with the generated
-// Space, Complete, Goal, Successors and Predecessors, which report the dependencies they drop
-// through rt.Edges.Outside and rt.Edges.NoInput. The generated file only adds what rt cannot
+// Space, Complete, the input table and Successors, which report the dependencies they drop
+// (rt.Edges.Instance; an input chain that selects nothing). The generated file only adds what rt cannot
 // know: the .jdf position of every class and dependency, and the program's error. (The
 // position of a data flow, where a flow without a true input guard points, is its input
 // chain's, rt.InputChain.Pos.)

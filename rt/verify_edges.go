@@ -1,6 +1,6 @@
 package rt
 
-// Hooks for the dependencies that successor and predecessor functions drop instead of
+// Hooks for the dependencies that successor and predecessor walks drop instead of
 // reporting with Edges.Task: a target outside its space and a data flow with no true input
 // guard. At run time nobody listens (the runtime skips such a target, as jdf2c does, and
 // Prepare fails the task that has no input); when rt walks the graph for Verify, the
@@ -17,30 +17,30 @@ type DropVisitor interface {
 	NoInput(flow int)
 }
 
-// Outside reports that the target of dependency dep of flow, the instance of peer whose
+// outside reports that the target of dependency dep of flow, the instance of peer whose
 // locals are in e.L, lies outside peer's execution space (peer's Complete returned false), so
-// the dependency is dropped. Generated code calls it for a dependency on a single instance;
-// a range may legitimately reach past the space, and its targets outside are skipped
-// silently. It costs a nil check at run time.
-func (e *Edges) Outside(flow, dep int, peer *TaskClass, peerFlow int) {
+// the dependency is dropped: Instance calls it for a dependency on a single instance; a
+// range may legitimately reach past the space, and its targets outside are skipped silently
+// (TaskIf). It costs a nil check at run time.
+func (e *Edges) outside(flow, dep int, peer *TaskClass, peerFlow int) {
 	if e.visit != nil {
-		e.outside(flow, dep, peer, peerFlow)
+		e.dropOutside(flow, dep, peer, peerFlow)
 	}
 }
 
-// outside is kept out of line so that Outside, a nil check, inlines into generated code.
+// dropOutside is kept out of line so that outside, a nil check, inlines into Instance.
 //
 //go:noinline
-func (e *Edges) outside(flow, dep int, peer *TaskClass, peerFlow int) {
+func (e *Edges) dropOutside(flow, dep int, peer *TaskClass, peerFlow int) {
 	if d, ok := e.visit.(DropVisitor); ok {
 		d.Outside(flow, dep, peer, peerFlow, &e.L)
 	}
 }
 
-// NoInput reports that no input guard of data flow holds for the visited instance.
-// Generated Predecessors call it where the input chain of a data flow ends without a true
-// guard (Prepare fails such a task with ErrNoInput at run time).
-func (e *Edges) NoInput(flow int) {
+// noInput reports that no input guard of data flow holds for the visited instance: the
+// walk of a class's input chains calls it where a chain ends without a true guard (the
+// binding of inputs fails such a task with ErrNoInput at run time).
+func (e *Edges) noInput(flow int) {
 	if d, ok := e.visit.(DropVisitor); ok {
 		d.NoInput(flow)
 	}
@@ -62,6 +62,6 @@ func (e *Edges) Instance(inSpace bool, flow, dep int, peer *TaskClass, peerFlow 
 	if inSpace {
 		e.Task(flow, dep, peer, peerFlow)
 	} else {
-		e.Outside(flow, dep, peer, peerFlow)
+		e.outside(flow, dep, peer, peerFlow)
 	}
 }

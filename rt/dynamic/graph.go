@@ -99,7 +99,7 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 	}
 	g.tp = rt.NewTaskpool(cfg.name, g)
 	g.tp.SetPriority(cfg.prio)
-	g.tp.AddActions(1) // held until Wait: the graph is open for insertion
+	rt.Impl.AddActions(g.tp, 1) // held until Wait: the graph is open for insertion
 	if err := c.Add(g.tp); err != nil {
 		return nil, err
 	}
@@ -120,7 +120,7 @@ func (g *Graph) classOf(name string) (*class, error) {
 		c.tc = &rt.TaskClass{Name: name, Locals: []string{"seq"}, Params: []int{0},
 			Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: g.hook}},
 			Successors:   g.release}
-		if err := g.tp.AddClass(c.tc); err != nil {
+		if err := rt.Impl.AddClass(g.tp, c.tc); err != nil {
 			return nil, err
 		}
 		g.classes[name] = c
@@ -172,7 +172,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	}
 	g.seq++
 	t.seq = g.seq
-	g.tp.AddTasks(cls.tc, 1)
+	rt.Impl.AddTasks(g.tp, cls.tc, 1)
 	if !nested {
 		g.live.Add(1)
 	}
@@ -185,7 +185,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	if t.deps.Add(-1) == 0 {
 		var l rt.Locals
 		l[0] = int(t.seq)
-		return g.tp.Schedule(cls.tc, &l, t.prio, t)
+		return rt.Impl.Schedule(g.tp, cls.tc, &l, t.prio, t)
 	}
 	return nil
 }
@@ -230,7 +230,7 @@ func (g *Graph) Wait(ctx context.Context) error {
 	g.mu.Lock()
 	if !g.closed {
 		g.closed = true
-		g.tp.AddActions(-1)
+		rt.Impl.AddActions(g.tp, -1)
 	}
 	g.mu.Unlock()
 	return g.tp.Wait(ctx)

@@ -240,7 +240,7 @@ func (n *Node) Add(c *rt.Context, tp *rt.Taskpool) error {
 	n.mu.Unlock()
 	if n.size > 1 {
 		if wb := n.countWriteBacks(tp); wb > 0 {
-			tp.AddActions(int(wb))
+			rt.Impl.AddActions(tp, int(wb))
 		}
 	}
 	// Tasks start sending as soon as Context.Add has queued them: the state must exist first.
@@ -255,7 +255,7 @@ func (n *Node) Add(c *rt.Context, tp *rt.Taskpool) error {
 		return err
 	}
 	n.mu.Lock()
-	st.id = uint32(tp.ID())
+	st.id = uint32(rt.Impl.TaskpoolID(tp))
 	n.tps[st.id] = st
 	n.nextID = max(n.nextID, st.id+1)
 	parked := n.parked[st.id]
