@@ -141,7 +141,6 @@ func (c *classGen) inputs() (decls []jen.Code, field jen.Code) {
 	}
 	var list []jen.Code
 	for _, f := range flows {
-		name := c.fn("In" + upperFirst(f.Name))
 		s := c.scope(jen.Id("g"))
 		terminates := true
 		sel := func(d *parser.Dep, t *parser.Target) []jen.Code {
@@ -190,7 +189,6 @@ func (c *classGen) inputs() (decls []jen.Code, field jen.Code) {
 			body = append(body, jen.Return(jen.Qual(rtPath, "Input").Values()))
 		}
 		body = append(c.bind(s, jen.Id("tp"), jen.Id("l")), body...)
-		decls = append(decls, jen.Func().Id(name).Params(tpLocals()...).Qual(rtPath, "Input").Block(body...), jen.Line())
 		fields := []jen.Code{jen.Id("Flow").Op(":").Lit(f.Index), jen.Id("Pos").Op(":").Lit(c.g.where(f.NamePos))}
 		task, memory := inputKinds(f)
 		if task {
@@ -199,7 +197,7 @@ func (c *classGen) inputs() (decls []jen.Code, field jen.Code) {
 		if memory {
 			fields = append(fields, jen.Id("Memory").Op(":").True())
 		}
-		list = append(list, jen.Values(append(fields, jen.Id("Select").Op(":").Id(name))...))
+		list = append(list, jen.Values(append(fields, jen.Id("Select").Op(":").Func().Params(tpLocals()...).Qual(rtPath, "Input").Block(body...))...))
 	}
 	if len(list) > 1 {
 		for i := range list {
@@ -341,9 +339,10 @@ func (c *classGen) arenaName(s *scope, e parser.Expr) jen.Code {
 	return jen.Lit("DEFAULT")
 }
 
-// successors emits the output iteration (rt.TaskClass.Successors).
+// successors returns the output iteration (rt.TaskClass.Successors), a function literal in
+// the descriptor.
 //
-//	func <c>Successors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+//	Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 //		if flows&<bit> != 0 {
 //			if <guard> {
 //				e.L[<slot>] = <arg>
@@ -355,18 +354,16 @@ func (c *classGen) arenaName(s *scope, e parser.Expr) jen.Code {
 //			}
 //			e.Data(<flow>, <dep>, g.<coll>, rt.Index{...})
 //		}
-//	}
-func (c *classGen) successors() jen.Code {
-	return c.edges(parser.Out, "Successors", "reports the output dependencies of %s whose guards hold.")
-}
+//	},
+func (c *classGen) successors() jen.Code { return c.edges(parser.Out) }
 
 // predecessors emits the input iteration of the CTL flows (rt.TaskClass.Predecessors), for
 // Verify: every holding input. rt reports the input chains' selections itself.
-func (c *classGen) predecessors() jen.Code {
-	return c.edges(parser.In, "Predecessors", "reports the CTL input dependencies of %s whose guards hold.")
-}
+func (c *classGen) predecessors() jen.Code { return c.edges(parser.In) }
 
-func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
+// edges returns the successor (dir Out) or CTL predecessor (In) iteration as a function
+// literal, or nil when there is none.
+func (c *classGen) edges(dir parser.Direction) jen.Code {
 	s := c.scope(jen.Id("g"))
 	peer := jen.Id("e").Dot("L")
 	var body []jen.Code
@@ -425,5 +422,5 @@ func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
 	}
 	body = append(c.bind(s, jen.Id("tp"), jen.Id("l")), body...)
 	params := append(tpLocals(), jen.Id("flows").Qual(rtPath, "FlowMask"), jen.Id("e").Op("*").Qual(rtPath, "Edges"))
-	return doc(c.fn(role), jen.Func().Id(c.fn(role)).Params(params...).Block(body...), what, c.sig())
+	return jen.Func().Params(params...).Block(body...)
 }
