@@ -47,7 +47,7 @@ func TestUnwrap(t *testing.T) {
 		t.Errorf("unwrapped %q at line %d, want line 11", text, p.Line)
 	}
 	for _, keep := range []string{
-		"{\n    k := 2\n    _ = k\n}",      // hides a binding
+		"{\n    k := 2\n    _ = k\n}",        // hides a binding
 		"{\n    x, err := f()\n    _ = x\n}", // would assign the hook's err
 		"{\n    var k int\n    _ = k\n}",
 		"{ a() }\n{ b() }",
