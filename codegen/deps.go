@@ -120,20 +120,20 @@ func (c *classGen) chains() []*parser.Flow {
 	return out
 }
 
-// inputs emits the input chain of each data flow: a Select function per flow, and the
-// class's Inputs field, from which rt derives the goal, the binding and the predecessors of
-// those flows. Guards are tried in order, each returning the endpoint it selects:
+// inputs emits the input chain of each data flow: the class's Inputs field, an entry per
+// flow with its Select function as a literal, from which rt derives the goal, the binding
+// and the predecessors of those flows. Guards are tried in order, each returning the
+// endpoint it selects:
 //
-//	Inputs: []rt.InputChain{{Flow: <i>, Pos: "<file.jdf:L:C>", Task: true, Memory: true, Select: <c>In<F>}, ...},
-//
-//	func <c>In<F>(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+//	Inputs: []rt.InputChain{
+//		{Flow: <i>, Pos: "<file.jdf:L:C>", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 //		if <guard> {
 //			return rt.DataInput(<dep>, g.<coll>, rt.Ix(...), "<file.jdf:L:C>")
 //		}
 //		pl := rt.Locals{<slot>: <arg>, ...}
 //		return rt.TaskInput(<dep>, &<T>, <peer flow>, <T>Complete(tp, &pl), &pl, "<file.jdf:L:C>", "<F T(args)>")
 //		return rt.Input{} // when no guard may hold
-//	}
+//	}}, ...},
 func (c *classGen) inputs() (decls []jen.Code, field jen.Code) {
 	flows := c.chains()
 	if len(flows) == 0 {

@@ -2,8 +2,9 @@ package codegen
 
 // GPU bodies (docs/language.md, "GPU bodies"; rt/gpu and docs/gpu.md for the
 // protocol). A BODY [type=GPU] (any GPU backend, the simulated one included) or [type=CUDA]
-// (the CUDA backend only) becomes a submit hook for rt/gpu's manager, a body function with
-// the user code, and a *gpu.Incarnation descriptor that the class's rt.Incarnation carries
+// (the CUDA backend only) becomes a submit hook for rt/gpu's manager that runs the user code
+// in place (hook.go) or, when something stands in the way, calls a body function with it,
+// and a *gpu.Incarnation descriptor that the class's rt.Incarnation carries
 // in its Device field. Per class with batched GPU bodies, a member type gives the definitions
 // and buffers of any task of a ring:
 //

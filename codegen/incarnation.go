@@ -1,9 +1,10 @@
 package codegen
 
 // Incarnations: one per BODY, tried in BODY order (docs/language.md, "Bodies"). A CPU body
-// (no type, type=CPU, or any type that is not a GPU one, such as RECURSIVE) becomes two
-// functions: a hook that unpacks the task, and the body itself with the globals it mentions
-// (tp when it mentions tp), the locals and the typed flow values as parameters:
+// (no type, type=CPU, or any type that is not a GPU one, such as RECURSIVE) runs in place in
+// its hook when nothing stands in the way (hook.go). Otherwise it becomes two functions: a
+// hook that unpacks the task, and the body itself with the globals it mentions (tp when it
+// mentions tp), the locals and the typed flow values as parameters:
 //
 //	// <c>Hook runs the CPU body of <Class>(<params>).
 //	func <c>Hook(task *rt.Task) error {
