@@ -187,28 +187,49 @@ func (c *classGen) batchPolicy(b *parser.Body, name, body string, k ringKind) je
 	g, a := c.g, &b.Attrs
 	s := c.scope(jen.Id("g"))
 	var stmts, fields []jen.Code
-	if e := a.BatchMax; e != nil {
-		stmts = append(stmts, g.lineDirective(e.Pos()), jen.Id("batchMax").Op(":=").Add(s.expr(e, parser.KindInt)))
-		fields = append(fields, jen.Id("Max").Op(":").Id("batchMax"))
-	}
-	if m := a.BatchMatch; m != nil {
-		if _, ok := m.(*parser.InlineCode); ok {
-			text, pos, _ := codeText(m)
-			g.checkCode(text, pos, false)
-			if len(stmts) > 0 {
-				stmts = append(stmts, g.restoreDirective())
-			}
-			stmts = append(stmts, jen.Id("batchMatch").Op(":=").Func().Params(jen.Id("cand"), jen.Id("head").Add(k.task())).Qual(k.pkg, k.action).Block(
-				append(g.userCode(text, pos), g.restoreDirective())...))
-		} else {
-			stmts = append(stmts, g.lineDirective(m.Pos()), jen.Id("batchMatch").Op(":=").Add(s.tr(m, parser.KindOpaque).code), g.restoreDirective())
+	_, inlineMatch := a.BatchMatch.(*parser.InlineCode)
+	if e, m := a.BatchMax, a.BatchMatch; (e != nil || m != nil) && !inlineMatch &&
+		(e == nil || m == nil || e.Pos().Line == m.Pos().Line) {
+		// The expressions are on one line of the JDF: one assignment, under one directive.
+		var pos posT
+		var names, vals []jen.Code
+		if e != nil {
+			pos = e.Pos()
+			names, vals = append(names, jen.Id("batchMax")), append(vals, s.expr(e, parser.KindInt))
+			fields = append(fields, jen.Id("Max").Op(":").Id("batchMax"))
 		}
-		fields = append(fields, jen.Id("User").Op(":").Id("batchMatch"))
-	} else if len(stmts) > 0 {
-		stmts = append(stmts, g.restoreDirective())
+		if m != nil {
+			pos = m.Pos()
+			names, vals = append(names, jen.Id("batchMatch")), append(vals, s.tr(m, parser.KindOpaque).code)
+			fields = append(fields, jen.Id("User").Op(":").Id("batchMatch"))
+		}
+		stmts = append(stmts, g.lineDirective(pos), jen.List(names...).Op(":=").List(vals...), g.restoreDirective())
+	} else {
+		if e := a.BatchMax; e != nil {
+			stmts = append(stmts, g.lineDirective(e.Pos()), jen.Id("batchMax").Op(":=").Add(s.expr(e, parser.KindInt)))
+			fields = append(fields, jen.Id("Max").Op(":").Id("batchMax"))
+		}
+		if m := a.BatchMatch; m != nil {
+			if _, ok := m.(*parser.InlineCode); ok {
+				text, pos, _ := codeText(m)
+				g.checkCode(text, pos, false)
+				if len(stmts) > 0 {
+					stmts = append(stmts, g.restoreDirective())
+				}
+				stmts = append(stmts, jen.Id("batchMatch").Op(":=").Func().Params(jen.Id("cand"), jen.Id("head").Add(k.task())).Qual(k.pkg, k.action).Block(
+					append(g.userCode(text, pos), g.restoreDirective())...))
+			} else {
+				stmts = append(stmts, g.lineDirective(m.Pos()), jen.Id("batchMatch").Op(":=").Add(s.tr(m, parser.KindOpaque).code), g.restoreDirective())
+			}
+			fields = append(fields, jen.Id("User").Op(":").Id("batchMatch"))
+		} else if len(stmts) > 0 {
+			stmts = append(stmts, g.restoreDirective())
+		}
 	}
 	var fn []jen.Code
-	if s.use.g || len(s.use.defs) > 0 {
+	if s.use.g && len(s.use.defs) == 0 {
+		fn = append(fn, jen.Id("g").Op(":=").Add(k.rtTask(jen.Id("head"))).Dot("Taskpool").Call().Dot("Globals").Call().Assert(jen.Op("*").Id(c.g.name)))
+	} else if s.use.g || len(s.use.defs) > 0 {
 		fn = append(fn, jen.Id("task").Op(":=").Add(k.rtTask(jen.Id("head"))))
 		fn = append(fn, c.globalsVar(s, jen.Id("task").Dot("Taskpool").Call())...)
 		fn = append(fn, c.bindLocals(s, jen.Id("task").Dot("Locals").Call())...)

@@ -10,8 +10,8 @@ package codegen
 // range (a gather) once per instance of the range that lies in its space. Outputs are
 // independent: every one whose guard holds fires. A target named outside its class's
 // execution space is skipped (the output may over-approximate, as in jdf2c); when the target
-// is a single instance (no range), the iteration reports it with rt.Edges.Instance (Outside), and the
-// end of a data flow's input chain with rt.Edges.NoInput, for Verify.
+// is a single instance (no range), the iteration reports it with rt.Edges.Instance, and rt's
+// walk of the input table reports the end of a data flow's input chain, for Verify.
 //
 // A data input whose chain has no true guard fails the task at run time with rt.ErrNoInput,
 // naming the flow and its .jdf position; a data input whose selected predecessor is outside
@@ -120,20 +120,20 @@ func (c *classGen) chains() []*parser.Flow {
 	return out
 }
 
-// inputs emits the input chain of each data flow: a Select function per flow, and the
-// class's Inputs field, from which rt derives the goal, the binding and the predecessors of
-// those flows. Guards are tried in order, each returning the endpoint it selects:
+// inputs emits the input chain of each data flow: the class's Inputs field, an entry per
+// flow with its Select function as a literal, from which rt derives the goal, the binding
+// and the predecessors of those flows. Guards are tried in order, each returning the
+// endpoint it selects:
 //
-//	Inputs: []rt.InputChain{{Flow: <i>, Pos: "<file.jdf:L:C>", Task: true, Memory: true, Select: <c>In<F>}, ...},
-//
-//	func <c>In<F>(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+//	Inputs: []rt.InputChain{
+//		{Flow: <i>, Pos: "<file.jdf:L:C>", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 //		if <guard> {
 //			return rt.DataInput(<dep>, g.<coll>, rt.Ix(...), "<file.jdf:L:C>")
 //		}
 //		pl := rt.Locals{<slot>: <arg>, ...}
 //		return rt.TaskInput(<dep>, &<T>, <peer flow>, <T>Complete(tp, &pl), &pl, "<file.jdf:L:C>", "<F T(args)>")
 //		return rt.Input{} // when no guard may hold
-//	}
+//	}}, ...},
 func (c *classGen) inputs() (decls []jen.Code, field jen.Code) {
 	flows := c.chains()
 	if len(flows) == 0 {
@@ -141,7 +141,6 @@ func (c *classGen) inputs() (decls []jen.Code, field jen.Code) {
 	}
 	var list []jen.Code
 	for _, f := range flows {
-		name := c.fn("In" + upperFirst(f.Name))
 		s := c.scope(jen.Id("g"))
 		terminates := true
 		sel := func(d *parser.Dep, t *parser.Target) []jen.Code {
@@ -190,7 +189,6 @@ func (c *classGen) inputs() (decls []jen.Code, field jen.Code) {
 			body = append(body, jen.Return(jen.Qual(rtPath, "Input").Values()))
 		}
 		body = append(c.bind(s, jen.Id("tp"), jen.Id("l")), body...)
-		decls = append(decls, jen.Func().Id(name).Params(tpLocals()...).Qual(rtPath, "Input").Block(body...), jen.Line())
 		fields := []jen.Code{jen.Id("Flow").Op(":").Lit(f.Index), jen.Id("Pos").Op(":").Lit(c.g.where(f.NamePos))}
 		task, memory := inputKinds(f)
 		if task {
@@ -199,7 +197,7 @@ func (c *classGen) inputs() (decls []jen.Code, field jen.Code) {
 		if memory {
 			fields = append(fields, jen.Id("Memory").Op(":").True())
 		}
-		list = append(list, jen.Values(append(fields, jen.Id("Select").Op(":").Id(name))...))
+		list = append(list, jen.Values(append(fields, jen.Id("Select").Op(":").Func().Params(tpLocals()...).Qual(rtPath, "Input").Block(body...))...))
 	}
 	if len(list) > 1 {
 		for i := range list {
@@ -341,9 +339,10 @@ func (c *classGen) arenaName(s *scope, e parser.Expr) jen.Code {
 	return jen.Lit("DEFAULT")
 }
 
-// successors emits the output iteration (rt.TaskClass.Successors).
+// successors returns the output iteration (rt.TaskClass.Successors), a function literal in
+// the descriptor.
 //
-//	func <c>Successors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+//	Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
 //		if flows&<bit> != 0 {
 //			if <guard> {
 //				e.L[<slot>] = <arg>
@@ -355,18 +354,16 @@ func (c *classGen) arenaName(s *scope, e parser.Expr) jen.Code {
 //			}
 //			e.Data(<flow>, <dep>, g.<coll>, rt.Index{...})
 //		}
-//	}
-func (c *classGen) successors() jen.Code {
-	return c.edges(parser.Out, "Successors", "reports the output dependencies of %s whose guards hold.")
-}
+//	},
+func (c *classGen) successors() jen.Code { return c.edges(parser.Out) }
 
 // predecessors emits the input iteration of the CTL flows (rt.TaskClass.Predecessors), for
 // Verify: every holding input. rt reports the input chains' selections itself.
-func (c *classGen) predecessors() jen.Code {
-	return c.edges(parser.In, "Predecessors", "reports the CTL input dependencies of %s whose guards hold.")
-}
+func (c *classGen) predecessors() jen.Code { return c.edges(parser.In) }
 
-func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
+// edges returns the successor (dir Out) or CTL predecessor (In) iteration as a function
+// literal, or nil when there is none.
+func (c *classGen) edges(dir parser.Direction) jen.Code {
 	s := c.scope(jen.Id("g"))
 	peer := jen.Id("e").Dot("L")
 	var body []jen.Code
@@ -425,5 +422,5 @@ func (c *classGen) edges(dir parser.Direction, role, what string) jen.Code {
 	}
 	body = append(c.bind(s, jen.Id("tp"), jen.Id("l")), body...)
 	params := append(tpLocals(), jen.Id("flows").Qual(rtPath, "FlowMask"), jen.Id("e").Op("*").Qual(rtPath, "Edges"))
-	return doc(c.fn(role), jen.Func().Id(c.fn(role)).Params(params...).Block(body...), what, c.sig())
+	return jen.Func().Params(params...).Block(body...)
 }

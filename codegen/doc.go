@@ -34,23 +34,23 @@
 //     its rank, a failing Validate method) and a negative size, and computes the hidden
 //     globals in declaration order;
 //   - the descriptors: var <p><Class> rt.TaskClass for every class, assigned in one init;
-//   - per task class, in source order: <p><Class>Inputs, the input chain of each data flow
-//     (an []rt.InputChain whose <p><Class>In<Flow> functions select the input), shared by
-//     Goal, Prepare and Predecessors (rt.InputGoalFunc, rt.BindInputsFunc, rt.InputsFunc
-//     when the class has no other inputs); then <p><Class>Space, Complete, Goal, Prepare,
-//     Successors, Predecessors, Priority, Affinity, Key when needed, and per BODY a Hook
-//     (unpacks the task) and a Body (the user code, with the globals, the locals and the
-//     typed flow values as parameters), with for a batched CPU body the member type
-//     <p><Class>CPU and its constructor, a Batch policy and a Match callback, or for a GPU
-//     body its Submit hook, Batch policy and member type (batched bodies), Body and Size;
-//     its *gpu.Incarnation sits in the descriptor;
+//   - per task class, in source order: in its descriptor, as function literals, Space, the
+//     input table Inputs (an rt.InputChain per data flow, whose Select function selects the
+//     input; rt derives the goal, the binding and the predecessors from it), Successors,
+//     the CTL Predecessors, Priority and Affinity; then the named functions <p><Class>Complete,
+//     Key when needed, and per BODY a Hook that binds the globals, locals and typed flow
+//     values the body uses and runs it in place (hook.go; a Body function of its own when a
+//     name clashes), with for a batched CPU body the member type <p><Class>CPU and its
+//     constructor, a Batch policy and a Match callback, or for a GPU body its Submit hook,
+//     Batch policy and member type (batched bodies) and Size; its *gpu.Incarnation sits in
+//     the descriptor;
 //   - <p>Source, the .jdf positions of the classes, flows and dependencies (an rt.Source),
 //     and Verify and WriteDOT, which delegate to rt.Source.Verify and rt.Source.WriteDOT;
 //     Property when classes have exported properties;
 //   - the functions of inline code (<p><Class>Inline<N>), the <p>B2I helper when a
 //     condition is used as a number, and the epilogue. Flow access, binding and the walks
 //     of input chains are rt's (rt.TaskGlobals, rt.FlowValue, rt.FlowAs, rt.Ix,
-//     Task.BindInputs, Edges.Instance, Edges.TaskIf), shared by every generated file.
+//     Edges.Instance, Edges.TaskIf), shared by every generated file.
 //
 // Every piece of user code (bodies, inline code, strings pasted as code, translated JDF
 // expressions, prologue, epilogue) sits between `//line file.jdf:LINE` and a directive back
@@ -103,9 +103,9 @@
 //
 // # Verification
 //
-// The verifier is rt's: the generated successor and predecessor functions report what they
-// drop (a single target outside its space: rt.Edges.Outside; a data flow whose input chain
-// has no true guard: rt.Edges.NoInput), and rt.Source.Verify walks the graph with them,
+// The verifier is rt's: the generated successor functions and rt's walk of the input table
+// report what they drop (a single target outside its space: rt.Edges.Instance; a data flow
+// whose input chain has no true guard), and rt.Source.Verify walks the graph with them,
 // pointing each problem at the .jdf through the generated position tables (verify.go). A
 // class with a stepped range also gets <p><Class>OffStep (rt.TaskClass.OffStep), which names
 // the parameter of an instance within its bounds but between the steps of its range.

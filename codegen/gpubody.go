@@ -2,8 +2,9 @@ package codegen
 
 // GPU bodies (docs/language.md, "GPU bodies"; rt/gpu and docs/gpu.md for the
 // protocol). A BODY [type=GPU] (any GPU backend, the simulated one included) or [type=CUDA]
-// (the CUDA backend only) becomes a submit hook for rt/gpu's manager, a body function with
-// the user code, and a *gpu.Incarnation descriptor that the class's rt.Incarnation carries
+// (the CUDA backend only) becomes a submit hook for rt/gpu's manager that runs the user code
+// in place (hook.go) or, when something stands in the way, calls a body function with it,
+// and a *gpu.Incarnation descriptor that the class's rt.Incarnation carries
 // in its Device field. Per class with batched GPU bodies, a member type gives the definitions
 // and buffers of any task of a ring:
 //
@@ -126,21 +127,95 @@ func hookParams() []jen.Code {
 	return []jen.Code{jen.Id("dev").Add(gpuT("Device")), jen.Id("task").Add(gpuT("Task")), jen.Id("stream").Add(gpuT("Stream"))}
 }
 
+// collect is the first statement of the submit hook of a body with batch = true: it
+// collects the ring.
+func (inc *gpuIncarnation) collect() jen.Code {
+	return jen.If(
+		jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("stream").Dot("CollectBatch").Call(
+			jen.Id("task"), jen.Id(inc.names.batch).Call(jen.Id("task")).Dot("Match"), jen.Nil()),
+		jen.Err().Op("!=").Nil(),
+	).Block(jen.Return(jen.Id("task").Dot("Fail").Call(jen.Err())))
+}
+
+// ringNames are the first statements of a batched body that mentions them: member and,
+// for batch = manual, match.
+func (inc *gpuIncarnation) ringNames(names map[string]bool) []jen.Code {
+	c := inc.c
+	var out []jen.Code
+	if inc.batched() && names["member"] {
+		out = append(out, jen.Id("member").Op(":=").Id(c.memberFn(gpuRing)))
+	}
+	if inc.batched() && inc.b.Attrs.Batch == parser.BatchManual && names["match"] {
+		out = append(out, jen.Id("match").Op(":=").Id(inc.names.batch).Call(jen.Id("task")).Dot("Match"))
+	}
+	return out
+}
+
+// merged returns the statements of the submit hook with the body in place (hook.go), or
+// false.
+func (inc *gpuIncarnation) merged() ([]jen.Code, bool) {
+	c, g := inc.c, inc.c.g
+	mentions := bodyIdents(inc.b.Text)
+	globals, defs := c.hookBinds(mentions)
+	var flows []binding
+	var flowNames []string
+	for _, f := range dataFlows(c.tc) {
+		flows = append(flows, binding{userParam(f.Name), jen.Id("task").Dot("Buffer").Call(jen.Lit(f.Index))})
+		flowNames = append(flowNames, userParam(f.Name))
+	}
+	used, uses, ok := inPlace(inc.b.Text, []string{"g", "l"}, append(globals, defs...), flowNames)
+	if !ok {
+		return nil, false
+	}
+	var hook []jen.Code
+	if inc.b.Attrs.Batch == parser.BatchOn {
+		hook = append(hook, inc.collect())
+	}
+	ug, ul := usedBinds(used, globals)
+	hook = append(hook, c.globalsStmt(jen.Id("task").Dot("EC").Call().Assert(jen.Op("*").Qual(rtPath, "Task")), len(ug) > 0, len(ul) > 0)...)
+	for _, f := range flows {
+		if uses[f.name] {
+			used = append(used, f)
+		}
+	}
+	hook = append(hook, bindStmts(used)...)
+	hook = append(hook, inc.ringNames(mentions)...)
+	taken := map[string]bool{"dev": true, "task": true, "stream": true, "g": true, "l": true, "member": true, "match": true}
+	for _, b := range append(append(globals, defs...), flows...) {
+		taken[b.name] = true
+	}
+	hook = append(hook, g.userCode(unwrap(inc.b.Text, inc.b.TextPos, taken))...)
+	hook = append(hook, g.restoreDirective())
+	if !inc.gb.terminates {
+		hook = append(hook, jen.Return(jen.Qual(gpuPath, "Done")))
+	}
+	return hook, true
+}
+
 func (inc *gpuIncarnation) decls() []jen.Code {
 	c, g := inc.c, inc.c.g
 	var out []jen.Code
 	if inc.member {
 		out = append(out, c.memberDecls(gpuRing)...)
 	}
+	if stmts, ok := inc.merged(); ok {
+		out = append(out,
+			doc(inc.names.submit, jen.Func().Id(inc.names.submit).Params(hookParams()...).Qual(gpuPath, "Result").Block(stmts...),
+				"runs the %s body of %s at %s: rt/gpu's submit hook.", inc.dev, c.sig(), g.where(inc.b.Pos())),
+			jen.Line())
+		if inc.batched() {
+			out = append(out, c.batchPolicy(inc.b, inc.names.batch, inc.dev, gpuRing), jen.Line())
+		}
+		if len(inc.b.Attrs.Sizes) > 0 {
+			out = append(out, inc.sizes(), jen.Line())
+		}
+		return out
+	}
 
 	// The submit hook.
 	var hook []jen.Code
 	if inc.b.Attrs.Batch == parser.BatchOn {
-		hook = append(hook, jen.If(
-			jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("stream").Dot("CollectBatch").Call(
-				jen.Id("task"), jen.Id(inc.names.batch).Call(jen.Id("task")).Dot("Match"), jen.Nil()),
-			jen.Err().Op("!=").Nil(),
-		).Block(jen.Return(jen.Id("task").Dot("Fail").Call(jen.Err()))))
+		hook = append(hook, inc.collect())
 	}
 	l := jen.Id("l")
 	if len(c.tc.Defs) == 0 {
@@ -186,13 +261,7 @@ func (inc *gpuIncarnation) decls() []jen.Code {
 	}
 
 	// The body.
-	var body []jen.Code
-	if inc.batched() && names["member"] {
-		body = append(body, jen.Id("member").Op(":=").Id(c.memberFn(gpuRing)))
-	}
-	if inc.batched() && inc.b.Attrs.Batch == parser.BatchManual && names["match"] {
-		body = append(body, jen.Id("match").Op(":=").Id(inc.names.batch).Call(jen.Id("task")).Dot("Match"))
-	}
+	body := inc.ringNames(names)
 	body = append(body, g.userCode(inc.b.Text, inc.b.TextPos)...)
 	body = append(body, g.restoreDirective())
 	if !inc.gb.terminates {

@@ -1,9 +1,10 @@
 package codegen
 
 // Incarnations: one per BODY, tried in BODY order (docs/language.md, "Bodies"). A CPU body
-// (no type, type=CPU, or any type that is not a GPU one, such as RECURSIVE) becomes two
-// functions: a hook that unpacks the task, and the body itself with the globals it mentions
-// (tp when it mentions tp), the locals and the typed flow values as parameters:
+// (no type, type=CPU, or any type that is not a GPU one, such as RECURSIVE) runs in place in
+// its hook when nothing stands in the way (hook.go). Otherwise it becomes two functions: a
+// hook that unpacks the task, and the body itself with the globals it mentions (tp when it
+// mentions tp), the locals and the typed flow values as parameters:
 //
 //	// <c>Hook runs the CPU body of <Class>(<params>).
 //	func <c>Hook(task *rt.Task) error {
@@ -211,8 +212,105 @@ func dataFlows(tc *parser.TaskClass) []*parser.Flow {
 	return out
 }
 
+// merged returns the statements of the hook with the body in place (hook.go), or false.
+func (inc *cpuIncarnation) merged() ([]jen.Code, bool) {
+	c, g := inc.c, inc.c.g
+	globals, defs := c.hookBinds(bodyIdents(inc.b.Text))
+	flows := dataFlows(c.tc)
+	var flowNames []string
+	for _, f := range flows {
+		flowNames = append(flowNames, userParam(f.Name))
+	}
+	used, uses, ok := inPlace(inc.b.Text, []string{"g", "l", "err"}, append(globals, defs...), flowNames)
+	if !ok {
+		return nil, false
+	}
+	var hook []jen.Code
+	if inc.b.Attrs.Batch == parser.BatchOn && inc.batched() {
+		hook = append(hook, inc.collect())
+	}
+	ug, ul := usedBinds(used, globals)
+	hook = append(hook, c.globalsStmt(jen.Id("task"), len(ug) > 0, len(ul) > 0)...)
+	hook = append(hook, bindStmts(used)...)
+	// Every data flow's type is checked, used or not, as rt checks a body function's.
+	v := func(f string) jen.Code {
+		if uses[userParam(f)] {
+			return jen.Id(userParam(f))
+		}
+		return jen.Id("_")
+	}
+	if len(flows) == 1 {
+		f := flows[0]
+		val := jen.Qual(rtPath, "FlowValue").Types(jen.Op(f.GoType)).Call(jen.Id("task"), jen.Lit(f.Index))
+		if uses[userParam(f.Name)] {
+			hook = append(hook, jen.List(v(f.Name), jen.Err()).Op(":=").Add(val),
+				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+		} else {
+			hook = append(hook, jen.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Add(val), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+		}
+	} else if len(flows) > 1 {
+		hook = append(hook, jen.Var().Err().Error())
+		for i := 0; i < len(flows); i += 3 { // at most three values a line
+			var names, vals []jen.Code
+			def := false
+			for _, f := range flows[i:min(i+3, len(flows))] {
+				names = append(names, v(f.Name))
+				vals = append(vals, jen.Qual(rtPath, "FlowAs").Types(jen.Op(f.GoType)).Call(jen.Id("task"), jen.Lit(f.Index), jen.Op("&").Err()))
+				def = def || uses[userParam(f.Name)]
+			}
+			op := "="
+			if def {
+				op = ":="
+			}
+			hook = append(hook, jen.List(names...).Op(op).List(vals...))
+		}
+		hook = append(hook, jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())))
+	}
+	if inc.batched() {
+		hook = append(hook, inc.ringNames(bodyIdents(inc.b.Text))...)
+	}
+	taken := map[string]bool{"task": true, "g": true, "l": true, "err": true, "member": true, "match": true}
+	for _, b := range append(globals, defs...) {
+		taken[b.name] = true
+	}
+	for _, n := range flowNames {
+		taken[n] = true
+	}
+	hook = append(hook, g.userCode(unwrap(inc.b.Text, inc.b.TextPos, taken))...)
+	hook = append(hook, g.restoreDirective())
+	if !inc.gb.terminates {
+		hook = append(hook, jen.Return(jen.Nil()))
+	}
+	return hook, true
+}
+
+// collect is the first statement of the hook of a body with batch = true: it collects the
+// ring.
+func (inc *cpuIncarnation) collect() jen.Code {
+	return jen.If(
+		jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("task").Dot("CollectBatch").Call(jen.Id(inc.match)),
+		jen.Err().Op("!=").Nil(),
+	).Block(jen.Return(jen.Err()))
+}
+
 func (inc *cpuIncarnation) decls() []jen.Code {
 	c, g := inc.c, inc.c.g
+	what := "CPU body"
+	if inc.b.Device() != "CPU" {
+		what = inc.b.Device() + " body (a CPU hook)"
+	}
+	var out []jen.Code
+	if inc.member {
+		out = append(out, c.memberDecls(cpuRing)...)
+	}
+	stmts, merged := inc.merged()
+	if merged {
+		out = append(out,
+			doc(inc.hook, jen.Func().Id(inc.hook).Params(jen.Id("task").Op("*").Qual(rtPath, "Task")).Error().Block(stmts...),
+				"runs the %s of %s at %s.", what, c.sig(), g.where(inc.b.Pos())),
+			jen.Line())
+		return append(out, inc.batchDecls()...)
+	}
 	tc := c.tc
 	// The hook.
 	l := jen.Id("l")
@@ -275,10 +373,7 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 	}
 	hook = append(hook, jen.Return(jen.Id(inc.body).Call(args...)))
 	if inc.b.Attrs.Batch == parser.BatchOn && inc.batched() {
-		hook = append([]jen.Code{jen.If(
-			jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("task").Dot("CollectBatch").Call(jen.Id(inc.match)),
-			jen.Err().Op("!=").Nil(),
-		).Block(jen.Return(jen.Err()))}, hook...)
+		hook = append([]jen.Code{inc.collect()}, hook...)
 	}
 
 	// The body.
@@ -291,29 +386,28 @@ func (inc *cpuIncarnation) decls() []jen.Code {
 	if !inc.gb.terminates {
 		body = append(body, jen.Return(jen.Nil()))
 	}
-	what := "CPU body"
-	if inc.b.Device() != "CPU" {
-		what = inc.b.Device() + " body (a CPU hook)"
-	}
-	var out []jen.Code
-	if inc.member {
-		out = append(out, c.memberDecls(cpuRing)...)
-	}
 	out = append(out,
 		doc(inc.hook, jen.Func().Id(inc.hook).Params(jen.Id("task").Op("*").Qual(rtPath, "Task")).Error().Block(hook...),
 			"runs the %s of %s.", what, c.sig()),
 		jen.Line())
-	if inc.batched() {
-		out = append(out, c.batchPolicy(inc.b, inc.batch, inc.b.Device(), cpuRing), jen.Line())
-		cand, head := jen.Id("cand"), jen.Id("head")
-		out = append(out, doc(inc.match, jen.Func().Id(inc.match).Params(cand, head.Clone().Add(cpuRing.task())).Qual(rtPath, "BatchAction").Block(
-			jen.Return(jen.Id(inc.batch).Call(head).Dot("Match").Call(cand, head))),
-			"is the batch-match callback of the %s body of %s: the policy of\n// %s for the candidate's head. A function, unlike a method value of the\n// policy, costs a collection no allocation.", inc.b.Device(), c.tc.Name, inc.batch), jen.Line())
-	}
+	out = append(out, inc.batchDecls()...)
 	return append(out,
 		doc(inc.body, jen.Func().Id(inc.body).Params(params...).Error().Block(body...),
 			"is the %s of %s at %s.", what, c.sig(), g.where(inc.b.Pos())),
 		jen.Line())
+}
+
+// batchDecls returns the batch-match policy and callback of a batched body.
+func (inc *cpuIncarnation) batchDecls() []jen.Code {
+	if !inc.batched() {
+		return nil
+	}
+	c := inc.c
+	cand, head := jen.Id("cand"), jen.Id("head")
+	return []jen.Code{c.batchPolicy(inc.b, inc.batch, inc.b.Device(), cpuRing), jen.Line(),
+		doc(inc.match, jen.Func().Id(inc.match).Params(cand, head.Clone().Add(cpuRing.task())).Qual(rtPath, "BatchAction").Block(
+			jen.Return(jen.Id(inc.batch).Call(head).Dot("Match").Call(cand, head))),
+			"is the batch-match callback of the %s body of %s: the policy of\n// %s for the candidate's head. A function, unlike a method value of the\n// policy, costs a collection no allocation.", inc.b.Device(), c.tc.Name, inc.batch), jen.Line()}
 }
 
 // ringNames are the first statements of a batched body that mentions them: member, which

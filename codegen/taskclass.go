@@ -274,7 +274,14 @@ func (c *classGen) emit() []jen.Code {
 		fields = append(fields, jen.Id(field).Op(":").Id(name))
 		decls = append(decls, decl, jen.Line())
 	}
-	role("Space", c.fn("Space"), c.space())
+	// The functions that only the descriptor refers to are function literals in it: the
+	// field names what each one is for.
+	lit := func(field string, fn jen.Code) {
+		if fn != nil {
+			fields = append(fields, jen.Id(field).Op(":").Add(fn))
+		}
+	}
+	lit("Space", c.space())
 	role("Complete", c.fn("Complete"), c.complete())
 	role("OffStep", c.fn("OffStep"), c.offStep())
 	if inputs != nil {
@@ -282,10 +289,10 @@ func (c *classGen) emit() []jen.Code {
 	}
 	role("Goal", c.fn("Goal"), c.goal())
 	role("Prepare", c.fn("Prepare"), c.prepare())
-	role("Successors", c.fn("Successors"), c.successors())
-	role("Predecessors", c.fn("Predecessors"), c.predecessors())
-	role("Priority", c.fn("Priority"), c.priority())
-	role("Affinity", c.fn("Affinity"), c.affinity())
+	lit("Successors", c.successors())
+	lit("Predecessors", c.predecessors())
+	lit("Priority", c.priority())
+	lit("Affinity", c.affinity())
 	role("Key", c.fn("Key"), c.key())
 	if te := c.timeEstimate(); te != nil {
 		fields = append(fields, jen.Id("TimeEstimate").Op(":").Add(te))
@@ -348,10 +355,10 @@ func accessName(a parser.Access) string {
 	return "RW"
 }
 
-// space emits the enumeration of the execution space: nested loops over the definitions in
-// order, filling every slot.
+// space returns the enumeration of the execution space, a function literal in the
+// descriptor: nested loops over the definitions in order, filling every slot.
 //
-//	func <c>Space(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+//	Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 //		g := tp.Globals().(*<Name>)
 //		for <p> := <from>; <p> <= <to>; <p> += <step> {
 //			l[<i>] = <p>
@@ -362,7 +369,7 @@ func accessName(a parser.Access) string {
 //					return
 //				}
 //		}
-//	}
+//	},
 func (c *classGen) space() jen.Code {
 	s := c.scope(jen.Id("g"))
 	defs := c.tc.Defs
@@ -389,9 +396,8 @@ func (c *classGen) space() jen.Code {
 	}
 	body := build(0)
 	body = append(c.globalsVar(s, jen.Id("tp")), body...)
-	return doc(c.fn("Space"), jen.Func().Id(c.fn("Space")).Params(append(tpLocals(),
-		jen.Id("yield").Func().Params(jen.Op("*").Qual(rtPath, "Locals")).Bool())...).Block(body...),
-		"enumerates the execution space of %s.", c.sig())
+	return jen.Func().Params(append(tpLocals(),
+		jen.Id("yield").Func().Params(jen.Op("*").Qual(rtPath, "Locals")).Bool())...).Block(body...)
 }
 
 // complete emits the bounds check of an instance named from outside, computing its derived
@@ -575,7 +581,7 @@ func (c *classGen) offStep() jen.Code {
 		"names the parameter of the instance of %s in l that lies between the steps of its\n// range while every parameter is within its bounds, or returns \"\".", c.tc.Name)
 }
 
-// priority emits the priority expression.
+// priority returns the priority expression as a function literal, or nil.
 func (c *classGen) priority() jen.Code {
 	if c.tc.Priority == nil {
 		return nil
@@ -586,11 +592,10 @@ func (c *classGen) priority() jen.Code {
 	body := append(c.bind(s, jen.Id("tp"), jen.Id("l")), c.g.lineDirective(c.tc.Priority.Pos()))
 	body = append(body, s.hoist.stmts...)
 	body = append(body, jen.Return(jen.Int32().Call(val)), c.g.restoreDirective())
-	return doc(c.fn("Priority"), jen.Func().Id(c.fn("Priority")).Params(tpLocals()...).Int32().Block(body...),
-		"returns the priority of %s (higher runs first).", c.sig())
+	return jen.Func().Params(tpLocals()...).Int32().Block(body...)
 }
 
-// affinity emits the owner of an instance.
+// affinity returns the owner of an instance as a function literal, or nil.
 func (c *classGen) affinity() jen.Code {
 	a := c.tc.Affinity
 	if a == nil || a.Global == nil {
@@ -604,9 +609,7 @@ func (c *classGen) affinity() jen.Code {
 		c.g.lineDirective(a.Pos()),
 		jen.Return(coll, ix),
 		c.g.restoreDirective())
-	return doc(c.fn("Affinity"), jen.Func().Id(c.fn("Affinity")).Params(tpLocals()...).Params(
-		jen.Qual(rtPath, "Collection"), jen.Qual(rtPath, "Index")).Block(body...),
-		"returns the data collection element that owns %s.", c.sig())
+	return jen.Func().Params(tpLocals()...).Params(jen.Qual(rtPath, "Collection"), jen.Qual(rtPath, "Index")).Block(body...)
 }
 
 // key emits the user key function (make_key_fn), called with the parameters in order.

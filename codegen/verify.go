@@ -2,8 +2,8 @@ package codegen
 
 // Verify and WriteDOT (docs/language.md, "Verify and graphs"). The verifier is rt's
 // (rt.Source.Verify and rt.Source.WriteDOT): it walks the instance graph with the generated
-// Space, Complete, Goal, Successors and Predecessors, which report the dependencies they drop
-// through rt.Edges.Outside and rt.Edges.NoInput. The generated file only adds what rt cannot
+// Space, Complete, the input table and Successors, which report the dependencies they drop
+// (rt.Edges.Instance; an input chain that selects nothing). The generated file only adds what rt cannot
 // know: the .jdf position of every class and dependency, and the program's error. (The
 // position of a data flow, where a flow without a true input guard points, is its input
 // chain's, rt.InputChain.Pos.)
@@ -90,13 +90,14 @@ func (g *generator) verifier(p *part) {
 
 	f.Comment("Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it")
 	f.Commentf("returns an error wrapping %s. Call it before the taskpool runs.", g.graphErr())
-	f.Func().Params(jen.Id("tp").Op("*").Id(g.name)).Id("Verify").Params().Error().Block(
-		jen.Return(jen.Id(g.sourceVar()).Dot("Verify").Call(jen.Id("tp").Dot("Taskpool"))))
+	// One line each (jennifer writes a Block on several lines; gofmt keeps a one-line body).
+	f.Func().Params(jen.Id("tp").Op("*").Id(g.name)).Id("Verify").Params().Error().Op("{").
+		Return(jen.Id(g.sourceVar()).Dot("Verify").Call(jen.Id("tp").Dot("Taskpool"))).Op("}")
 	f.Line()
 
 	f.Comment("WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.")
-	f.Func().Params(jen.Id("tp").Op("*").Id(g.name)).Id("WriteDOT").Params(jen.Id("w").Qual("io", "Writer")).Error().Block(
-		jen.Return(jen.Id(g.sourceVar()).Dot("WriteDOT").Call(jen.Id("w"), jen.Id("tp").Dot("Taskpool"))))
+	f.Func().Params(jen.Id("tp").Op("*").Id(g.name)).Id("WriteDOT").Params(jen.Id("w").Qual("io", "Writer")).Error().Op("{").
+		Return(jen.Id(g.sourceVar()).Dot("WriteDOT").Call(jen.Id("w"), jen.Id("tp").Dot("Taskpool"))).Op("}")
 	f.Line()
 	g.render(p, f)
 }

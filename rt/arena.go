@@ -55,6 +55,6 @@ func (a *Arena) Get() *Copy {
 // put takes back a copy whose last reference was dropped. Bumping the host version marks every
 // device copy left over from the buffer's previous life as stale.
 func (a *Arena) put(c *Copy) {
-	c.BumpVersion()
+	c.bumpVersion()
 	a.pool.Put(c)
 }

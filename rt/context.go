@@ -263,7 +263,7 @@ func (c *Context) Add(tp *Taskpool) error {
 	tp.id = c.nextTP
 	c.nextTP++
 	c.mu.Unlock()
-	// Add, not Store: actions added before Add (Taskpool.AddActions) keep holding it.
+	// Add, not Store: actions added before Add (Impl.AddActions) keep holding it.
 	tp.pending.Add(tp.total + 1) // the extra one is held until startup tasks are queued
 	c.extMu.Lock()
 	for i := range tp.cs {

@@ -22,7 +22,7 @@ import (
 var ErrDashboardPublic = dashboard.ErrPublic
 
 // DashboardProvider adds a component's state (a GPU device, a communication engine) to the
-// dashboard's snapshots; see Context.AddDashboardProvider.
+// dashboard's snapshots; see Impl.AddDashboardProvider.
 type DashboardProvider = dashboard.Provider
 
 const (

@@ -252,7 +252,7 @@ func TestDashboardCost(t *testing.T) {
 	if off.DashboardURL() != "" {
 		t.Fatal("dashboard on without Dashboard")
 	}
-	off.AddDashboardProvider(nil)
+	rt.Impl.AddDashboardProvider(off, nil)
 	buf := make([]byte, 1<<20)
 	// (Connections of earlier tests' servers may still be winding down; the sampler and the
 	// listening goroutine are joined by Close.)
@@ -327,7 +327,7 @@ func (ceRemote) Fill(s *dashboard.Snapshot) {
 // A Remote that is a DashboardProvider is registered by New; AddDashboardProvider adds others.
 func TestDashboardProviders(t *testing.T) {
 	c := newCtx(t, rt.Workers(1), rt.Rank(0, 1, ceRemote{}), rt.Dashboard("localhost:0"))
-	c.AddDashboardProvider(gpuPanel{})
+	rt.Impl.AddDashboardProvider(c, gpuPanel{})
 	waitSnapshot(t, c.DashboardURL(), func(s *dashboard.Snapshot) bool {
 		return s.CE != nil && len(s.CE.Peers) == 1 && s.CE.Peers[0].MsgsOut == 7 &&
 			len(s.GPUs) == 1 && s.GPUs[0].Name == "fake0"

@@ -57,28 +57,6 @@ func NewData(key uint64, value any) *Data {
 // Host returns the host copy (slot 0), or nil.
 func (d *Data) Host() *Copy { return d.copies[0].Load() }
 
-// Copy returns the copy on device slot dev, or nil (slots 1.. are rt/gpu's mirrors).
-func (d *Data) Copy(dev int) *Copy { return d.copies[dev].Load() }
-
-// Attach installs c as the copy on slot dev (for rt/gpu). It fails with ErrCopyExists when the slot is
-// occupied, leaving both unchanged.
-func (d *Data) Attach(dev int, c *Copy) error {
-	if dev < 0 || dev >= MaxDevices {
-		return fmt.Errorf("%w: device slot %d out of range", ErrBadOption, dev)
-	}
-	// Set before the copy is published; undone when it is not.
-	prevData, prevDev := c.data, c.device
-	c.data, c.device = d, dev
-	if !d.copies[dev].CompareAndSwap(nil, c) {
-		c.data, c.device = prevData, prevDev
-		return ErrCopyExists
-	}
-	return nil
-}
-
-// Detach removes c from slot dev and reports whether it was there (for rt/gpu).
-func (d *Data) Detach(dev int, c *Copy) bool { return d.copies[dev].CompareAndSwap(c, nil) }
-
 // Copy is one copy of a datum on one device. Value is the host value ([]float64 by default,
 // any Go type through arenas) or, for device copies, whatever rt/gpu stores there. Versions,
 // and state are atomics, so a copy can be inspected from any goroutine.
@@ -98,31 +76,8 @@ type Copy struct {
 	born  uint64
 }
 
-// Data returns the datum the copy belongs to (for rt/gpu).
-func (c *Copy) Data() *Data { return c.data }
-
-// Version returns the copy's version; each write bumps it.
-func (c *Copy) Version() uint64 { return c.version.Load() }
-
-// SetVersion sets the version after a transfer makes this copy equal to another (for
-// rt/gpu).
-func (c *Copy) SetVersion(v uint64) { c.version.Store(v) }
-
-// BumpVersion records a write and returns the new version (for rt/remote, which writes
-// received data into collection elements).
-func (c *Copy) BumpVersion() uint64 { return c.version.Add(1) }
-
-// Unwritten reports whether c is a buffer handed out for a NEW input (Task.BindNew) that
-// no task has written since. Its content is undefined, so a device that runs the task need
-// not copy it in. A copy taken with Arena.Get, such as one that received a remote rank's
-// data, is never unwritten.
-func (c *Copy) Unwritten() bool { return c.fresh && c.version.Load() == c.born }
-
-// State returns the coherency state (for rt/gpu).
-func (c *Copy) State() Coherency { return Coherency(c.state.Load()) }
-
-// SetState sets the coherency state (for rt/gpu).
-func (c *Copy) SetState(s Coherency) { c.state.Store(uint32(s)) }
+// bumpVersion records a write and returns the new version.
+func (c *Copy) bumpVersion() uint64 { return c.version.Add(1) }
 
 // Float64s returns the value as []float64, or nil when c is nil or holds another type.
 func (c *Copy) Float64s() []float64 {
@@ -133,17 +88,16 @@ func (c *Copy) Float64s() []float64 {
 	return v
 }
 
-// Retain adds a reference to an arena copy (a no-op for other copies), for code outside rt
-// that keeps a copy beyond the task holding it (rt/ce until a send is acknowledged).
-func (c *Copy) Retain() {
+// retain adds a reference to an arena copy (a no-op for other copies).
+func (c *Copy) retain() {
 	if c != nil && c.arena != nil {
 		c.refs.Add(1)
 	}
 }
 
-// Release drops a reference taken by Retain or held by a flow; the last one returns an arena
+// release drops a reference taken by retain or held by a flow; the last one returns an arena
 // copy to its arena.
-func (c *Copy) Release() {
+func (c *Copy) release() {
 	if c != nil && c.arena != nil {
 		if n := c.refs.Add(-1); n == 0 {
 			c.arena.put(c)
@@ -173,6 +127,6 @@ func writeBack(dst, src *Copy) error {
 			return fmt.Errorf("%w: %T into %T", ErrWriteBack, src.Value, dst.Value)
 		}
 	}
-	dst.BumpVersion()
+	dst.bumpVersion()
 	return nil
 }

@@ -12,32 +12,32 @@ import (
 func TestDataCopies(t *testing.T) {
 	d := rt.NewData(7, []float64{1, 2})
 	h := d.Host()
-	if h.Device() != 0 || h.Data() != d || h.Version() != 0 || h.State() != rt.Exclusive || d.Key() != 7 {
-		t.Fatalf("host copy: dev %d version %d state %v", h.Device(), h.Version(), h.State())
+	if h.Device() != 0 || rt.Impl.CopyData(h) != d || rt.Impl.Version(h) != 0 || rt.Impl.State(h) != rt.Exclusive || d.Key() != 7 {
+		t.Fatalf("host copy: dev %d version %d state %v", h.Device(), rt.Impl.Version(h), rt.Impl.State(h))
 	}
 	g := rt.NewCopy("device buffer")
-	if err := d.Attach(2, g); err != nil {
+	if err := rt.Impl.Attach(d, 2, g); err != nil {
 		t.Fatal(err)
 	}
 	other := rt.NewCopy(nil)
-	if err := d.Attach(2, other); !errors.Is(err, rt.ErrCopyExists) {
+	if err := rt.Impl.Attach(d, 2, other); !errors.Is(err, rt.ErrCopyExists) {
 		t.Fatalf("second Attach: %v", err)
 	}
-	if other.Data() != nil || other.Device() != 0 {
-		t.Fatalf("a copy that failed to attach says it is on slot %d of %p", other.Device(), other.Data())
+	if rt.Impl.CopyData(other) != nil || other.Device() != 0 {
+		t.Fatalf("a copy that failed to attach says it is on slot %d of %p", other.Device(), rt.Impl.CopyData(other))
 	}
-	if d.Copy(2) != g || g.Device() != 2 || g.Data() != d {
+	if rt.Impl.DeviceCopy(d, 2) != g || g.Device() != 2 || rt.Impl.CopyData(g) != d {
 		t.Fatal("device copy not attached")
 	}
-	g.SetVersion(h.Version())
-	g.BumpVersion()
+	rt.Impl.SetVersion(g, rt.Impl.Version(h))
+	rt.Impl.BumpVersion(g)
 	if d.Newest() != g {
 		t.Fatal("Newest is not the written device copy")
 	}
-	if !g.CompareAndSwapState(rt.Invalid, rt.Owned) || g.State() != rt.Owned {
+	if !g.CompareAndSwapState(rt.Invalid, rt.Owned) || rt.Impl.State(g) != rt.Owned {
 		t.Fatal("state CAS")
 	}
-	if !d.Detach(2, g) || d.Copy(2) != nil || d.Detach(2, g) {
+	if !rt.Impl.Detach(d, 2, g) || rt.Impl.DeviceCopy(d, 2) != nil || rt.Impl.Detach(d, 2, g) {
 		t.Fatal("Detach")
 	}
 	if (*rt.Copy)(nil).Float64s() != nil || rt.NewCopy(3).Float64s() != nil {
@@ -157,7 +157,7 @@ func TestCollectionAlloc(t *testing.T) {
 func TestArenaReuse(t *testing.T) {
 	a := rt.NewArena(64)
 	c := a.Get()
-	if len(c.Float64s()) != 8 || a.Bytes() != 64 || c.Data() == nil || c.Data().Host() != c {
+	if len(c.Float64s()) != 8 || a.Bytes() != 64 || rt.Impl.CopyData(c) == nil || rt.Impl.CopyData(c).Host() != c {
 		t.Fatalf("arena copy: %d elements", len(c.Float64s()))
 	}
 	type pair struct{ x, y int }
@@ -180,17 +180,17 @@ func TestCopyUnwritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !c.Unwritten() {
+	if !rt.Impl.Unwritten(c) {
 		t.Fatal("a NEW buffer is not unwritten")
 	}
-	c.BumpVersion()
-	if c.Unwritten() {
+	rt.Impl.BumpVersion(c)
+	if rt.Impl.Unwritten(c) {
 		t.Fatal("a written NEW buffer is still unwritten")
 	}
-	if a.Get().Unwritten() {
+	if rt.Impl.Unwritten(a.Get()) {
 		t.Fatal("a buffer taken with Arena.Get is unwritten")
 	}
-	if rt.NewCopy(make([]float64, 4)).Unwritten() {
+	if rt.Impl.Unwritten(rt.NewCopy(make([]float64, 4))) {
 		t.Fatal("a copy outside arenas is unwritten")
 	}
 }

@@ -191,7 +191,7 @@ type Edges struct {
 }
 
 // EdgeVisitor receives the dependencies enumerated by a TaskClass's Successors or
-// Predecessors when rt walks the graph without running it (Taskpool.VisitSuccessors, Verify).
+// Predecessors when rt walks the graph without running it (Impl.VisitSuccessors, Verify).
 type EdgeVisitor interface {
 	// Task reports a dependency between flow of the visited instance and peerFlow of the
 	// instance of peer whose locals are in l; l is only valid during the call.
@@ -290,7 +290,7 @@ func (w *worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l 
 		if c != nil {
 			t.flows[peerFlow] = c
 			t.held = bit
-			c.Retain()
+			c.retain()
 		}
 		w.makeReady(t)
 		return nil
@@ -322,7 +322,7 @@ func (w *worker) arrive(tp *Taskpool, c *Copy, peer *TaskClass, peerFlow int, l 
 		}
 		t.flows[peerFlow] = c
 		t.held |= bit
-		c.Retain()
+		c.retain()
 	}
 	var ready bool
 	if mask {
@@ -433,7 +433,7 @@ func (w *worker) arriveDense(tp *Taskpool, cs *classState, c *Copy, peer *TaskCl
 		if c != nil {
 			nt.flows[peerFlow] = c
 			nt.held = bit
-			c.Retain()
+			c.retain()
 		}
 		if slot.CompareAndSwap(nil, nt) {
 			return nil
@@ -449,7 +449,7 @@ func (w *worker) arriveDense(tp *Taskpool, cs *classState, c *Copy, peer *TaskCl
 			return errTwice(peer, peerFlow, l, "data twice")
 		}
 		t.flows[peerFlow] = c
-		c.Retain()
+		c.retain()
 	}
 	if mask {
 		old := atomic.OrUint32(&t.pending, bit)

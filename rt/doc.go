@@ -173,18 +173,19 @@
 //	var chainSource = rt.Source{Err: ErrChainGraph, Classes: []string{"chain.jdf:8:1"}, ...}
 //	func (tp *Chain) Verify() error { return chainSource.Verify(tp.Taskpool) }
 //
-// Successors and Predecessors skip what they cannot report with Edges.Task: a single target
-// outside its space, which they report with Edges.Outside, and a data flow whose input chain
-// ends without a true guard, which Predecessors report with Edges.NoInput. Both cost a nil
-// check at run time; during Verify the walk's EdgeVisitor hears them through DropVisitor.
-// Taskpool.VisitSuccessors gives the raw edges to any EdgeVisitor.
+// Successors skip what they cannot report with Edges.Task: a single target outside its
+// space, which they report with Edges.Instance (Task inside the space, dropped outside), and
+// the walk of a class's input chains skips a data flow whose chain ends without a true guard.
+// Both cost a nil check at run time; during Verify the walk's EdgeVisitor hears them through
+// DropVisitor. Impl.VisitSuccessors gives the raw edges to any EdgeVisitor.
 // VerifyCollection checks a collection given to a generated constructor (ErrBadCollection).
 //
 // # Devices (for rt/gpu)
 //
-// Worker, Device, Saturator, Estimator, PriorityLoader and Remote, and the methods that say
-// they are for rt/gpu or rt/remote, are for the packages that extend the runtime; a program
-// that runs generated taskpools needs none of them.
+// Worker, Device, Saturator, Estimator, PriorityLoader and Remote, and Impl, the one value
+// through which they reach rt's objects beyond the program's API (implementer.go), are for
+// the packages that extend the runtime; a program that runs generated taskpools needs none
+// of them.
 //
 // A Device registered with Devices receives the tasks of incarnations of the kinds it
 // Accepts through Submit(w, t, inc), called on worker w. Once Submit returns nil the device
@@ -193,8 +194,8 @@
 // Task.Reschedule (back to the CPU scheduler, from a given incarnation index), or Task.Fail.
 // A worker that becomes a long-lived device manager calls Worker.FlushNextTask on entry and
 // after each completion, so that no ready task stays hidden in its private slot. Device copies
-// live in Data slots 1..MaxDevices-1 (Data.Attach, Data.Copy, Copy.Version,
-// Copy.SetState); writes bump versions. Devices add their own profiling tracks with
+// live in Data slots 1..MaxDevices-1 (Impl.Attach, Impl.DeviceCopy, Impl.Version,
+// Impl.SetState); writes bump versions. Devices add their own profiling tracks with
 // Context.Tracer().NewTrack and record spans on them (package rt/profile).
 //
 // # Configuration
@@ -238,7 +239,8 @@
 // and runs only the instances whose Affinity is local. A dependency to an instance on another
 // rank, or a write-back to a remote collection element, goes to the Remote given to
 // Rank (rt/remote implements it over rt/ce; without one the taskpool fails). The
-// receiving rank calls Taskpool.Deliver; Taskpool.AddActions holds termination open while
-// communications are in flight; Taskpool.ID names a taskpool identically on every rank that
-// adds its taskpools in the same order; Copy.Retain and Copy.Release keep a sent copy alive.
+// receiving rank calls Impl.Deliver; Impl.AddActions holds termination open while
+// communications are in flight; Impl.TaskpoolID names a taskpool identically on every rank
+// that adds its taskpools in the same order; Impl.Retain and Impl.Release keep a sent copy
+// alive.
 package rt

@@ -1,7 +1,8 @@
 package rt
 
 // Tasks inserted at run time: what a package that builds task graphs while the program runs
-// (rt/dynamic) calls. Generated code never does.
+// (rt/dynamic) calls, through Impl (AddClass, AddTasks, Schedule, Ready, From, Payload and
+// AddActions below are Impl's methods). Generated code never does.
 //
 // Actors: an inserting goroutine, which is usually not a worker; workers, which complete
 // inserted tasks and may run bodies that insert more; and the implementing package, which owns
@@ -12,13 +13,13 @@ package rt
 //  1. The implementer creates a Taskpool with no static class, holds it open with AddActions(1)
 //     and adds it to a Context. Its startup walk has nothing to walk.
 //  2. AddClass registers a class, at any time; a class has no space, no goal and no Prepare,
-//     and its tasks are made only by Schedule and Edges.Ready.
+//     and its tasks are made only by Schedule and Ready.
 //  3. Before a task can complete, AddTasks counts it: the taskpool's pending count never
 //     reaches zero while a counted task is not done, so a graph whose last task completes
 //     while the program inserts the next one cannot finish early.
-//  4. A task whose predecessors are done is made ready with Schedule (from any goroutine), with
+//  4. A task whose predecessors are done is made ready with Impl.Schedule (from any goroutine), with
 //     a Producer (one inserting goroutine at a time, in batches: dynready.go) or, inside the
-//     Successors function of a completing task, with Edges.Ready, which keeps the best one in
+//     Successors function of a completing task, with Impl.Ready, which keeps the best one in
 //     the worker's next_task slot exactly as a PTG release does. An inserting goroutine that
 //     waits may run ready tasks of the taskpool with Help (dynready.go).
 //  5. The implementer drops its hold (AddActions(-1)) when nothing more will be inserted from
@@ -62,11 +63,11 @@ func (tp *Taskpool) eachClass(f func(cs *classState)) {
 	}
 }
 
-// AddClass registers tc with tp, which has been added to a Context and has not finished, for
-// tasks made by Schedule and Edges.Ready. It sets tc.ID. tc needs a Name and incarnations;
+// addClass registers tc with tp, which has been added to a Context and has not finished, for
+// tasks made by schedule and ready. It sets tc.ID. tc needs a Name and incarnations;
 // Space, Complete, Goal, Prepare and Predecessors are not used, and a batch-capable CPU
 // incarnation is refused.
-func (tp *Taskpool) AddClass(tc *TaskClass) error {
+func (tp *Taskpool) addClass(tc *TaskClass) error {
 	if !tp.added.Load() {
 		return ErrNotAdded
 	}
@@ -134,10 +135,10 @@ func (tp *Taskpool) readyState(tc *TaskClass) (*classState, error) {
 	return cs, tp.Err()
 }
 
-// AddTasks counts n more tasks of tc (registered with AddClass) that tp waits for. Call it
+// addTasks counts n more tasks of tc (registered with AddClass) that tp waits for. Call it
 // before the tasks can complete: before Schedule or before the task is linked where a
 // completing predecessor can make it ready.
-func (tp *Taskpool) AddTasks(tc *TaskClass, n int64) {
+func (tp *Taskpool) addTasks(tc *TaskClass, n int64) {
 	tp.inserted.Add(n)
 	if cs := tp.dynState(tc); cs != nil {
 		cs.inserted.Add(n)
@@ -153,11 +154,11 @@ func (t *Task) fillDynamic(cs *classState, l *Locals, prio int32, payload any) {
 	t.aux = payload
 }
 
-// Schedule makes a task of tc, a class registered with AddClass, ready with the locals in l
+// schedule makes a task of tc, a class registered with AddClass, ready with the locals in l
 // (its parameters name it in errors and traces), priority prio (added to the taskpool's) and
-// payload, which Task.Payload returns. It is safe from any goroutine. It returns the
+// payload, which Impl.Payload returns. It is safe from any goroutine. It returns the
 // taskpool's error once the taskpool has failed, and the task is then dropped.
-func (tp *Taskpool) Schedule(tc *TaskClass, l *Locals, prio int32, payload any) error {
+func (tp *Taskpool) schedule(tc *TaskClass, l *Locals, prio int32, payload any) error {
 	cs, err := tp.readyState(tc)
 	if err != nil {
 		return err
@@ -171,10 +172,10 @@ func (tp *Taskpool) Schedule(tc *TaskClass, l *Locals, prio int32, payload any) 
 	return nil
 }
 
-// Ready makes a task of tc, a class registered with AddClass, ready on the worker that runs
+// ready makes a task of tc, a class registered with AddClass, ready on the worker that runs
 // this release, as Schedule does: the best ready task of the release goes to the worker's
 // next_task slot. Call it only from the Successors function of a class added with AddClass.
-func (e *Edges) Ready(tc *TaskClass, l *Locals, prio int32, payload any) {
+func (e *Edges) ready(tc *TaskClass, l *Locals, prio int32, payload any) {
 	if e.visit != nil || e.w == nil {
 		return
 	}
@@ -186,15 +187,4 @@ func (e *Edges) Ready(tc *TaskClass, l *Locals, prio int32, payload any) {
 	t := e.w.newTask()
 	t.fillDynamic(cs, l, prio, payload)
 	e.w.makeReady(t)
-}
-
-// From returns the task whose successors are being released, inside a Successors function.
-func (e *Edges) From() *Task { return e.src }
-
-// Payload returns the payload given to Schedule or Edges.Ready, or nil.
-func (t *Task) Payload() any {
-	if _, ok := t.aux.(*worker); ok || t.kind != kindTask {
-		return nil
-	}
-	return t.aux
 }

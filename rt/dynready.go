@@ -6,7 +6,7 @@ package rt
 // rt/dynamic under its insertion lock); workers, which pull a producer's batch when they run
 // out of work; a waiting inserter, which runs ready tasks of its taskpool through Help.
 //
-// Batches. Taskpool.Schedule takes the ext lock and a queue lock for every task. A Producer
+// Batches. Impl.Schedule takes the ext lock and a queue lock for every task. A Producer
 // instead fills tasks from a free stack of its own into a batch, and pushes the batch to the
 // scheduler in one call when it holds readyBatch tasks, when the implementer flushes it, or
 // when a worker is parked. A batch that is not full stays in the producer while every worker
@@ -20,10 +20,10 @@ package rt
 // every worker is busy the inserter pays neither a queue lock nor a wake-up per task.
 //
 // Helping. An inserting goroutine that must wait (rt/dynamic's full window) may run ready
-// tasks meanwhile with Help, on a pseudo-worker of its own (a helper, id -1) that the Context
+// tasks meanwhile with Impl.Help, on a pseudo-worker of its own (a helper, id -1) that the Context
 // counts as a worker for quiescence and for the tasks it hands to Async bodies. A helper takes
 // only what it can run without becoming something else: tasks of its taskpool, made by
-// Schedule or Edges.Ready, whose remaining incarnations are all CPU hooks (a device's Submit
+// Impl.Schedule or Impl.Ready, whose remaining incarnations are all CPU hooks (a device's Submit
 // could keep it as the device's manager), found at the head of a scheduler queue (popIf; it
 // never takes another worker's next_task slot, and never reorders a queue). Like a worker, it
 // keeps the best successor of a release in a next_task slot of its own and runs it next; when
@@ -66,8 +66,8 @@ type producers struct {
 	list atomic.Pointer[[]*Producer]
 }
 
-// NewProducer returns a Producer for tp's classes added at run time.
-func (tp *Taskpool) NewProducer() *Producer {
+// newProducer returns a Producer for tp's classes added at run time.
+func (tp *Taskpool) newProducer() *Producer {
 	c := tp.ctx
 	p := &Producer{tp: tp, w: newWorker(c, -1), ts: make([]*Task, 0, readyBatch)}
 	p.w.keepNext = false
@@ -203,12 +203,12 @@ func (h *helpers) each(f func(w *worker)) {
 	}
 }
 
-// Help runs ready tasks of tp on the calling goroutine, which is not a worker, until stop
+// help runs ready tasks of tp on the calling goroutine, which is not a worker, until stop
 // reports true, tp has finished or failed, or no task it may run is ready at the head of a
 // scheduler queue (the protocol at the top of rt/dynready.go). It returns the number of
 // tasks it ran. The caller holds no lock that a body may take, and is not itself running a
 // body. stop is called before each task.
-func (tp *Taskpool) Help(stop func() bool) int {
+func (tp *Taskpool) help(stop func() bool) int {
 	c := tp.ctx
 	hs := &c.helpers
 	hs.mu.Lock()
@@ -271,7 +271,7 @@ func (tp *Taskpool) Help(stop func() bool) int {
 }
 
 // helpable reports whether a helper of tp may run t: a task of tp made by Schedule or
-// Edges.Ready whose incarnations from its current one on are CPU hooks.
+// Impl.Ready whose incarnations from its current one on are CPU hooks.
 func helpable(t *Task, tp *Taskpool) bool {
 	if t.kind != kindTask || t.cs.tp != tp || tp.dynState(t.cs.tc) == nil {
 		return false

@@ -45,7 +45,7 @@ var (
 	ErrDependency = errors.New("rt: unexpected dependency")
 	// ErrKeySpace: the mixed-radix key of a class does not fit in 64 bits.
 	ErrKeySpace = errors.New("rt: key space too large")
-	// ErrCopyExists: Data.Attach on a device slot that already holds a copy.
+	// ErrCopyExists: Impl.Attach on a device slot that already holds a copy.
 	ErrCopyExists = errors.New("rt: device copy already attached")
 	// ErrWriteBack: the value of a copy cannot be written back to its collection element.
 	ErrWriteBack = errors.New("rt: cannot write back")

@@ -15,7 +15,7 @@ func (d *Data) Key() uint64 { return d.key }
 func (d *Data) Newest() *Copy {
 	var best *Copy
 	for i := range d.copies {
-		if c := d.copies[i].Load(); c != nil && (best == nil || c.Version() > best.Version()) {
+		if c := d.copies[i].Load(); c != nil && (best == nil || c.version.Load() > best.version.Load()) {
 			best = c
 		}
 	}
@@ -49,6 +49,14 @@ func (tp *Taskpool) Remaining() int64 { return tp.remaining() }
 func (tp *Taskpool) VisitPredecessors(tc *TaskClass, l *Locals, v EdgeVisitor) bool {
 	return tp.visitPredecessors(tc, l, v)
 }
+
+// Outside and NoInput are the drop hooks that hand-written successor and predecessor
+// functions of the tests call where generated code goes through Instance and the input
+// chains.
+func (e *Edges) Outside(flow, dep int, peer *TaskClass, peerFlow int) {
+	e.outside(flow, dep, peer, peerFlow)
+}
+func (e *Edges) NoInput(flow int) { e.noInput(flow) }
 
 // Verify is (&Source{}).Verify(tp): a check without positions.
 func Verify(tp *Taskpool) error { return (&Source{}).Verify(tp) }

@@ -104,7 +104,7 @@ func (e *Edges) shipFanout() {
 	t.kind, t.cs, t.aux = kindFanout, &e.tp.cs[f.peer.ID], f
 	t.prio, t.hi = f.prio, f.hi
 	if f.c != nil {
-		f.c.Retain()
+		f.c.retain()
 		t.flows[0], t.held = f.c, 1
 	}
 	w.one[0] = t

@@ -78,7 +78,7 @@ func (b *broadcast) classes() []*rt.TaskClass {
 			x := t.Flow(0)
 			x.Value.([]int)[0] = 42
 			b.copy.Store(x)
-			b.version = x.Version()
+			b.version = rt.Impl.Version(x)
 			return nil
 		}}},
 	}
@@ -121,7 +121,7 @@ func TestBroadcastReachesEveryReader(t *testing.T) {
 						t.Fatalf("%d readers did not see the buffer S wrote", n)
 					}
 					// One bump for S's write, one when the last reference returns it.
-					if v := b.copy.Load().Version(); v != b.version+2 {
+					if v := rt.Impl.Version(b.copy.Load()); v != b.version+2 {
 						t.Fatalf("buffer version %d after the run, want %d: a reference is still held",
 							v, b.version+2)
 					}

@@ -85,7 +85,7 @@ func (w *worker) freeTask(t *Task) {
 	if h := t.held; h != 0 {
 		for ; h != 0; h &= h - 1 {
 			i := bits.TrailingZeros32(h)
-			t.flows[i].Release()
+			t.flows[i].release()
 			t.flows[i] = nil
 		}
 		t.held = 0

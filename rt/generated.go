@@ -160,8 +160,8 @@ func (t *Task) bindInputs(chains []InputChain) error {
 }
 
 // inputs reports, for the chains of the flows in flows, the endpoint each one selects: a
-// task inside its space with Task, one outside with Outside, an element with Data, and a
-// chain whose guards all fail with NoInput. NEW and NULL endpoints have no edge.
+// task inside its space with Task, one outside with outside, an element with Data, and a
+// chain whose guards all fail with noInput. NEW and NULL endpoints have no edge.
 func (e *Edges) inputs(tp *Taskpool, l *Locals, flows FlowMask, chains []InputChain) {
 	for i := range chains {
 		ch := &chains[i]
@@ -171,7 +171,7 @@ func (e *Edges) inputs(tp *Taskpool, l *Locals, flows FlowMask, chains []InputCh
 		in := ch.Select(tp, l)
 		switch in.kind {
 		case inputNone:
-			e.NoInput(ch.Flow)
+			e.noInput(ch.Flow)
 		case inputTask:
 			e.L = in.l
 			e.Instance(in.inSpace, ch.Flow, in.dep, in.peer, in.flow)

@@ -9,8 +9,7 @@ import (
 // The API for the packages that extend the runtime rather than use it: devices (rt/gpu),
 // the distributed layer (rt/remote) and the benchmark harnesses that look inside them. A
 // program that runs generated taskpools needs none of it. rt calls the interfaces below;
-// the implementers call back through Worker and through the methods marked "for rt/gpu" or
-// "for rt/remote" on Context, Taskpool, Task, Data, Copy and Arena.
+// the implementers call back through Worker and Impl.
 
 // Worker is the execution stream that hands a task to a Device (Submit) or a dependency to a
 // Remote (Activate, WriteBack). Its methods must be called only from that goroutine, inside
@@ -94,21 +93,181 @@ type PriorityLoader interface {
 // WriteBack when src writes flow back to element ix of collection coll owned by rank. w is the
 // ext pseudo-worker (ID -1) when the completion came from a goroutine that is not a worker.
 // Both run on rt's hot path: they must queue the work and return. src's copies are valid
-// only during the call: keep one with Copy.Retain (and Copy.Release it when sent). Until the
-// sends are done, hold the taskpool open with Taskpool.AddActions. The receiving side calls
-// Taskpool.Deliver.
+// only during the call: keep one with Impl.Retain (and Impl.Release it when sent). Until the
+// sends are done, hold the taskpool open with Impl.AddActions. The receiving side calls
+// Impl.Deliver.
 type Remote interface {
 	Activate(w Worker, src *Task, flow int, peer *TaskClass, peerFlow int, l *Locals, rank int) error
 	WriteBack(w Worker, src *Task, flow int, coll Collection, ix Index, rank int) error
 }
 
-// What rt/remote calls on a taskpool.
+// Impl is the implementer API: what the packages that extend the runtime (rt/gpu, rt/remote,
+// rt/dynamic) and the harnesses that look inside them reach in rt's objects beyond what a
+// program may touch: the coherency state of copies, the counts that hold a taskpool open, the
+// arrivals from other ranks and the tasks inserted at run time. Its methods are grouped here,
+// on one value, so that the types' own method sets are what programs use; they change with
+// the implementers.
+var Impl Implementer = implementer{}
 
-// Deliver is an arrival from another rank: flow peerFlow of the local instance of peer whose
-// parameter slots are set in l receives c (nil for CTL). The instance's derived locals are
-// computed here. It is safe from any goroutine (rt/ce's communication goroutine calls it). An
-// inconsistent arrival fails the taskpool and is returned.
-func (tp *Taskpool) Deliver(peer *TaskClass, peerFlow int, l *Locals, c *Copy) error {
+// Implementer is the type of Impl; rt is its only implementation.
+type Implementer interface {
+	// Copies and their coherency (for rt/gpu, which keeps device copies in Data slots
+	// 1..MaxDevices-1 and moves versions and states as it transfers them).
+
+	// CopyData returns the datum c belongs to.
+	CopyData(c *Copy) *Data
+	// DeviceCopy returns d's copy on device slot dev, or nil (slots 1.. are rt/gpu's mirrors;
+	// slot 0 is Data.Host).
+	DeviceCopy(d *Data, dev int) *Copy
+	// Attach installs c as d's copy on slot dev. It fails with ErrCopyExists when the slot is
+	// occupied, leaving both unchanged.
+	Attach(d *Data, dev int, c *Copy) error
+	// Detach removes c from d's slot dev and reports whether it was there.
+	Detach(d *Data, dev int, c *Copy) bool
+	// Version returns c's version; each write bumps it.
+	Version(c *Copy) uint64
+	// SetVersion sets c's version after a transfer makes it equal to another copy.
+	SetVersion(c *Copy, v uint64)
+	// BumpVersion records a write into c and returns the new version (rt/remote writes
+	// received data into collection elements).
+	BumpVersion(c *Copy) uint64
+	// State returns c's coherency state.
+	State(c *Copy) Coherency
+	// SetState sets c's coherency state.
+	SetState(c *Copy, s Coherency)
+	// Unwritten reports whether c is a buffer handed out for a NEW input that no task has
+	// written since. Its content is undefined, so a device that runs the task need not copy
+	// it in. A copy taken with Arena.Get, such as one that received a remote rank's data,
+	// is never unwritten.
+	Unwritten(c *Copy) bool
+	// Retain adds a reference to an arena copy (a no-op for other copies), for code that
+	// keeps a copy beyond the task holding it (rt/remote until a send is acknowledged).
+	Retain(c *Copy)
+	// Release drops a reference taken by Retain; the last one returns an arena copy to its
+	// arena.
+	Release(c *Copy)
+
+	// Tasks and taskpools.
+
+	// Incarnation returns the index of t's incarnation being run or to be tried next.
+	Incarnation(t *Task) int
+	// Key returns t's key within its class.
+	Key(t *Task) uint64
+	// TaskpoolID returns tp's sequence number in its Context (0 for the first one added),
+	// the same on every rank when every rank adds its taskpools in the same order.
+	TaskpoolID(tp *Taskpool) int
+	// AddActions adds delta to the runtime actions (communications in flight, a graph open
+	// for insertion) that keep tp from finishing: +1 when one starts, -1 when it ends.
+	// Counted termination then waits for both the local tasks and the actions. Actions
+	// added before Context.Add hold tp from its start (a remote layer expecting arrivals
+	// that no local task waits for).
+	AddActions(tp *Taskpool, delta int)
+	// VisitSuccessors runs tc's successor iteration for the instance in l (its parameter
+	// slots set; derived locals are computed here) and reports every output dependency to v
+	// without running anything: the walk behind Verify and DOT output. It returns false when
+	// the instance lies outside tc's space.
+	VisitSuccessors(tp *Taskpool, tc *TaskClass, l *Locals, v EdgeVisitor) bool
+
+	// Ranks (for rt/remote; docs/ce.md).
+
+	// Deliver is an arrival from another rank: flow peerFlow of the local instance of peer
+	// whose parameter slots are set in l receives c (nil for CTL). The instance's derived
+	// locals are computed here. It is safe from any goroutine (rt/ce's communication
+	// goroutine calls it). An inconsistent arrival fails tp and is returned.
+	Deliver(tp *Taskpool, peer *TaskClass, peerFlow int, l *Locals, c *Copy) error
+
+	// Contexts.
+
+	// Worker returns worker i of ctx, for devices and communication engines that keep
+	// per-worker state.
+	Worker(ctx *Context, i int) Worker
+	// SharesWork reports whether ctx's CPU workers share device classes' tasks (ShareWork):
+	// a device keeps a written value for its successors when no CPU body may read it.
+	SharesWork(ctx *Context) bool
+	// AddDashboardProvider adds p's state to every dashboard snapshot of ctx from now on.
+	// Devices given to Devices, and the Remote, that implement DashboardProvider are added
+	// by New. It does nothing when the dashboard is off.
+	AddDashboardProvider(ctx *Context, p DashboardProvider)
+
+	// Tasks inserted at run time (for rt/dynamic; the protocol is in dynamic.go).
+
+	// AddClass registers tc with tp, which has been added to a Context and has not
+	// finished, for tasks made by Schedule and Ready. It sets tc.ID. tc needs a Name and
+	// incarnations; Space, Complete, Inputs and Goal are not used, and a batch-capable CPU
+	// incarnation is refused.
+	AddClass(tp *Taskpool, tc *TaskClass) error
+	// AddTasks counts n more tasks of tc (registered with AddClass) that tp waits for. Call
+	// it before the tasks can complete: before Schedule, or before a task is linked where a
+	// completing predecessor can make it ready.
+	AddTasks(tp *Taskpool, tc *TaskClass, n int64)
+	// Schedule makes a task of tc, a class registered with AddClass, ready with the locals
+	// in l (its parameters name it in errors and traces), priority prio (added to tp's) and
+	// payload, which Payload returns. It is safe from any goroutine. It returns tp's error
+	// once tp has failed, and the task is then dropped.
+	Schedule(tp *Taskpool, tc *TaskClass, l *Locals, prio int32, payload any) error
+	// Ready is Schedule from inside the Successors function of a class added with AddClass,
+	// on the worker that runs the release: the best ready task of the release goes to the
+	// worker's next_task slot, as in a PTG release.
+	Ready(e *Edges, tc *TaskClass, l *Locals, prio int32, payload any)
+	// From returns the task whose successors e is releasing, inside a Successors function.
+	From(e *Edges) *Task
+	// Payload returns the payload given to Schedule or Ready for t, or nil.
+	Payload(t *Task) any
+	// NewProducer returns a Producer for tp's classes added with AddClass: it makes their
+	// ready tasks ready in batches, for an inserting goroutine that is not a worker.
+	NewProducer(tp *Taskpool) *Producer
+	// Help runs ready tasks of tp on the calling goroutine, which is not a worker, until stop
+	// reports true, tp has finished or failed, or no task it may run is ready at the head of
+	// a scheduler queue (rt/dynready.go). It returns the number of tasks it ran. The caller
+	// holds no lock that a body may take and is not running a body; stop is called before
+	// each task.
+	Help(tp *Taskpool, stop func() bool) int
+}
+
+type implementer struct{}
+
+func (implementer) CopyData(c *Copy) *Data            { return c.data }
+func (implementer) DeviceCopy(d *Data, dev int) *Copy { return d.copies[dev].Load() }
+
+func (implementer) Attach(d *Data, dev int, c *Copy) error {
+	if dev < 0 || dev >= MaxDevices {
+		return fmt.Errorf("%w: device slot %d out of range", ErrBadOption, dev)
+	}
+	// Set before the copy is published; undone when it is not.
+	prevData, prevDev := c.data, c.device
+	c.data, c.device = d, dev
+	if !d.copies[dev].CompareAndSwap(nil, c) {
+		c.data, c.device = prevData, prevDev
+		return ErrCopyExists
+	}
+	return nil
+}
+
+func (implementer) Detach(d *Data, dev int, c *Copy) bool {
+	return d.copies[dev].CompareAndSwap(c, nil)
+}
+func (implementer) Version(c *Copy) uint64        { return c.version.Load() }
+func (implementer) SetVersion(c *Copy, v uint64)  { c.version.Store(v) }
+func (implementer) BumpVersion(c *Copy) uint64    { return c.bumpVersion() }
+func (implementer) State(c *Copy) Coherency       { return Coherency(c.state.Load()) }
+func (implementer) SetState(c *Copy, s Coherency) { c.state.Store(uint32(s)) }
+func (implementer) Unwritten(c *Copy) bool        { return c.fresh && c.version.Load() == c.born }
+func (implementer) Retain(c *Copy)                { c.retain() }
+func (implementer) Release(c *Copy)               { c.release() }
+func (implementer) Incarnation(t *Task) int       { return int(t.inc) }
+func (implementer) Key(t *Task) uint64            { return t.key }
+func (implementer) TaskpoolID(tp *Taskpool) int   { return tp.id }
+
+func (implementer) AddActions(tp *Taskpool, delta int) {
+	tp.actions.Add(int64(delta))
+	tp.countDone(-int64(delta))
+}
+
+func (implementer) VisitSuccessors(tp *Taskpool, tc *TaskClass, l *Locals, v EdgeVisitor) bool {
+	return tp.visitSuccessors(tc, l, v)
+}
+
+func (implementer) Deliver(tp *Taskpool, peer *TaskClass, peerFlow int, l *Locals, c *Copy) error {
 	if !tp.added.Load() {
 		return ErrNotAdded
 	}
@@ -132,35 +291,35 @@ func (tp *Taskpool) Deliver(peer *TaskClass, peerFlow int, l *Locals, c *Copy) e
 	return err
 }
 
-// AddActions adds delta to the runtime actions (communications in flight) that keep the
-// taskpool from finishing: +1 when one starts, -1 when it ends. Counted termination then
-// waits for both the local tasks and the actions. Actions added before Context.Add hold the
-// taskpool from its start (a remote layer expecting arrivals that no local task waits for).
-func (tp *Taskpool) AddActions(delta int) {
-	tp.actions.Add(int64(delta))
-	tp.countDone(-int64(delta))
-}
+func (implementer) Worker(ctx *Context, i int) Worker { return ctx.workers[i] }
+func (implementer) SharesWork(ctx *Context) bool      { return ctx.cfg.share }
 
-// ID returns the taskpool's sequence number in its Context (0 for the first one added), the
-// same on every rank when every rank adds its taskpools in the same order.
-func (tp *Taskpool) ID() int { return tp.id }
-
-// What devices and harnesses read from a Context.
-
-// Worker returns worker i, for devices and communication engines that keep per-worker state.
-func (c *Context) Worker(i int) Worker { return c.workers[i] }
-
-// SharesWork reports whether CPU workers share device classes' tasks (ShareWork): a
-// device keeps a written value for its successors when no CPU body may read it.
-func (c *Context) SharesWork() bool { return c.cfg.share }
-
-// AddDashboardProvider adds p's state to every dashboard snapshot from now on. Devices
-// given to Devices, and the Remote, that implement DashboardProvider are added by New. It
-// does nothing when the dashboard is off.
-func (c *Context) AddDashboardProvider(p DashboardProvider) {
-	if d := c.dash; d != nil && p != nil {
+func (implementer) AddDashboardProvider(ctx *Context, p DashboardProvider) {
+	if d := ctx.dash; d != nil && p != nil {
 		d.mu.Lock()
 		d.providers = append(d.providers, p)
 		d.mu.Unlock()
 	}
+}
+
+func (implementer) AddClass(tp *Taskpool, tc *TaskClass) error    { return tp.addClass(tc) }
+func (implementer) AddTasks(tp *Taskpool, tc *TaskClass, n int64) { tp.addTasks(tc, n) }
+
+func (implementer) Schedule(tp *Taskpool, tc *TaskClass, l *Locals, prio int32, payload any) error {
+	return tp.schedule(tc, l, prio, payload)
+}
+
+func (implementer) Ready(e *Edges, tc *TaskClass, l *Locals, prio int32, payload any) {
+	e.ready(tc, l, prio, payload)
+}
+
+func (implementer) From(e *Edges) *Task                     { return e.src }
+func (implementer) NewProducer(tp *Taskpool) *Producer      { return tp.newProducer() }
+func (implementer) Help(tp *Taskpool, stop func() bool) int { return tp.help(stop) }
+
+func (implementer) Payload(t *Task) any {
+	if _, ok := t.aux.(*worker); ok || t.kind != kindTask {
+		return nil
+	}
+	return t.aux
 }

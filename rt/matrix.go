@@ -117,12 +117,18 @@ func (a *TiledMatrix) TileRows(i int) int { return min(a.MB, a.M-i*a.MB) }
 func (a *TiledMatrix) TileCols(j int) int { return min(a.NB, a.N-j*a.NB) }
 
 // FillFromDense copies the local tiles from the dense column-major matrix src (leading
-// dimension lda >= M).
+// dimension lda >= M). It counts as a write of every local tile, as a task's is: a device
+// copy left by an earlier run is stale afterwards, so the next run reads the new values.
 func (a *TiledMatrix) FillFromDense(src []float64, lda int) {
 	a.eachLocal(func(i, j int, t []float64) {
 		for c := 0; c < a.TileCols(j); c++ {
 			col := (j*a.NB + c) * lda
 			copy(t[c*a.MB:c*a.MB+a.TileRows(i)], src[col+i*a.MB:col+i*a.MB+a.TileRows(i)])
+		}
+		if d := a.DataOf(Ix(i, j)); d != nil {
+			if h := d.Host(); h != nil {
+				h.bumpVersion()
+			}
 		}
 	})
 }

@@ -58,15 +58,16 @@ type loopback struct {
 
 func (lb *loopback) Activate(w rt.Worker, src *rt.Task, flow int, peer *rt.TaskClass, peerFlow int, l *rt.Locals, rank int) error {
 	lb.sent.Add(1)
-	tp := src.Taskpool() // src is recycled once Activate returns
-	tp.AddActions(1)     // held open until the "ack"
+	tp := src.Taskpool()
+	rt.Impl. // src is recycled once Activate returns
+			AddActions(tp, 1) // held open until the "ack"
 	ll := *l
 	lb.mu.Lock()
 	dst := lb.peers[rank]
 	lb.mu.Unlock()
 	go func() { // the communication goroutine of the other rank
-		defer tp.AddActions(-1)
-		if err := dst.Deliver(peer, peerFlow, &ll, nil); err != nil {
+		defer rt.Impl.AddActions(tp, -1)
+		if err := rt.Impl.Deliver(dst, peer, peerFlow, &ll, nil); err != nil {
 			panic(err)
 		}
 	}()

@@ -45,7 +45,7 @@ type Task struct {
 	flows [MaxFlows]*Copy
 	// aux is one of three things, never two at once: the *worker running t's batch-capable
 	// CPU hook, for Task.CollectBatch; a kindFanout task's *fanout; or the payload that
-	// Taskpool.Schedule or Edges.Ready attached to a task inserted at run time (dynamic.go),
+	// Impl.Schedule or Impl.Ready attached to a task inserted at run time (dynamic.go),
 	// whose classes have no batch-capable incarnation. 384 bytes in all: tasks in a slab
 	// (newTask) start on cache lines.
 	aux any
@@ -81,7 +81,7 @@ func (t *Task) Flow(i int) *Copy { return t.flows[i] }
 // the reference of an arena copy from Arena.Get; any copy bound before is released.
 func (t *Task) SetFlow(i int, c *Copy) {
 	if old := t.flows[i]; old != nil && old != c {
-		old.Release()
+		old.release()
 	}
 	t.flows[i] = c
 	if bit := uint32(1) << uint(i); c != nil {
@@ -93,12 +93,6 @@ func (t *Task) SetFlow(i int, c *Copy) {
 
 // Priority returns the task's priority (taskpool priority plus the class's expression).
 func (t *Task) Priority() int32 { return t.prio }
-
-// Key returns the task's key within its class.
-func (t *Task) Key() uint64 { return t.key }
-
-// Incarnation returns the index of the incarnation being run or to be tried next.
-func (t *Task) Incarnation() int { return int(t.inc) }
 
 // String returns the class name and parameters: "GEMM(1, 2, 3)". It allocates; use it for
 // errors and diagnostics, not on a hot path.

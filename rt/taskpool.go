@@ -44,7 +44,7 @@ type Taskpool struct {
 	inserted atomic.Int64
 	pending  atomic.Int64                  // local tasks not yet counted done
 	skipped  atomic.Int64                  // local tasks that bodies said will not run (SkipTasks)
-	dropped  atomic.Pointer[droppedOutput] // for the stall report (Edges.Outside)
+	dropped  atomic.Pointer[droppedOutput] // for the stall report (Edges.outside)
 	actions  atomic.Int64                  // runtime actions in flight (AddActions), also counted in pending
 	_        [128]byte
 
@@ -342,14 +342,14 @@ func (cs *classState) keyOf(tp *Taskpool, l *Locals) (uint64, bool) {
 	return k, true
 }
 
-// VisitSuccessors runs tc's generated successor iteration for the instance in l (its
+// visitSuccessors runs tc's generated successor iteration for the instance in l (its
 // parameter slots set; derived locals are computed here) and reports every output dependency
 // to v without running anything. It is the walk behind Verify and DOT output.
-func (tp *Taskpool) VisitSuccessors(tc *TaskClass, l *Locals, v EdgeVisitor) bool {
+func (tp *Taskpool) visitSuccessors(tc *TaskClass, l *Locals, v EdgeVisitor) bool {
 	return tp.visit(tc, l, v, false)
 }
 
-// visitPredecessors is VisitSuccessors over input dependencies.
+// visitPredecessors is visitSuccessors over input dependencies.
 func (tp *Taskpool) visitPredecessors(tc *TaskClass, l *Locals, v EdgeVisitor) bool {
 	return tp.visit(tc, l, v, true)
 }

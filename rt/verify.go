@@ -39,7 +39,7 @@ type Source struct {
 	// cycles point here.
 	Classes []string
 	// Deps[class][flow][dep] is the position of a dependency, dep being the index that
-	// Successors and Predecessors pass to Edges.Task and Edges.Outside: unmatched
+	// Successors and Predecessors pass to Edges.Task and Edges.Instance: unmatched
 	// dependencies and targets outside their space point here.
 	Deps [][][]string
 }
@@ -137,9 +137,9 @@ func (e *GraphError) Unwrap() []error {
 // Verify enumerates the instance graph of tp for its actual globals and reports, in a
 // *GraphError, each problem with the instances, flows and position involved:
 //   - an instance enumerated twice by Space, or enumerated although Complete rejects it;
-//   - a dependency on a single instance outside its class's space (Edges.Outside), or on
+//   - a dependency on a single instance outside its class's space (Edges.Instance), or on
 //     an instance that Complete accepts but Space does not enumerate;
-//   - a data flow whose input guards are all false (Edges.NoInput);
+//   - a data flow whose input guards are all false (its input chain selects nothing);
 //   - an output without the input that names it back on the other side, and the reverse
 //     (outputs to a class that has a Goal but no Predecessors are left to the goal check);
 //   - a readiness goal that disagrees with the outputs reaching the instance (a number of

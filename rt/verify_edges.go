@@ -1,6 +1,6 @@
 package rt
 
-// Hooks for the dependencies that successor and predecessor functions drop instead of
+// Hooks for the dependencies that successor and predecessor walks drop instead of
 // reporting with Edges.Task: a target outside its space and a data flow with no true input
 // guard. At run time the runtime skips such a target, as jdf2c does (it keeps the first one
 // between the steps of a range for the stall report), and the task that has no input waits
@@ -18,22 +18,22 @@ type DropVisitor interface {
 	NoInput(flow int)
 }
 
-// Outside reports that the target of dependency dep of flow, the instance of peer whose
+// outside reports that the target of dependency dep of flow, the instance of peer whose
 // locals are in e.L, lies outside peer's execution space (peer's Complete returned false), so
-// the dependency is dropped. Generated code calls it for a dependency on a single instance;
-// a range may legitimately reach past the space, and its targets outside are skipped
-// silently. At run time the first dropped output whose target lies between the steps of a
+// the dependency is dropped: Instance calls it for a dependency on a single instance; a
+// range may legitimately reach past the space, and its targets outside are skipped silently
+// (TaskIf). At run time the first dropped output whose target lies between the steps of a
 // range (TaskClass.OffStep) is kept for the stall report (stall.go).
-func (e *Edges) Outside(flow, dep int, peer *TaskClass, peerFlow int) {
+func (e *Edges) outside(flow, dep int, peer *TaskClass, peerFlow int) {
 	if e.tp != nil {
-		e.outside(flow, dep, peer, peerFlow)
+		e.dropOutside(flow, dep, peer, peerFlow)
 	}
 }
 
-// outside is kept out of line so that Outside, a nil check, inlines into generated code.
+// dropOutside is kept out of line so that outside, a nil check, inlines into Instance.
 //
 //go:noinline
-func (e *Edges) outside(flow, dep int, peer *TaskClass, peerFlow int) {
+func (e *Edges) dropOutside(flow, dep int, peer *TaskClass, peerFlow int) {
 	if e.visit == nil {
 		if e.src != nil {
 			e.tp.noteDropped(e.src, flow, peer, peerFlow, &e.L)
@@ -45,10 +45,10 @@ func (e *Edges) outside(flow, dep int, peer *TaskClass, peerFlow int) {
 	}
 }
 
-// NoInput reports that no input guard of data flow holds for the visited instance.
-// Generated Predecessors call it where the input chain of a data flow ends without a true
-// guard (Prepare fails such a task with ErrNoInput at run time).
-func (e *Edges) NoInput(flow int) {
+// noInput reports that no input guard of data flow holds for the visited instance: the
+// walk of a class's input chains calls it where a chain ends without a true guard (the
+// binding of inputs fails such a task with ErrNoInput at run time).
+func (e *Edges) noInput(flow int) {
 	if d, ok := e.visit.(DropVisitor); ok {
 		d.NoInput(flow)
 	}
@@ -70,6 +70,6 @@ func (e *Edges) Instance(inSpace bool, flow, dep int, peer *TaskClass, peerFlow 
 	if inSpace {
 		e.Task(flow, dep, peer, peerFlow)
 	} else {
-		e.Outside(flow, dep, peer, peerFlow)
+		e.outside(flow, dep, peer, peerFlow)
 	}
 }

@@ -3,7 +3,7 @@ package rt
 // The instance graph behind Verify and WriteDOT.
 //
 // buildGraph enumerates every class's Space in class order, then visits each instance's
-// dependencies with Taskpool.VisitSuccessors and visitPredecessors; the graph is the
+// dependencies with visitSuccessors and visitPredecessors; the graph is the
 // EdgeVisitor (and DropVisitor) of those walks. Dependencies are kept as arcs between
 // instance indices, once each in discovery order (a guard that holds twice for the same
 // pair of flows is one arc), together with the index of the dependency that first gave them
@@ -137,7 +137,7 @@ func buildGraph(tp *Taskpool, src *Source) (g *instanceGraph, err error) {
 		x := &g.vertices[i]
 		g.cur, g.atTC, g.atL, g.atLSet = i, x.class, x.l, true
 		g.input = false
-		tp.VisitSuccessors(x.class, &x.l, g)
+		tp.visitSuccessors(x.class, &x.l, g)
 		if x.class.hasPredecessors() {
 			g.input = true
 			tp.visitPredecessors(x.class, &x.l, g)

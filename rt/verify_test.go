@@ -266,7 +266,7 @@ func TestDropHooksOutsideVerify(t *testing.T) {
 	var v plainVisitor
 	for k := range 3 {
 		l := rt.Locals{k}
-		tp.VisitSuccessors(tc, &l, &v)
+		rt.Impl.VisitSuccessors(tp, tc, &l, &v)
 		tp.VisitPredecessors(tc, &l, &v)
 	}
 	if v.tasks != 4 {

@@ -528,7 +528,7 @@ func (w *worker) complete(t *Task) {
 	}
 	for h := t.held; h != 0; h &= h - 1 {
 		if i := bits.TrailingZeros32(h); tc.Flows[i].Access.writes() {
-			t.flows[i].BumpVersion()
+			t.flows[i].bumpVersion()
 		}
 	}
 	if tc.Successors != nil {

@@ -73,51 +73,52 @@ var (
 func init() {
 	batchGemmGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 0, Locals: []string{"i"}, Params: []int{0},
-		Flows:    []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.Read}, {Name: "Z", Access: rt.RW}},
-		Space:    batchGemmGEMMSpace,
+		Flows: []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.Read}, {Name: "Z", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*BatchGemm)
+			for i := 0; i <= g.t-1; i++ {
+				l[0] = i
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: batchGemmGEMMComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "batch_gemm.jdf:43:8", Memory: true, Select: batchGemmGEMMInX},
-			{Flow: 1, Pos: "batch_gemm.jdf:44:8", Memory: true, Select: batchGemmGEMMInY},
-			{Flow: 2, Pos: "batch_gemm.jdf:45:6", Memory: true, Select: batchGemmGEMMInZ},
+			{Flow: 0, Pos: "batch_gemm.jdf:43:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, i := tp.Globals().(*BatchGemm), l[0]
+				return rt.DataInput(0, g.A, rt.Ix(i%g.d), "batch_gemm.jdf:43:13")
+			}},
+			{Flow: 1, Pos: "batch_gemm.jdf:44:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, i := tp.Globals().(*BatchGemm), l[0]
+				return rt.DataInput(0, g.B, rt.Ix(i%g.d), "batch_gemm.jdf:44:13")
+			}},
+			{Flow: 2, Pos: "batch_gemm.jdf:45:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, i := tp.Globals().(*BatchGemm), l[0]
+				return rt.DataInput(0, g.C, rt.Ix(i), "batch_gemm.jdf:45:11")
+			}},
 		},
-		Successors: batchGemmGEMMSuccessors,
-		Affinity:   batchGemmGEMMAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, i := tp.Globals().(*BatchGemm), l[0]
+			if flows&4 != 0 {
+				e.Data(2, 1, g.C, rt.Ix(i))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, i := tp.Globals().(*BatchGemm), l[0]
+//line ../batch_gemm.jdf:42
+			return g.C, rt.Ix(i)
+//line batch_gemm_jdf.go:112
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "GEMM/GPU", Type: gpu.TypeAny, Submit: batchGemmGEMMSubmitGPU, Batch: true, StageOut: keepOnDevice}, Select: func(task *rt.Task) int {
 				i := task.Locals()[0]
 //line ../batch_gemm.jdf:47
 				return i
-//line batch_gemm_jdf.go:92
+//line batch_gemm_jdf.go:119
 			}},
 			{Kind: rt.CPU, Hook: batchGemmGEMMHook},
 		},
-	}
-}
-
-func batchGemmGEMMInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, i := tp.Globals().(*BatchGemm), l[0]
-	return rt.DataInput(0, g.A, rt.Ix(i%g.d), "batch_gemm.jdf:43:13")
-}
-
-func batchGemmGEMMInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, i := tp.Globals().(*BatchGemm), l[0]
-	return rt.DataInput(0, g.B, rt.Ix(i%g.d), "batch_gemm.jdf:44:13")
-}
-
-func batchGemmGEMMInZ(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, i := tp.Globals().(*BatchGemm), l[0]
-	return rt.DataInput(0, g.C, rt.Ix(i), "batch_gemm.jdf:45:11")
-}
-
-// batchGemmGEMMSpace enumerates the execution space of GEMM(i).
-func batchGemmGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*BatchGemm)
-	for i := 0; i <= g.t-1; i++ {
-		l[0] = i
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -125,22 +126,6 @@ func batchGemmGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bo
 func batchGemmGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, i := tp.Globals().(*BatchGemm), l[0]
 	return i >= 0 && i <= g.t-1
-}
-
-// batchGemmGEMMSuccessors reports the output dependencies of GEMM(i) whose guards hold.
-func batchGemmGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, i := tp.Globals().(*BatchGemm), l[0]
-	if flows&4 != 0 {
-		e.Data(2, 1, g.C, rt.Ix(i))
-	}
-}
-
-// batchGemmGEMMAffinity returns the data collection element that owns GEMM(i).
-func batchGemmGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, i := tp.Globals().(*BatchGemm), l[0]
-//line ../batch_gemm.jdf:42
-	return g.C, rt.Ix(i)
-//line batch_gemm_jdf.go:144
 }
 
 // batchGemmGEMMGPU is one task of a ring in a GPU body of GEMM(i): its definitions and the
@@ -156,63 +141,50 @@ func batchGemmGEMMMemberGPU(t *gpu.Task) batchGemmGEMMGPU {
 	return batchGemmGEMMGPU{i: l[0], X: t.Buffer(0), Y: t.Buffer(1), Z: t.Buffer(2)}
 }
 
-// batchGemmGEMMSubmitGPU is the submit hook of the GPU body of GEMM(i): rt/gpu runs it on a device stream.
+// batchGemmGEMMSubmitGPU runs the GPU body of GEMM(i) at batch_gemm.jdf:47:1: rt/gpu's submit hook.
 func batchGemmGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	if _, err := stream.CollectBatch(task, batchGemmGEMMBatchGPU(task).Match, nil); err != nil {
 		return task.Fail(err)
 	}
-	g, l := rt.TaskGlobals[*BatchGemm](task.EC().(*rt.Task))
-	return batchGemmGEMMBodyGPU(dev, task, stream, g.NB, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
+	g, _ := rt.TaskGlobals[*BatchGemm](task.EC().(*rt.Task))
+	NB := g.NB
+	member := batchGemmGEMMMemberGPU
+//line ../batch_gemm.jdf:49
+	n := task.RingLen()
+	xs, ys, zs := make([]gpu.Buffer, 0, n), make([]gpu.Buffer, 0, n), make([]gpu.Buffer, 0, n)
+	for t := range task.Ring() {
+		m := member(t)
+		xs, ys, zs = append(xs, m.X), append(ys, m.Y), append(zs, m.Z)
+	}
+	if err := stream.DgemmBatched(blas.NoTrans, blas.NoTrans, NB, NB, NB, 1, xs, NB, ys, NB, 1, zs, NB); err != nil {
+		return task.Fail(err)
+	}
+//line batch_gemm_jdf.go:163
+	return gpu.Done
 }
 
 // batchGemmGEMMBatchGPU is the batch-match policy of the GPU body of GEMM for a ring headed
 // by head (batch_max, batch_match).
 func batchGemmGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
-	task := head.EC().(*rt.Task)
-	g := task.Taskpool().Globals().(*BatchGemm)
+	g := head.EC().(*rt.Task).Taskpool().Globals().(*BatchGemm)
 //line ../batch_gemm.jdf:47
 	batchMax := g.BATCH
-//line batch_gemm_jdf.go:176
+//line batch_gemm_jdf.go:173
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
-// batchGemmGEMMBodyGPU is the GPU body of GEMM(i) at batch_gemm.jdf:47:1.
-func batchGemmGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, NB int, i int, X gpu.Buffer, Y gpu.Buffer, Z gpu.Buffer) gpu.Result {
-	member := batchGemmGEMMMemberGPU
-//line ../batch_gemm.jdf:48
-	{
-		n := task.RingLen()
-		xs, ys, zs := make([]gpu.Buffer, 0, n), make([]gpu.Buffer, 0, n), make([]gpu.Buffer, 0, n)
-		for t := range task.Ring() {
-			m := member(t)
-			xs, ys, zs = append(xs, m.X), append(ys, m.Y), append(zs, m.Z)
-		}
-		if err := stream.DgemmBatched(blas.NoTrans, blas.NoTrans, NB, NB, NB, 1, xs, NB, ys, NB, 1, zs, NB); err != nil {
-			return task.Fail(err)
-		}
-	}
-//line batch_gemm_jdf.go:195
-	return gpu.Done
-}
-
-// batchGemmGEMMHook runs the CPU body of GEMM(i).
+// batchGemmGEMMHook runs the CPU body of GEMM(i) at batch_gemm.jdf:60:1.
 func batchGemmGEMMHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*BatchGemm](task)
+	g, _ := rt.TaskGlobals[*BatchGemm](task)
+	NB, impl := g.NB, g.impl
 	var err error
 	X, Y, Z := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	return batchGemmGEMMBody(task, g.NB, g.impl, l[0], X, Y, Z)
-}
-
-// batchGemmGEMMBody is the CPU body of GEMM(i) at batch_gemm.jdf:60:1.
-func batchGemmGEMMBody(task *rt.Task, NB int, impl *blas.Impl, i int, X []float64, Y []float64, Z []float64) error {
-//line ../batch_gemm.jdf:61
-	{
-		return impl.Dgemm(blas.NoTrans, blas.NoTrans, NB, NB, NB, 1, X, NB, Y, NB, 1, Z, NB)
-	}
-//line batch_gemm_jdf.go:216
+//line ../batch_gemm.jdf:62
+	return impl.Dgemm(blas.NoTrans, blas.NoTrans, NB, NB, NB, 1, X, NB, Y, NB, 1, Z, NB)
+//line batch_gemm_jdf.go:188
 }
 
 // batchGemmSource locates the classes and the dependencies (Deps[class][flow][dep]) of batch_gemm.jdf.
@@ -226,11 +198,7 @@ var batchGemmSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrBatchGemmGraph. Call it before the taskpool runs.
-func (tp *BatchGemm) Verify() error {
-	return batchGemmSource.Verify(tp.Taskpool)
-}
+func (tp *BatchGemm) Verify() error { return batchGemmSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *BatchGemm) WriteDOT(w io.Writer) error {
-	return batchGemmSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *BatchGemm) WriteDOT(w io.Writer) error { return batchGemmSource.WriteDOT(w, tp.Taskpool) }

@@ -52,58 +52,119 @@ var (
 func init() {
 	broadcastRoot = rt.TaskClass{
 		Name: "Root", ID: 0, Locals: []string{"r"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "X", Access: rt.Read}},
-		Space:      broadcastRootSpace,
-		Complete:   broadcastRootComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "broadcast.jdf:13:8", Memory: true, Select: broadcastRootInX}},
-		Successors: broadcastRootSuccessors,
-		Affinity:   broadcastRootAffinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			for r := 0; r <= 0; r++ {
+				l[0] = r
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: broadcastRootComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "broadcast.jdf:13:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g := tp.Globals().(*Broadcast)
+			return rt.DataInput(0, g.data, rt.Ix(0), "broadcast.jdf:13:13")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g := tp.Globals().(*Broadcast)
+			if flows&1 != 0 {
+				for a0 := 0; a0 <= g.N-1; a0++ {
+					e.L[0] = a0
+					e.TaskIf(broadcastReaderComplete(tp, &e.L), 0, 1, &broadcastReader, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g := tp.Globals().(*Broadcast)
+//line ../broadcast.jdf:12
+			return g.data, rt.Ix(0)
+//line broadcast_jdf.go:83
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: broadcastRootHook},
 		},
 	}
 	broadcastReader = rt.TaskClass{
 		Name: "Reader", ID: 1, Locals: []string{"i"}, Params: []int{0},
-		Flows:    []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
-		Space:    broadcastReaderSpace,
+		Flows: []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Broadcast)
+			for i := 0; i <= g.N-1; i++ {
+				l[0] = i
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: broadcastReaderComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "broadcast.jdf:23:8", Task: true, Select: broadcastReaderInX},
-			{Flow: 1, Pos: "broadcast.jdf:24:6", Memory: true, Select: broadcastReaderInY},
+			{Flow: 0, Pos: "broadcast.jdf:23:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				pl := rt.Locals{0: 0}
+				return rt.TaskInput(0, &broadcastRoot, 0, broadcastRootComplete(tp, &pl), &pl, "broadcast.jdf:23:13", "X Root(0)")
+			}},
+			{Flow: 1, Pos: "broadcast.jdf:24:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, i := tp.Globals().(*Broadcast), l[0]
+				return rt.DataInput(0, g.data, rt.Ix(i+1), "broadcast.jdf:24:11")
+			}},
 		},
-		Successors: broadcastReaderSuccessors,
-		Priority:   broadcastReaderPriority,
-		Affinity:   broadcastReaderAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, i := tp.Globals().(*Broadcast), l[0]
+			if flows&2 != 0 {
+				e.Data(1, 1, g.data, rt.Ix(i+1))
+			}
+			if flows&4 != 0 {
+				e.L[0] = 0
+				e.Instance(broadcastSumComplete(tp, &e.L), 2, 0, &broadcastSum, 0)
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			g, i := tp.Globals().(*Broadcast), l[0]
+//line ../broadcast.jdf:27
+			return int32(g.N - i)
+//line broadcast_jdf.go:126
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, i := tp.Globals().(*Broadcast), l[0]
+//line ../broadcast.jdf:22
+			return g.data, rt.Ix(i + 1)
+//line broadcast_jdf.go:132
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: broadcastReaderHook},
 		},
 	}
 	broadcastSum = rt.TaskClass{
 		Name: "Sum", ID: 2, Locals: []string{"z"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "Done", Access: rt.CTL}},
-		Space:        broadcastSumSpace,
-		Complete:     broadcastSumComplete,
-		Goal:         broadcastSumGoal,
-		Predecessors: broadcastSumPredecessors,
-		Affinity:     broadcastSumAffinity,
+		Flows: []rt.Flow{{Name: "Done", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			for z := 0; z <= 0; z++ {
+				l[0] = z
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: broadcastSumComplete,
+		Goal:     broadcastSumGoal,
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g := tp.Globals().(*Broadcast)
+			if flows&1 != 0 {
+				for a0 := 0; a0 <= g.N-1; a0++ {
+					e.L[0] = a0
+					e.TaskIf(broadcastReaderComplete(tp, &e.L), 0, 0, &broadcastReader, 2)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g := tp.Globals().(*Broadcast)
+//line ../broadcast.jdf:38
+			return g.data, rt.Ix(0)
+//line broadcast_jdf.go:164
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: broadcastSumHook},
 		},
-	}
-}
-
-func broadcastRootInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g := tp.Globals().(*Broadcast)
-	return rt.DataInput(0, g.data, rt.Ix(0), "broadcast.jdf:13:13")
-}
-
-// broadcastRootSpace enumerates the execution space of Root(r).
-func broadcastRootSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	for r := 0; r <= 0; r++ {
-		l[0] = r
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -113,63 +174,13 @@ func broadcastRootComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return r >= 0 && r <= 0
 }
 
-// broadcastRootSuccessors reports the output dependencies of Root(r) whose guards hold.
-func broadcastRootSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Broadcast)
-	if flows&1 != 0 {
-		for a0 := 0; a0 <= g.N-1; a0++ {
-			e.L[0] = a0
-			e.TaskIf(broadcastReaderComplete(tp, &e.L), 0, 1, &broadcastReader, 0)
-		}
-	}
-}
-
-// broadcastRootAffinity returns the data collection element that owns Root(r).
-func broadcastRootAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Broadcast)
-//line ../broadcast.jdf:12
-	return g.data, rt.Ix(0)
-//line broadcast_jdf.go:133
-}
-
-// broadcastRootHook runs the CPU body of Root(r).
+// broadcastRootHook runs the CPU body of Root(r) at broadcast.jdf:15:1.
 func broadcastRootHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Broadcast](task)
-	X, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return broadcastRootBody(task, l[0], X)
-}
-
-// broadcastRootBody is the CPU body of Root(r) at broadcast.jdf:15:1.
-func broadcastRootBody(task *rt.Task, r int, X []float64) error {
-//line ../broadcast.jdf:16
-	{
-	}
-//line broadcast_jdf.go:151
+//line broadcast_jdf.go:183
 	return nil
-}
-
-func broadcastReaderInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	pl := rt.Locals{0: 0}
-	return rt.TaskInput(0, &broadcastRoot, 0, broadcastRootComplete(tp, &pl), &pl, "broadcast.jdf:23:13", "X Root(0)")
-}
-
-func broadcastReaderInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, i := tp.Globals().(*Broadcast), l[0]
-	return rt.DataInput(0, g.data, rt.Ix(i+1), "broadcast.jdf:24:11")
-}
-
-// broadcastReaderSpace enumerates the execution space of Reader(i).
-func broadcastReaderSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Broadcast)
-	for i := 0; i <= g.N-1; i++ {
-		l[0] = i
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // broadcastReaderComplete reports whether the instance of Reader whose parameters are in l lies in its execution space.
@@ -178,65 +189,19 @@ func broadcastReaderComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return i >= 0 && i <= g.N-1
 }
 
-// broadcastReaderSuccessors reports the output dependencies of Reader(i) whose guards hold.
-func broadcastReaderSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, i := tp.Globals().(*Broadcast), l[0]
-	if flows&2 != 0 {
-		e.Data(1, 1, g.data, rt.Ix(i+1))
-	}
-	if flows&4 != 0 {
-		e.L[0] = 0
-		e.Instance(broadcastSumComplete(tp, &e.L), 2, 0, &broadcastSum, 0)
-	}
-}
-
-// broadcastReaderPriority returns the priority of Reader(i) (higher runs first).
-func broadcastReaderPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, i := tp.Globals().(*Broadcast), l[0]
-//line ../broadcast.jdf:27
-	return int32(g.N - i)
-//line broadcast_jdf.go:199
-}
-
-// broadcastReaderAffinity returns the data collection element that owns Reader(i).
-func broadcastReaderAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, i := tp.Globals().(*Broadcast), l[0]
-//line ../broadcast.jdf:22
-	return g.data, rt.Ix(i + 1)
-//line broadcast_jdf.go:207
-}
-
-// broadcastReaderHook runs the CPU body of Reader(i).
+// broadcastReaderHook runs the CPU body of Reader(i) at broadcast.jdf:28:1.
 func broadcastReaderHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Broadcast](task)
 	var err error
 	X, Y := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return broadcastReaderBody(task, l[0], X, Y)
-}
-
-// broadcastReaderBody is the CPU body of Reader(i) at broadcast.jdf:28:1.
-func broadcastReaderBody(task *rt.Task, i int, X []float64, Y []float64) error {
-//line ../broadcast.jdf:29
-	{
-		for j := range Y {
-			Y[j] += X[j]
-		}
+//line ../broadcast.jdf:30
+	for j := range Y {
+		Y[j] += X[j]
 	}
-//line broadcast_jdf.go:229
+//line broadcast_jdf.go:204
 	return nil
-}
-
-// broadcastSumSpace enumerates the execution space of Sum(z).
-func broadcastSumSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	for z := 0; z <= 0; z++ {
-		l[0] = z
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // broadcastSumComplete reports whether the instance of Sum whose parameters are in l lies in its execution space.
@@ -259,43 +224,18 @@ func broadcastSumGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// broadcastSumPredecessors reports the CTL input dependencies of Sum(z) whose guards hold.
-func broadcastSumPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Broadcast)
-	if flows&1 != 0 {
-		for a0 := 0; a0 <= g.N-1; a0++ {
-			e.L[0] = a0
-			e.TaskIf(broadcastReaderComplete(tp, &e.L), 0, 0, &broadcastReader, 2)
-		}
-	}
-}
-
-// broadcastSumAffinity returns the data collection element that owns Sum(z).
-func broadcastSumAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Broadcast)
-//line ../broadcast.jdf:38
-	return g.data, rt.Ix(0)
-//line broadcast_jdf.go:279
-}
-
-// broadcastSumHook runs the CPU body of Sum(z).
+// broadcastSumHook runs the CPU body of Sum(z) at broadcast.jdf:40:1.
 func broadcastSumHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Broadcast](task)
-	return broadcastSumBody(task, g.N, g.data, g.sum, l[0])
-}
-
-// broadcastSumBody is the CPU body of Sum(z) at broadcast.jdf:40:1.
-func broadcastSumBody(task *rt.Task, N int, data *rt.Vector, sum []float64, z int) error {
-//line ../broadcast.jdf:41
-	{
-		// The CTL gather orders Sum after every Reader, so their blocks are final.
-		for i := 1; i <= N; i++ {
-			for j, v := range data.Block(i) {
-				sum[j] += v
-			}
+	g, _ := rt.TaskGlobals[*Broadcast](task)
+	N, data, sum := g.N, g.data, g.sum
+	// The CTL gather orders Sum after every Reader, so their blocks are final.
+//line ../broadcast.jdf:43
+	for i := 1; i <= N; i++ {
+		for j, v := range data.Block(i) {
+			sum[j] += v
 		}
 	}
-//line broadcast_jdf.go:299
+//line broadcast_jdf.go:239
 	return nil
 }
 
@@ -312,11 +252,7 @@ var broadcastSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrBroadcastGraph. Call it before the taskpool runs.
-func (tp *Broadcast) Verify() error {
-	return broadcastSource.Verify(tp.Taskpool)
-}
+func (tp *Broadcast) Verify() error { return broadcastSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Broadcast) WriteDOT(w io.Writer) error {
-	return broadcastSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Broadcast) WriteDOT(w io.Writer) error { return broadcastSource.WriteDOT(w, tp.Taskpool) }

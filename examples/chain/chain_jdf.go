@@ -49,36 +49,51 @@ var (
 func init() {
 	chainTask = rt.TaskClass{
 		Name: "Task", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:      chainTaskSpace,
-		Complete:   chainTaskComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "chain.jdf:11:6", Task: true, Memory: true, Select: chainTaskInA}},
-		Successors: chainTaskSuccessors,
-		Priority:   chainTaskPriority,
-		Affinity:   chainTaskAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Chain)
+			for k := 0; k <= g.NB; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: chainTaskComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "chain.jdf:11:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*Chain), l[0]
+			if k == 0 {
+				return rt.DataInput(0, g.data, rt.Ix(k), "chain.jdf:11:22")
+			}
+			pl := rt.Locals{0: k - 1}
+			return rt.TaskInput(0, &chainTask, 0, chainTaskComplete(tp, &pl), &pl, "chain.jdf:11:32", "A Task(k - 1)")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Chain), l[0]
+			if flows&1 != 0 {
+				if k < g.NB {
+					e.L[0] = k + 1
+					e.Instance(chainTaskComplete(tp, &e.L), 0, 1, &chainTask, 0)
+				} else {
+					e.Data(0, 1, g.data, rt.Ix(k))
+				}
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			g, k := tp.Globals().(*Chain), l[0]
+//line ../chain.jdf:13
+			return int32(g.NB - k)
+//line chain_jdf.go:87
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Chain), l[0]
+//line ../chain.jdf:10
+			return g.data, rt.Ix(k)
+//line chain_jdf.go:93
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: chainTaskHook},
 		},
-	}
-}
-
-func chainTaskInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Chain), l[0]
-	if k == 0 {
-		return rt.DataInput(0, g.data, rt.Ix(k), "chain.jdf:11:22")
-	}
-	pl := rt.Locals{0: k - 1}
-	return rt.TaskInput(0, &chainTask, 0, chainTaskComplete(tp, &pl), &pl, "chain.jdf:11:32", "A Task(k - 1)")
-}
-
-// chainTaskSpace enumerates the execution space of Task(k).
-func chainTaskSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Chain)
-	for k := 0; k <= g.NB; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -88,54 +103,17 @@ func chainTaskComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.NB
 }
 
-// chainTaskSuccessors reports the output dependencies of Task(k) whose guards hold.
-func chainTaskSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Chain), l[0]
-	if flows&1 != 0 {
-		if k < g.NB {
-			e.L[0] = k + 1
-			e.Instance(chainTaskComplete(tp, &e.L), 0, 1, &chainTask, 0)
-		} else {
-			e.Data(0, 1, g.data, rt.Ix(k))
-		}
-	}
-}
-
-// chainTaskPriority returns the priority of Task(k) (higher runs first).
-func chainTaskPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, k := tp.Globals().(*Chain), l[0]
-//line ../chain.jdf:13
-	return int32(g.NB - k)
-//line chain_jdf.go:110
-}
-
-// chainTaskAffinity returns the data collection element that owns Task(k).
-func chainTaskAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Chain), l[0]
-//line ../chain.jdf:10
-	return g.data, rt.Ix(k)
-//line chain_jdf.go:118
-}
-
-// chainTaskHook runs the CPU body of Task(k).
+// chainTaskHook runs the CPU body of Task(k) at chain.jdf:14:1.
 func chainTaskHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Chain](task)
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return chainTaskBody(task, l[0], A)
-}
-
-// chainTaskBody is the CPU body of Task(k) at chain.jdf:14:1.
-func chainTaskBody(task *rt.Task, k int, A []float64) error {
-//line ../chain.jdf:15
-	{
-		for i := range A {
-			A[i] += 1
-		}
+//line ../chain.jdf:16
+	for i := range A {
+		A[i] += 1
 	}
-//line chain_jdf.go:139
+//line chain_jdf.go:117
 	return nil
 }
 
@@ -150,11 +128,7 @@ var chainSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrChainGraph. Call it before the taskpool runs.
-func (tp *Chain) Verify() error {
-	return chainSource.Verify(tp.Taskpool)
-}
+func (tp *Chain) Verify() error { return chainSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Chain) WriteDOT(w io.Writer) error {
-	return chainSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Chain) WriteDOT(w io.Writer) error { return chainSource.WriteDOT(w, tp.Taskpool) }

@@ -51,43 +51,72 @@ var (
 func init() {
 	ctlGatherWork = rt.TaskClass{
 		Name: "Work", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "B", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
-		Space:      ctlGatherWorkSpace,
-		Complete:   ctlGatherWorkComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "ctl_gather.jdf:13:6", Memory: true, Select: ctlGatherWorkInB}},
-		Successors: ctlGatherWorkSuccessors,
-		Affinity:   ctlGatherWorkAffinity,
+		Flows: []rt.Flow{{Name: "B", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*CtlGather)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: ctlGatherWorkComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "ctl_gather.jdf:13:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*CtlGather), l[0]
+			return rt.DataInput(0, g.data, rt.Ix(k), "ctl_gather.jdf:13:11")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*CtlGather), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.data, rt.Ix(k))
+			}
+			if flows&2 != 0 {
+				e.L[0] = 0
+				e.Instance(ctlGatherJoinComplete(tp, &e.L), 1, 0, &ctlGatherJoin, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*CtlGather), l[0]
+//line ../ctl_gather.jdf:12
+			return g.data, rt.Ix(k)
+//line ctl_gather_jdf.go:84
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: ctlGatherWorkHook},
 		},
 	}
 	ctlGatherJoin = rt.TaskClass{
 		Name: "Join", ID: 1, Locals: []string{"z"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "Done", Access: rt.CTL}},
-		Space:        ctlGatherJoinSpace,
-		Complete:     ctlGatherJoinComplete,
-		Goal:         ctlGatherJoinGoal,
-		Predecessors: ctlGatherJoinPredecessors,
-		Affinity:     ctlGatherJoinAffinity,
+		Flows: []rt.Flow{{Name: "Done", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			for z := 0; z <= 0; z++ {
+				l[0] = z
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: ctlGatherJoinComplete,
+		Goal:     ctlGatherJoinGoal,
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g := tp.Globals().(*CtlGather)
+			if flows&1 != 0 {
+				for a0 := 0; a0 <= g.N; a0++ {
+					e.L[0] = a0
+					e.TaskIf(ctlGatherWorkComplete(tp, &e.L), 0, 0, &ctlGatherWork, 1)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g := tp.Globals().(*CtlGather)
+//line ../ctl_gather.jdf:26
+			return g.data, rt.Ix(0)
+//line ctl_gather_jdf.go:116
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: ctlGatherJoinHook},
 		},
-	}
-}
-
-func ctlGatherWorkInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*CtlGather), l[0]
-	return rt.DataInput(0, g.data, rt.Ix(k), "ctl_gather.jdf:13:11")
-}
-
-// ctlGatherWorkSpace enumerates the execution space of Work(k).
-func ctlGatherWorkSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*CtlGather)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -97,56 +126,20 @@ func ctlGatherWorkComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// ctlGatherWorkSuccessors reports the output dependencies of Work(k) whose guards hold.
-func ctlGatherWorkSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*CtlGather), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.data, rt.Ix(k))
-	}
-	if flows&2 != 0 {
-		e.L[0] = 0
-		e.Instance(ctlGatherJoinComplete(tp, &e.L), 1, 0, &ctlGatherJoin, 0)
-	}
-}
-
-// ctlGatherWorkAffinity returns the data collection element that owns Work(k).
-func ctlGatherWorkAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*CtlGather), l[0]
-//line ../ctl_gather.jdf:12
-	return g.data, rt.Ix(k)
-//line ctl_gather_jdf.go:118
-}
-
-// ctlGatherWorkHook runs the CPU body of Work(k).
+// ctlGatherWorkHook runs the CPU body of Work(k) at ctl_gather.jdf:16:1.
 func ctlGatherWorkHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*CtlGather](task)
+	k := l[0]
 	B, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return ctlGatherWorkBody(task, l[0], B)
-}
-
-// ctlGatherWorkBody is the CPU body of Work(k) at ctl_gather.jdf:16:1.
-func ctlGatherWorkBody(task *rt.Task, k int, B []float64) error {
-//line ../ctl_gather.jdf:17
-	{
-		for j := range B {
-			B[j] = float64(k*len(B) + j)
-		}
+//line ../ctl_gather.jdf:18
+	for j := range B {
+		B[j] = float64(k*len(B) + j)
 	}
-//line ctl_gather_jdf.go:139
+//line ctl_gather_jdf.go:142
 	return nil
-}
-
-// ctlGatherJoinSpace enumerates the execution space of Join(z).
-func ctlGatherJoinSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	for z := 0; z <= 0; z++ {
-		l[0] = z
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // ctlGatherJoinComplete reports whether the instance of Join whose parameters are in l lies in its execution space.
@@ -169,44 +162,19 @@ func ctlGatherJoinGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// ctlGatherJoinPredecessors reports the CTL input dependencies of Join(z) whose guards hold.
-func ctlGatherJoinPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*CtlGather)
-	if flows&1 != 0 {
-		for a0 := 0; a0 <= g.N; a0++ {
-			e.L[0] = a0
-			e.TaskIf(ctlGatherWorkComplete(tp, &e.L), 0, 0, &ctlGatherWork, 1)
-		}
-	}
-}
-
-// ctlGatherJoinAffinity returns the data collection element that owns Join(z).
-func ctlGatherJoinAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*CtlGather)
-//line ../ctl_gather.jdf:26
-	return g.data, rt.Ix(0)
-//line ctl_gather_jdf.go:189
-}
-
-// ctlGatherJoinHook runs the CPU body of Join(z).
+// ctlGatherJoinHook runs the CPU body of Join(z) at ctl_gather.jdf:28:1.
 func ctlGatherJoinHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*CtlGather](task)
-	return ctlGatherJoinBody(task, g.N, g.data, g.total, l[0])
-}
-
-// ctlGatherJoinBody is the CPU body of Join(z) at ctl_gather.jdf:28:1.
-func ctlGatherJoinBody(task *rt.Task, N int, data *rt.Vector, total *float64, z int) error {
-//line ../ctl_gather.jdf:29
-	{
-		s := 0.0
-		for k := 0; k <= N; k++ {
-			for _, v := range data.Block(k) {
-				s += v
-			}
+	g, _ := rt.TaskGlobals[*CtlGather](task)
+	N, data, total := g.N, g.data, g.total
+//line ../ctl_gather.jdf:30
+	s := 0.0
+	for k := 0; k <= N; k++ {
+		for _, v := range data.Block(k) {
+			s += v
 		}
-		*total = s
 	}
-//line ctl_gather_jdf.go:210
+	*total = s
+//line ctl_gather_jdf.go:178
 	return nil
 }
 
@@ -222,11 +190,7 @@ var ctlGatherSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrCtlGatherGraph. Call it before the taskpool runs.
-func (tp *CtlGather) Verify() error {
-	return ctlGatherSource.Verify(tp.Taskpool)
-}
+func (tp *CtlGather) Verify() error { return ctlGatherSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *CtlGather) WriteDOT(w io.Writer) error {
-	return ctlGatherSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *CtlGather) WriteDOT(w io.Writer) error { return ctlGatherSource.WriteDOT(w, tp.Taskpool) }

@@ -55,30 +55,48 @@ var (
 func init() {
 	epT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"c", "d"}, Params: []int{0, 1},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.CTL}},
-		Space:        epTSpace,
-		Complete:     epTComplete,
-		Goal:         epTGoal,
-		Successors:   epTSuccessors,
-		Predecessors: epTPredecessors,
-		Affinity:     epTAffinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*EP)
+			for c_ := 0; c_ <= g.NT-1; c_++ {
+				l[0] = c_
+				for d := 0; d <= g.DEPTH-1; d++ {
+					l[1] = d
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
+		Complete: epTComplete,
+		Goal:     epTGoal,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, c_, d := tp.Globals().(*EP), l[0], l[1]
+			if flows&1 != 0 {
+				if d < g.DEPTH-1 {
+					e.L[0], e.L[1] = c_, d+1
+					e.Instance(epTComplete(tp, &e.L), 0, 1, &epT, 0)
+				}
+			}
+		},
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			c_, d := l[0], l[1]
+			if flows&1 != 0 {
+				if d > 0 {
+					e.L[0], e.L[1] = c_, d-1
+					e.Instance(epTComplete(tp, &e.L), 0, 0, &epT, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, c_ := tp.Globals().(*EP), l[0]
+//line ../ep.jdf:17
+			return g.dist, rt.Ix(c_)
+//line ep_jdf.go:96
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: epTHook},
 		},
-	}
-}
-
-// epTSpace enumerates the execution space of T(c, d).
-func epTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*EP)
-	for c_ := 0; c_ <= g.NT-1; c_++ {
-		l[0] = c_
-		for d := 0; d <= g.DEPTH-1; d++ {
-			l[1] = d
-			if !yield(l) {
-				return
-			}
-		}
 	}
 }
 
@@ -102,49 +120,13 @@ func epTGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// epTSuccessors reports the output dependencies of T(c, d) whose guards hold.
-func epTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, c_, d := tp.Globals().(*EP), l[0], l[1]
-	if flows&1 != 0 {
-		if d < g.DEPTH-1 {
-			e.L[0], e.L[1] = c_, d+1
-			e.Instance(epTComplete(tp, &e.L), 0, 1, &epT, 0)
-		}
-	}
-}
-
-// epTPredecessors reports the CTL input dependencies of T(c, d) whose guards hold.
-func epTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	c_, d := l[0], l[1]
-	if flows&1 != 0 {
-		if d > 0 {
-			e.L[0], e.L[1] = c_, d-1
-			e.Instance(epTComplete(tp, &e.L), 0, 0, &epT, 0)
-		}
-	}
-}
-
-// epTAffinity returns the data collection element that owns T(c, d).
-func epTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, c_ := tp.Globals().(*EP), l[0]
-//line ../ep.jdf:17
-	return g.dist, rt.Ix(c_)
-//line ep_jdf.go:133
-}
-
-// epTHook runs the CPU body of T(c, d).
+// epTHook runs the CPU body of T(c, d) at ep.jdf:20:1.
 func epTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*EP](task)
-	return epTBody(task, g.count, l[0], l[1])
-}
-
-// epTBody is the CPU body of T(c, d) at ep.jdf:20:1.
-func epTBody(task *rt.Task, count *atomic.Int64, c int, d int) error {
-//line ../ep.jdf:21
-	{
-		count.Add(1)
-	}
-//line ep_jdf.go:148
+	g, _ := rt.TaskGlobals[*EP](task)
+	count := g.count
+//line ../ep.jdf:22
+	count.Add(1)
+//line ep_jdf.go:130
 	return nil
 }
 
@@ -159,11 +141,7 @@ var epSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrEPGraph. Call it before the taskpool runs.
-func (tp *EP) Verify() error {
-	return epSource.Verify(tp.Taskpool)
-}
+func (tp *EP) Verify() error { return epSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *EP) WriteDOT(w io.Writer) error {
-	return epSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *EP) WriteDOT(w io.Writer) error { return epSource.WriteDOT(w, tp.Taskpool) }

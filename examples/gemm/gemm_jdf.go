@@ -64,56 +64,67 @@ var (
 func init() {
 	gemmGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 0, Locals: []string{"m", "n", "k"}, Params: []int{0, 1, 2},
-		Flows:    []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
-		Space:    gemmGEMMSpace,
+		Flows: []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Gemm)
+			for m := 0; m <= g.mt-1; m++ {
+				l[0] = m
+				for n_ := 0; n_ <= g.nt-1; n_++ {
+					l[1] = n_
+					for k := 0; k <= g.kt-1; k++ {
+						l[2] = k
+						if !yield(l) {
+							return
+						}
+					}
+				}
+			}
+		},
 		Complete: gemmGEMMComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "gemm.jdf:22:8", Memory: true, Select: gemmGEMMInA},
-			{Flow: 1, Pos: "gemm.jdf:23:8", Memory: true, Select: gemmGEMMInB},
-			{Flow: 2, Pos: "gemm.jdf:24:6", Task: true, Memory: true, Select: gemmGEMMInC},
+			{Flow: 0, Pos: "gemm.jdf:22:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, m, k := tp.Globals().(*Gemm), l[0], l[2]
+				return rt.DataInput(0, g.descA, rt.Ix(m, k), "gemm.jdf:22:13")
+			}},
+			{Flow: 1, Pos: "gemm.jdf:23:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, n_, k := tp.Globals().(*Gemm), l[1], l[2]
+				return rt.DataInput(0, g.descB, rt.Ix(k, n_), "gemm.jdf:23:13")
+			}},
+			{Flow: 2, Pos: "gemm.jdf:24:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
+				if k == 0 {
+					return rt.DataInput(0, g.descC, rt.Ix(m, n_), "gemm.jdf:24:22")
+				}
+				pl := rt.Locals{0: m, 1: n_, 2: k - 1}
+				return rt.TaskInput(0, &gemmGEMM, 2, gemmGEMMComplete(tp, &pl), &pl, "gemm.jdf:24:36", "C GEMM(m, n, k - 1)")
+			}},
 		},
-		Successors: gemmGEMMSuccessors,
-		Priority:   gemmGEMMPriority,
-		Affinity:   gemmGEMMAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
+			if flows&4 != 0 {
+				if k < g.kt-1 {
+					e.L[0], e.L[1], e.L[2] = m, n_, k+1
+					e.Instance(gemmGEMMComplete(tp, &e.L), 2, 1, &gemmGEMM, 2)
+				} else {
+					e.Data(2, 1, g.descC, rt.Ix(m, n_))
+				}
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			g, k := tp.Globals().(*Gemm), l[2]
+//line ../gemm.jdf:26
+			return int32(g.kt - k)
+//line gemm_jdf.go:118
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, m, n_ := tp.Globals().(*Gemm), l[0], l[1]
+//line ../gemm.jdf:21
+			return g.descC, rt.Ix(m, n_)
+//line gemm_jdf.go:124
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: gemmGEMMHook},
 		},
-	}
-}
-
-func gemmGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, m, k := tp.Globals().(*Gemm), l[0], l[2]
-	return rt.DataInput(0, g.descA, rt.Ix(m, k), "gemm.jdf:22:13")
-}
-
-func gemmGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, n_, k := tp.Globals().(*Gemm), l[1], l[2]
-	return rt.DataInput(0, g.descB, rt.Ix(k, n_), "gemm.jdf:23:13")
-}
-
-func gemmGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
-	if k == 0 {
-		return rt.DataInput(0, g.descC, rt.Ix(m, n_), "gemm.jdf:24:22")
-	}
-	pl := rt.Locals{0: m, 1: n_, 2: k - 1}
-	return rt.TaskInput(0, &gemmGEMM, 2, gemmGEMMComplete(tp, &pl), &pl, "gemm.jdf:24:36", "C GEMM(m, n, k - 1)")
-}
-
-// gemmGEMMSpace enumerates the execution space of GEMM(m, n, k).
-func gemmGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Gemm)
-	for m := 0; m <= g.mt-1; m++ {
-		l[0] = m
-		for n_ := 0; n_ <= g.nt-1; n_++ {
-			l[1] = n_
-			for k := 0; k <= g.kt-1; k++ {
-				l[2] = k
-				if !yield(l) {
-					return
-				}
-			}
-		}
 	}
 }
 
@@ -123,54 +134,20 @@ func gemmGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return m >= 0 && m <= g.mt-1 && n_ >= 0 && n_ <= g.nt-1 && k >= 0 && k <= g.kt-1
 }
 
-// gemmGEMMSuccessors reports the output dependencies of GEMM(m, n, k) whose guards hold.
-func gemmGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, m, n_, k := tp.Globals().(*Gemm), l[0], l[1], l[2]
-	if flows&4 != 0 {
-		if k < g.kt-1 {
-			e.L[0], e.L[1], e.L[2] = m, n_, k+1
-			e.Instance(gemmGEMMComplete(tp, &e.L), 2, 1, &gemmGEMM, 2)
-		} else {
-			e.Data(2, 1, g.descC, rt.Ix(m, n_))
-		}
-	}
-}
-
-// gemmGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
-func gemmGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, k := tp.Globals().(*Gemm), l[2]
-//line ../gemm.jdf:26
-	return int32(g.kt - k)
-//line gemm_jdf.go:145
-}
-
-// gemmGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
-func gemmGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, m, n_ := tp.Globals().(*Gemm), l[0], l[1]
-//line ../gemm.jdf:21
-	return g.descC, rt.Ix(m, n_)
-//line gemm_jdf.go:153
-}
-
-// gemmGEMMHook runs the CPU body of GEMM(m, n, k).
+// gemmGEMMHook runs the CPU body of GEMM(m, n, k) at gemm.jdf:27:1.
 func gemmGEMMHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Gemm](task)
+	descA, descB, descC, m, n := g.descA, g.descB, g.descC, l[0], l[1]
+	k := l[2]
 	var err error
 	A, B, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	return gemmGEMMBody(task, g.descA, g.descB, g.descC, l[0], l[1], l[2], A, B, C)
-}
-
-// gemmGEMMBody is the CPU body of GEMM(m, n, k) at gemm.jdf:27:1.
-func gemmGEMMBody(task *rt.Task, descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix, m int, n int, k int, A []float64, B []float64, C []float64) error {
-//line ../gemm.jdf:28
-	{
-		return blas.Dgemm(blas.NoTrans, blas.NoTrans, descC.TileRows(m), descC.TileCols(n), descA.TileCols(k),
-			1, A, descA.MB, B, descB.MB, 1, C, descC.MB)
-	}
-//line gemm_jdf.go:174
+//line ../gemm.jdf:29
+	return blas.Dgemm(blas.NoTrans, blas.NoTrans, descC.TileRows(m), descC.TileCols(n), descA.TileCols(k),
+		1, A, descA.MB, B, descB.MB, 1, C, descC.MB)
+//line gemm_jdf.go:151
 }
 
 // gemmSource locates the classes and the dependencies (Deps[class][flow][dep]) of gemm.jdf.
@@ -184,11 +161,7 @@ var gemmSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrGemmGraph. Call it before the taskpool runs.
-func (tp *Gemm) Verify() error {
-	return gemmSource.Verify(tp.Taskpool)
-}
+func (tp *Gemm) Verify() error { return gemmSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Gemm) WriteDOT(w io.Writer) error {
-	return gemmSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Gemm) WriteDOT(w io.Writer) error { return gemmSource.WriteDOT(w, tp.Taskpool) }

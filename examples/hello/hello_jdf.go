@@ -50,23 +50,25 @@ var (
 func init() {
 	helloHello = rt.TaskClass{
 		Name: "Hello", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Space:    helloHelloSpace,
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Hello)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: helloHelloComplete,
-		Affinity: helloHelloAffinity,
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Hello), l[0]
+//line ../hello.jdf:18
+			return g.data, rt.Ix(k)
+//line hello_jdf.go:68
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: helloHelloHook},
 		},
-	}
-}
-
-// helloHelloSpace enumerates the execution space of Hello(k).
-func helloHelloSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Hello)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -76,27 +78,13 @@ func helloHelloComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1
 }
 
-// helloHelloAffinity returns the data collection element that owns Hello(k).
-func helloHelloAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Hello), l[0]
-//line ../hello.jdf:18
-	return g.data, rt.Ix(k)
-//line hello_jdf.go:85
-}
-
-// helloHelloHook runs the CPU body of Hello(k).
+// helloHelloHook runs the CPU body of Hello(k) at hello.jdf:19:1.
 func helloHelloHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Hello](task)
-	return helloHelloBody(task, g.N, g.out, l[0])
-}
-
-// helloHelloBody is the CPU body of Hello(k) at hello.jdf:19:1.
-func helloHelloBody(task *rt.Task, N int, out io.Writer, k int) error {
-//line ../hello.jdf:20
-	{
-		fmt.Fprintf(out, "hello from task %d of %d\n", k, N)
-	}
-//line hello_jdf.go:100
+	N, out, k := g.N, g.out, l[0]
+//line ../hello.jdf:21
+	fmt.Fprintf(out, "hello from task %d of %d\n", k, N)
+//line hello_jdf.go:88
 	return nil
 }
 
@@ -111,11 +99,7 @@ var helloSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrHelloGraph. Call it before the taskpool runs.
-func (tp *Hello) Verify() error {
-	return helloSource.Verify(tp.Taskpool)
-}
+func (tp *Hello) Verify() error { return helloSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Hello) WriteDOT(w io.Writer) error {
-	return helloSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Hello) WriteDOT(w io.Writer) error { return helloSource.WriteDOT(w, tp.Taskpool) }

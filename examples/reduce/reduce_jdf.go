@@ -54,51 +54,69 @@ var (
 func init() {
 	reduceReduce = rt.TaskClass{
 		Name: "Reduce", ID: 0, Locals: []string{"l", "i"}, Params: []int{0, 1},
-		Flows:    []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.Read}},
-		Space:    reduceReduceSpace,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Reduce)
+			for l_ := 0; l_ <= g.levels; l_++ {
+				l[0] = l_
+				for i := 0; i <= (g.N-1)>>l_; i++ {
+					l[1] = i
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
 		Complete: reduceReduceComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "reduce.jdf:20:6", Task: true, Memory: true, Select: reduceReduceInA},
-			{Flow: 1, Pos: "reduce.jdf:24:8", Task: true, Memory: true, Select: reduceReduceInB},
+			{Flow: 0, Pos: "reduce.jdf:20:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
+				if l_ == 0 {
+					return rt.DataInput(0, g.data, rt.Ix(i), "reduce.jdf:20:22")
+				}
+				pl := rt.Locals{0: l_ - 1, 1: 2 * i}
+				return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:20:32", "A Reduce(l - 1, 2 * i)")
+			}},
+			{Flow: 1, Pos: "reduce.jdf:24:8", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
+				if l_ > 0 && 2*i+1 <= (g.N-1)>>(l_-1) {
+					pl := rt.Locals{0: l_ - 1, 1: 2*i + 1}
+					return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:24:58", "A Reduce(l - 1, 2 * i + 1)")
+				}
+				return rt.NullInput(0)
+			}},
 		},
-		Successors: reduceReduceSuccessors,
-		Priority:   reduceReducePriority,
-		Affinity:   reduceReduceAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
+			if flows&1 != 0 {
+				if l_ < g.levels && i%2 == 0 {
+					e.L[0], e.L[1] = l_+1, i/2
+					e.Instance(reduceReduceComplete(tp, &e.L), 0, 1, &reduceReduce, 0)
+				}
+				if l_ < g.levels && i%2 == 1 {
+					e.L[0], e.L[1] = l_+1, i/2
+					e.Instance(reduceReduceComplete(tp, &e.L), 0, 2, &reduceReduce, 1)
+				}
+				if l_ == g.levels {
+					e.Data(0, 3, g.data, rt.Ix(0))
+				}
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			l_ := l[0]
+//line ../reduce.jdf:25
+			return int32(l_)
+//line reduce_jdf.go:110
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
+//line ../reduce.jdf:19
+			return g.data, rt.Ix(i << l_)
+//line reduce_jdf.go:116
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: reduceReduceHook},
 		},
-	}
-}
-
-func reduceReduceInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
-	if l_ == 0 {
-		return rt.DataInput(0, g.data, rt.Ix(i), "reduce.jdf:20:22")
-	}
-	pl := rt.Locals{0: l_ - 1, 1: 2 * i}
-	return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:20:32", "A Reduce(l - 1, 2 * i)")
-}
-
-func reduceReduceInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
-	if l_ > 0 && 2*i+1 <= (g.N-1)>>(l_-1) {
-		pl := rt.Locals{0: l_ - 1, 1: 2*i + 1}
-		return rt.TaskInput(0, &reduceReduce, 0, reduceReduceComplete(tp, &pl), &pl, "reduce.jdf:24:58", "A Reduce(l - 1, 2 * i + 1)")
-	}
-	return rt.NullInput(0)
-}
-
-// reduceReduceSpace enumerates the execution space of Reduce(l, i).
-func reduceReduceSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Reduce)
-	for l_ := 0; l_ <= g.levels; l_++ {
-		l[0] = l_
-		for i := 0; i <= (g.N-1)>>l_; i++ {
-			l[1] = i
-			if !yield(l) {
-				return
-			}
-		}
 	}
 }
 
@@ -106,40 +124,6 @@ func reduceReduceSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) boo
 func reduceReduceComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
 	return l_ >= 0 && l_ <= g.levels && i >= 0 && i <= (g.N-1)>>l_
-}
-
-// reduceReduceSuccessors reports the output dependencies of Reduce(l, i) whose guards hold.
-func reduceReduceSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
-	if flows&1 != 0 {
-		if l_ < g.levels && i%2 == 0 {
-			e.L[0], e.L[1] = l_+1, i/2
-			e.Instance(reduceReduceComplete(tp, &e.L), 0, 1, &reduceReduce, 0)
-		}
-		if l_ < g.levels && i%2 == 1 {
-			e.L[0], e.L[1] = l_+1, i/2
-			e.Instance(reduceReduceComplete(tp, &e.L), 0, 2, &reduceReduce, 1)
-		}
-		if l_ == g.levels {
-			e.Data(0, 3, g.data, rt.Ix(0))
-		}
-	}
-}
-
-// reduceReducePriority returns the priority of Reduce(l, i) (higher runs first).
-func reduceReducePriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	l_ := l[0]
-//line ../reduce.jdf:25
-	return int32(l_)
-//line reduce_jdf.go:135
-}
-
-// reduceReduceAffinity returns the data collection element that owns Reduce(l, i).
-func reduceReduceAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, l_, i := tp.Globals().(*Reduce), l[0], l[1]
-//line ../reduce.jdf:19
-	return g.data, rt.Ix(i << l_)
-//line reduce_jdf.go:143
 }
 
 // reduceReduceHook runs the CPU body of Reduce(l, i).
@@ -163,7 +147,7 @@ func reduceReduceBody(task *rt.Task, l int, i int, A []float64, B []float64) err
 			}
 		}
 	}
-//line reduce_jdf.go:167
+//line reduce_jdf.go:151
 	return nil
 }
 
@@ -178,11 +162,7 @@ var reduceSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrReduceGraph. Call it before the taskpool runs.
-func (tp *Reduce) Verify() error {
-	return reduceSource.Verify(tp.Taskpool)
-}
+func (tp *Reduce) Verify() error { return reduceSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Reduce) WriteDOT(w io.Writer) error {
-	return reduceSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Reduce) WriteDOT(w io.Writer) error { return reduceSource.WriteDOT(w, tp.Taskpool) }

@@ -63,71 +63,89 @@ func init() {
 			{Name: "R", Access: rt.Read},
 			{Name: "N", Access: rt.Write},
 		},
-		Space:    stencil1DStepSpace,
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Stencil1D)
+			for t := 0; t <= g.T; t++ {
+				l[0] = t
+				for x := 0; x <= g.nx-1; x++ {
+					l[1] = x
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
 		Complete: stencil1DStepComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "stencil1d.jdf:19:8", Task: true, Memory: true, Select: stencil1DStepInC},
-			{Flow: 1, Pos: "stencil1d.jdf:20:8", Task: true, Memory: true, Select: stencil1DStepInL},
-			{Flow: 2, Pos: "stencil1d.jdf:23:8", Task: true, Memory: true, Select: stencil1DStepInR},
-			{Flow: 3, Pos: "stencil1d.jdf:26:9", Memory: true, Select: stencil1DStepInN},
+			{Flow: 0, Pos: "stencil1d.jdf:19:8", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
+				if t == 0 {
+					return rt.DataInput(0, g.data, rt.Ix(x), "stencil1d.jdf:19:24")
+				}
+				pl := rt.Locals{0: t - 1, 1: x}
+				return rt.TaskInput(0, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:19:34", "N Step(t - 1, x)")
+			}},
+			{Flow: 1, Pos: "stencil1d.jdf:20:8", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				t, x := l[0], l[1]
+				if t == 0 {
+					return rt.NullInput(0)
+				}
+				if x == 0 {
+					return rt.NullInput(1)
+				}
+				pl := rt.Locals{0: t - 1, 1: x - 1}
+				return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:22:13", "N Step(t - 1, x - 1)")
+			}},
+			{Flow: 2, Pos: "stencil1d.jdf:23:8", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
+				if t == 0 {
+					return rt.NullInput(0)
+				}
+				if x == g.nx-1 {
+					return rt.NullInput(1)
+				}
+				pl := rt.Locals{0: t - 1, 1: x + 1}
+				return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:25:13", "N Step(t - 1, x + 1)")
+			}},
+			{Flow: 3, Pos: "stencil1d.jdf:26:9", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				return rt.NewInput(0, "DEFAULT", "stencil1d.jdf:26:14")
+			}},
 		},
-		Successors: stencil1DStepSuccessors,
-		Priority:   stencil1DStepPriority,
-		Affinity:   stencil1DStepAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
+			if flows&8 != 0 {
+				if t < g.T {
+					e.L[0], e.L[1] = t+1, x
+					e.Instance(stencil1DStepComplete(tp, &e.L), 3, 1, &stencil1DStep, 0)
+				}
+				if t < g.T && x < g.nx-1 {
+					e.L[0], e.L[1] = t+1, x+1
+					e.Instance(stencil1DStepComplete(tp, &e.L), 3, 2, &stencil1DStep, 1)
+				}
+				if t < g.T && x > 0 {
+					e.L[0], e.L[1] = t+1, x-1
+					e.Instance(stencil1DStepComplete(tp, &e.L), 3, 3, &stencil1DStep, 2)
+				}
+				if t == g.T {
+					e.Data(3, 4, g.data, rt.Ix(x))
+				}
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			g, t := tp.Globals().(*Stencil1D), l[0]
+//line ../stencil1d.jdf:31
+			return int32(g.T - t)
+//line stencil1d_jdf.go:139
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, x := tp.Globals().(*Stencil1D), l[1]
+//line ../stencil1d.jdf:18
+			return g.data, rt.Ix(x)
+//line stencil1d_jdf.go:145
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stencil1DStepHook},
 		},
-	}
-}
-
-func stencil1DStepInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
-	if t == 0 {
-		return rt.DataInput(0, g.data, rt.Ix(x), "stencil1d.jdf:19:24")
-	}
-	pl := rt.Locals{0: t - 1, 1: x}
-	return rt.TaskInput(0, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:19:34", "N Step(t - 1, x)")
-}
-
-func stencil1DStepInL(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	t, x := l[0], l[1]
-	if t == 0 {
-		return rt.NullInput(0)
-	}
-	if x == 0 {
-		return rt.NullInput(1)
-	}
-	pl := rt.Locals{0: t - 1, 1: x - 1}
-	return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:22:13", "N Step(t - 1, x - 1)")
-}
-
-func stencil1DStepInR(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
-	if t == 0 {
-		return rt.NullInput(0)
-	}
-	if x == g.nx-1 {
-		return rt.NullInput(1)
-	}
-	pl := rt.Locals{0: t - 1, 1: x + 1}
-	return rt.TaskInput(2, &stencil1DStep, 3, stencil1DStepComplete(tp, &pl), &pl, "stencil1d.jdf:25:13", "N Step(t - 1, x + 1)")
-}
-
-func stencil1DStepInN(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	return rt.NewInput(0, "DEFAULT", "stencil1d.jdf:26:14")
-}
-
-// stencil1DStepSpace enumerates the execution space of Step(t, x).
-func stencil1DStepSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Stencil1D)
-	for t := 0; t <= g.T; t++ {
-		l[0] = t
-		for x := 0; x <= g.nx-1; x++ {
-			l[1] = x
-			if !yield(l) {
-				return
-			}
-		}
 	}
 }
 
@@ -137,77 +155,33 @@ func stencil1DStepComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return t >= 0 && t <= g.T && x >= 0 && x <= g.nx-1
 }
 
-// stencil1DStepSuccessors reports the output dependencies of Step(t, x) whose guards hold.
-func stencil1DStepSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, t, x := tp.Globals().(*Stencil1D), l[0], l[1]
-	if flows&8 != 0 {
-		if t < g.T {
-			e.L[0], e.L[1] = t+1, x
-			e.Instance(stencil1DStepComplete(tp, &e.L), 3, 1, &stencil1DStep, 0)
-		}
-		if t < g.T && x < g.nx-1 {
-			e.L[0], e.L[1] = t+1, x+1
-			e.Instance(stencil1DStepComplete(tp, &e.L), 3, 2, &stencil1DStep, 1)
-		}
-		if t < g.T && x > 0 {
-			e.L[0], e.L[1] = t+1, x-1
-			e.Instance(stencil1DStepComplete(tp, &e.L), 3, 3, &stencil1DStep, 2)
-		}
-		if t == g.T {
-			e.Data(3, 4, g.data, rt.Ix(x))
-		}
-	}
-}
-
-// stencil1DStepPriority returns the priority of Step(t, x) (higher runs first).
-func stencil1DStepPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, t := tp.Globals().(*Stencil1D), l[0]
-//line ../stencil1d.jdf:31
-	return int32(g.T - t)
-//line stencil1d_jdf.go:168
-}
-
-// stencil1DStepAffinity returns the data collection element that owns Step(t, x).
-func stencil1DStepAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, x := tp.Globals().(*Stencil1D), l[1]
-//line ../stencil1d.jdf:18
-	return g.data, rt.Ix(x)
-//line stencil1d_jdf.go:176
-}
-
-// stencil1DStepHook runs the CPU body of Step(t, x).
+// stencil1DStepHook runs the CPU body of Step(t, x) at stencil1d.jdf:32:1.
 func stencil1DStepHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*Stencil1D](task)
+	t := l[0]
 	var err error
 	C, L, R := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	N := rt.FlowAs[[]float64](task, 3, &err)
 	if err != nil {
 		return err
 	}
-	return stencil1DStepBody(task, l[0], l[1], C, L, R, N)
-}
-
-// stencil1DStepBody is the CPU body of Step(t, x) at stencil1d.jdf:32:1.
-func stencil1DStepBody(task *rt.Task, t int, x int, C []float64, L []float64, R []float64, N []float64) error {
-//line ../stencil1d.jdf:33
-	{
-		if t == 0 {
-			copy(N, C)
-			return nil
-		}
-		last := len(C) - 1
-		for j := range C {
-			left, right := C[max(j-1, 0)], C[min(j+1, last)]
-			if j == 0 && L != nil {
-				left = L[last]
-			}
-			if j == last && R != nil {
-				right = R[0]
-			}
-			N[j] = (left + C[j] + right) / 3
-		}
+//line ../stencil1d.jdf:34
+	if t == 0 {
+		copy(N, C)
+		return nil
 	}
-//line stencil1d_jdf.go:211
+	last := len(C) - 1
+	for j := range C {
+		left, right := C[max(j-1, 0)], C[min(j+1, last)]
+		if j == 0 && L != nil {
+			left = L[last]
+		}
+		if j == last && R != nil {
+			right = R[0]
+		}
+		N[j] = (left + C[j] + right) / 3
+	}
+//line stencil1d_jdf.go:185
 	return nil
 }
 
@@ -222,11 +196,7 @@ var stencil1DSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrStencil1DGraph. Call it before the taskpool runs.
-func (tp *Stencil1D) Verify() error {
-	return stencil1DSource.Verify(tp.Taskpool)
-}
+func (tp *Stencil1D) Verify() error { return stencil1DSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Stencil1D) WriteDOT(w io.Writer) error {
-	return stencil1DSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Stencil1D) WriteDOT(w io.Writer) error { return stencil1DSource.WriteDOT(w, tp.Taskpool) }

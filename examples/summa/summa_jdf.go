@@ -66,63 +66,147 @@ var (
 func init() {
 	summaREAD_A = rt.TaskClass{
 		Name: "READ_A", ID: 0, Locals: []string{"m", "k"}, Params: []int{0, 1},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.Read}},
-		Space:      summaREAD_ASpace,
-		Complete:   summaREAD_AComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "summa.jdf:25:8", Memory: true, Select: summaREAD_AInA}},
-		Successors: summaREAD_ASuccessors,
-		Affinity:   summaREAD_AAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Summa)
+			for m := 0; m <= g.mt-1; m++ {
+				l[0] = m
+				for k := 0; k <= g.kt-1; k++ {
+					l[1] = k
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
+		Complete: summaREAD_AComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "summa.jdf:25:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, m, k := tp.Globals().(*Summa), l[0], l[1]
+			return rt.DataInput(0, g.descA, rt.Ix(m, k), "summa.jdf:25:13")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, m, k := tp.Globals().(*Summa), l[0], l[1]
+			if flows&1 != 0 {
+				for a1 := 0; a1 <= g.nt-1; a1++ {
+					e.L[0], e.L[1], e.L[2] = m, a1, k
+					e.TaskIf(summaGEMMComplete(tp, &e.L), 0, 1, &summaGEMM, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, m, k := tp.Globals().(*Summa), l[0], l[1]
+//line ../summa.jdf:24
+			return g.descA, rt.Ix(m, k)
+//line summa_jdf.go:101
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: summaREAD_AHook},
 		},
 	}
 	summaREAD_B = rt.TaskClass{
 		Name: "READ_B", ID: 1, Locals: []string{"k", "n"}, Params: []int{0, 1},
-		Flows:      []rt.Flow{{Name: "B", Access: rt.Read}},
-		Space:      summaREAD_BSpace,
-		Complete:   summaREAD_BComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "summa.jdf:36:8", Memory: true, Select: summaREAD_BInB}},
-		Successors: summaREAD_BSuccessors,
-		Affinity:   summaREAD_BAffinity,
+		Flows: []rt.Flow{{Name: "B", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Summa)
+			for k := 0; k <= g.kt-1; k++ {
+				l[0] = k
+				for n_ := 0; n_ <= g.nt-1; n_++ {
+					l[1] = n_
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
+		Complete: summaREAD_BComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "summa.jdf:36:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
+			return rt.DataInput(0, g.descB, rt.Ix(k, n_), "summa.jdf:36:13")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
+			if flows&1 != 0 {
+				for a0 := 0; a0 <= g.mt-1; a0++ {
+					e.L[0], e.L[1], e.L[2] = a0, n_, k
+					e.TaskIf(summaGEMMComplete(tp, &e.L), 0, 1, &summaGEMM, 1)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
+//line ../summa.jdf:35
+			return g.descB, rt.Ix(k, n_)
+//line summa_jdf.go:140
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: summaREAD_BHook},
 		},
 	}
 	summaGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 2, Locals: []string{"m", "n", "k"}, Params: []int{0, 1, 2},
-		Flows:    []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
-		Space:    summaGEMMSpace,
+		Flows: []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Summa)
+			for m := 0; m <= g.mt-1; m++ {
+				l[0] = m
+				for n_ := 0; n_ <= g.nt-1; n_++ {
+					l[1] = n_
+					for k := 0; k <= g.kt-1; k++ {
+						l[2] = k
+						if !yield(l) {
+							return
+						}
+					}
+				}
+			}
+		},
 		Complete: summaGEMMComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "summa.jdf:48:8", Task: true, Select: summaGEMMInA},
-			{Flow: 1, Pos: "summa.jdf:49:8", Task: true, Select: summaGEMMInB},
-			{Flow: 2, Pos: "summa.jdf:50:6", Task: true, Memory: true, Select: summaGEMMInC},
+			{Flow: 0, Pos: "summa.jdf:48:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				m, k := l[0], l[2]
+				pl := rt.Locals{0: m, 1: k}
+				return rt.TaskInput(0, &summaREAD_A, 0, summaREAD_AComplete(tp, &pl), &pl, "summa.jdf:48:13", "A READ_A(m, k)")
+			}},
+			{Flow: 1, Pos: "summa.jdf:49:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				n_, k := l[1], l[2]
+				pl := rt.Locals{0: k, 1: n_}
+				return rt.TaskInput(0, &summaREAD_B, 0, summaREAD_BComplete(tp, &pl), &pl, "summa.jdf:49:13", "B READ_B(k, n)")
+			}},
+			{Flow: 2, Pos: "summa.jdf:50:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, m, n_, k := tp.Globals().(*Summa), l[0], l[1], l[2]
+				if k == 0 {
+					return rt.DataInput(0, g.descC, rt.Ix(m, n_), "summa.jdf:50:22")
+				}
+				pl := rt.Locals{0: m, 1: n_, 2: k - 1}
+				return rt.TaskInput(0, &summaGEMM, 2, summaGEMMComplete(tp, &pl), &pl, "summa.jdf:50:36", "C GEMM(m, n, k - 1)")
+			}},
 		},
-		Successors: summaGEMMSuccessors,
-		Priority:   summaGEMMPriority,
-		Affinity:   summaGEMMAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, m, n_, k := tp.Globals().(*Summa), l[0], l[1], l[2]
+			if flows&4 != 0 {
+				if k < g.kt-1 {
+					e.L[0], e.L[1], e.L[2] = m, n_, k+1
+					e.Instance(summaGEMMComplete(tp, &e.L), 2, 1, &summaGEMM, 2)
+				} else {
+					e.Data(2, 1, g.descC, rt.Ix(m, n_))
+				}
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			g, k := tp.Globals().(*Summa), l[2]
+//line ../summa.jdf:52
+			return int32(g.kt - k)
+//line summa_jdf.go:200
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, m, n_ := tp.Globals().(*Summa), l[0], l[1]
+//line ../summa.jdf:47
+			return g.descC, rt.Ix(m, n_)
+//line summa_jdf.go:206
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: summaGEMMHook},
 		},
-	}
-}
-
-func summaREAD_AInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, m, k := tp.Globals().(*Summa), l[0], l[1]
-	return rt.DataInput(0, g.descA, rt.Ix(m, k), "summa.jdf:25:13")
-}
-
-// summaREAD_ASpace enumerates the execution space of READ_A(m, k).
-func summaREAD_ASpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Summa)
-	for m := 0; m <= g.mt-1; m++ {
-		l[0] = m
-		for k := 0; k <= g.kt-1; k++ {
-			l[1] = k
-			if !yield(l) {
-				return
-			}
-		}
 	}
 }
 
@@ -132,61 +216,13 @@ func summaREAD_AComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return m >= 0 && m <= g.mt-1 && k >= 0 && k <= g.kt-1
 }
 
-// summaREAD_ASuccessors reports the output dependencies of READ_A(m, k) whose guards hold.
-func summaREAD_ASuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, m, k := tp.Globals().(*Summa), l[0], l[1]
-	if flows&1 != 0 {
-		for a1 := 0; a1 <= g.nt-1; a1++ {
-			e.L[0], e.L[1], e.L[2] = m, a1, k
-			e.TaskIf(summaGEMMComplete(tp, &e.L), 0, 1, &summaGEMM, 0)
-		}
-	}
-}
-
-// summaREAD_AAffinity returns the data collection element that owns READ_A(m, k).
-func summaREAD_AAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, m, k := tp.Globals().(*Summa), l[0], l[1]
-//line ../summa.jdf:24
-	return g.descA, rt.Ix(m, k)
-//line summa_jdf.go:152
-}
-
-// summaREAD_AHook runs the CPU body of READ_A(m, k).
+// summaREAD_AHook runs the CPU body of READ_A(m, k) at summa.jdf:27:1.
 func summaREAD_AHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Summa](task)
-	A, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return summaREAD_ABody(task, l[0], l[1], A)
-}
-
-// summaREAD_ABody is the CPU body of READ_A(m, k) at summa.jdf:27:1.
-func summaREAD_ABody(task *rt.Task, m int, k int, A []float64) error {
-//line ../summa.jdf:28
-	{
-	}
-//line summa_jdf.go:170
+//line summa_jdf.go:225
 	return nil
-}
-
-func summaREAD_BInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
-	return rt.DataInput(0, g.descB, rt.Ix(k, n_), "summa.jdf:36:13")
-}
-
-// summaREAD_BSpace enumerates the execution space of READ_B(k, n).
-func summaREAD_BSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Summa)
-	for k := 0; k <= g.kt-1; k++ {
-		l[0] = k
-		for n_ := 0; n_ <= g.nt-1; n_++ {
-			l[1] = n_
-			if !yield(l) {
-				return
-			}
-		}
-	}
 }
 
 // summaREAD_BComplete reports whether the instance of READ_B whose parameters are in l lies in its execution space.
@@ -195,80 +231,13 @@ func summaREAD_BComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.kt-1 && n_ >= 0 && n_ <= g.nt-1
 }
 
-// summaREAD_BSuccessors reports the output dependencies of READ_B(k, n) whose guards hold.
-func summaREAD_BSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
-	if flows&1 != 0 {
-		for a0 := 0; a0 <= g.mt-1; a0++ {
-			e.L[0], e.L[1], e.L[2] = a0, n_, k
-			e.TaskIf(summaGEMMComplete(tp, &e.L), 0, 1, &summaGEMM, 1)
-		}
-	}
-}
-
-// summaREAD_BAffinity returns the data collection element that owns READ_B(k, n).
-func summaREAD_BAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
-//line ../summa.jdf:35
-	return g.descB, rt.Ix(k, n_)
-//line summa_jdf.go:215
-}
-
-// summaREAD_BHook runs the CPU body of READ_B(k, n).
+// summaREAD_BHook runs the CPU body of READ_B(k, n) at summa.jdf:38:1.
 func summaREAD_BHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Summa](task)
-	B, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return summaREAD_BBody(task, l[0], l[1], B)
-}
-
-// summaREAD_BBody is the CPU body of READ_B(k, n) at summa.jdf:38:1.
-func summaREAD_BBody(task *rt.Task, k int, n int, B []float64) error {
-//line ../summa.jdf:39
-	{
-	}
-//line summa_jdf.go:233
+//line summa_jdf.go:240
 	return nil
-}
-
-func summaGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	m, k := l[0], l[2]
-	pl := rt.Locals{0: m, 1: k}
-	return rt.TaskInput(0, &summaREAD_A, 0, summaREAD_AComplete(tp, &pl), &pl, "summa.jdf:48:13", "A READ_A(m, k)")
-}
-
-func summaGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	n_, k := l[1], l[2]
-	pl := rt.Locals{0: k, 1: n_}
-	return rt.TaskInput(0, &summaREAD_B, 0, summaREAD_BComplete(tp, &pl), &pl, "summa.jdf:49:13", "B READ_B(k, n)")
-}
-
-func summaGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, m, n_, k := tp.Globals().(*Summa), l[0], l[1], l[2]
-	if k == 0 {
-		return rt.DataInput(0, g.descC, rt.Ix(m, n_), "summa.jdf:50:22")
-	}
-	pl := rt.Locals{0: m, 1: n_, 2: k - 1}
-	return rt.TaskInput(0, &summaGEMM, 2, summaGEMMComplete(tp, &pl), &pl, "summa.jdf:50:36", "C GEMM(m, n, k - 1)")
-}
-
-// summaGEMMSpace enumerates the execution space of GEMM(m, n, k).
-func summaGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Summa)
-	for m := 0; m <= g.mt-1; m++ {
-		l[0] = m
-		for n_ := 0; n_ <= g.nt-1; n_++ {
-			l[1] = n_
-			for k := 0; k <= g.kt-1; k++ {
-				l[2] = k
-				if !yield(l) {
-					return
-				}
-			}
-		}
-	}
 }
 
 // summaGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
@@ -277,54 +246,20 @@ func summaGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return m >= 0 && m <= g.mt-1 && n_ >= 0 && n_ <= g.nt-1 && k >= 0 && k <= g.kt-1
 }
 
-// summaGEMMSuccessors reports the output dependencies of GEMM(m, n, k) whose guards hold.
-func summaGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, m, n_, k := tp.Globals().(*Summa), l[0], l[1], l[2]
-	if flows&4 != 0 {
-		if k < g.kt-1 {
-			e.L[0], e.L[1], e.L[2] = m, n_, k+1
-			e.Instance(summaGEMMComplete(tp, &e.L), 2, 1, &summaGEMM, 2)
-		} else {
-			e.Data(2, 1, g.descC, rt.Ix(m, n_))
-		}
-	}
-}
-
-// summaGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
-func summaGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, k := tp.Globals().(*Summa), l[2]
-//line ../summa.jdf:52
-	return int32(g.kt - k)
-//line summa_jdf.go:299
-}
-
-// summaGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
-func summaGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, m, n_ := tp.Globals().(*Summa), l[0], l[1]
-//line ../summa.jdf:47
-	return g.descC, rt.Ix(m, n_)
-//line summa_jdf.go:307
-}
-
-// summaGEMMHook runs the CPU body of GEMM(m, n, k).
+// summaGEMMHook runs the CPU body of GEMM(m, n, k) at summa.jdf:53:1.
 func summaGEMMHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Summa](task)
+	descA, descB, descC, m, n := g.descA, g.descB, g.descC, l[0], l[1]
+	k := l[2]
 	var err error
 	A, B, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	return summaGEMMBody(task, g.descA, g.descB, g.descC, l[0], l[1], l[2], A, B, C)
-}
-
-// summaGEMMBody is the CPU body of GEMM(m, n, k) at summa.jdf:53:1.
-func summaGEMMBody(task *rt.Task, descA *rt.TiledMatrix, descB *rt.TiledMatrix, descC *rt.TiledMatrix, m int, n int, k int, A []float64, B []float64, C []float64) error {
-//line ../summa.jdf:54
-	{
-		return blas.Dgemm(blas.NoTrans, blas.NoTrans, descC.TileRows(m), descC.TileCols(n), descA.TileCols(k),
-			1, A, descA.MB, B, descB.MB, 1, C, descC.MB)
-	}
-//line summa_jdf.go:328
+//line ../summa.jdf:55
+	return blas.Dgemm(blas.NoTrans, blas.NoTrans, descC.TileRows(m), descC.TileCols(n), descA.TileCols(k),
+		1, A, descA.MB, B, descB.MB, 1, C, descC.MB)
+//line summa_jdf.go:263
 }
 
 // summaSource locates the classes and the dependencies (Deps[class][flow][dep]) of summa.jdf.
@@ -340,11 +275,7 @@ var summaSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrSummaGraph. Call it before the taskpool runs.
-func (tp *Summa) Verify() error {
-	return summaSource.Verify(tp.Taskpool)
-}
+func (tp *Summa) Verify() error { return summaSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Summa) WriteDOT(w io.Writer) error {
-	return summaSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Summa) WriteDOT(w io.Writer) error { return summaSource.WriteDOT(w, tp.Taskpool) }

@@ -4,7 +4,7 @@ import "github.com/jdf2go/jdf2go/dashboard"
 
 // Fill adds the engine to a dashboard snapshot (rt.Dashboard): the shift queue's depth
 // and, per peer, the active messages and bytes sent and received (transfer bytes included).
-// Register it with rt.Context.AddDashboardProvider. It reads atomics and takes the shift
+// Register it with rt.Impl.AddDashboardProvider. It reads atomics and takes the shift
 // queue's lock for a moment; it is safe to call at any time after Start.
 func (e *Engine) Fill(s *dashboard.Snapshot) {
 	if e.state.Load() < stateRunning {

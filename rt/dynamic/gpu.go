@@ -106,7 +106,7 @@ type GPUTask struct {
 }
 
 func wrap(w *gpu.Task) *GPUTask {
-	return &GPUTask{w: w, t: w.EC().(*rt.Task).Payload().(*task)}
+	return &GPUTask{w: w, t: rt.Impl.Payload(w.EC().(*rt.Task)).(*task)}
 }
 
 // Name returns the task's name: its class and insertion number, "GEMM(17)".
@@ -208,7 +208,7 @@ func (g *Graph) gpuClassOf(name string, body *GPUBody, cpu bool) (*class, error)
 		}
 		c.tc = &rt.TaskClass{Name: name, Locals: []string{"seq"}, Params: []int{0},
 			Incarnations: incs, Successors: g.release}
-		if err := g.tp.AddClass(c.tc); err != nil {
+		if err := rt.Impl.AddClass(g.tp, c.tc); err != nil {
 			return nil, err
 		}
 		if g.gpuClasses == nil {
@@ -255,7 +255,7 @@ func (t *task) checkGPU() error {
 // noCommute is the Evaluate of a device incarnation followed by a CPU body: a task with
 // Commute accesses takes the CPU body, which holds the tokens.
 func noCommute(rtask *rt.Task) error {
-	if rtask.Payload().(*task).commutes != 0 {
+	if rt.Impl.Payload(rtask).(*task).commutes != 0 {
 		return rt.Next
 	}
 	return nil
@@ -263,7 +263,7 @@ func noCommute(rtask *rt.Task) error {
 
 // deviceData is gpu.Incarnation.Data for inserted tasks: their uses, in order.
 func deviceData(ec gpu.EC, buf []gpu.DataFlow) []gpu.DataFlow {
-	t := ec.(*rt.Task).Payload().(*task)
+	t := rt.Impl.Payload(ec.(*rt.Task)).(*task)
 	for _, u := range t.uses {
 		var a gpu.Access
 		switch u.mode {
@@ -285,7 +285,7 @@ func (t *task) bumpVersions() {
 	for _, u := range t.uses {
 		if u.mode.writes() {
 			if c := u.d.d.Host(); c != nil {
-				c.BumpVersion()
+				rt.Impl.BumpVersion(c)
 			}
 		}
 	}

@@ -132,7 +132,7 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 	}
 	g.tp = rt.NewTaskpool(cfg.name, g)
 	g.tp.SetPriority(cfg.prio)
-	g.tp.AddActions(1) // held until Wait: the graph is open for insertion
+	rt.Impl.AddActions(g.tp, 1) // held until Wait: the graph is open for insertion
 	if cfg.node != nil {
 		if err := g.addRanks(c, cfg.node); err != nil {
 			return nil, err
@@ -140,7 +140,7 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 	} else if err := c.Add(g.tp); err != nil {
 		return nil, err
 	}
-	g.prod = g.tp.NewProducer()
+	g.prod = rt.Impl.NewProducer(g.tp)
 	return g, nil
 }
 
@@ -171,7 +171,7 @@ func (g *Graph) classOf(name string, body *GPUBody, cpu bool) (*class, error) {
 		c.tc = &rt.TaskClass{Name: name, Locals: []string{"seq"}, Params: []int{0},
 			Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: g.hook}},
 			Successors:   g.release}
-		if err := g.tp.AddClass(c.tc); err != nil {
+		if err := rt.Impl.AddClass(g.tp, c.tc); err != nil {
 			return nil, err
 		}
 		g.classes[name] = c
@@ -261,7 +261,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 			return nil
 		}
 	}
-	g.tp.AddTasks(cls.tc, 1)
+	rt.Impl.AddTasks(g.tp, cls.tc, 1)
 	if !nested {
 		g.inserted.Store(g.inserted.Load() + 1)
 	}
@@ -286,7 +286,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 		// A body's insertion goes to the scheduler at once: the producer's batch would wait
 		// for this worker to run dry.
 		l[0] = int(t.seq)
-		err = g.tp.Schedule(cls.tc, &l, t.prio, t)
+		err = rt.Impl.Schedule(g.tp, cls.tc, &l, t.prio, t)
 	}
 	return err
 }
@@ -340,7 +340,7 @@ func (g *Graph) waitWindow() error {
 		if err := g.tp.Err(); err != nil {
 			return err
 		}
-		if g.help && g.tp.Help(g.belowLow) > 0 {
+		if g.help && rt.Impl.Help(g.tp, g.belowLow) > 0 {
 			poll = helpPoll
 			continue
 		}
@@ -380,7 +380,7 @@ func (g *Graph) Wait(ctx context.Context) error {
 	g.mu.Unlock()
 	if open {
 		g.dist.start(moved)
-		g.tp.AddActions(-1)
+		rt.Impl.AddActions(g.tp, -1)
 	}
 	return g.tp.Wait(ctx)
 }

@@ -348,7 +348,7 @@ func (x *ranks) transfer(moved []*task, seq int64, prio int32, d *datum, from, t
 		}
 		x.mu.Unlock()
 	}
-	g.tp.AddTasks(t.cls.tc, 1)
+	rt.Impl.AddTasks(g.tp, t.cls.tc, 1)
 	g.inserted.Store(g.inserted.Load() + 1)
 	t.link()
 	if countRecords {
@@ -384,7 +384,7 @@ func (x *ranks) start(moved []*task) {
 func (x *ranks) schedule(t *task) {
 	var l rt.Locals
 	l[0] = int(t.seq)
-	_ = x.g.tp.Schedule(t.cls.tc, &l, t.prio, t) // fails only once the graph has failed
+	_ = rt.Impl.Schedule(x.g.tp, t.cls.tc, &l, t.prio, t) // fails only once the graph has failed
 }
 
 // class returns the class of send or receive tasks, registering it on first use. g.mu is
@@ -399,7 +399,7 @@ func (x *ranks) class(sending bool) *class {
 		c.tc = &rt.TaskClass{Name: name, Locals: []string{"seq"}, Params: []int{0},
 			Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: x.hook}},
 			Successors:   x.g.release}
-		if err := x.g.tp.AddClass(c.tc); err != nil {
+		if err := rt.Impl.AddClass(x.g.tp, c.tc); err != nil {
 			// The taskpool failed: the task is never scheduled, and the graph's error is what
 			// the inserter sees next.
 			c.tc.ID = -1
@@ -411,7 +411,7 @@ func (x *ranks) class(sending bool) *class {
 
 // hook runs a transfer task: a send, or the copy of an arrived version into the datum.
 func (x *ranks) hook(rtask *rt.Task) error {
-	t := rtask.Payload().(*task)
+	t := rt.Impl.Payload(rtask).(*task)
 	xf := t.x
 	if xf.sending {
 		if xf.offered {
@@ -429,7 +429,7 @@ func (x *ranks) hook(rtask *rt.Task) error {
 	}
 	cp := xf.cp
 	xf.cp = nil
-	defer cp.Release()
+	defer rt.Impl.Release(cp)
 	if xf.src != xf.peer {
 		return fmt.Errorf("%w: %s version %d came from rank %d, expected from rank %d",
 			remote.ErrMalformed, xf.d.name, xf.key.Version, xf.src, xf.peer)
@@ -456,13 +456,13 @@ func (x *ranks) hook(rtask *rt.Task) error {
 // Receive implements remote.Receiver: version key of a datum arrived from rank src. The
 // receive task waiting for it becomes ready; one not inserted yet finds it on insertion.
 func (x *ranks) Receive(src int, key remote.DataKey, cp *rt.Copy) error {
-	cp.Retain()
+	rt.Impl.Retain(cp)
 	x.mu.Lock()
 	t := x.waiting[key]
 	if t == nil {
 		if _, dup := x.arrived[key]; dup {
 			x.mu.Unlock()
-			cp.Release()
+			rt.Impl.Release(cp)
 			return fmt.Errorf("%w: datum %d version %d arrived twice, the second time from rank %d",
 				remote.ErrMalformed, key.Datum, key.Version, src)
 		}

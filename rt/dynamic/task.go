@@ -119,7 +119,7 @@ func (t *task) addSuccessor(gen uint32, s *task) {
 
 // hook is the CPU incarnation of every class: it takes the commute tokens, then runs the body.
 func (g *Graph) hook(rtask *rt.Task) error {
-	t := rtask.Payload().(*task)
+	t := rt.Impl.Payload(rtask).(*task)
 	for t.held < t.commutes {
 		d := t.commuteDatum(t.held)
 		if !d.acquire(t, rtask) {
@@ -199,7 +199,7 @@ func (d *datum) releaseToken() {
 // release is the Successors function of every class: it runs once t's body succeeded, on the
 // completing worker, and makes ready every successor whose last predecessor t was.
 func (g *Graph) release(_ *rt.Taskpool, _ *rt.Locals, _ rt.FlowMask, e *rt.Edges) {
-	t := e.From().Payload().(*task)
+	t := rt.Impl.Payload(rt.Impl.From(e)).(*task)
 	if g.devices {
 		t.bumpVersions()
 	}
@@ -229,7 +229,7 @@ func (g *Graph) release(_ *rt.Taskpool, _ *rt.Locals, _ rt.FlowMask, e *rt.Edges
 func (g *Graph) ready(e *rt.Edges, s *task) {
 	var l rt.Locals
 	l[0] = int(s.seq)
-	e.Ready(s.cls.tc, &l, s.prio, s)
+	rt.Impl.Ready(e, s.cls.tc, &l, s.prio, s)
 }
 
 // checksum records the checksums of t's read-only data.

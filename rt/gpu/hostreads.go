@@ -13,7 +13,7 @@ package gpu
 //
 // So RTDevice keeps a written flow on the device (Flow.KeepOnDevice) when no
 // host reader can see that value: it walks the task's successors
-// (rt.Taskpool.VisitSuccessors, guards evaluated) and writes the flow back
+// (rt.Impl.VisitSuccessors, guards evaluated) and writes the flow back
 // when
 //
 //   - it goes to a collection element (the final value of a datum, which the
@@ -67,7 +67,7 @@ import (
 
 // contextShares reports whether c may run the tasks of a class with a device
 // and a CPU incarnation on its CPU workers.
-func contextShares(c *rt.Context) bool { return c.SharesWork() }
+func contextShares(c *rt.Context) bool { return rt.Impl.SharesWork(c) }
 
 // hostReads caches, per context and task class, whether a task of the class
 // may read the host copy of its inputs when this device produced them.
@@ -184,7 +184,7 @@ func (r *RTDevice) hostFlows(t *rt.Task, gi *Incarnation, written uint64) (toHos
 		return written, 0
 	}
 	v := &hostNeeds{r: r, ctx: ctx, t: t}
-	tp.VisitSuccessors(t.Class(), t.Locals(), v)
+	rt.Impl.VisitSuccessors(tp, t.Class(), t.Locals(), v)
 	toHost = (v.need | v.final) & written
 	if v.final&^v.need&written == 0 {
 		return toHost, 0

@@ -173,7 +173,7 @@ func (r *RTDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 			f.Access = Write
 		default:
 			f.Access = ReadWrite
-			if c.Unwritten() {
+			if rt.Impl.Unwritten(c) {
 				f.Access = Write // a NEW input: nothing to copy in
 			}
 		}
@@ -248,7 +248,7 @@ func (rtHost) Cleanout(t *Task, cause error) { t.ec.(*rt.Task).Fail(cause) }
 // actions in flight, so that it finishes only once they have landed.
 func (rtHost) Hold(t *Task) Hold {
 	tp := t.ec.(*rt.Task).Taskpool()
-	tp.AddActions(1)
+	rt.Impl.AddActions(tp, 1)
 	return taskpoolHold{tp}
 }
 
@@ -259,7 +259,7 @@ func (h taskpoolHold) Release(err error) {
 	if err != nil {
 		h.tp.Cancel(fmt.Errorf("the write-back of a completed task's result failed: %w", err))
 	}
-	h.tp.AddActions(-1)
+	rt.Impl.AddActions(h.tp, -1)
 }
 
 // Cancelled implements Canceller: a task of a failed or cancelled taskpool
@@ -273,7 +273,7 @@ func (rtHost) Cancelled(t *Task) error {
 
 func (rtHost) Reschedule(t *Task) error {
 	task := t.ec.(*rt.Task)
-	task.Reschedule(task.Incarnation() + 1)
+	task.Reschedule(rt.Impl.Incarnation(task) + 1)
 	return nil
 }
 
@@ -323,7 +323,7 @@ func sliceBytes[E float64 | float32 | int64 | int32](v []E) []byte {
 }
 
 // HostVersion implements Data.
-func (h hostCopy) HostVersion() uint64 { return h.c.Version() }
+func (h hostCopy) HostVersion() uint64 { return rt.Impl.Version(h.c) }
 
 // SetHostVersion implements Data. The write-back of a task's flow is
 // followed by the task's completion, where rt bumps the host copy's version
@@ -334,17 +334,17 @@ func (h hostCopy) SetHostVersion(uint64) {}
 // MirrorCopy implements CopyMirror: the device copy appears in the rt.Data
 // slot of the device, as rec, attached at the first report.
 func (h hostCopy) MirrorCopy(dev int, rec *rt.Copy, b Buffer, version uint64, state CopyState) {
-	if rec.Data() == nil {
-		data, slot := h.c.Data(), dev+1
+	if rt.Impl.CopyData(rec) == nil {
+		data, slot := rt.Impl.CopyData(h.c), dev+1
 		if data == nil || slot >= rt.MaxDevices {
 			return
 		}
 		rec.Value = b
-		if err := data.Attach(slot, rec); err != nil {
+		if err := rt.Impl.Attach(data, slot, rec); err != nil {
 			return // another device index collides; mirroring is informative
 		}
 	}
-	rec.SetVersion(version)
+	rt.Impl.SetVersion(rec, version)
 	s := rt.Invalid
 	switch state {
 	case CopyOwned:
@@ -354,15 +354,15 @@ func (h hostCopy) MirrorCopy(dev int, rec *rt.Copy, b Buffer, version uint64, st
 	}
 	// Most writes leave the state as it was: a load costs less than the
 	// atomic exchange of a store.
-	if rec.State() != s {
-		rec.SetState(s)
+	if rt.Impl.State(rec) != s {
+		rt.Impl.SetState(rec, s)
 	}
 }
 
 // DropCopy implements CopyMirror.
 func (h hostCopy) DropCopy(dev int, rec *rt.Copy) {
-	if data := rec.Data(); data != nil {
-		data.Detach(dev+1, rec)
+	if data := rt.Impl.CopyData(rec); data != nil {
+		rt.Impl.Detach(data, dev+1, rec)
 	}
 }
 

@@ -173,10 +173,10 @@ func TestRTDeviceRunsBatchedGPUIncarnation(t *testing.T) {
 	for k := range K {
 		data := v.DataOf(rt.Ix(k))
 		for slot := 1; slot <= 2; slot++ {
-			if dc := data.Copy(slot); dc != nil {
+			if dc := rt.Impl.DeviceCopy(data, slot); dc != nil {
 				mirrored++
-				if _, ok := dc.Value.(gpu.Buffer); !ok || dc.Version() >= data.Host().Version() || dc.State() != rt.Shared {
-					t.Fatalf("V(%d) slot %d: %T version %d state %v, host version %d", k, slot, dc.Value, dc.Version(), dc.State(), data.Host().Version())
+				if _, ok := dc.Value.(gpu.Buffer); !ok || rt.Impl.Version(dc) >= rt.Impl.Version(data.Host()) || rt.Impl.State(dc) != rt.Shared {
+					t.Fatalf("V(%d) slot %d: %T version %d state %v, host version %d", k, slot, dc.Value, rt.Impl.Version(dc), rt.Impl.State(dc), rt.Impl.Version(data.Host()))
 				}
 			}
 		}
@@ -201,7 +201,7 @@ func TestRTDeviceRunsBatchedGPUIncarnation(t *testing.T) {
 	// A closed device frees its copies, and their records leave the slots.
 	for k := range K {
 		for slot := 1; slot <= 2; slot++ {
-			if dc := v.DataOf(rt.Ix(k)).Copy(slot); dc != nil {
+			if dc := rt.Impl.DeviceCopy(v.DataOf(rt.Ix(k)), slot); dc != nil {
 				t.Fatalf("V(%d) slot %d still holds a copy of a closed device", k, slot)
 			}
 		}

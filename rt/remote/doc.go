@@ -1,5 +1,5 @@
 // Package remote runs a JDF program on several ranks: it implements rt.Remote over rt/ce. rt
-// knows only the Remote interface, Taskpool.Deliver and Taskpool.AddActions; rt/ce knows
+// knows only the Remote interface, Impl.Deliver and Impl.AddActions; rt/ce knows
 // only bytes, tags, buffers and Callers; neither imports this package.
 //
 // # Placement

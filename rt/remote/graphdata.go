@@ -69,7 +69,7 @@ func (n *Node) SendData(tp *rt.Taskpool, key DataKey, cp *rt.Copy, rank int, pri
 		return false, fmt.Errorf("remote: data for rank %d from rank %d of %d", rank, n.rank, n.size)
 	}
 	st := n.state(tp)
-	h := header{kind: kindData, tp: uint32(tp.ID()), nparams: 2, root: uint32(n.rank), prio: prio}
+	h := header{kind: kindData, tp: uint32(rt.Impl.TaskpoolID(tp)), nparams: 2, root: uint32(n.rank), prio: prio}
 	h.params[0], h.params[1] = int64(key.Datum), int64(key.Version)
 	n.stats.activations.Add(1)
 	if err := n.sendCopy(n.other, st, tp, &h, cp, rank, done); err != nil {

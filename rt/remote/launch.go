@@ -65,7 +65,7 @@ func (j *Job) Context(extra ...rt.Option) (*rt.Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.AddDashboardProvider(j.Node.Engine()) // a no-op when the dashboard is off
+	rt.Impl.AddDashboardProvider(c, j.Node.Engine()) // a no-op when the dashboard is off
 	j.rt = c
 	return c, nil
 }

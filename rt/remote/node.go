@@ -244,7 +244,7 @@ func (n *Node) add(c *rt.Context, tp *rt.Taskpool, recv Receiver) error {
 	n.mu.Unlock()
 	if n.size > 1 && recv == nil {
 		if wb := n.countWriteBacks(tp); wb > 0 {
-			tp.AddActions(int(wb))
+			rt.Impl.AddActions(tp, int(wb))
 		}
 	}
 	// Tasks start sending as soon as Context.Add has queued them: the state must exist first.
@@ -259,7 +259,7 @@ func (n *Node) add(c *rt.Context, tp *rt.Taskpool, recv Receiver) error {
 		return err
 	}
 	n.mu.Lock()
-	st.id = uint32(tp.ID())
+	st.id = uint32(rt.Impl.TaskpoolID(tp))
 	n.tps[st.id] = st
 	n.nextID = max(n.nextID, st.id+1)
 	parked := n.parked[st.id]

@@ -125,7 +125,7 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 	}
 	flowName := tc.Flows[h.flow].Name
 	v := &collector{tp: tp, flow: int(h.flow), rank: n.rank}
-	tp.VisitSuccessors(tc, &l, v)
+	rt.Impl.VisitSuccessors(tp, tc, &l, v)
 	if v.bad != nil {
 		return fmt.Errorf("%w: write-back of %s flow %s: %v", ErrMalformed, name, flowName, v.bad)
 	}
@@ -139,7 +139,7 @@ func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest 
 	}
 	if h.data == dataNone {
 		if h.kind == kindWriteBack {
-			tp.AddActions(-1)
+			rt.Impl.AddActions(tp, -1)
 			return nil
 		}
 		return n.deliver(c, st, h, v.tasks, nil, nil)
@@ -178,7 +178,7 @@ func (n *Node) fetch(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest []b
 	}
 	defer func() {
 		if cp != nil {
-			cp.Release() // ours; the successors took their own references
+			rt.Impl.Release(cp) // ours; the successors took their own references
 		}
 	}()
 	switch h.data {
@@ -205,7 +205,7 @@ func (n *Node) fetch(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest []b
 		err = c.Get(ce.Transfer{Local: reg, Remote: h.key, Len: int(h.size), Notify: ce.TagRemoteGet, Note: note,
 			Prio: h.prio, Taskpool: ce.TaskpoolID(h.tp + 1)}, func(c *ce.Caller, err error) {
 			_ = reg.Release()
-			defer mine.Release()
+			defer rt.Impl.Release(mine)
 			if _, gt := n.tr().commTracks(c); gt != nil {
 				gt.Span(n.tr().get, issued, n.tr().now(), int64(src), int64(hh.size))
 			}
@@ -219,7 +219,7 @@ func (n *Node) fetch(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest []b
 		})
 		if err != nil {
 			_ = reg.Release()
-			mine.Release()
+			rt.Impl.Release(mine)
 		}
 		return err
 	}
@@ -228,7 +228,7 @@ func (n *Node) fetch(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest []b
 // arrived hands the received value to its local successors or collection elements.
 func (n *Node) arrived(c *ce.Caller, st *tpState, h *header, v *collector, cp *rt.Copy, buf []byte) error {
 	if h.kind == kindWriteBack {
-		defer st.tp.AddActions(-1)
+		defer rt.Impl.AddActions(st.tp, -1)
 		for _, d := range v.elems {
 			dst := d.Host()
 			b, typ, err := bytesOf(dst.Value)
@@ -242,7 +242,7 @@ func (n *Node) arrived(c *ce.Caller, st *tpState, h *header, v *collector, cp *r
 				return malformed(ErrSizeMismatch, "write-back of %d bytes into an element of %d", len(buf), len(b))
 			}
 			copy(b, buf)
-			dst.BumpVersion()
+			rt.Impl.BumpVersion(dst)
 		}
 		return nil
 	}
@@ -271,7 +271,7 @@ func (n *Node) deliver(c *ce.Caller, st *tpState, h *header, ts []target, cp *rt
 				if err != nil {
 					return err
 				}
-				defer f.Release()
+				defer rt.Impl.Release(f)
 				copy(b2, buf)
 				fwd = f
 			}
@@ -291,7 +291,7 @@ func (n *Node) deliver(c *ce.Caller, st *tpState, h *header, ts []target, cp *rt
 	}
 	for i := range ts {
 		t := &ts[i]
-		if err := st.tp.Deliver(t.peer, t.peerFlow, &t.l, cp); err != nil {
+		if err := rt.Impl.Deliver(st.tp, t.peer, t.peerFlow, &t.l, cp); err != nil {
 			return nil // Deliver failed the taskpool with the error
 		}
 	}

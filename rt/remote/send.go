@@ -63,7 +63,7 @@ func (n *Node) WriteBack(w rt.Worker, src *rt.Task, flow int, coll rt.Collection
 // increasing order.
 func (n *Node) destinations(src *rt.Task, flow int) []int {
 	v := &rankSet{tp: src.Taskpool(), flow: flow, self: n.rank}
-	src.Taskpool().VisitSuccessors(src.Class(), src.Locals(), v)
+	rt.Impl.VisitSuccessors(src.Taskpool(), src.Class(), src.Locals(), v)
 	return v.ranks
 }
 
@@ -105,7 +105,7 @@ func (n *Node) slotOf(w rt.Worker, src *rt.Task) *slot {
 		i = 0
 	}
 	s := &n.slots[i]
-	id := srcID{src.Taskpool(), src.Class().ID, src.Key()}
+	id := srcID{src.Taskpool(), src.Class().ID, rt.Impl.Key(src)}
 	if s.cur != id {
 		s.cur, s.sent = id, s.sent[:0]
 	}
@@ -134,7 +134,7 @@ func (s *slot) mark(kind uint8, flow, rank int) { s.sent = append(s.sent, sentKe
 // goroutines that are not workers, which get RoleOther.
 func (n *Node) callerOf(s *slot, w rt.Worker, src *rt.Task) *ce.Caller {
 	dm := false
-	if inc := src.Incarnation(); inc >= 0 && inc < len(src.Class().Incarnations) {
+	if inc := rt.Impl.Incarnation(src); inc >= 0 && inc < len(src.Class().Incarnations) {
 		dm = src.Class().Incarnations[inc].Kind != rt.CPU
 	}
 	p, role := &s.worker, ce.RoleWorker
@@ -160,7 +160,7 @@ func (n *Node) send(c *ce.Caller, s *slot, w rt.Worker, src *rt.Task, kind uint8
 	tp := src.Taskpool()
 	st := n.state(tp)
 	tc := src.Class()
-	h := header{kind: kind, flow: uint8(flow), class: uint16(tc.ID), tp: uint32(tp.ID()),
+	h := header{kind: kind, flow: uint8(flow), class: uint16(tc.ID), tp: uint32(rt.Impl.TaskpoolID(tp)),
 		nparams: uint8(len(tc.Params)), root: uint32(n.rank), tree: tree, prio: src.Priority()}
 	l := src.Locals()
 	for i, slot := range tc.Params {
@@ -224,7 +224,7 @@ func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, c
 		// go to the spare sender, which waits for them instead.
 		p := make([]byte, size)
 		fill(p)
-		tp.AddActions(1)
+		rt.Impl.AddActions(tp, 1)
 		n.stats.spared.Add(1)
 		n.spare.push(spareSend{st: st, rank: rank, token: token, payload: p, tp: h.tp})
 		return nil
@@ -234,7 +234,7 @@ func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, c
 		return err
 	}
 	fill(m.Bytes())
-	tp.AddActions(1)
+	rt.Impl.AddActions(tp, 1)
 	return n.post(c, st, rank, token, m, h.tp)
 }
 
@@ -247,10 +247,10 @@ func (n *Node) post(c *ce.Caller, st *tpState, rank int, token uint64, m *ce.Msg
 			n.fail(st, fmt.Errorf("remote: message to rank %d: %w", rank, err))
 			n.cancelPending(token)
 		}
-		tp.AddActions(-1)
+		rt.Impl.AddActions(tp, -1)
 	})
 	if err != nil {
-		tp.AddActions(-1)
+		rt.Impl.AddActions(tp, -1)
 		n.cancelPending(token)
 	}
 	return err
@@ -324,7 +324,7 @@ func (s *spare) drop(n *Node, q []spareSend, err error) {
 	for _, x := range q {
 		n.fail(x.st, fmt.Errorf("remote: message to rank %d: %w", x.rank, err))
 		n.cancelPending(x.token)
-		x.st.tp.AddActions(-1)
+		rt.Impl.AddActions(x.st.tp, -1)
 	}
 }
 

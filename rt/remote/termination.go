@@ -4,7 +4,7 @@ package remote
 //
 // Actors:
 //   - each rank's rt.Taskpool, which ends when its local tasks are done and its actions
-//     (Taskpool.AddActions) are zero;
+//     (rt.Impl.AddActions) are zero;
 //   - each rank's Node: Add counts the write-backs this rank will receive, the sending side
 //     (send.go) and the pending Gets hold actions, watch waits for the taskpool's end;
 //   - the peers' Nodes, which send activations, write-backs and failure reports
@@ -84,7 +84,7 @@ func (n *Node) countWriteBacks(tp *rt.Taskpool) int64 {
 				}
 			}
 			v.mask = 0
-			tp.VisitSuccessors(tc, l, v)
+			rt.Impl.VisitSuccessors(tp, tc, l, v)
 			k := int64(bits.OnesCount32(v.mask))
 			if from < 0 {
 				k *= int64(n.size - 1)
@@ -120,8 +120,8 @@ type pendingGet struct {
 
 // addPending keeps reg and cp until the peer's Get completes, holding st's taskpool open.
 func (n *Node) addPending(st *tpState, reg *ce.MemReg, cp *rt.Copy, done func()) uint64 {
-	cp.Retain()
-	st.tp.AddActions(1)
+	rt.Impl.Retain(cp)
+	rt.Impl.AddActions(st.tp, 1)
 	n.pmu.Lock()
 	n.nextToken++
 	t := n.nextToken
@@ -144,11 +144,11 @@ func (n *Node) takePending(t uint64) *pendingGet {
 
 func (p *pendingGet) end() {
 	_ = p.reg.Release()
-	p.cp.Release()
+	rt.Impl.Release(p.cp)
 	if p.done != nil {
 		p.done()
 	}
-	p.st.tp.AddActions(-1)
+	rt.Impl.AddActions(p.st.tp, -1)
 }
 
 // cancelPending ends the pending Get of token t, which will not happen.

@@ -82,6 +82,6 @@ func fillLower(a *rt.TiledMatrix, seed uint64) {
 // device copy, so that the next graph stages them in again.
 func bumpLower(a *rt.TiledMatrix) {
 	gputest.ForLowerTiles(a, func(_, i, j int) {
-		a.DataOf(rt.Index{N: 2, I: [rt.MaxIndex]int{i, j}}).Host().BumpVersion()
+		rt.Impl.BumpVersion(a.DataOf(rt.Index{N: 2, I: [rt.MaxIndex]int{i, j}}).Host())
 	})
 }

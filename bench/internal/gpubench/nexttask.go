@@ -334,7 +334,7 @@ func (b *NextTask) analyze(gl *ntGlobals, t0 int64, episodes int) (NextTaskRun, 
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Microsecond) {
 		eps = eps[:0]
 		for w := range b.c.Workers() {
-			b.c.Worker(w).Track().Events(func(e *profile.Event) {
+			rt.Impl.Worker(b.c, w).Track().Events(func(e *profile.Event) {
 				if dev, ok := b.names.own[e.Name]; ok && e.Start >= t0 {
 					eps = append(eps, ntEpisode{dev: dev, worker: w, start: e.Start, end: e.End})
 				}
@@ -367,7 +367,7 @@ func (b *NextTask) analyze(gl *ntGlobals, t0 int64, episodes int) (NextTaskRun, 
 	}
 	var problems []string
 	for w := range b.c.Workers() {
-		b.c.Worker(w).Track().Events(func(e *profile.Event) {
+		rt.Impl.Worker(b.c, w).Track().Events(func(e *profile.Event) {
 			if e.Start < t0 {
 				return
 			}

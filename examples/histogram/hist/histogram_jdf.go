@@ -89,11 +89,27 @@ var (
 func init() {
 	histogramBIN = rt.TaskClass{
 		Name: "BIN", ID: 0, Locals: []string{"i"}, Params: []int{0},
-		Flows:    []rt.Flow{{Name: "X", Access: rt.Read}},
-		Space:    histogramBINSpace,
+		Flows: []rt.Flow{{Name: "X", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Histogram)
+			for i := 0; i <= g.nt-1; i++ {
+				l[0] = i
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: histogramBINComplete,
-		Inputs:   []rt.InputChain{{Flow: 0, Pos: "histogram.jdf:51:8", Memory: true, Select: histogramBINInX}},
-		Affinity: histogramBINAffinity,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "histogram.jdf:51:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, i := tp.Globals().(*Histogram), l[0]
+			return rt.DataInput(0, g.V, rt.Ix(i), "histogram.jdf:51:13")
+		}}},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, i := tp.Globals().(*Histogram), l[0]
+//line ../../histogram.jdf:50
+			return g.V, rt.Ix(i)
+//line histogram_jdf.go:112
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: histogramBINHook, Batch: true, Admit: func(t *rt.Task) error {
 				_, err := histogramBINMemberCPU(t)
@@ -103,34 +119,10 @@ func init() {
 	}
 }
 
-func histogramBINInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, i := tp.Globals().(*Histogram), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(i), "histogram.jdf:51:13")
-}
-
-// histogramBINSpace enumerates the execution space of BIN(i).
-func histogramBINSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Histogram)
-	for i := 0; i <= g.nt-1; i++ {
-		l[0] = i
-		if !yield(l) {
-			return
-		}
-	}
-}
-
 // histogramBINComplete reports whether the instance of BIN whose parameters are in l lies in its execution space.
 func histogramBINComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, i := tp.Globals().(*Histogram), l[0]
 	return i >= 0 && i <= g.nt-1
-}
-
-// histogramBINAffinity returns the data collection element that owns BIN(i).
-func histogramBINAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, i := tp.Globals().(*Histogram), l[0]
-//line ../../histogram.jdf:50
-	return g.V, rt.Ix(i)
-//line histogram_jdf.go:134
 }
 
 // histogramBINCPU is one task of a ring in a CPU body of BIN(i): its definitions and the
@@ -149,27 +141,37 @@ func histogramBINMemberCPU(t *rt.Task) (histogramBINCPU, error) {
 	return m, err
 }
 
-// histogramBINHook runs the CPU body of BIN(i).
+// histogramBINHook runs the CPU body of BIN(i) at histogram.jdf:52:1.
 func histogramBINHook(task *rt.Task) error {
 	if _, err := task.CollectBatch(histogramBINMatch); err != nil {
 		return err
 	}
-	g, l := rt.TaskGlobals[*Histogram](task)
-	X, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	g, _ := rt.TaskGlobals[*Histogram](task)
+	H := g.H
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return histogramBINBody(task, g.H, l[0], X)
+	member := func(t *rt.Task) histogramBINCPU {
+		m, _ := histogramBINMemberCPU(t) // rt checked it with Admit
+		return m
+	}
+//line ../../histogram.jdf:54
+	var local [Bins]int64
+	for t := range task.Ring() {
+		count(&local, member(t).X)
+	}
+	H.merge(&local)
+//line histogram_jdf.go:165
+	return nil
 }
 
 // histogramBINBatch is the batch-match policy of the CPU body of BIN for a ring headed
 // by head (batch_max, batch_match).
 func histogramBINBatch(head *rt.Task) rt.BatchPolicy {
-	task := head
-	g := task.Taskpool().Globals().(*Histogram)
+	g := head.Taskpool().Globals().(*Histogram)
 //line ../../histogram.jdf:52
 	batchMax := g.BATCH
-//line histogram_jdf.go:173
+//line histogram_jdf.go:175
 	return rt.BatchPolicy{Max: batchMax}
 }
 
@@ -178,24 +180,6 @@ func histogramBINBatch(head *rt.Task) rt.BatchPolicy {
 // policy, costs a collection no allocation.
 func histogramBINMatch(cand, head *rt.Task) rt.BatchAction {
 	return histogramBINBatch(head).Match(cand, head)
-}
-
-// histogramBINBody is the CPU body of BIN(i) at histogram.jdf:52:1.
-func histogramBINBody(task *rt.Task, H *Hist, i int, X []float64) error {
-	member := func(t *rt.Task) histogramBINCPU {
-		m, _ := histogramBINMemberCPU(t) // rt checked it with Admit
-		return m
-	}
-//line ../../histogram.jdf:53
-	{
-		var local [Bins]int64
-		for t := range task.Ring() {
-			count(&local, member(t).X)
-		}
-		H.merge(&local)
-	}
-//line histogram_jdf.go:198
-	return nil
 }
 
 // histogramSource locates the classes and the dependencies (Deps[class][flow][dep]) of histogram.jdf.
@@ -209,11 +193,7 @@ var histogramSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrHistogramGraph. Call it before the taskpool runs.
-func (tp *Histogram) Verify() error {
-	return histogramSource.Verify(tp.Taskpool)
-}
+func (tp *Histogram) Verify() error { return histogramSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Histogram) WriteDOT(w io.Writer) error {
-	return histogramSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Histogram) WriteDOT(w io.Writer) error { return histogramSource.WriteDOT(w, tp.Taskpool) }

@@ -183,16 +183,70 @@ func init() {
 		Name: "POTRF", ID: 0, Locals: []string{"k"}, Params: []int{0},
 		Flows:        []rt.Flow{{Name: "T", Access: rt.RW}, {Name: "E", Access: rt.Read}, {Name: "I", Access: rt.RW}},
 		HighPriority: true,
-		Space:        potrfPOTRFSpace,
-		Complete:     potrfPOTRFComplete,
-		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "potrf.jdf:153:6", Task: true, Memory: true, Select: potrfPOTRFInT},
-			{Flow: 1, Pos: "potrf.jdf:156:8", Memory: true, Select: potrfPOTRFInE},
-			{Flow: 2, Pos: "potrf.jdf:157:6", Memory: true, Select: potrfPOTRFInI},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Potrf)
+			for k := 0; k <= g.mt-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
 		},
-		Successors: potrfPOTRFSuccessors,
-		Priority:   potrfPOTRFPriority,
-		Affinity:   potrfPOTRFAffinity,
+		Complete: potrfPOTRFComplete,
+		Inputs: []rt.InputChain{
+			{Flow: 0, Pos: "potrf.jdf:153:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k := tp.Globals().(*Potrf), l[0]
+				if k == 0 {
+					return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:153:22")
+				}
+				pl := rt.Locals{0: k - 1, 1: k}
+				return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:153:36", "T SYRK(k - 1, k)")
+			}},
+			{Flow: 1, Pos: "potrf.jdf:156:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k := tp.Globals().(*Potrf), l[0]
+				if g.trsm_inv && k < g.mt-1 {
+					return rt.DataInput(0, g.ident, rt.Ix(g.descA.RankOf(rt.Ix(k, k))), "potrf.jdf:156:40")
+				}
+				return rt.NullInput(0)
+			}},
+			{Flow: 2, Pos: "potrf.jdf:157:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k := tp.Globals().(*Potrf), l[0]
+				if g.trsm_inv && k < g.mt-1 {
+					return rt.NewInput(0, "DEFAULT", "potrf.jdf:157:38")
+				}
+				return rt.NullInput(0)
+			}},
+		},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Potrf), l[0]
+			if flows&1 != 0 {
+				for a0 := k + 1; a0 <= g.mt-1; a0++ {
+					e.L[1], e.L[0] = a0, k
+					e.TaskIf(potrfTRSMComplete(tp, &e.L), 0, 1, &potrfTRSM, 0)
+				}
+				e.Data(0, 2, g.descA, rt.Ix(k, k))
+			}
+			if flows&4 != 0 {
+				if g.trsm_inv && k < g.mt-1 {
+					for a0 := k + 1; a0 <= g.mt-1; a0++ {
+						e.L[1], e.L[0] = a0, k
+						e.TaskIf(potrfTRSMComplete(tp, &e.L), 2, 1, &potrfTRSM, 1)
+					}
+				}
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			g, k := tp.Globals().(*Potrf), l[0]
+//line ../../potrf.jdf:159
+			return int32(4*(g.mt-k) + 3)
+//line potrf_jdf.go:243
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Potrf), l[0]
+//line ../../potrf.jdf:152
+			return g.descA, rt.Ix(k, k)
+//line potrf_jdf.go:249
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "POTRF/GPU", Type: gpu.TypeAny, Submit: potrfPOTRFSubmitGPU}},
 			{Kind: rt.CPU, Hook: potrfPOTRFHook},
@@ -200,17 +254,77 @@ func init() {
 	}
 	potrfTRSM = rt.TaskClass{
 		Name: "TRSM", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
-		Flows:    []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "I", Access: rt.Read}, {Name: "C", Access: rt.RW}},
-		Space:    potrfTRSMSpace,
+		Flows: []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "I", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Potrf)
+			for k := 0; k <= g.mt-2; k++ {
+				l[0] = k
+				for m := k + 1; m <= g.mt-1; m++ {
+					l[1] = m
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
 		Complete: potrfTRSMComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "potrf.jdf:195:8", Task: true, Select: potrfTRSMInT},
-			{Flow: 1, Pos: "potrf.jdf:196:8", Task: true, Memory: true, Select: potrfTRSMInI},
-			{Flow: 2, Pos: "potrf.jdf:197:6", Task: true, Memory: true, Select: potrfTRSMInC},
+			{Flow: 0, Pos: "potrf.jdf:195:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				k := l[0]
+				pl := rt.Locals{0: k}
+				return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:195:13", "T POTRF(k)")
+			}},
+			{Flow: 1, Pos: "potrf.jdf:196:8", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k := tp.Globals().(*Potrf), l[0]
+				if g.trsm_inv {
+					pl := rt.Locals{0: k}
+					return rt.TaskInput(0, &potrfPOTRF, 2, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:196:24", "I POTRF(k)")
+				}
+				return rt.NullInput(0)
+			}},
+			{Flow: 2, Pos: "potrf.jdf:197:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+				if k == 0 {
+					return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:197:22")
+				}
+				pl := rt.Locals{1: m, 2: k, 0: k - 1}
+				return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:197:36", "C GEMM(m, k, k - 1)")
+			}},
 		},
-		Successors: potrfTRSMSuccessors,
-		Priority:   potrfTRSMPriority,
-		Affinity:   potrfTRSMAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+			if flows&4 != 0 {
+				e.L[0], e.L[1] = k, m
+				e.Instance(potrfSYRKComplete(tp, &e.L), 2, 1, &potrfSYRK, 0)
+				for a1 := k + 1; a1 <= m-1; a1++ {
+					e.L[1], e.L[2], e.L[0] = m, a1, k
+					e.TaskIf(potrfGEMMComplete(tp, &e.L), 2, 2, &potrfGEMM, 0)
+				}
+				for a0 := m + 1; a0 <= g.mt-1; a0++ {
+					e.L[1], e.L[2], e.L[0] = a0, m, k
+					e.TaskIf(potrfGEMMComplete(tp, &e.L), 2, 3, &potrfGEMM, 1)
+				}
+				e.Data(2, 4, g.descA, rt.Ix(m, k))
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+//line ../../potrf.jdf:202
+			var tern0 int
+			if m == k+1 {
+				tern0 = 3
+			} else {
+				tern0 = 2
+			}
+			return int32(4*(g.mt-k) + tern0)
+//line potrf_jdf.go:321
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+//line ../../potrf.jdf:194
+			return g.descA, rt.Ix(m, k)
+//line potrf_jdf.go:327
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "TRSM/GPU", Type: gpu.TypeAny, Submit: potrfTRSMSubmitGPU, Batch: true}},
 			{Kind: rt.CPU, Hook: potrfTRSMHook},
@@ -218,16 +332,59 @@ func init() {
 	}
 	potrfSYRK = rt.TaskClass{
 		Name: "SYRK", ID: 2, Locals: []string{"k", "m"}, Params: []int{0, 1},
-		Flows:    []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "T", Access: rt.RW}},
-		Space:    potrfSYRKSpace,
+		Flows: []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "T", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Potrf)
+			for k := 0; k <= g.mt-2; k++ {
+				l[0] = k
+				for m := k + 1; m <= g.mt-1; m++ {
+					l[1] = m
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
 		Complete: potrfSYRKComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "potrf.jdf:247:8", Task: true, Select: potrfSYRKInA},
-			{Flow: 1, Pos: "potrf.jdf:248:6", Task: true, Memory: true, Select: potrfSYRKInT},
+			{Flow: 0, Pos: "potrf.jdf:247:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				k, m := l[0], l[1]
+				pl := rt.Locals{1: m, 0: k}
+				return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:247:13", "C TRSM(m, k)")
+			}},
+			{Flow: 1, Pos: "potrf.jdf:248:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k, m := tp.Globals().(*Potrf), l[0], l[1]
+				if k == 0 {
+					return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:248:22")
+				}
+				pl := rt.Locals{0: k - 1, 1: m}
+				return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:248:36", "T SYRK(k - 1, m)")
+			}},
 		},
-		Successors: potrfSYRKSuccessors,
-		Priority:   potrfSYRKPriority,
-		Affinity:   potrfSYRKAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k, m := l[0], l[1]
+			if flows&2 != 0 {
+				if m == k+1 {
+					e.L[0] = m
+					e.Instance(potrfPOTRFComplete(tp, &e.L), 1, 1, &potrfPOTRF, 0)
+				} else {
+					e.L[0], e.L[1] = k+1, m
+					e.Instance(potrfSYRKComplete(tp, &e.L), 1, 1, &potrfSYRK, 1)
+				}
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			g, m := tp.Globals().(*Potrf), l[1]
+//line ../../potrf.jdf:250
+			return int32(4*(g.mt-m) + 1)
+//line potrf_jdf.go:381
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, m := tp.Globals().(*Potrf), l[1]
+//line ../../potrf.jdf:246
+			return g.descA, rt.Ix(m, m)
+//line potrf_jdf.go:387
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "SYRK/GPU", Type: gpu.TypeAny, Submit: potrfSYRKSubmitGPU}},
 			{Kind: rt.CPU, Hook: potrfSYRKHook},
@@ -235,57 +392,71 @@ func init() {
 	}
 	potrfGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 3, Locals: []string{"k", "m", "n"}, Params: []int{1, 2, 0},
-		Flows:    []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
-		Space:    potrfGEMMSpace,
+		Flows: []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Potrf)
+			for k := 0; k <= g.mt-3; k++ {
+				l[0] = k
+				for m := k + 2; m <= g.mt-1; m++ {
+					l[1] = m
+					for n_ := k + 1; n_ <= m-1; n_++ {
+						l[2] = n_
+						if !yield(l) {
+							return
+						}
+					}
+				}
+			}
+		},
 		Complete: potrfGEMMComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "potrf.jdf:272:8", Task: true, Select: potrfGEMMInA},
-			{Flow: 1, Pos: "potrf.jdf:273:8", Task: true, Select: potrfGEMMInB},
-			{Flow: 2, Pos: "potrf.jdf:274:6", Task: true, Memory: true, Select: potrfGEMMInC},
+			{Flow: 0, Pos: "potrf.jdf:272:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				k, m := l[0], l[1]
+				pl := rt.Locals{1: m, 0: k}
+				return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:272:13", "C TRSM(m, k)")
+			}},
+			{Flow: 1, Pos: "potrf.jdf:273:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				k, n_ := l[0], l[2]
+				pl := rt.Locals{1: n_, 0: k}
+				return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:273:13", "C TRSM(n, k)")
+			}},
+			{Flow: 2, Pos: "potrf.jdf:274:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
+				if k == 0 {
+					return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:274:22")
+				}
+				pl := rt.Locals{1: m, 2: n_, 0: k - 1}
+				return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:274:36", "C GEMM(m, n, k - 1)")
+			}},
 		},
-		Successors: potrfGEMMSuccessors,
-		Priority:   potrfGEMMPriority,
-		Affinity:   potrfGEMMAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k, m, n_ := l[0], l[1], l[2]
+			if flows&4 != 0 {
+				if n_ == k+1 {
+					e.L[1], e.L[0] = m, n_
+					e.Instance(potrfTRSMComplete(tp, &e.L), 2, 1, &potrfTRSM, 2)
+				} else {
+					e.L[1], e.L[2], e.L[0] = m, n_, k+1
+					e.Instance(potrfGEMMComplete(tp, &e.L), 2, 1, &potrfGEMM, 2)
+				}
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			g, n_ := tp.Globals().(*Potrf), l[2]
+//line ../../potrf.jdf:276
+			return int32(4 * (g.mt - n_))
+//line potrf_jdf.go:449
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
+//line ../../potrf.jdf:271
+			return g.descA, rt.Ix(m, n_)
+//line potrf_jdf.go:455
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "GEMM/GPU", Type: gpu.TypeAny, Submit: potrfGEMMSubmitGPU, Batch: true}},
 			{Kind: rt.CPU, Hook: potrfGEMMHook},
 		},
-	}
-}
-
-func potrfPOTRFInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Potrf), l[0]
-	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(k, k), "potrf.jdf:153:22")
-	}
-	pl := rt.Locals{0: k - 1, 1: k}
-	return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:153:36", "T SYRK(k - 1, k)")
-}
-
-func potrfPOTRFInE(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Potrf), l[0]
-	if g.trsm_inv && k < g.mt-1 {
-		return rt.DataInput(0, g.ident, rt.Ix(g.descA.RankOf(rt.Ix(k, k))), "potrf.jdf:156:40")
-	}
-	return rt.NullInput(0)
-}
-
-func potrfPOTRFInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Potrf), l[0]
-	if g.trsm_inv && k < g.mt-1 {
-		return rt.NewInput(0, "DEFAULT", "potrf.jdf:157:38")
-	}
-	return rt.NullInput(0)
-}
-
-// potrfPOTRFSpace enumerates the execution space of POTRF(k).
-func potrfPOTRFSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Potrf)
-	for k := 0; k <= g.mt-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -295,179 +466,53 @@ func potrfPOTRFComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.mt-1
 }
 
-// potrfPOTRFSuccessors reports the output dependencies of POTRF(k) whose guards hold.
-func potrfPOTRFSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Potrf), l[0]
-	if flows&1 != 0 {
-		for a0 := k + 1; a0 <= g.mt-1; a0++ {
-			e.L[1], e.L[0] = a0, k
-			e.TaskIf(potrfTRSMComplete(tp, &e.L), 0, 1, &potrfTRSM, 0)
-		}
-		e.Data(0, 2, g.descA, rt.Ix(k, k))
-	}
-	if flows&4 != 0 {
-		if g.trsm_inv && k < g.mt-1 {
-			for a0 := k + 1; a0 <= g.mt-1; a0++ {
-				e.L[1], e.L[0] = a0, k
-				e.TaskIf(potrfTRSMComplete(tp, &e.L), 2, 1, &potrfTRSM, 1)
-			}
-		}
-	}
-}
-
-// potrfPOTRFPriority returns the priority of POTRF(k) (higher runs first).
-func potrfPOTRFPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:159
-	return int32(4*(g.mt-k) + 3)
-//line potrf_jdf.go:324
-}
-
-// potrfPOTRFAffinity returns the data collection element that owns POTRF(k).
-func potrfPOTRFAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Potrf), l[0]
-//line ../../potrf.jdf:152
-	return g.descA, rt.Ix(k, k)
-//line potrf_jdf.go:332
-}
-
-// potrfPOTRFSubmitGPU is the submit hook of the GPU body of POTRF(k): rt/gpu runs it on a device stream.
+// potrfPOTRFSubmitGPU runs the GPU body of POTRF(k) at potrf.jdf:160:1: rt/gpu's submit hook.
 func potrfPOTRFSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfPOTRFBodyGPU(dev, task, stream, g.descA, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2))
-}
-
-// potrfPOTRFBodyGPU is the GPU body of POTRF(k) at potrf.jdf:160:1.
-func potrfPOTRFBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA *rt.TiledMatrix, k int, T gpu.Buffer, E gpu.Buffer, I gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:161
-	{
-		n := descA.TileRows(k)
-		if err := stream.Dpotrf(blas.Lower, n, T, descA.MB); err != nil {
-			return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
+	descA, k, T, E, I := g.descA, l[0], task.Buffer(0), task.Buffer(1), task.Buffer(2)
+//line ../../potrf.jdf:162
+	n := descA.TileRows(k)
+	if err := stream.Dpotrf(blas.Lower, n, T, descA.MB); err != nil {
+		return task.Fail(fmt.Errorf("tile (%d, %d): %w", k, k, err))
+	}
+	if I.Ptr != 0 {
+		if err := stream.Memcpy(I, E); err != nil {
+			return task.Fail(err)
 		}
-		if I.Ptr != 0 {
-			if err := stream.Memcpy(I, E); err != nil {
-				return task.Fail(err)
-			}
-			if err := stream.InvertLower(n, T, descA.MB, I, descA.MB); err != nil {
-				return task.Fail(err)
-			}
+		if err := stream.InvertLower(n, T, descA.MB, I, descA.MB); err != nil {
+			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:358
+//line potrf_jdf.go:487
 	return gpu.Done
 }
 
-// potrfPOTRFHook runs the CPU body of POTRF(k).
+// potrfPOTRFHook runs the CPU body of POTRF(k) at potrf.jdf:176:1.
 func potrfPOTRFHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Potrf](task)
+	descA, impl, k := g.descA, g.impl, l[0]
 	var err error
 	T, E, I := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	return potrfPOTRFBody(task, g.descA, g.impl, l[0], T, E, I)
-}
-
-// potrfPOTRFBody is the CPU body of POTRF(k) at potrf.jdf:176:1.
-func potrfPOTRFBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int, T []float64, E []float64, I []float64) error {
-//line ../../potrf.jdf:177
-	{
-		n := descA.TileRows(k)
-		if err := impl.Dpotrf(blas.Lower, n, T, descA.MB); err != nil {
-			return fmt.Errorf("tile (%d, %d): %w", k, k, err)
-		}
-		if I == nil {
-			return nil
-		}
-		copy(I, E)
-		return impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, T, descA.MB, I, descA.MB)
+//line ../../potrf.jdf:178
+	n := descA.TileRows(k)
+	if err := impl.Dpotrf(blas.Lower, n, T, descA.MB); err != nil {
+		return fmt.Errorf("tile (%d, %d): %w", k, k, err)
 	}
-//line potrf_jdf.go:387
-}
-
-func potrfTRSMInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &potrfPOTRF, 0, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:195:13", "T POTRF(k)")
-}
-
-func potrfTRSMInI(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Potrf), l[0]
-	if g.trsm_inv {
-		pl := rt.Locals{0: k}
-		return rt.TaskInput(0, &potrfPOTRF, 2, potrfPOTRFComplete(tp, &pl), &pl, "potrf.jdf:196:24", "I POTRF(k)")
+	if I == nil {
+		return nil
 	}
-	return rt.NullInput(0)
-}
-
-func potrfTRSMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, k), "potrf.jdf:197:22")
-	}
-	pl := rt.Locals{1: m, 2: k, 0: k - 1}
-	return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:197:36", "C GEMM(m, k, k - 1)")
-}
-
-// potrfTRSMSpace enumerates the execution space of TRSM(m, k).
-func potrfTRSMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Potrf)
-	for k := 0; k <= g.mt-2; k++ {
-		l[0] = k
-		for m := k + 1; m <= g.mt-1; m++ {
-			l[1] = m
-			if !yield(l) {
-				return
-			}
-		}
-	}
+	copy(I, E)
+	return impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, T, descA.MB, I, descA.MB)
+//line potrf_jdf.go:510
 }
 
 // potrfTRSMComplete reports whether the instance of TRSM whose parameters are in l lies in its execution space.
 func potrfTRSMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 	return k >= 0 && k <= g.mt-2 && m >= k+1 && m <= g.mt-1
-}
-
-// potrfTRSMSuccessors reports the output dependencies of TRSM(m, k) whose guards hold.
-func potrfTRSMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-	if flows&4 != 0 {
-		e.L[0], e.L[1] = k, m
-		e.Instance(potrfSYRKComplete(tp, &e.L), 2, 1, &potrfSYRK, 0)
-		for a1 := k + 1; a1 <= m-1; a1++ {
-			e.L[1], e.L[2], e.L[0] = m, a1, k
-			e.TaskIf(potrfGEMMComplete(tp, &e.L), 2, 2, &potrfGEMM, 0)
-		}
-		for a0 := m + 1; a0 <= g.mt-1; a0++ {
-			e.L[1], e.L[2], e.L[0] = a0, m, k
-			e.TaskIf(potrfGEMMComplete(tp, &e.L), 2, 3, &potrfGEMM, 1)
-		}
-		e.Data(2, 4, g.descA, rt.Ix(m, k))
-	}
-}
-
-// potrfTRSMPriority returns the priority of TRSM(m, k) (higher runs first).
-func potrfTRSMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-//line ../../potrf.jdf:202
-	var tern0 int
-	if m == k+1 {
-		tern0 = 3
-	} else {
-		tern0 = 2
-	}
-	return int32(4*(g.mt-k) + tern0)
-//line potrf_jdf.go:463
-}
-
-// potrfTRSMAffinity returns the data collection element that owns TRSM(m, k).
-func potrfTRSMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-//line ../../potrf.jdf:194
-	return g.descA, rt.Ix(m, k)
-//line potrf_jdf.go:471
 }
 
 // potrfTRSMGPU is one task of a ring in a GPU body of TRSM(m, k): its definitions and the
@@ -483,114 +528,70 @@ func potrfTRSMMemberGPU(t *gpu.Task) potrfTRSMGPU {
 	return potrfTRSMGPU{k: l[0], m: l[1], T: t.Buffer(0), I: t.Buffer(1), C: t.Buffer(2)}
 }
 
-// potrfTRSMSubmitGPU is the submit hook of the GPU body of TRSM(m, k): rt/gpu runs it on a device stream.
+// potrfTRSMSubmitGPU runs the GPU body of TRSM(m, k) at potrf.jdf:203:1: rt/gpu's submit hook.
 func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	if _, err := stream.CollectBatch(task, potrfTRSMBatchGPU(task).Match, nil); err != nil {
 		return task.Fail(err)
 	}
-	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfTRSMBodyGPU(dev, task, stream, g.descA, l[0], l[1], task.Buffer(0), task.Buffer(1), task.Buffer(2))
+	g, _ := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
+	descA := g.descA
+	member := potrfTRSMMemberGPU
+	// Members with an inverse compute C = C * I^T: a product cannot overwrite its operand,
+	// so each C goes to a slot of the stream's scratch first, and the products of one shape
+	// go to the device in one batched call. Without TRSM_INV, members solve.
+//line ../../potrf.jdf:208
+	tile := descA.MB * descA.NB
+	scratch, err := stream.Scratch(task.RingLen() * tile)
+	if err != nil {
+		return task.Fail(err)
+	}
+	var groups gemmGroups
+	slot := 0
+	for t := range task.Ring() {
+		r := member(t)
+		rows, cols := descA.TileRows(r.m), descA.TileCols(r.k)
+		if r.I.Ptr == 0 {
+			err = stream.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, rows, cols, 1, r.T, descA.MB, r.C, descA.MB)
+		} else {
+			w := scratch.Slice(slot*tile, (slot+1)*tile)
+			slot++
+			err = stream.Memcpy(w, r.C.Slice(0, tile))
+			groups.add(rows, cols, cols, w, r.I, r.C)
+		}
+		if err != nil {
+			return task.Fail(err)
+		}
+	}
+	if err := groups.launch(stream, descA.MB, 1, 0); err != nil {
+		return task.Fail(err)
+	}
+//line potrf_jdf.go:569
+	return gpu.Done
 }
 
 // potrfTRSMBatchGPU is the batch-match policy of the GPU body of TRSM for a ring headed
 // by head (batch_max, batch_match).
 func potrfTRSMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
-	task := head.EC().(*rt.Task)
-	g := task.Taskpool().Globals().(*Potrf)
+	g := head.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
 //line ../../potrf.jdf:203
-	batchMax := g.gemm_batch
-//line ../../potrf.jdf:203
-	batchMatch := apart
-//line potrf_jdf.go:505
+	batchMax, batchMatch := g.gemm_batch, apart
+//line potrf_jdf.go:579
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
-// potrfTRSMBodyGPU is the GPU body of TRSM(m, k) at potrf.jdf:203:1.
-func potrfTRSMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA *rt.TiledMatrix, k int, m int, T gpu.Buffer, I gpu.Buffer, C gpu.Buffer) gpu.Result {
-	member := potrfTRSMMemberGPU
-//line ../../potrf.jdf:204
-	{
-		// Members with an inverse compute C = C * I^T: a product cannot overwrite its operand,
-		// so each C goes to a slot of the stream's scratch first, and the products of one shape
-		// go to the device in one batched call. Without TRSM_INV, members solve.
-		tile := descA.MB * descA.NB
-		scratch, err := stream.Scratch(task.RingLen() * tile)
-		if err != nil {
-			return task.Fail(err)
-		}
-		var groups gemmGroups
-		slot := 0
-		for t := range task.Ring() {
-			r := member(t)
-			rows, cols := descA.TileRows(r.m), descA.TileCols(r.k)
-			if r.I.Ptr == 0 {
-				err = stream.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, rows, cols, 1, r.T, descA.MB, r.C, descA.MB)
-			} else {
-				w := scratch.Slice(slot*tile, (slot+1)*tile)
-				slot++
-				err = stream.Memcpy(w, r.C.Slice(0, tile))
-				groups.add(rows, cols, cols, w, r.I, r.C)
-			}
-			if err != nil {
-				return task.Fail(err)
-			}
-		}
-		if err := groups.launch(stream, descA.MB, 1, 0); err != nil {
-			return task.Fail(err)
-		}
-	}
-//line potrf_jdf.go:543
-	return gpu.Done
-}
-
-// potrfTRSMHook runs the CPU body of TRSM(m, k).
+// potrfTRSMHook runs the CPU body of TRSM(m, k) at potrf.jdf:235:1.
 func potrfTRSMHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Potrf](task)
+	descA, impl, k, m := g.descA, g.impl, l[0], l[1]
 	var err error
-	T, I, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
+	T, _, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	return potrfTRSMBody(task, g.descA, g.impl, l[0], l[1], T, I, C)
-}
-
-// potrfTRSMBody is the CPU body of TRSM(m, k) at potrf.jdf:235:1.
-func potrfTRSMBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int, m int, T []float64, I []float64, C []float64) error {
-//line ../../potrf.jdf:236
-	{
-		return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
-			descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
-	}
-//line potrf_jdf.go:565
-}
-
-func potrfSYRKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k, m := l[0], l[1]
-	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:247:13", "C TRSM(m, k)")
-}
-
-func potrfSYRKInT(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k, m := tp.Globals().(*Potrf), l[0], l[1]
-	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, m), "potrf.jdf:248:22")
-	}
-	pl := rt.Locals{0: k - 1, 1: m}
-	return rt.TaskInput(0, &potrfSYRK, 1, potrfSYRKComplete(tp, &pl), &pl, "potrf.jdf:248:36", "T SYRK(k - 1, m)")
-}
-
-// potrfSYRKSpace enumerates the execution space of SYRK(k, m).
-func potrfSYRKSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Potrf)
-	for k := 0; k <= g.mt-2; k++ {
-		l[0] = k
-		for m := k + 1; m <= g.mt-1; m++ {
-			l[1] = m
-			if !yield(l) {
-				return
-			}
-		}
-	}
+//line ../../potrf.jdf:237
+	return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
+		descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
+//line potrf_jdf.go:595
 }
 
 // potrfSYRKComplete reports whether the instance of SYRK whose parameters are in l lies in its execution space.
@@ -599,148 +600,38 @@ func potrfSYRKComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.mt-2 && m >= k+1 && m <= g.mt-1
 }
 
-// potrfSYRKSuccessors reports the output dependencies of SYRK(k, m) whose guards hold.
-func potrfSYRKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k, m := l[0], l[1]
-	if flows&2 != 0 {
-		if m == k+1 {
-			e.L[0] = m
-			e.Instance(potrfPOTRFComplete(tp, &e.L), 1, 1, &potrfPOTRF, 0)
-		} else {
-			e.L[0], e.L[1] = k+1, m
-			e.Instance(potrfSYRKComplete(tp, &e.L), 1, 1, &potrfSYRK, 1)
-		}
-	}
-}
-
-// potrfSYRKPriority returns the priority of SYRK(k, m) (higher runs first).
-func potrfSYRKPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:250
-	return int32(4*(g.mt-m) + 1)
-//line potrf_jdf.go:622
-}
-
-// potrfSYRKAffinity returns the data collection element that owns SYRK(k, m).
-func potrfSYRKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, m := tp.Globals().(*Potrf), l[1]
-//line ../../potrf.jdf:246
-	return g.descA, rt.Ix(m, m)
-//line potrf_jdf.go:630
-}
-
-// potrfSYRKSubmitGPU is the submit hook of the GPU body of SYRK(k, m): rt/gpu runs it on a device stream.
+// potrfSYRKSubmitGPU runs the GPU body of SYRK(k, m) at potrf.jdf:251:1: rt/gpu's submit hook.
 func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfSYRKBodyGPU(dev, task, stream, g.descA, l[0], l[1], task.Buffer(0), task.Buffer(1))
-}
-
-// potrfSYRKBodyGPU is the GPU body of SYRK(k, m) at potrf.jdf:251:1.
-func potrfSYRKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA *rt.TiledMatrix, k int, m int, A gpu.Buffer, T gpu.Buffer) gpu.Result {
-//line ../../potrf.jdf:252
-	{
-		if err := stream.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
-			-1, A, descA.MB, 1, T, descA.MB); err != nil {
-			return task.Fail(err)
-		}
+	descA, k, m, A, T := g.descA, l[0], l[1], task.Buffer(0), task.Buffer(1)
+//line ../../potrf.jdf:253
+	if err := stream.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
+		-1, A, descA.MB, 1, T, descA.MB); err != nil {
+		return task.Fail(err)
 	}
-//line potrf_jdf.go:648
+//line potrf_jdf.go:613
 	return gpu.Done
 }
 
-// potrfSYRKHook runs the CPU body of SYRK(k, m).
+// potrfSYRKHook runs the CPU body of SYRK(k, m) at potrf.jdf:259:1.
 func potrfSYRKHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Potrf](task)
+	descA, impl, k, m := g.descA, g.impl, l[0], l[1]
 	var err error
 	A, T := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return potrfSYRKBody(task, g.descA, g.impl, l[0], l[1], A, T)
-}
-
-// potrfSYRKBody is the CPU body of SYRK(k, m) at potrf.jdf:259:1.
-func potrfSYRKBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int, m int, A []float64, T []float64) error {
-//line ../../potrf.jdf:260
-	{
-		return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
-			-1, A, descA.MB, 1, T, descA.MB)
-	}
-//line potrf_jdf.go:670
-}
-
-func potrfGEMMInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k, m := l[0], l[1]
-	pl := rt.Locals{1: m, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:272:13", "C TRSM(m, k)")
-}
-
-func potrfGEMMInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k, n_ := l[0], l[2]
-	pl := rt.Locals{1: n_, 0: k}
-	return rt.TaskInput(0, &potrfTRSM, 2, potrfTRSMComplete(tp, &pl), &pl, "potrf.jdf:273:13", "C TRSM(n, k)")
-}
-
-func potrfGEMMInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
-	if k == 0 {
-		return rt.DataInput(0, g.descA, rt.Ix(m, n_), "potrf.jdf:274:22")
-	}
-	pl := rt.Locals{1: m, 2: n_, 0: k - 1}
-	return rt.TaskInput(0, &potrfGEMM, 2, potrfGEMMComplete(tp, &pl), &pl, "potrf.jdf:274:36", "C GEMM(m, n, k - 1)")
-}
-
-// potrfGEMMSpace enumerates the execution space of GEMM(m, n, k).
-func potrfGEMMSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Potrf)
-	for k := 0; k <= g.mt-3; k++ {
-		l[0] = k
-		for m := k + 2; m <= g.mt-1; m++ {
-			l[1] = m
-			for n_ := k + 1; n_ <= m-1; n_++ {
-				l[2] = n_
-				if !yield(l) {
-					return
-				}
-			}
-		}
-	}
+//line ../../potrf.jdf:261
+	return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
+		-1, A, descA.MB, 1, T, descA.MB)
+//line potrf_jdf.go:629
 }
 
 // potrfGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
 func potrfGEMMComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k, m, n_ := tp.Globals().(*Potrf), l[0], l[1], l[2]
 	return k >= 0 && k <= g.mt-3 && m >= k+2 && m <= g.mt-1 && n_ >= k+1 && n_ <= m-1
-}
-
-// potrfGEMMSuccessors reports the output dependencies of GEMM(m, n, k) whose guards hold.
-func potrfGEMMSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k, m, n_ := l[0], l[1], l[2]
-	if flows&4 != 0 {
-		if n_ == k+1 {
-			e.L[1], e.L[0] = m, n_
-			e.Instance(potrfTRSMComplete(tp, &e.L), 2, 1, &potrfTRSM, 2)
-		} else {
-			e.L[1], e.L[2], e.L[0] = m, n_, k+1
-			e.Instance(potrfGEMMComplete(tp, &e.L), 2, 1, &potrfGEMM, 2)
-		}
-	}
-}
-
-// potrfGEMMPriority returns the priority of GEMM(m, n, k) (higher runs first).
-func potrfGEMMPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, n_ := tp.Globals().(*Potrf), l[2]
-//line ../../potrf.jdf:276
-	return int32(4 * (g.mt - n_))
-//line potrf_jdf.go:736
-}
-
-// potrfGEMMAffinity returns the data collection element that owns GEMM(m, n, k).
-func potrfGEMMAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
-//line ../../potrf.jdf:271
-	return g.descA, rt.Ix(m, n_)
-//line potrf_jdf.go:744
 }
 
 // potrfGEMMGPU is one task of a ring in a GPU body of GEMM(m, n, k): its definitions and the
@@ -756,63 +647,50 @@ func potrfGEMMMemberGPU(t *gpu.Task) potrfGEMMGPU {
 	return potrfGEMMGPU{k: l[0], m: l[1], n: l[2], A: t.Buffer(0), B: t.Buffer(1), C: t.Buffer(2)}
 }
 
-// potrfGEMMSubmitGPU is the submit hook of the GPU body of GEMM(m, n, k): rt/gpu runs it on a device stream.
+// potrfGEMMSubmitGPU runs the GPU body of GEMM(m, n, k) at potrf.jdf:277:1: rt/gpu's submit hook.
 func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	if _, err := stream.CollectBatch(task, potrfGEMMBatchGPU(task).Match, nil); err != nil {
 		return task.Fail(err)
 	}
-	g, l := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
-	return potrfGEMMBodyGPU(dev, task, stream, g.descA, l[0], l[1], l[2], task.Buffer(0), task.Buffer(1), task.Buffer(2))
+	g, _ := rt.TaskGlobals[*Potrf](task.EC().(*rt.Task))
+	descA := g.descA
+	member := potrfGEMMMemberGPU
+//line ../../potrf.jdf:279
+	var groups gemmGroups
+	for t := range task.Ring() {
+		g := member(t)
+		groups.add(descA.TileRows(g.m), descA.TileRows(g.n), descA.TileCols(g.k), g.A, g.B, g.C)
+	}
+	if err := groups.launch(stream, descA.MB, -1, 1); err != nil {
+		return task.Fail(err)
+	}
+//line potrf_jdf.go:668
+	return gpu.Done
 }
 
 // potrfGEMMBatchGPU is the batch-match policy of the GPU body of GEMM for a ring headed
 // by head (batch_max, batch_match).
 func potrfGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
-	task := head.EC().(*rt.Task)
-	g := task.Taskpool().Globals().(*Potrf)
+	g := head.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
 //line ../../potrf.jdf:277
 	batchMax := g.gemm_batch
-//line potrf_jdf.go:776
+//line potrf_jdf.go:678
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
-// potrfGEMMBodyGPU is the GPU body of GEMM(m, n, k) at potrf.jdf:277:1.
-func potrfGEMMBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, descA *rt.TiledMatrix, k int, m int, n int, A gpu.Buffer, B gpu.Buffer, C gpu.Buffer) gpu.Result {
-	member := potrfGEMMMemberGPU
-//line ../../potrf.jdf:278
-	{
-		var groups gemmGroups
-		for t := range task.Ring() {
-			g := member(t)
-			groups.add(descA.TileRows(g.m), descA.TileRows(g.n), descA.TileCols(g.k), g.A, g.B, g.C)
-		}
-		if err := groups.launch(stream, descA.MB, -1, 1); err != nil {
-			return task.Fail(err)
-		}
-	}
-//line potrf_jdf.go:794
-	return gpu.Done
-}
-
-// potrfGEMMHook runs the CPU body of GEMM(m, n, k).
+// potrfGEMMHook runs the CPU body of GEMM(m, n, k) at potrf.jdf:289:1.
 func potrfGEMMHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Potrf](task)
+	descA, impl, k, m, n := g.descA, g.impl, l[0], l[1], l[2]
 	var err error
 	A, B, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	return potrfGEMMBody(task, g.descA, g.impl, l[0], l[1], l[2], A, B, C)
-}
-
-// potrfGEMMBody is the CPU body of GEMM(m, n, k) at potrf.jdf:289:1.
-func potrfGEMMBody(task *rt.Task, descA *rt.TiledMatrix, impl *blas.Impl, k int, m int, n int, A []float64, B []float64, C []float64) error {
-//line ../../potrf.jdf:290
-	{
-		return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
-			-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
-	}
-//line potrf_jdf.go:816
+//line ../../potrf.jdf:291
+	return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
+		-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
+//line potrf_jdf.go:694
 }
 
 // potrfSource locates the classes and the dependencies (Deps[class][flow][dep]) of potrf.jdf.
@@ -829,11 +707,7 @@ var potrfSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrPotrfGraph. Call it before the taskpool runs.
-func (tp *Potrf) Verify() error {
-	return potrfSource.Verify(tp.Taskpool)
-}
+func (tp *Potrf) Verify() error { return potrfSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Potrf) WriteDOT(w io.Writer) error {
-	return potrfSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Potrf) WriteDOT(w io.Writer) error { return potrfSource.WriteDOT(w, tp.Taskpool) }

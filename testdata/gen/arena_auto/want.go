@@ -60,52 +60,100 @@ var (
 func init() {
 	autoArenaP = rt.TaskClass{
 		Name: "P", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "W", Access: rt.Write}},
-		Space:      autoArenaPSpace,
-		Complete:   autoArenaPComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:13:6", Task: true, Memory: true, Select: autoArenaPInA}},
-		Prepare:    autoArenaPPrepare,
-		Successors: autoArenaPSuccessors,
-		Affinity:   autoArenaPAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "W", Access: rt.Write}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*AutoArena)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: autoArenaPComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:13:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			k := l[0]
+			if k == 0 {
+				return rt.NewInput(0, "DEFAULT", "in.jdf:13:22")
+			}
+			pl := rt.Locals{0: k - 1}
+			return rt.TaskInput(0, &autoArenaP, 0, autoArenaPComplete(tp, &pl), &pl, "in.jdf:13:28", "A P(k - 1)")
+		}}},
+		Prepare: autoArenaPPrepare,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*AutoArena), l[0]
+			if flows&1 != 0 {
+				if k < g.N {
+					e.L[0] = k + 1
+					e.Instance(autoArenaPComplete(tp, &e.L), 0, 1, &autoArenaP, 0)
+				}
+				if k == g.N {
+					e.L[0] = 0
+					e.Instance(autoArenaQComplete(tp, &e.L), 0, 2, &autoArenaQ, 1)
+				}
+			}
+			if flows&2 != 0 {
+				e.L[0] = k
+				e.Instance(autoArenaQComplete(tp, &e.L), 1, 0, &autoArenaQ, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*AutoArena), l[0]
+//line in.jdf:12
+			return g.V, rt.Ix(k)
+//line want.go:105
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: autoArenaPHook},
 		},
 	}
 	autoArenaQ = rt.TaskClass{
 		Name: "Q", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:    []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.Read}, {Name: "D", Access: rt.RW}},
-		Space:    autoArenaQSpace,
+		Flows: []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.Read}, {Name: "D", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*AutoArena)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: autoArenaQComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "in.jdf:36:8", Task: true, Select: autoArenaQInW},
-			{Flow: 1, Pos: "in.jdf:37:8", Task: true, Memory: true, Select: autoArenaQInA},
-			{Flow: 2, Pos: "in.jdf:38:6", Memory: true, Select: autoArenaQInD},
+			{Flow: 0, Pos: "in.jdf:36:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				k := l[0]
+				pl := rt.Locals{0: k}
+				return rt.TaskInput(0, &autoArenaP, 1, autoArenaPComplete(tp, &pl), &pl, "in.jdf:36:36", "W P(k)")
+			}},
+			{Flow: 1, Pos: "in.jdf:37:8", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k := tp.Globals().(*AutoArena), l[0]
+				if k == 0 {
+					pl := rt.Locals{0: g.N}
+					return rt.TaskInput(0, &autoArenaP, 0, autoArenaPComplete(tp, &pl), &pl, "in.jdf:37:24", "A P(N)")
+				}
+				return rt.NullInput(0)
+			}},
+			{Flow: 2, Pos: "in.jdf:38:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k := tp.Globals().(*AutoArena), l[0]
+				return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:38:11")
+			}},
 		},
-		Successors: autoArenaQSuccessors,
-		Affinity:   autoArenaQAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*AutoArena), l[0]
+			if flows&4 != 0 {
+				e.Data(2, 1, g.V, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*AutoArena), l[0]
+//line in.jdf:35
+			return g.V, rt.Ix(k)
+//line want.go:153
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: autoArenaQHook},
 		},
-	}
-}
-
-func autoArenaPInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	if k == 0 {
-		return rt.NewInput(0, "DEFAULT", "in.jdf:13:22")
-	}
-	pl := rt.Locals{0: k - 1}
-	return rt.TaskInput(0, &autoArenaP, 0, autoArenaPComplete(tp, &pl), &pl, "in.jdf:13:28", "A P(k - 1)")
-}
-
-// autoArenaPSpace enumerates the execution space of P(k).
-func autoArenaPSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*AutoArena)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -123,93 +171,29 @@ func autoArenaPPrepare(task *rt.Task) error {
 	return nil
 }
 
-// autoArenaPSuccessors reports the output dependencies of P(k) whose guards hold.
-func autoArenaPSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*AutoArena), l[0]
-	if flows&1 != 0 {
-		if k < g.N {
-			e.L[0] = k + 1
-			e.Instance(autoArenaPComplete(tp, &e.L), 0, 1, &autoArenaP, 0)
-		}
-		if k == g.N {
-			e.L[0] = 0
-			e.Instance(autoArenaQComplete(tp, &e.L), 0, 2, &autoArenaQ, 1)
-		}
-	}
-	if flows&2 != 0 {
-		e.L[0] = k
-		e.Instance(autoArenaQComplete(tp, &e.L), 1, 0, &autoArenaQ, 0)
-	}
-}
-
-// autoArenaPAffinity returns the data collection element that owns P(k).
-func autoArenaPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*AutoArena), l[0]
-//line in.jdf:12
-	return g.V, rt.Ix(k)
-//line want.go:151
-}
-
-// autoArenaPHook runs the CPU body of P(k).
+// autoArenaPHook runs the CPU body of P(k) at in.jdf:17:1.
 func autoArenaPHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*AutoArena](task)
+	k := l[0]
 	var err error
 	A, W := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float32](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return autoArenaPBody(task, l[0], A, W)
-}
-
-// autoArenaPBody is the CPU body of P(k) at in.jdf:17:1.
-func autoArenaPBody(task *rt.Task, k int, A []float64, W []float32) error {
-//line in.jdf:18
-	{
-		if k == 0 {
-			for i := range A {
-				A[i] = 0
-			}
-		}
-		for i := range A {
-			A[i] += 1
-		}
-		for i := range W {
-			W[i] = float32(len(W))
-		}
-	}
-//line want.go:181
-	return nil
-}
-
-func autoArenaQInW(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &autoArenaP, 1, autoArenaPComplete(tp, &pl), &pl, "in.jdf:36:36", "W P(k)")
-}
-
-func autoArenaQInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*AutoArena), l[0]
+//line in.jdf:19
 	if k == 0 {
-		pl := rt.Locals{0: g.N}
-		return rt.TaskInput(0, &autoArenaP, 0, autoArenaPComplete(tp, &pl), &pl, "in.jdf:37:24", "A P(N)")
-	}
-	return rt.NullInput(0)
-}
-
-func autoArenaQInD(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*AutoArena), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:38:11")
-}
-
-// autoArenaQSpace enumerates the execution space of Q(k).
-func autoArenaQSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*AutoArena)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
+		for i := range A {
+			A[i] = 0
 		}
 	}
+	for i := range A {
+		A[i] += 1
+	}
+	for i := range W {
+		W[i] = float32(len(W))
+	}
+//line want.go:196
+	return nil
 }
 
 // autoArenaQComplete reports whether the instance of Q whose parameters are in l lies in its execution space.
@@ -218,43 +202,19 @@ func autoArenaQComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// autoArenaQSuccessors reports the output dependencies of Q(k) whose guards hold.
-func autoArenaQSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*AutoArena), l[0]
-	if flows&4 != 0 {
-		e.Data(2, 1, g.V, rt.Ix(k))
-	}
-}
-
-// autoArenaQAffinity returns the data collection element that owns Q(k).
-func autoArenaQAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*AutoArena), l[0]
-//line in.jdf:35
-	return g.V, rt.Ix(k)
-//line want.go:235
-}
-
-// autoArenaQHook runs the CPU body of Q(k).
+// autoArenaQHook runs the CPU body of Q(k) at in.jdf:40:1.
 func autoArenaQHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*AutoArena](task)
 	var err error
 	W, A, D := rt.FlowAs[[]float32](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err), rt.FlowAs[[]float64](task, 2, &err)
 	if err != nil {
 		return err
 	}
-	return autoArenaQBody(task, l[0], W, A, D)
-}
-
-// autoArenaQBody is the CPU body of Q(k) at in.jdf:40:1.
-func autoArenaQBody(task *rt.Task, k int, W []float32, A []float64, D []float64) error {
-//line in.jdf:41
-	{
-		D[0] = float64(W[0])
-		if A != nil {
-			D[0] += A[len(A)-1]
-		}
+//line in.jdf:42
+	D[0] = float64(W[0])
+	if A != nil {
+		D[0] += A[len(A)-1]
 	}
-//line want.go:258
+//line want.go:218
 	return nil
 }
 
@@ -270,14 +230,10 @@ var autoArenaSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrAutoArenaGraph. Call it before the taskpool runs.
-func (tp *AutoArena) Verify() error {
-	return autoArenaSource.Verify(tp.Taskpool)
-}
+func (tp *AutoArena) Verify() error { return autoArenaSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *AutoArena) WriteDOT(w io.Writer) error {
-	return autoArenaSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *AutoArena) WriteDOT(w io.Writer) error { return autoArenaSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:55
 func Case() error {
@@ -303,4 +259,4 @@ func Case() error {
 	return fmt.Errorf("V = %v %v %v", v.Block(0)[0], v.Block(1)[0], v.Block(2)[0])
 }
 
-//line want.go:307
+//line want.go:263

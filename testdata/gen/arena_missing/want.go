@@ -50,30 +50,35 @@ var (
 func init() {
 	missingArenaT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:      missingArenaTSpace,
-		Complete:   missingArenaTComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Memory: true, Select: missingArenaTInA}},
-		Successors: missingArenaTSuccessors,
-		Affinity:   missingArenaTAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*MissingArena)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: missingArenaTComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			return rt.NewInput(0, "SCRATCH", "in.jdf:11:11")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*MissingArena), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.V, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*MissingArena), l[0]
+//line in.jdf:10
+			return g.V, rt.Ix(k)
+//line want.go:78
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: missingArenaTHook},
 		},
-	}
-}
-
-func missingArenaTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	return rt.NewInput(0, "SCRATCH", "in.jdf:11:11")
-}
-
-// missingArenaTSpace enumerates the execution space of T(k).
-func missingArenaTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*MissingArena)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -83,39 +88,17 @@ func missingArenaTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// missingArenaTSuccessors reports the output dependencies of T(k) whose guards hold.
-func missingArenaTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*MissingArena), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Ix(k))
-	}
-}
-
-// missingArenaTAffinity returns the data collection element that owns T(k).
-func missingArenaTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*MissingArena), l[0]
-//line in.jdf:10
-	return g.V, rt.Ix(k)
-//line want.go:100
-}
-
-// missingArenaTHook runs the CPU body of T(k).
+// missingArenaTHook runs the CPU body of T(k) at in.jdf:13:1.
 func missingArenaTHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*MissingArena](task)
+	k := l[0]
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return missingArenaTBody(task, l[0], A)
-}
-
-// missingArenaTBody is the CPU body of T(k) at in.jdf:13:1.
-func missingArenaTBody(task *rt.Task, k int, A []float64) error {
-//line in.jdf:14
-	{
-		A[0] = float64(k)
-	}
-//line want.go:119
+//line in.jdf:15
+	A[0] = float64(k)
+//line want.go:102
 	return nil
 }
 
@@ -130,9 +113,7 @@ var missingArenaSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrMissingArenaGraph. Call it before the taskpool runs.
-func (tp *MissingArena) Verify() error {
-	return missingArenaSource.Verify(tp.Taskpool)
-}
+func (tp *MissingArena) Verify() error { return missingArenaSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *MissingArena) WriteDOT(w io.Writer) error {
@@ -157,4 +138,4 @@ func Case() error {
 	return tp.Wait(context.Background())
 }
 
-//line want.go:161
+//line want.go:142

@@ -49,37 +49,40 @@ var (
 func init() {
 	arenaWarningsT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:    []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "S", Access: rt.RW}},
-		Space:    arenaWarningsTSpace,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "S", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*ArenaWarnings)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: arenaWarningsTComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "in.jdf:11:6", Memory: true, Select: arenaWarningsTInA},
-			{Flow: 1, Pos: "in.jdf:13:6", Memory: true, Select: arenaWarningsTInS},
+			{Flow: 0, Pos: "in.jdf:11:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				return rt.NewInput(0, "PERTASK", "in.jdf:11:11")
+			}},
+			{Flow: 1, Pos: "in.jdf:13:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				return rt.NewInput(0, "SCALAR", "in.jdf:13:29")
+			}},
 		},
-		Successors: arenaWarningsTSuccessors,
-		Affinity:   arenaWarningsTAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*ArenaWarnings), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.V, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*ArenaWarnings), l[0]
+//line in.jdf:10
+			return g.V, rt.Ix(k)
+//line want.go:82
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: arenaWarningsTHook},
 		},
-	}
-}
-
-func arenaWarningsTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	return rt.NewInput(0, "PERTASK", "in.jdf:11:11")
-}
-
-func arenaWarningsTInS(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	return rt.NewInput(0, "SCALAR", "in.jdf:13:29")
-}
-
-// arenaWarningsTSpace enumerates the execution space of T(k).
-func arenaWarningsTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*ArenaWarnings)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -89,40 +92,16 @@ func arenaWarningsTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// arenaWarningsTSuccessors reports the output dependencies of T(k) whose guards hold.
-func arenaWarningsTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*ArenaWarnings), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Ix(k))
-	}
-}
-
-// arenaWarningsTAffinity returns the data collection element that owns T(k).
-func arenaWarningsTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*ArenaWarnings), l[0]
-//line in.jdf:10
-	return g.V, rt.Ix(k)
-//line want.go:106
-}
-
-// arenaWarningsTHook runs the CPU body of T(k).
+// arenaWarningsTHook runs the CPU body of T(k) at in.jdf:14:1.
 func arenaWarningsTHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*ArenaWarnings](task)
 	var err error
 	A, S := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[*int](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return arenaWarningsTBody(task, l[0], A, S)
-}
-
-// arenaWarningsTBody is the CPU body of T(k) at in.jdf:14:1.
-func arenaWarningsTBody(task *rt.Task, k int, A []float64, S *int) error {
-//line in.jdf:15
-	{
-		A[0] = float64(*S)
-	}
-//line want.go:126
+//line in.jdf:16
+	A[0] = float64(*S)
+//line want.go:105
 	return nil
 }
 
@@ -137,9 +116,7 @@ var arenaWarningsSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrArenaWarningsGraph. Call it before the taskpool runs.
-func (tp *ArenaWarnings) Verify() error {
-	return arenaWarningsSource.Verify(tp.Taskpool)
-}
+func (tp *ArenaWarnings) Verify() error { return arenaWarningsSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
 func (tp *ArenaWarnings) WriteDOT(w io.Writer) error {

@@ -52,58 +52,119 @@ var (
 func init() {
 	bcastPanel = rt.TaskClass{
 		Name: "Panel", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "P", Access: rt.Read}},
-		Space:      bcastPanelSpace,
-		Complete:   bcastPanelComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:8", Memory: true, Select: bcastPanelInP}},
-		Successors: bcastPanelSuccessors,
-		Affinity:   bcastPanelAffinity,
+		Flows: []rt.Flow{{Name: "P", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Bcast)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: bcastPanelComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*Bcast), l[0]
+			return rt.DataInput(0, g.A, rt.Ix(k, k), "in.jdf:11:13")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Bcast), l[0]
+			if flows&1 != 0 {
+				for a0 := k + 1; a0 <= g.N-1; a0++ {
+					e.L[1], e.L[0] = a0, k
+					e.TaskIf(bcastUpdateComplete(tp, &e.L), 0, 1, &bcastUpdate, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Bcast), l[0]
+//line in.jdf:10
+			return g.A, rt.Ix(k, k)
+//line want.go:84
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: bcastPanelHook},
 		},
 	}
 	bcastUpdate = rt.TaskClass{
 		Name: "Update", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
-		Flows:    []rt.Flow{{Name: "P", Access: rt.Read}, {Name: "C", Access: rt.RW}, {Name: "G", Access: rt.CTL}},
-		Space:    bcastUpdateSpace,
+		Flows: []rt.Flow{{Name: "P", Access: rt.Read}, {Name: "C", Access: rt.RW}, {Name: "G", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Bcast)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				for m := k + 1; m <= g.N-1; m++ {
+					l[1] = m
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
 		Complete: bcastUpdateComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "in.jdf:22:8", Task: true, Select: bcastUpdateInP},
-			{Flow: 1, Pos: "in.jdf:23:8", Memory: true, Select: bcastUpdateInC},
+			{Flow: 0, Pos: "in.jdf:22:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				k := l[0]
+				pl := rt.Locals{0: k}
+				return rt.TaskInput(0, &bcastPanel, 0, bcastPanelComplete(tp, &pl), &pl, "in.jdf:22:13", "P Panel(k)")
+			}},
+			{Flow: 1, Pos: "in.jdf:23:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k, m := tp.Globals().(*Bcast), l[0], l[1]
+				return rt.DataInput(0, g.A, rt.Ix(m, k), "in.jdf:23:13")
+			}},
 		},
-		Successors: bcastUpdateSuccessors,
-		Affinity:   bcastUpdateAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k, m := tp.Globals().(*Bcast), l[0], l[1]
+			if flows&2 != 0 {
+				e.Data(1, 1, g.A, rt.Ix(m, k))
+			}
+			if flows&4 != 0 {
+				e.L[0] = k
+				e.Instance(bcastDoneComplete(tp, &e.L), 2, 0, &bcastDone, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k, m := tp.Globals().(*Bcast), l[0], l[1]
+//line in.jdf:21
+			return g.A, rt.Ix(m, k)
+//line want.go:131
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: bcastUpdateHook},
 		},
 	}
 	bcastDone = rt.TaskClass{
 		Name: "Done", ID: 2, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "G", Access: rt.CTL}},
-		Space:        bcastDoneSpace,
-		Complete:     bcastDoneComplete,
-		Goal:         bcastDoneGoal,
-		Predecessors: bcastDonePredecessors,
-		Affinity:     bcastDoneAffinity,
+		Flows: []rt.Flow{{Name: "G", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Bcast)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: bcastDoneComplete,
+		Goal:     bcastDoneGoal,
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Bcast), l[0]
+			if flows&1 != 0 {
+				for a0 := k + 1; a0 <= g.N-1; a0++ {
+					e.L[1], e.L[0] = a0, k
+					e.TaskIf(bcastUpdateComplete(tp, &e.L), 0, 0, &bcastUpdate, 2)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Bcast), l[0]
+//line in.jdf:34
+			return g.A, rt.Ix(k, k)
+//line want.go:164
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: bcastDoneHook},
 		},
-	}
-}
-
-func bcastPanelInP(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Bcast), l[0]
-	return rt.DataInput(0, g.A, rt.Ix(k, k), "in.jdf:11:13")
-}
-
-// bcastPanelSpace enumerates the execution space of Panel(k).
-func bcastPanelSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Bcast)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -113,67 +174,13 @@ func bcastPanelComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1
 }
 
-// bcastPanelSuccessors reports the output dependencies of Panel(k) whose guards hold.
-func bcastPanelSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Bcast), l[0]
-	if flows&1 != 0 {
-		for a0 := k + 1; a0 <= g.N-1; a0++ {
-			e.L[1], e.L[0] = a0, k
-			e.TaskIf(bcastUpdateComplete(tp, &e.L), 0, 1, &bcastUpdate, 0)
-		}
-	}
-}
-
-// bcastPanelAffinity returns the data collection element that owns Panel(k).
-func bcastPanelAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Bcast), l[0]
-//line in.jdf:10
-	return g.A, rt.Ix(k, k)
-//line want.go:133
-}
-
-// bcastPanelHook runs the CPU body of Panel(k).
+// bcastPanelHook runs the CPU body of Panel(k) at in.jdf:13:1.
 func bcastPanelHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Bcast](task)
-	P, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return bcastPanelBody(task, l[0], P)
-}
-
-// bcastPanelBody is the CPU body of Panel(k) at in.jdf:13:1.
-func bcastPanelBody(task *rt.Task, k int, P []float64) error {
-//line in.jdf:14
-	{
-	}
-//line want.go:151
+//line want.go:183
 	return nil
-}
-
-func bcastUpdateInP(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &bcastPanel, 0, bcastPanelComplete(tp, &pl), &pl, "in.jdf:22:13", "P Panel(k)")
-}
-
-func bcastUpdateInC(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k, m := tp.Globals().(*Bcast), l[0], l[1]
-	return rt.DataInput(0, g.A, rt.Ix(m, k), "in.jdf:23:13")
-}
-
-// bcastUpdateSpace enumerates the execution space of Update(m, k).
-func bcastUpdateSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Bcast)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		for m := k + 1; m <= g.N-1; m++ {
-			l[1] = m
-			if !yield(l) {
-				return
-			}
-		}
-	}
 }
 
 // bcastUpdateComplete reports whether the instance of Update whose parameters are in l lies in its execution space.
@@ -182,56 +189,17 @@ func bcastUpdateComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1 && m >= k+1 && m <= g.N-1
 }
 
-// bcastUpdateSuccessors reports the output dependencies of Update(m, k) whose guards hold.
-func bcastUpdateSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k, m := tp.Globals().(*Bcast), l[0], l[1]
-	if flows&2 != 0 {
-		e.Data(1, 1, g.A, rt.Ix(m, k))
-	}
-	if flows&4 != 0 {
-		e.L[0] = k
-		e.Instance(bcastDoneComplete(tp, &e.L), 2, 0, &bcastDone, 0)
-	}
-}
-
-// bcastUpdateAffinity returns the data collection element that owns Update(m, k).
-func bcastUpdateAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k, m := tp.Globals().(*Bcast), l[0], l[1]
-//line in.jdf:21
-	return g.A, rt.Ix(m, k)
-//line want.go:203
-}
-
-// bcastUpdateHook runs the CPU body of Update(m, k).
+// bcastUpdateHook runs the CPU body of Update(m, k) at in.jdf:26:1.
 func bcastUpdateHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Bcast](task)
 	var err error
 	P, C := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return bcastUpdateBody(task, l[0], l[1], P, C)
-}
-
-// bcastUpdateBody is the CPU body of Update(m, k) at in.jdf:26:1.
-func bcastUpdateBody(task *rt.Task, k int, m int, P []float64, C []float64) error {
-//line in.jdf:27
-	{
-		C[0] += P[0]
-	}
-//line want.go:223
+//line in.jdf:28
+	C[0] += P[0]
+//line want.go:202
 	return nil
-}
-
-// bcastDoneSpace enumerates the execution space of Done(k).
-func bcastDoneSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Bcast)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // bcastDoneComplete reports whether the instance of Done whose parameters are in l lies in its execution space.
@@ -254,37 +222,9 @@ func bcastDoneGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// bcastDonePredecessors reports the CTL input dependencies of Done(k) whose guards hold.
-func bcastDonePredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Bcast), l[0]
-	if flows&1 != 0 {
-		for a0 := k + 1; a0 <= g.N-1; a0++ {
-			e.L[1], e.L[0] = a0, k
-			e.TaskIf(bcastUpdateComplete(tp, &e.L), 0, 0, &bcastUpdate, 2)
-		}
-	}
-}
-
-// bcastDoneAffinity returns the data collection element that owns Done(k).
-func bcastDoneAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Bcast), l[0]
-//line in.jdf:34
-	return g.A, rt.Ix(k, k)
-//line want.go:274
-}
-
-// bcastDoneHook runs the CPU body of Done(k).
+// bcastDoneHook runs the CPU body of Done(k) at in.jdf:36:1.
 func bcastDoneHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Bcast](task)
-	return bcastDoneBody(task, l[0])
-}
-
-// bcastDoneBody is the CPU body of Done(k) at in.jdf:36:1.
-func bcastDoneBody(task *rt.Task, k int) error {
-//line in.jdf:37
-	{
-	}
-//line want.go:288
+//line want.go:228
 	return nil
 }
 
@@ -301,14 +241,10 @@ var bcastSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrBcastGraph. Call it before the taskpool runs.
-func (tp *Bcast) Verify() error {
-	return bcastSource.Verify(tp.Taskpool)
-}
+func (tp *Bcast) Verify() error { return bcastSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Bcast) WriteDOT(w io.Writer) error {
-	return bcastSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Bcast) WriteDOT(w io.Writer) error { return bcastSource.WriteDOT(w, tp.Taskpool) }
 
 // Case runs the program on a 4x4 matrix of ones: every tile below the diagonal
 // receives its column's diagonal tile.
@@ -343,4 +279,4 @@ func Case() error {
 		a.Tile(1, 0)[0], a.Tile(3, 0)[0], a.Tile(3, 2)[0], a.Tile(0, 1)[0], tp.Total())
 }
 
-//line want.go:347
+//line want.go:283

@@ -81,66 +81,127 @@ var (
 func init() {
 	choiceChoice = rt.TaskClass{
 		Name: "Choice", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "D", Access: rt.RW}},
-		Space:      choiceChoiceSpace,
-		Complete:   choiceChoiceComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:45:6", Task: true, Memory: true, Select: choiceChoiceInD}},
-		Successors: choiceChoiceSuccessors,
-		Affinity:   choiceChoiceAffinity,
+		Flows: []rt.Flow{{Name: "D", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Choice)
+			for k := 0; k <= g.NT; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: choiceChoiceComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:45:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*Choice), l[0]
+			if k == 0 {
+				return rt.DataInput(0, g.A, rt.Ix(k), "in.jdf:45:22")
+			}
+			if k > 0 && g.decision.Is(k-1, 1) {
+				pl := rt.Locals{0: k - 1}
+				return rt.TaskInput(1, &choiceTA, 0, choiceTAComplete(tp, &pl), &pl, "in.jdf:46:46", "D TA(k - 1)")
+			}
+			if k > 0 && g.decision.Is(k-1, 2) {
+				pl := rt.Locals{0: k - 1}
+				return rt.TaskInput(2, &choiceTB, 0, choiceTBComplete(tp, &pl), &pl, "in.jdf:47:46", "D TB(k - 1)")
+			}
+			return rt.Input{}
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Choice), l[0]
+			if flows&1 != 0 {
+				if k < g.NT && g.decision.Is(k, 1) {
+					e.L[0] = k
+					e.Instance(choiceTAComplete(tp, &e.L), 0, 3, &choiceTA, 0)
+				}
+				if k < g.NT && g.decision.Is(k, 2) {
+					e.L[0] = k
+					e.Instance(choiceTBComplete(tp, &e.L), 0, 4, &choiceTB, 0)
+				}
+				if k == g.NT {
+					e.Data(0, 5, g.A, rt.Ix(k))
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Choice), l[0]
+//line in.jdf:44
+			return g.A, rt.Ix(k)
+//line want.go:131
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: choiceChoiceHook},
 		},
 	}
 	choiceTA = rt.TaskClass{
 		Name: "TA", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "D", Access: rt.RW}},
-		Space:      choiceTASpace,
-		Complete:   choiceTAComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:64:6", Task: true, Select: choiceTAInD}},
-		Successors: choiceTASuccessors,
-		Affinity:   choiceTAAffinity,
+		Flows: []rt.Flow{{Name: "D", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Choice)
+			for k := 0; k <= g.NT-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: choiceTAComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:64:6", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			k := l[0]
+			pl := rt.Locals{0: k}
+			return rt.TaskInput(0, &choiceChoice, 0, choiceChoiceComplete(tp, &pl), &pl, "in.jdf:64:11", "D Choice(k)")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k := l[0]
+			if flows&1 != 0 {
+				e.L[0] = k + 1
+				e.Instance(choiceChoiceComplete(tp, &e.L), 0, 1, &choiceChoice, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Choice), l[0]
+//line in.jdf:63
+			return g.A, rt.Ix(k + 1)
+//line want.go:166
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: choiceTAHook},
 		},
 	}
 	choiceTB = rt.TaskClass{
 		Name: "TB", ID: 2, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "D", Access: rt.RW}},
-		Space:      choiceTBSpace,
-		Complete:   choiceTBComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:78:6", Task: true, Select: choiceTBInD}},
-		Successors: choiceTBSuccessors,
-		Affinity:   choiceTBAffinity,
+		Flows: []rt.Flow{{Name: "D", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Choice)
+			for k := 0; k <= g.NT-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: choiceTBComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:78:6", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			k := l[0]
+			pl := rt.Locals{0: k}
+			return rt.TaskInput(0, &choiceChoice, 0, choiceChoiceComplete(tp, &pl), &pl, "in.jdf:78:11", "D Choice(k)")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k := l[0]
+			if flows&1 != 0 {
+				e.L[0] = k + 1
+				e.Instance(choiceChoiceComplete(tp, &e.L), 0, 1, &choiceChoice, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Choice), l[0]
+//line in.jdf:77
+			return g.A, rt.Ix(k + 1)
+//line want.go:201
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: choiceTBHook},
 		},
-	}
-}
-
-func choiceChoiceInD(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Choice), l[0]
-	if k == 0 {
-		return rt.DataInput(0, g.A, rt.Ix(k), "in.jdf:45:22")
-	}
-	if k > 0 && g.decision.Is(k-1, 1) {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(1, &choiceTA, 0, choiceTAComplete(tp, &pl), &pl, "in.jdf:46:46", "D TA(k - 1)")
-	}
-	if k > 0 && g.decision.Is(k-1, 2) {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(2, &choiceTB, 0, choiceTBComplete(tp, &pl), &pl, "in.jdf:47:46", "D TB(k - 1)")
-	}
-	return rt.Input{}
-}
-
-// choiceChoiceSpace enumerates the execution space of Choice(k).
-func choiceChoiceSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Choice)
-	for k := 0; k <= g.NT; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -150,71 +211,22 @@ func choiceChoiceComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.NT
 }
 
-// choiceChoiceSuccessors reports the output dependencies of Choice(k) whose guards hold.
-func choiceChoiceSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Choice), l[0]
-	if flows&1 != 0 {
-		if k < g.NT && g.decision.Is(k, 1) {
-			e.L[0] = k
-			e.Instance(choiceTAComplete(tp, &e.L), 0, 3, &choiceTA, 0)
-		}
-		if k < g.NT && g.decision.Is(k, 2) {
-			e.L[0] = k
-			e.Instance(choiceTBComplete(tp, &e.L), 0, 4, &choiceTB, 0)
-		}
-		if k == g.NT {
-			e.Data(0, 5, g.A, rt.Ix(k))
-		}
-	}
-}
-
-// choiceChoiceAffinity returns the data collection element that owns Choice(k).
-func choiceChoiceAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Choice), l[0]
-//line in.jdf:44
-	return g.A, rt.Ix(k)
-//line want.go:177
-}
-
-// choiceChoiceHook runs the CPU body of Choice(k).
+// choiceChoiceHook runs the CPU body of Choice(k) at in.jdf:51:1.
 func choiceChoiceHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Choice](task)
+	NT, decision, runs, k := g.NT, g.decision, g.runs, l[0]
 	D, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return choiceChoiceBody(task, g.NT, g.decision, g.runs, l[0], D)
-}
-
-// choiceChoiceBody is the CPU body of Choice(k) at in.jdf:51:1.
-func choiceChoiceBody(task *rt.Task, NT int, decision *Decisions, runs *Runs, k int, D []float64) error {
-//line in.jdf:52
-	{
-		runs.Add(k)
-		D[0] += 1
-		if k < NT {
-			decision.Set(k, choose(k))
-		}
+//line in.jdf:53
+	runs.Add(k)
+	D[0] += 1
+	if k < NT {
+		decision.Set(k, choose(k))
 	}
-//line want.go:200
+//line want.go:229
 	return nil
-}
-
-func choiceTAInD(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &choiceChoice, 0, choiceChoiceComplete(tp, &pl), &pl, "in.jdf:64:11", "D Choice(k)")
-}
-
-// choiceTASpace enumerates the execution space of TA(k).
-func choiceTASpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Choice)
-	for k := 0; k <= g.NT-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // choiceTAComplete reports whether the instance of TA whose parameters are in l lies in its execution space.
@@ -223,60 +235,20 @@ func choiceTAComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.NT-1
 }
 
-// choiceTASuccessors reports the output dependencies of TA(k) whose guards hold.
-func choiceTASuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&1 != 0 {
-		e.L[0] = k + 1
-		e.Instance(choiceChoiceComplete(tp, &e.L), 0, 1, &choiceChoice, 0)
-	}
-}
-
-// choiceTAAffinity returns the data collection element that owns TA(k).
-func choiceTAAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Choice), l[0]
-//line in.jdf:63
-	return g.A, rt.Ix(k + 1)
-//line want.go:241
-}
-
-// choiceTAHook runs the CPU body of TA(k).
+// choiceTAHook runs the CPU body of TA(k) at in.jdf:66:1.
 func choiceTAHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Choice](task)
+	tp, NT, decision, runs, k := g, g.NT, g.decision, g.runs, l[0]
 	D, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return choiceTABody(g, task, g.NT, g.decision, g.runs, l[0], D)
-}
-
-// choiceTABody is the CPU body of TA(k) at in.jdf:66:1.
-func choiceTABody(tp *Choice, task *rt.Task, NT int, decision *Decisions, runs *Runs, k int, D []float64) error {
-//line in.jdf:67
-	{
-		runs.Add(NT + 1 + k)
-		decision.Set(k, 1)
-		D[0] += 10
-		return tp.SkipTasks(1) // TB(k) does not run
-	}
-//line want.go:263
-}
-
-func choiceTBInD(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &choiceChoice, 0, choiceChoiceComplete(tp, &pl), &pl, "in.jdf:78:11", "D Choice(k)")
-}
-
-// choiceTBSpace enumerates the execution space of TB(k).
-func choiceTBSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Choice)
-	for k := 0; k <= g.NT-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
+//line in.jdf:68
+	runs.Add(NT + 1 + k)
+	decision.Set(k, 1)
+	D[0] += 10
+	return tp.SkipTasks(1) // TB(k) does not run
+//line want.go:252
 }
 
 // choiceTBComplete reports whether the instance of TB whose parameters are in l lies in its execution space.
@@ -285,43 +257,20 @@ func choiceTBComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.NT-1
 }
 
-// choiceTBSuccessors reports the output dependencies of TB(k) whose guards hold.
-func choiceTBSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&1 != 0 {
-		e.L[0] = k + 1
-		e.Instance(choiceChoiceComplete(tp, &e.L), 0, 1, &choiceChoice, 0)
-	}
-}
-
-// choiceTBAffinity returns the data collection element that owns TB(k).
-func choiceTBAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Choice), l[0]
-//line in.jdf:77
-	return g.A, rt.Ix(k + 1)
-//line want.go:303
-}
-
-// choiceTBHook runs the CPU body of TB(k).
+// choiceTBHook runs the CPU body of TB(k) at in.jdf:80:1.
 func choiceTBHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Choice](task)
+	tp, NT, decision, runs, k := g, g.NT, g.decision, g.runs, l[0]
 	D, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return choiceTBBody(g, task, g.NT, g.decision, g.runs, l[0], D)
-}
-
-// choiceTBBody is the CPU body of TB(k) at in.jdf:80:1.
-func choiceTBBody(tp *Choice, task *rt.Task, NT int, decision *Decisions, runs *Runs, k int, D []float64) error {
-//line in.jdf:81
-	{
-		runs.Add(2*NT + 1 + k)
-		decision.Set(k, 2)
-		D[0] += 100
-		return tp.SkipTasks(1) // TA(k) does not run
-	}
-//line want.go:325
+//line in.jdf:82
+	runs.Add(2*NT + 1 + k)
+	decision.Set(k, 2)
+	D[0] += 100
+	return tp.SkipTasks(1) // TA(k) does not run
+//line want.go:274
 }
 
 // choiceSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
@@ -337,14 +286,10 @@ var choiceSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrChoiceGraph. Call it before the taskpool runs.
-func (tp *Choice) Verify() error {
-	return choiceSource.Verify(tp.Taskpool)
-}
+func (tp *Choice) Verify() error { return choiceSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Choice) WriteDOT(w io.Writer) error {
-	return choiceSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Choice) WriteDOT(w io.Writer) error { return choiceSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:90
 const nt = 40
@@ -452,4 +397,4 @@ func Case() error {
 	return fmt.Errorf("every task ran once on 1 and 2 workers and on 2 ranks")
 }
 
-//line want.go:456
+//line want.go:401

@@ -68,12 +68,34 @@ var (
 func init() {
 	cpuBatchSCALE = rt.TaskClass{
 		Name: "SCALE", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}},
-		Space:      cpuBatchSCALESpace,
-		Complete:   cpuBatchSCALEComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:28:6", Memory: true, Select: cpuBatchSCALEInX}},
-		Successors: cpuBatchSCALESuccessors,
-		Affinity:   cpuBatchSCALEAffinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*CpuBatch)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: cpuBatchSCALEComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:28:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*CpuBatch), l[0]
+			return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:28:11")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k := l[0]
+			if flows&1 != 0 {
+				e.L[0] = k
+				e.Instance(cpuBatchADDComplete(tp, &e.L), 0, 1, &cpuBatchADD, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*CpuBatch), l[0]
+//line in.jdf:27
+			return g.V, rt.Ix(k)
+//line want.go:98
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: cpuBatchSCALEHook, Batch: true, Admit: func(t *rt.Task) error {
 				_, err := cpuBatchSCALEMemberCPU(t)
@@ -83,12 +105,38 @@ func init() {
 	}
 	cpuBatchADD = rt.TaskClass{
 		Name: "ADD", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
-		Space:      cpuBatchADDSpace,
-		Complete:   cpuBatchADDComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:44:6", Task: true, Select: cpuBatchADDInX}},
-		Successors: cpuBatchADDSuccessors,
-		Affinity:   cpuBatchADDAffinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*CpuBatch)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: cpuBatchADDComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:44:6", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			k := l[0]
+			pl := rt.Locals{0: k}
+			return rt.TaskInput(0, &cpuBatchSCALE, 0, cpuBatchSCALEComplete(tp, &pl), &pl, "in.jdf:44:11", "X SCALE(k)")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*CpuBatch), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.V, rt.Ix(k))
+			}
+			if flows&2 != 0 {
+				e.L[0] = k
+				e.Instance(cpuBatchTICKComplete(tp, &e.L), 1, 0, &cpuBatchTICK, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*CpuBatch), l[0]
+//line in.jdf:43
+			return g.V, rt.Ix(k)
+//line want.go:139
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: cpuBatchADDHook, Evaluate: rt.EvaluateOf(func(task *rt.Task) bool {
 				g := task.Taskpool().Globals().(*CpuBatch)
@@ -102,12 +150,31 @@ func init() {
 	}
 	cpuBatchTICK = rt.TaskClass{
 		Name: "TICK", ID: 2, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "C", Access: rt.CTL}},
-		Space:        cpuBatchTICKSpace,
-		Complete:     cpuBatchTICKComplete,
-		Goal:         cpuBatchTICKGoal,
-		Predecessors: cpuBatchTICKPredecessors,
-		Affinity:     cpuBatchTICKAffinity,
+		Flows: []rt.Flow{{Name: "C", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*CpuBatch)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: cpuBatchTICKComplete,
+		Goal:     cpuBatchTICKGoal,
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k := l[0]
+			if flows&1 != 0 {
+				e.L[0] = k
+				e.Instance(cpuBatchADDComplete(tp, &e.L), 0, 0, &cpuBatchADD, 1)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*CpuBatch), l[0]
+//line in.jdf:65
+			return g.V, rt.Ix(k)
+//line want.go:177
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "TICK/GPU", Type: gpu.TypeAny, Submit: cpuBatchTICKSubmitGPU, Batch: true}},
 			{Kind: rt.CPU, Hook: cpuBatchTICKHook, Batch: true},
@@ -115,43 +182,10 @@ func init() {
 	}
 }
 
-func cpuBatchSCALEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*CpuBatch), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:28:11")
-}
-
-// cpuBatchSCALESpace enumerates the execution space of SCALE(k).
-func cpuBatchSCALESpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*CpuBatch)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
-}
-
 // cpuBatchSCALEComplete reports whether the instance of SCALE whose parameters are in l lies in its execution space.
 func cpuBatchSCALEComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k := tp.Globals().(*CpuBatch), l[0]
 	return k >= 0 && k <= g.N-1
-}
-
-// cpuBatchSCALESuccessors reports the output dependencies of SCALE(k) whose guards hold.
-func cpuBatchSCALESuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&1 != 0 {
-		e.L[0] = k
-		e.Instance(cpuBatchADDComplete(tp, &e.L), 0, 1, &cpuBatchADD, 0)
-	}
-}
-
-// cpuBatchSCALEAffinity returns the data collection element that owns SCALE(k).
-func cpuBatchSCALEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*CpuBatch), l[0]
-//line in.jdf:27
-	return g.V, rt.Ix(k)
-//line want.go:155
 }
 
 // cpuBatchSCALECPU is one task of a ring in a CPU body of SCALE(k): its definitions and the
@@ -170,29 +204,36 @@ func cpuBatchSCALEMemberCPU(t *rt.Task) (cpuBatchSCALECPU, error) {
 	return m, err
 }
 
-// cpuBatchSCALEHook runs the CPU body of SCALE(k).
+// cpuBatchSCALEHook runs the CPU body of SCALE(k) at in.jdf:30:1.
 func cpuBatchSCALEHook(task *rt.Task) error {
 	if _, err := task.CollectBatch(cpuBatchSCALEMatch); err != nil {
 		return err
 	}
-	_, l := rt.TaskGlobals[*CpuBatch](task)
-	X, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return cpuBatchSCALEBody(task, l[0], X)
+	member := func(t *rt.Task) cpuBatchSCALECPU {
+		m, _ := cpuBatchSCALEMemberCPU(t) // rt checked it with Admit
+		return m
+	}
+//line in.jdf:32
+	for t := range task.Ring() {
+		m := member(t)
+		for i := range m.X {
+			m.X[i] *= 2
+		}
+	}
+//line want.go:227
+	return nil
 }
 
 // cpuBatchSCALEBatch is the batch-match policy of the CPU body of SCALE for a ring headed
 // by head (batch_max, batch_match).
 func cpuBatchSCALEBatch(head *rt.Task) rt.BatchPolicy {
-	task := head
-	g := task.Taskpool().Globals().(*CpuBatch)
+	g := head.Taskpool().Globals().(*CpuBatch)
 //line in.jdf:30
-	batchMax := g.BATCH
-//line in.jdf:30
-	batchMatch := sameParity
-//line want.go:196
+	batchMax, batchMatch := g.BATCH, sameParity
+//line want.go:237
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -203,66 +244,10 @@ func cpuBatchSCALEMatch(cand, head *rt.Task) rt.BatchAction {
 	return cpuBatchSCALEBatch(head).Match(cand, head)
 }
 
-// cpuBatchSCALEBody is the CPU body of SCALE(k) at in.jdf:30:1.
-func cpuBatchSCALEBody(task *rt.Task, k int, X []float64) error {
-	member := func(t *rt.Task) cpuBatchSCALECPU {
-		m, _ := cpuBatchSCALEMemberCPU(t) // rt checked it with Admit
-		return m
-	}
-//line in.jdf:31
-	{
-		for t := range task.Ring() {
-			m := member(t)
-			for i := range m.X {
-				m.X[i] *= 2
-			}
-		}
-	}
-//line want.go:222
-	return nil
-}
-
-func cpuBatchADDInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &cpuBatchSCALE, 0, cpuBatchSCALEComplete(tp, &pl), &pl, "in.jdf:44:11", "X SCALE(k)")
-}
-
-// cpuBatchADDSpace enumerates the execution space of ADD(k).
-func cpuBatchADDSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*CpuBatch)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
-}
-
 // cpuBatchADDComplete reports whether the instance of ADD whose parameters are in l lies in its execution space.
 func cpuBatchADDComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k := tp.Globals().(*CpuBatch), l[0]
 	return k >= 0 && k <= g.N-1
-}
-
-// cpuBatchADDSuccessors reports the output dependencies of ADD(k) whose guards hold.
-func cpuBatchADDSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*CpuBatch), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Ix(k))
-	}
-	if flows&2 != 0 {
-		e.L[0] = k
-		e.Instance(cpuBatchTICKComplete(tp, &e.L), 1, 0, &cpuBatchTICK, 0)
-	}
-}
-
-// cpuBatchADDAffinity returns the data collection element that owns ADD(k).
-func cpuBatchADDAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*CpuBatch), l[0]
-//line in.jdf:43
-	return g.V, rt.Ix(k)
-//line want.go:266
 }
 
 // cpuBatchADDCPU is one task of a ring in a CPU body of ADD(k): its definitions and the
@@ -281,14 +266,32 @@ func cpuBatchADDMemberCPU(t *rt.Task) (cpuBatchADDCPU, error) {
 	return m, err
 }
 
-// cpuBatchADDHook runs the CPU body of ADD(k).
+// cpuBatchADDHook runs the CPU body of ADD(k) at in.jdf:47:1.
 func cpuBatchADDHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*CpuBatch](task)
-	X, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	k := l[0]
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return cpuBatchADDBody(task, l[0], X)
+	member := func(t *rt.Task) cpuBatchADDCPU {
+		m, _ := cpuBatchADDMemberCPU(t) // rt checked it with Admit
+		return m
+	}
+	match := cpuBatchADDMatch
+//line in.jdf:49
+	if k%4 == 0 {
+		if _, err := task.CollectBatch(match); err != nil {
+			return err
+		}
+	}
+	for t := range task.Ring() {
+		m := member(t)
+		for i := range m.X {
+			m.X[i] += float64(m.k)
+		}
+	}
+//line want.go:294
+	return nil
 }
 
 // cpuBatchADDBatch is the batch-match policy of the CPU body of ADD for a ring headed
@@ -296,11 +299,11 @@ func cpuBatchADDHook(task *rt.Task) error {
 func cpuBatchADDBatch(head *rt.Task) rt.BatchPolicy {
 //line in.jdf:47
 	batchMax := 3
-//line want.go:300
+//line want.go:303
 	batchMatch := func(cand, head *rt.Task) rt.BatchAction {
 //line in.jdf:47
 		return rt.Accept
-//line want.go:304
+//line want.go:307
 	}
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
@@ -310,42 +313,6 @@ func cpuBatchADDBatch(head *rt.Task) rt.BatchPolicy {
 // policy, costs a collection no allocation.
 func cpuBatchADDMatch(cand, head *rt.Task) rt.BatchAction {
 	return cpuBatchADDBatch(head).Match(cand, head)
-}
-
-// cpuBatchADDBody is the CPU body of ADD(k) at in.jdf:47:1.
-func cpuBatchADDBody(task *rt.Task, k int, X []float64) error {
-	member := func(t *rt.Task) cpuBatchADDCPU {
-		m, _ := cpuBatchADDMemberCPU(t) // rt checked it with Admit
-		return m
-	}
-	match := cpuBatchADDMatch
-//line in.jdf:48
-	{
-		if k%4 == 0 {
-			if _, err := task.CollectBatch(match); err != nil {
-				return err
-			}
-		}
-		for t := range task.Ring() {
-			m := member(t)
-			for i := range m.X {
-				m.X[i] += float64(m.k)
-			}
-		}
-	}
-//line want.go:337
-	return nil
-}
-
-// cpuBatchTICKSpace enumerates the execution space of TICK(k).
-func cpuBatchTICKSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*CpuBatch)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // cpuBatchTICKComplete reports whether the instance of TICK whose parameters are in l lies in its execution space.
@@ -366,23 +333,6 @@ func cpuBatchTICKGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// cpuBatchTICKPredecessors reports the CTL input dependencies of TICK(k) whose guards hold.
-func cpuBatchTICKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&1 != 0 {
-		e.L[0] = k
-		e.Instance(cpuBatchADDComplete(tp, &e.L), 0, 0, &cpuBatchADD, 1)
-	}
-}
-
-// cpuBatchTICKAffinity returns the data collection element that owns TICK(k).
-func cpuBatchTICKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*CpuBatch), l[0]
-//line in.jdf:65
-	return g.V, rt.Ix(k)
-//line want.go:384
-}
-
 // cpuBatchTICKGPU is one task of a ring in a GPU body of TICK(k): its definitions and the
 // device buffers of its data flows (a batched body gets them with member(t)).
 type cpuBatchTICKGPU struct {
@@ -395,28 +345,20 @@ func cpuBatchTICKMemberGPU(t *gpu.Task) cpuBatchTICKGPU {
 	return cpuBatchTICKGPU{k: l[0]}
 }
 
-// cpuBatchTICKSubmitGPU is the submit hook of the GPU body of TICK(k): rt/gpu runs it on a device stream.
+// cpuBatchTICKSubmitGPU runs the GPU body of TICK(k) at in.jdf:67:1: rt/gpu's submit hook.
 func cpuBatchTICKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 	if _, err := stream.CollectBatch(task, cpuBatchTICKBatchGPU(task).Match, nil); err != nil {
 		return task.Fail(err)
 	}
-	_, l := rt.TaskGlobals[*CpuBatch](task.EC().(*rt.Task))
-	return cpuBatchTICKBodyGPU(dev, task, stream, l[0])
+//line in.jdf:69
+	return gpu.Error
+//line want.go:356
 }
 
 // cpuBatchTICKBatchGPU is the batch-match policy of the GPU body of TICK for a ring headed
 // by head (batch_max, batch_match).
 func cpuBatchTICKBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	return gpu.BatchPolicy{}
-}
-
-// cpuBatchTICKBodyGPU is the GPU body of TICK(k) at in.jdf:67:1.
-func cpuBatchTICKBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, k int) gpu.Result {
-//line in.jdf:68
-	{
-		return gpu.Error
-	}
-//line want.go:420
 }
 
 // cpuBatchTICKCPU is one task of a ring in a CPU body of TICK(k): its definitions and the
@@ -432,13 +374,19 @@ func cpuBatchTICKMemberCPU(t *rt.Task) (cpuBatchTICKCPU, error) {
 	return cpuBatchTICKCPU{k: l[0]}, nil
 }
 
-// cpuBatchTICKHook runs the CPU body of TICK(k).
+// cpuBatchTICKHook runs the CPU body of TICK(k) at in.jdf:72:1.
 func cpuBatchTICKHook(task *rt.Task) error {
 	if _, err := task.CollectBatch(cpuBatchTICKMatch); err != nil {
 		return err
 	}
-	g, l := rt.TaskGlobals[*CpuBatch](task)
-	return cpuBatchTICKBody(task, g.RINGS, l[0])
+	g, _ := rt.TaskGlobals[*CpuBatch](task)
+	RINGS := g.RINGS
+//line in.jdf:74
+	for range task.Ring() {
+	}
+	RINGS.Add(1)
+//line want.go:389
+	return nil
 }
 
 // cpuBatchTICKBatch is the batch-match policy of the CPU body of TICK for a ring headed
@@ -454,18 +402,6 @@ func cpuBatchTICKMatch(cand, head *rt.Task) rt.BatchAction {
 	return cpuBatchTICKBatch(head).Match(cand, head)
 }
 
-// cpuBatchTICKBody is the CPU body of TICK(k) at in.jdf:72:1.
-func cpuBatchTICKBody(task *rt.Task, RINGS *atomic.Int64, k int) error {
-//line in.jdf:73
-	{
-		for range task.Ring() {
-		}
-		RINGS.Add(1)
-	}
-//line want.go:466
-	return nil
-}
-
 // cpuBatchSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var cpuBatchSource = rt.Source{
 	Err:     ErrCpuBatchGraph,
@@ -479,14 +415,10 @@ var cpuBatchSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrCpuBatchGraph. Call it before the taskpool runs.
-func (tp *CpuBatch) Verify() error {
-	return cpuBatchSource.Verify(tp.Taskpool)
-}
+func (tp *CpuBatch) Verify() error { return cpuBatchSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *CpuBatch) WriteDOT(w io.Writer) error {
-	return cpuBatchSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *CpuBatch) WriteDOT(w io.Writer) error { return cpuBatchSource.WriteDOT(w, tp.Taskpool) }
 
 // cpuBatchADDInline1 is the inline code at in.jdf:47:84.
 func cpuBatchADDInline1(tp *CpuBatch, k int, task *rt.Task) bool {
@@ -494,7 +426,7 @@ func cpuBatchADDInline1(tp *CpuBatch, k int, task *rt.Task) bool {
 	_ = N
 //line in.jdf:47
 	return k < N
-//line want.go:498
+//line want.go:430
 }
 
 //line in.jdf:86
@@ -533,4 +465,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; TICK ran in fewer rings than tasks: %v", bad, rings.Load() < n)
 }
 
-//line want.go:537
+//line want.go:469

@@ -50,31 +50,36 @@ var (
 func init() {
 	perTaskBATCH_CPU = rt.TaskClass{
 		Name: "BATCH_CPU", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "TILE", Access: rt.RW}},
-		Space:      perTaskBATCH_CPUSpace,
-		Complete:   perTaskBATCH_CPUComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:13:6", Memory: true, Select: perTaskBATCH_CPUInTILE}},
-		Successors: perTaskBATCH_CPUSuccessors,
-		Affinity:   perTaskBATCH_CPUAffinity,
+		Flows: []rt.Flow{{Name: "TILE", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*PerTask)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: perTaskBATCH_CPUComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:13:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*PerTask), l[0]
+			return rt.DataInput(0, g.DATA, rt.Ix(k), "in.jdf:13:14")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*PerTask), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.DATA, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*PerTask), l[0]
+//line in.jdf:12
+			return g.DATA, rt.Ix(k)
+//line want.go:79
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: perTaskBATCH_CPUHook},
 		},
-	}
-}
-
-func perTaskBATCH_CPUInTILE(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*PerTask), l[0]
-	return rt.DataInput(0, g.DATA, rt.Ix(k), "in.jdf:13:14")
-}
-
-// perTaskBATCH_CPUSpace enumerates the execution space of BATCH_CPU(k).
-func perTaskBATCH_CPUSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*PerTask)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -84,39 +89,17 @@ func perTaskBATCH_CPUComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1
 }
 
-// perTaskBATCH_CPUSuccessors reports the output dependencies of BATCH_CPU(k) whose guards hold.
-func perTaskBATCH_CPUSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*PerTask), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.DATA, rt.Ix(k))
-	}
-}
-
-// perTaskBATCH_CPUAffinity returns the data collection element that owns BATCH_CPU(k).
-func perTaskBATCH_CPUAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*PerTask), l[0]
-//line in.jdf:12
-	return g.DATA, rt.Ix(k)
-//line want.go:101
-}
-
-// perTaskBATCH_CPUHook runs the CPU body of BATCH_CPU(k).
+// perTaskBATCH_CPUHook runs the CPU body of BATCH_CPU(k) at in.jdf:15:1.
 func perTaskBATCH_CPUHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*PerTask](task)
+	k := l[0]
 	TILE, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return perTaskBATCH_CPUBody(task, l[0], TILE)
-}
-
-// perTaskBATCH_CPUBody is the CPU body of BATCH_CPU(k) at in.jdf:15:1.
-func perTaskBATCH_CPUBody(task *rt.Task, k int, TILE []float64) error {
-//line in.jdf:16
-	{
-		TILE[0] = float64(k + 1)
-	}
-//line want.go:120
+//line in.jdf:17
+	TILE[0] = float64(k + 1)
+//line want.go:103
 	return nil
 }
 
@@ -131,14 +114,10 @@ var perTaskSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrPerTaskGraph. Call it before the taskpool runs.
-func (tp *PerTask) Verify() error {
-	return perTaskSource.Verify(tp.Taskpool)
-}
+func (tp *PerTask) Verify() error { return perTaskSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *PerTask) WriteDOT(w io.Writer) error {
-	return perTaskSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *PerTask) WriteDOT(w io.Writer) error { return perTaskSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:27
 func Case() error {
@@ -168,4 +147,4 @@ func Case() error {
 	return fmt.Errorf("%d of %d tiles wrong", wrong, n)
 }
 
-//line want.go:172
+//line want.go:151

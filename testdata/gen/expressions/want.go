@@ -64,119 +64,140 @@ var (
 func init() {
 	exprsE = rt.TaskClass{
 		Name: "E", ID: 0, Locals: []string{"k", "neg", "mix", "cl", "bl", "asInt", "sh", "xo", "tern", "tthen", "tonly", "tcond", "mt"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "C", Access: rt.CTL}},
-		Space:        exprsESpace,
-		Complete:     exprsEComplete,
-		Inputs:       []rt.InputChain{{Flow: 0, Pos: "in.jdf:35:8", Memory: true, Select: exprsEInX}},
-		Goal:         exprsEGoal,
-		Successors:   exprsESuccessors,
-		Predecessors: exprsEPredecessors,
-		Priority:     exprsEPriority,
-		Affinity:     exprsEAffinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "C", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Exprs)
+			for k := -2; k <= g.N; k++ {
+				l[0] = k
+				neg := -k
+				l[1] = neg
+				mix := -(k + 1) * -1
+				l[2] = mix
+				cl := clamp(k, 0, g.N-1)
+				l[3] = cl
+				bl := bits.Len(uint(g.N))
+				l[4] = bl
+				asInt := exprsB2I((k > 0)) + exprsB2I((k > 1))
+				l[5] = asInt
+				sh := 1 << (cl + 1)
+				l[6] = sh
+				xo := k ^ exprsB2I(1 == 0)
+				l[7] = xo
+				tern := func() int {
+					var tern0 int
+					if k >= 0 {
+						tern0 = k * 2
+					} else if k < 0 {
+						tern0 = 7
+					} else {
+						tern0 = boom()
+					}
+					return tern0
+				}()
+				l[8] = tern
+				tthen := func() int {
+					var tern0 int
+					if k > -2 {
+						if k > 1 {
+							tern0 = 10
+						} else {
+							tern0 = 11
+						}
+					} else if k < -5 {
+						tern0 = boom()
+					} else {
+						tern0 = 12
+					}
+					return tern0
+				}()
+				l[9] = tthen
+				tonly := func() int {
+					var tern0 int
+					if !(k > -2) {
+						tern0 = 12
+					} else if k > 1 {
+						tern0 = 10
+					} else {
+						tern0 = 11
+					}
+					return tern0
+				}()
+				l[10] = tonly
+				tcond := func() int {
+					var tern0 int
+					var tern1 int
+					if k > 0 {
+						tern1 = k
+					} else {
+						tern1 = 0 - k
+					}
+					if !(tern1 > 1) {
+						tern0 = 22
+					} else {
+						var tern3 bool
+						if k < 0 {
+							tern3 = true
+						} else {
+							tern3 = false
+						}
+						if tern3 {
+							tern0 = 20
+						} else {
+							tern0 = 21
+						}
+					}
+					return tern0
+				}()
+				l[11] = tcond
+				mt := g.desc.MT + g.desc.NT
+				l[12] = mt
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: exprsEComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:35:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k, cl := tp.Globals().(*Exprs), l[0], l[3]
+			if -k < 0 && !(k == g.N) || k == 0 {
+				return rt.DataInput(0, g.V, rt.Ix(cl), "in.jdf:35:45")
+			}
+			return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:35:53")
+		}}},
+		Goal: exprsEGoal,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Exprs), l[0]
+			if flows&2 != 0 {
+				if k < g.N {
+					e.L[0] = k + 1
+					e.Instance(exprsEComplete(tp, &e.L), 1, 1, &exprsE, 1)
+				}
+			}
+		},
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k := l[0]
+			if flows&2 != 0 {
+				if (k + 2) != 0 {
+					e.L[0] = k - 1
+					e.Instance(exprsEComplete(tp, &e.L), 1, 0, &exprsE, 1)
+				}
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			k, bl := l[0], l[4]
+//line in.jdf:38
+			return int32(-k + bl)
+//line want.go:191
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Exprs), l[0]
+//line in.jdf:34
+			return g.V, rt.Ix(clamp(k, 0, g.N))
+//line want.go:197
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: exprsEHook},
 		},
-	}
-}
-
-func exprsEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k, cl := tp.Globals().(*Exprs), l[0], l[3]
-	if -k < 0 && !(k == g.N) || k == 0 {
-		return rt.DataInput(0, g.V, rt.Ix(cl), "in.jdf:35:45")
-	}
-	return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:35:53")
-}
-
-// exprsESpace enumerates the execution space of E(k).
-func exprsESpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Exprs)
-	for k := -2; k <= g.N; k++ {
-		l[0] = k
-		neg := -k
-		l[1] = neg
-		mix := -(k + 1) * -1
-		l[2] = mix
-		cl := clamp(k, 0, g.N-1)
-		l[3] = cl
-		bl := bits.Len(uint(g.N))
-		l[4] = bl
-		asInt := exprsB2I((k > 0)) + exprsB2I((k > 1))
-		l[5] = asInt
-		sh := 1 << (cl + 1)
-		l[6] = sh
-		xo := k ^ exprsB2I(1 == 0)
-		l[7] = xo
-		tern := func() int {
-			var tern0 int
-			if k >= 0 {
-				tern0 = k * 2
-			} else if k < 0 {
-				tern0 = 7
-			} else {
-				tern0 = boom()
-			}
-			return tern0
-		}()
-		l[8] = tern
-		tthen := func() int {
-			var tern0 int
-			if k > -2 {
-				if k > 1 {
-					tern0 = 10
-				} else {
-					tern0 = 11
-				}
-			} else if k < -5 {
-				tern0 = boom()
-			} else {
-				tern0 = 12
-			}
-			return tern0
-		}()
-		l[9] = tthen
-		tonly := func() int {
-			var tern0 int
-			if !(k > -2) {
-				tern0 = 12
-			} else if k > 1 {
-				tern0 = 10
-			} else {
-				tern0 = 11
-			}
-			return tern0
-		}()
-		l[10] = tonly
-		tcond := func() int {
-			var tern0 int
-			var tern1 int
-			if k > 0 {
-				tern1 = k
-			} else {
-				tern1 = 0 - k
-			}
-			if !(tern1 > 1) {
-				tern0 = 22
-			} else {
-				var tern3 bool
-				if k < 0 {
-					tern3 = true
-				} else {
-					tern3 = false
-				}
-				if tern3 {
-					tern0 = 20
-				} else {
-					tern0 = 21
-				}
-			}
-			return tern0
-		}()
-		l[11] = tcond
-		mt := g.desc.MT + g.desc.NT
-		l[12] = mt
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -276,61 +297,18 @@ func exprsEGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// exprsESuccessors reports the output dependencies of E(k) whose guards hold.
-func exprsESuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Exprs), l[0]
-	if flows&2 != 0 {
-		if k < g.N {
-			e.L[0] = k + 1
-			e.Instance(exprsEComplete(tp, &e.L), 1, 1, &exprsE, 1)
-		}
-	}
-}
-
-// exprsEPredecessors reports the CTL input dependencies of E(k) whose guards hold.
-func exprsEPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&2 != 0 {
-		if (k + 2) != 0 {
-			e.L[0] = k - 1
-			e.Instance(exprsEComplete(tp, &e.L), 1, 0, &exprsE, 1)
-		}
-	}
-}
-
-// exprsEPriority returns the priority of E(k) (higher runs first).
-func exprsEPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	k, bl := l[0], l[4]
-//line in.jdf:38
-	return int32(-k + bl)
-//line want.go:307
-}
-
-// exprsEAffinity returns the data collection element that owns E(k).
-func exprsEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Exprs), l[0]
-//line in.jdf:34
-	return g.V, rt.Ix(clamp(k, 0, g.N))
-//line want.go:315
-}
-
-// exprsEHook runs the CPU body of E(k).
+// exprsEHook runs the CPU body of E(k) at in.jdf:39:1.
 func exprsEHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*Exprs](task)
-	X, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	k, neg, mix, cl, bl := l[0], l[1], l[2], l[3], l[4]
+	asInt, sh, xo, tern, tthen := l[5], l[6], l[7], l[8], l[9]
+	tonly, tcond, mt := l[10], l[11], l[12]
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return exprsEBody(task, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9], l[10], l[11], l[12], X)
-}
-
-// exprsEBody is the CPU body of E(k) at in.jdf:39:1.
-func exprsEBody(task *rt.Task, k int, neg int, mix int, cl int, bl int, asInt int, sh int, xo int, tern int, tthen int, tonly int, tcond int, mt int, X []float64) error {
-//line in.jdf:40
-	{
-		fmt.Fprintln(out, k, neg, mix, cl, bl, asInt, sh, xo, tern, tthen, tonly, tcond, mt)
-	}
-//line want.go:334
+//line in.jdf:41
+	fmt.Fprintln(out, k, neg, mix, cl, bl, asInt, sh, xo, tern, tthen, tonly, tcond, mt)
+//line want.go:312
 	return nil
 }
 
@@ -345,14 +323,10 @@ var exprsSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrExprsGraph. Call it before the taskpool runs.
-func (tp *Exprs) Verify() error {
-	return exprsSource.Verify(tp.Taskpool)
-}
+func (tp *Exprs) Verify() error { return exprsSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Exprs) WriteDOT(w io.Writer) error {
-	return exprsSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Exprs) WriteDOT(w io.Writer) error { return exprsSource.WriteDOT(w, tp.Taskpool) }
 
 // exprsB2I converts a condition used as a number to 0 or 1, as JDF (like C) does.
 func exprsB2I(b bool) int {
@@ -397,4 +371,4 @@ func Case() error {
 	return fmt.Errorf("%s", buf.String())
 }
 
-//line want.go:401
+//line want.go:375

@@ -77,33 +77,33 @@ var (
 func init() {
 	globalsT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:    []rt.Flow{{Name: "X", Access: rt.Read}},
-		Space:    globalsTSpace,
+		Flows: []rt.Flow{{Name: "X", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Globals)
+			for k := 0; k <= g.last; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: globalsTComplete,
-		Inputs:   []rt.InputChain{{Flow: 0, Pos: "in.jdf:22:8", Memory: true, Select: globalsTInX}},
-		Affinity: globalsTAffinity,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:22:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*Globals), l[0]
+			if g.even {
+				return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:22:22")
+			}
+			return rt.DataInput(0, g.data, rt.Ix(k), "in.jdf:22:29")
+		}}},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Globals), l[0]
+//line in.jdf:21
+			return g.V, rt.Ix(k)
+//line want.go:103
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: globalsTHook},
 		},
-	}
-}
-
-func globalsTInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Globals), l[0]
-	if g.even {
-		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:22:22")
-	}
-	return rt.DataInput(0, g.data, rt.Ix(k), "in.jdf:22:29")
-}
-
-// globalsTSpace enumerates the execution space of T(k).
-func globalsTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Globals)
-	for k := 0; k <= g.last; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -113,31 +113,16 @@ func globalsTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.last
 }
 
-// globalsTAffinity returns the data collection element that owns T(k).
-func globalsTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Globals), l[0]
-//line in.jdf:21
-	return g.V, rt.Ix(k)
-//line want.go:122
-}
-
-// globalsTHook runs the CPU body of T(k).
+// globalsTHook runs the CPU body of T(k) at in.jdf:23:1.
 func globalsTHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Globals](task)
-	X, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	g, _ := rt.TaskGlobals[*Globals](task)
+	TOP, LABEL, EXTRA := g.top, g.label, g.EXTRA
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return globalsTBody(task, g.top, g.label, g.EXTRA, l[0], X)
-}
-
-// globalsTBody is the CPU body of T(k) at in.jdf:23:1.
-func globalsTBody(task *rt.Task, TOP int, LABEL string, EXTRA int, k int, X []float64) error {
-//line in.jdf:24
-	{
-		_ = LABEL + string(rune('0'+TOP%10)) + string(rune('0'+EXTRA))
-	}
-//line want.go:141
+//line in.jdf:25
+	_ = LABEL + string(rune('0'+TOP%10)) + string(rune('0'+EXTRA))
+//line want.go:126
 	return nil
 }
 
@@ -152,14 +137,10 @@ var globalsSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrGlobalsGraph. Call it before the taskpool runs.
-func (tp *Globals) Verify() error {
-	return globalsSource.Verify(tp.Taskpool)
-}
+func (tp *Globals) Verify() error { return globalsSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Globals) WriteDOT(w io.Writer) error {
-	return globalsSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Globals) WriteDOT(w io.Writer) error { return globalsSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:32
 func Case() error {
@@ -171,4 +152,4 @@ func Case() error {
 	return fmt.Errorf("N2=%d LAST=%d TOP=%d LABEL=%q EVEN=%v EXTRA=%d", tp.n2, tp.last, tp.top, tp.label, tp.even, tp.EXTRA)
 }
 
-//line want.go:175
+//line want.go:156

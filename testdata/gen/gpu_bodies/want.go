@@ -103,30 +103,72 @@ var (
 func init() {
 	gpuBodiesSCALE = rt.TaskClass{
 		Name: "SCALE", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}},
-		Space:      gpuBodiesSCALESpace,
-		Complete:   gpuBodiesSCALEComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:57:6", Memory: true, Select: gpuBodiesSCALEInX}},
-		Successors: gpuBodiesSCALESuccessors,
-		Affinity:   gpuBodiesSCALEAffinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*GpuBodies)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: gpuBodiesSCALEComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:57:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*GpuBodies), l[0]
+			return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:57:11")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*GpuBodies), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.V, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*GpuBodies), l[0]
+//line in.jdf:56
+			return g.V, rt.Ix(k)
+//line want.go:132
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "SCALE/GPU", Type: gpu.TypeAny, Submit: gpuBodiesSCALESubmitGPU, Batch: true, Size: gpuBodiesSCALESizeGPU}, Select: func(task *rt.Task) int {
 				k := task.Locals()[0]
 //line in.jdf:59
 				return k
-//line want.go:118
+//line want.go:139
 			}},
 			{Kind: rt.CPU, Hook: gpuBodiesSCALEHook},
 		},
 	}
 	gpuBodiesOFFSET = rt.TaskClass{
 		Name: "OFFSET", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "Y", Access: rt.RW}},
-		Space:      gpuBodiesOFFSETSpace,
-		Complete:   gpuBodiesOFFSETComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:81:6", Memory: true, Select: gpuBodiesOFFSETInY}},
-		Successors: gpuBodiesOFFSETSuccessors,
-		Affinity:   gpuBodiesOFFSETAffinity,
+		Flows: []rt.Flow{{Name: "Y", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*GpuBodies)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: gpuBodiesOFFSETComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:81:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*GpuBodies), l[0]
+			return rt.DataInput(0, g.W, rt.Ix(k), "in.jdf:81:11")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*GpuBodies), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.W, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*GpuBodies), l[0]
+//line in.jdf:80
+			return g.W, rt.Ix(k)
+//line want.go:171
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CUDA, Device: &gpu.Incarnation{Name: "OFFSET/CUDA", Type: gpu.TypeCUDA, Submit: gpuBodiesOFFSETSubmitCUDA}},
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "OFFSET/GPU", Type: gpu.TypeAny, Submit: gpuBodiesOFFSETSubmitGPU, Batch: true, NoProfile: true, StageOut: writeBack}, Evaluate: rt.EvaluateOf(func(task *rt.Task) bool {
@@ -139,42 +181,10 @@ func init() {
 	}
 }
 
-func gpuBodiesSCALEInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*GpuBodies), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:57:11")
-}
-
-// gpuBodiesSCALESpace enumerates the execution space of SCALE(k).
-func gpuBodiesSCALESpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*GpuBodies)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
-}
-
 // gpuBodiesSCALEComplete reports whether the instance of SCALE whose parameters are in l lies in its execution space.
 func gpuBodiesSCALEComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, k := tp.Globals().(*GpuBodies), l[0]
 	return k >= 0 && k <= g.N-1
-}
-
-// gpuBodiesSCALESuccessors reports the output dependencies of SCALE(k) whose guards hold.
-func gpuBodiesSCALESuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*GpuBodies), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Ix(k))
-	}
-}
-
-// gpuBodiesSCALEAffinity returns the data collection element that owns SCALE(k).
-func gpuBodiesSCALEAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*GpuBodies), l[0]
-//line in.jdf:56
-	return g.V, rt.Ix(k)
-//line want.go:178
 }
 
 // gpuBodiesSCALEGPU is one task of a ring in a GPU body of SCALE(k): its definitions and the
@@ -202,13 +212,10 @@ func gpuBodiesSCALESubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream
 // gpuBodiesSCALEBatchGPU is the batch-match policy of the GPU body of SCALE for a ring headed
 // by head (batch_max, batch_match).
 func gpuBodiesSCALEBatchGPU(head *gpu.Task) gpu.BatchPolicy {
-	task := head.EC().(*rt.Task)
-	g := task.Taskpool().Globals().(*GpuBodies)
+	g := head.EC().(*rt.Task).Taskpool().Globals().(*GpuBodies)
 //line in.jdf:59
-	batchMax := g.BATCH
-//line in.jdf:59
-	batchMatch := sameLen
-//line want.go:212
+	batchMax, batchMatch := g.BATCH, sameLen
+//line want.go:219
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -224,7 +231,7 @@ func gpuBodiesSCALEBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, 
 			}
 		}
 	}
-//line want.go:228
+//line want.go:235
 	return gpu.Done
 }
 
@@ -238,47 +245,25 @@ func gpuBodiesSCALESizeGPU(ec gpu.EC, flow int) int64 {
 	case 0:
 //line in.jdf:59
 		return int64(gpuBodiesSCALEInline1(g, k))
-//line want.go:242
+//line want.go:249
 	}
 	return 0
 }
 
-// gpuBodiesSCALEHook runs the CPU body of SCALE(k).
+// gpuBodiesSCALEHook runs the CPU body of SCALE(k) at in.jdf:69:1.
 func gpuBodiesSCALEHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*GpuBodies](task)
+	k := l[0]
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return gpuBodiesSCALEBody(task, l[0], X)
-}
-
-// gpuBodiesSCALEBody is the CPU body of SCALE(k) at in.jdf:69:1.
-func gpuBodiesSCALEBody(task *rt.Task, k int, X []float64) error {
-//line in.jdf:70
-	{
-		for i := range X {
-			X[i] = 2*X[i] + float64(k)
-		}
+//line in.jdf:71
+	for i := range X {
+		X[i] = 2*X[i] + float64(k)
 	}
-//line want.go:265
+//line want.go:266
 	return nil
-}
-
-func gpuBodiesOFFSETInY(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*GpuBodies), l[0]
-	return rt.DataInput(0, g.W, rt.Ix(k), "in.jdf:81:11")
-}
-
-// gpuBodiesOFFSETSpace enumerates the execution space of OFFSET(k).
-func gpuBodiesOFFSETSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*GpuBodies)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // gpuBodiesOFFSETComplete reports whether the instance of OFFSET whose parameters are in l lies in its execution space.
@@ -287,35 +272,11 @@ func gpuBodiesOFFSETComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1
 }
 
-// gpuBodiesOFFSETSuccessors reports the output dependencies of OFFSET(k) whose guards hold.
-func gpuBodiesOFFSETSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*GpuBodies), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.W, rt.Ix(k))
-	}
-}
-
-// gpuBodiesOFFSETAffinity returns the data collection element that owns OFFSET(k).
-func gpuBodiesOFFSETAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*GpuBodies), l[0]
-//line in.jdf:80
-	return g.W, rt.Ix(k)
-//line want.go:304
-}
-
-// gpuBodiesOFFSETSubmitCUDA is the submit hook of the CUDA body of OFFSET(k): rt/gpu runs it on a device stream.
+// gpuBodiesOFFSETSubmitCUDA runs the CUDA body of OFFSET(k) at in.jdf:83:1: rt/gpu's submit hook.
 func gpuBodiesOFFSETSubmitCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	_, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
-	return gpuBodiesOFFSETBodyCUDA(dev, task, stream, l[0], task.Buffer(0))
-}
-
-// gpuBodiesOFFSETBodyCUDA is the CUDA body of OFFSET(k) at in.jdf:83:1.
-func gpuBodiesOFFSETBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, k int, Y gpu.Buffer) gpu.Result {
-//line in.jdf:84
-	{
-		return gpu.Error
-	}
-//line want.go:319
+//line in.jdf:85
+	return gpu.Error
+//line want.go:280
 }
 
 // gpuBodiesOFFSETGPU is one task of a ring in a GPU body of OFFSET(k): its definitions and the
@@ -331,10 +292,21 @@ func gpuBodiesOFFSETMemberGPU(t *gpu.Task) gpuBodiesOFFSETGPU {
 	return gpuBodiesOFFSETGPU{k: l[0], Y: t.Buffer(0)}
 }
 
-// gpuBodiesOFFSETSubmitGPU is the submit hook of the GPU body of OFFSET(k): rt/gpu runs it on a device stream.
+// gpuBodiesOFFSETSubmitGPU runs the GPU body of OFFSET(k) at in.jdf:88:1: rt/gpu's submit hook.
 func gpuBodiesOFFSETSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	_, l := rt.TaskGlobals[*GpuBodies](task.EC().(*rt.Task))
-	return gpuBodiesOFFSETBodyGPU(dev, task, stream, l[0], task.Buffer(0))
+	member := gpuBodiesOFFSETMemberGPU
+	match := gpuBodiesOFFSETBatchGPU(task).Match
+//line in.jdf:91
+	if _, err := stream.CollectBatch(task, match, nil); err != nil {
+		return task.Fail(err)
+	}
+	for t := range task.Ring() {
+		if err := stream.Launch("gpubodies.axpb", gpu.Dim3{X: 1}, gpu.Dim3{X: 1}, member(t).Y, 1.0, 10.0); err != nil {
+			return task.Fail(err)
+		}
+	}
+//line want.go:309
+	return gpu.Done
 }
 
 // gpuBodiesOFFSETBatchGPU is the batch-match policy of the GPU body of OFFSET for a ring headed
@@ -342,53 +314,26 @@ func gpuBodiesOFFSETSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Strea
 func gpuBodiesOFFSETBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 //line in.jdf:88
 	batchMax := 3
-//line want.go:346
+//line want.go:318
 	batchMatch := func(cand, head *gpu.Task) gpu.Action {
 //line in.jdf:88
 		return gpu.Accept
-//line want.go:350
+//line want.go:322
 	}
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
-// gpuBodiesOFFSETBodyGPU is the GPU body of OFFSET(k) at in.jdf:88:1.
-func gpuBodiesOFFSETBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, k int, Y gpu.Buffer) gpu.Result {
-	member := gpuBodiesOFFSETMemberGPU
-	match := gpuBodiesOFFSETBatchGPU(task).Match
-//line in.jdf:90
-	{
-		if _, err := stream.CollectBatch(task, match, nil); err != nil {
-			return task.Fail(err)
-		}
-		for t := range task.Ring() {
-			if err := stream.Launch("gpubodies.axpb", gpu.Dim3{X: 1}, gpu.Dim3{X: 1}, member(t).Y, 1.0, 10.0); err != nil {
-				return task.Fail(err)
-			}
-		}
-	}
-//line want.go:370
-	return gpu.Done
-}
-
-// gpuBodiesOFFSETHook runs the CPU body of OFFSET(k).
+// gpuBodiesOFFSETHook runs the CPU body of OFFSET(k) at in.jdf:101:1.
 func gpuBodiesOFFSETHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*GpuBodies](task)
 	Y, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return gpuBodiesOFFSETBody(task, l[0], Y)
-}
-
-// gpuBodiesOFFSETBody is the CPU body of OFFSET(k) at in.jdf:101:1.
-func gpuBodiesOFFSETBody(task *rt.Task, k int, Y []float64) error {
-//line in.jdf:102
-	{
-		for i := range Y {
-			Y[i] += 10
-		}
+//line in.jdf:103
+	for i := range Y {
+		Y[i] += 10
 	}
-//line want.go:392
+//line want.go:337
 	return nil
 }
 
@@ -404,14 +349,10 @@ var gpuBodiesSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrGpuBodiesGraph. Call it before the taskpool runs.
-func (tp *GpuBodies) Verify() error {
-	return gpuBodiesSource.Verify(tp.Taskpool)
-}
+func (tp *GpuBodies) Verify() error { return gpuBodiesSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *GpuBodies) WriteDOT(w io.Writer) error {
-	return gpuBodiesSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *GpuBodies) WriteDOT(w io.Writer) error { return gpuBodiesSource.WriteDOT(w, tp.Taskpool) }
 
 // gpuBodiesSCALEInline1 is the inline code at in.jdf:59:80.
 func gpuBodiesSCALEInline1(tp *GpuBodies, k int) int {
@@ -419,14 +360,14 @@ func gpuBodiesSCALEInline1(tp *GpuBodies, k int) int {
 	_ = V
 //line in.jdf:59
 	return 8 * V.NB
-//line want.go:423
+//line want.go:364
 }
 
 // gpuBodiesOFFSETInline2 is the inline code at in.jdf:89:18.
 func gpuBodiesOFFSETInline2(tp *GpuBodies, k int, task *rt.Task) bool {
 //line in.jdf:89
 	return k%2 == 0
-//line want.go:430
+//line want.go:371
 }
 
 //line in.jdf:117
@@ -480,4 +421,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; the devices ran at least the %d SCALE tasks: %v", bad, n, ran >= n)
 }
 
-//line want.go:484
+//line want.go:425

@@ -50,41 +50,73 @@ var (
 func init() {
 	guardsG = rt.TaskClass{
 		Name: "G", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
-		Space:        guardsGSpace,
-		Complete:     guardsGComplete,
-		Inputs:       []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Task: true, Memory: true, Select: guardsGInA}},
-		Goal:         guardsGGoal,
-		Successors:   guardsGSuccessors,
-		Predecessors: guardsGPredecessors,
-		Affinity:     guardsGAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Guards)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: guardsGComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*Guards), l[0]
+			if k == 0 {
+				return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:22")
+			}
+			if k%2 == 0 {
+				pl := rt.Locals{0: k - 1}
+				return rt.TaskInput(1, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:12:26", "A G(k - 1)")
+			}
+			pl := rt.Locals{0: k - 1}
+			return rt.TaskInput(2, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:13:11", "A G(k - 1)")
+		}}},
+		Goal: guardsGGoal,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Guards), l[0]
+			if flows&1 != 0 {
+				if k < g.N {
+					e.L[0] = k + 1
+					e.Instance(guardsGComplete(tp, &e.L), 0, 3, &guardsG, 0)
+				} else {
+					e.Data(0, 3, g.V, rt.Ix(k))
+				}
+			}
+			if flows&2 != 0 {
+				if k < g.N-1 {
+					e.L[0] = k + 2
+					e.Instance(guardsGComplete(tp, &e.L), 1, 2, &guardsG, 1)
+				}
+				if k < g.N {
+					e.L[0] = k + 1
+					e.Instance(guardsGComplete(tp, &e.L), 1, 3, &guardsG, 1)
+				}
+			}
+		},
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k := l[0]
+			if flows&2 != 0 {
+				if k > 1 {
+					e.L[0] = k - 2
+					e.Instance(guardsGComplete(tp, &e.L), 1, 0, &guardsG, 1)
+				}
+				if k > 0 {
+					e.L[0] = k - 1
+					e.Instance(guardsGComplete(tp, &e.L), 1, 1, &guardsG, 1)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Guards), l[0]
+//line in.jdf:10
+			return g.V, rt.Ix(k)
+//line want.go:116
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: guardsGHook},
 		},
-	}
-}
-
-func guardsGInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Guards), l[0]
-	if k == 0 {
-		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:22")
-	}
-	if k%2 == 0 {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(1, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:12:26", "A G(k - 1)")
-	}
-	pl := rt.Locals{0: k - 1}
-	return rt.TaskInput(2, &guardsG, 0, guardsGComplete(tp, &pl), &pl, "in.jdf:13:11", "A G(k - 1)")
-}
-
-// guardsGSpace enumerates the execution space of G(k).
-func guardsGSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Guards)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -114,69 +146,17 @@ func guardsGGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// guardsGSuccessors reports the output dependencies of G(k) whose guards hold.
-func guardsGSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Guards), l[0]
-	if flows&1 != 0 {
-		if k < g.N {
-			e.L[0] = k + 1
-			e.Instance(guardsGComplete(tp, &e.L), 0, 3, &guardsG, 0)
-		} else {
-			e.Data(0, 3, g.V, rt.Ix(k))
-		}
-	}
-	if flows&2 != 0 {
-		if k < g.N-1 {
-			e.L[0] = k + 2
-			e.Instance(guardsGComplete(tp, &e.L), 1, 2, &guardsG, 1)
-		}
-		if k < g.N {
-			e.L[0] = k + 1
-			e.Instance(guardsGComplete(tp, &e.L), 1, 3, &guardsG, 1)
-		}
-	}
-}
-
-// guardsGPredecessors reports the CTL input dependencies of G(k) whose guards hold.
-func guardsGPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&2 != 0 {
-		if k > 1 {
-			e.L[0] = k - 2
-			e.Instance(guardsGComplete(tp, &e.L), 1, 0, &guardsG, 1)
-		}
-		if k > 0 {
-			e.L[0] = k - 1
-			e.Instance(guardsGComplete(tp, &e.L), 1, 1, &guardsG, 1)
-		}
-	}
-}
-
-// guardsGAffinity returns the data collection element that owns G(k).
-func guardsGAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Guards), l[0]
-//line in.jdf:10
-	return g.V, rt.Ix(k)
-//line want.go:161
-}
-
-// guardsGHook runs the CPU body of G(k).
+// guardsGHook runs the CPU body of G(k) at in.jdf:19:1.
 func guardsGHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*Guards](task)
+	k := l[0]
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return guardsGBody(task, l[0], A)
-}
-
-// guardsGBody is the CPU body of G(k) at in.jdf:19:1.
-func guardsGBody(task *rt.Task, k int, A []float64) error {
-//line in.jdf:20
-	{
-		A[0] = A[0]*10 + float64(k)
-	}
-//line want.go:180
+//line in.jdf:21
+	A[0] = A[0]*10 + float64(k)
+//line want.go:160
 	return nil
 }
 
@@ -191,14 +171,10 @@ var guardsSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrGuardsGraph. Call it before the taskpool runs.
-func (tp *Guards) Verify() error {
-	return guardsSource.Verify(tp.Taskpool)
-}
+func (tp *Guards) Verify() error { return guardsSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Guards) WriteDOT(w io.Writer) error {
-	return guardsSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Guards) WriteDOT(w io.Writer) error { return guardsSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:31
 func Case() error {
@@ -224,4 +200,4 @@ func Case() error {
 	return fmt.Errorf("V(5) = %v", v.Block(5)[0])
 }
 
-//line want.go:228
+//line want.go:204

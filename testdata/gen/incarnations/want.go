@@ -59,26 +59,28 @@ var (
 func init() {
 	incsW = rt.TaskClass{
 		Name: "W", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		NoTrace:  true,
-		Space:    incsWSpace,
+		NoTrace: true,
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Incs)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: incsWComplete,
-		Affinity: incsWAffinity,
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Incs), l[0]
+//line in.jdf:20
+			return g.V, rt.Ix(k)
+//line want.go:78
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: incsWHookRECURSIVE, Evaluate: rt.EvaluateOf(evenOnly)},
 			{Kind: rt.CUDA, Device: &gpu.Incarnation{Name: "W/CUDA", Type: gpu.TypeCUDA, Submit: incsWSubmitCUDA}},
 			{Kind: rt.CPU, Hook: incsWHook, NoTrace: true},
 		},
-	}
-}
-
-// incsWSpace enumerates the execution space of W(k).
-func incsWSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Incs)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -88,58 +90,30 @@ func incsWComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1
 }
 
-// incsWAffinity returns the data collection element that owns W(k).
-func incsWAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Incs), l[0]
-//line in.jdf:20
-	return g.V, rt.Ix(k)
-//line want.go:97
-}
-
-// incsWHookRECURSIVE runs the RECURSIVE body (a CPU hook) of W(k).
+// incsWHookRECURSIVE runs the RECURSIVE body (a CPU hook) of W(k) at in.jdf:21:1.
 func incsWHookRECURSIVE(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Incs](task)
-	return incsWBodyRECURSIVE(task, g.TRIED, l[0])
+	g, _ := rt.TaskGlobals[*Incs](task)
+	TRIED := g.TRIED
+//line in.jdf:23
+	TRIED.Add(1)
+	return rt.Next
+//line want.go:101
 }
 
-// incsWBodyRECURSIVE is the RECURSIVE body (a CPU hook) of W(k) at in.jdf:21:1.
-func incsWBodyRECURSIVE(task *rt.Task, TRIED *atomic.Int64, k int) error {
-//line in.jdf:22
-	{
-		TRIED.Add(1)
-		return rt.Next
-	}
-//line want.go:113
-}
-
-// incsWSubmitCUDA is the submit hook of the CUDA body of W(k): rt/gpu runs it on a device stream.
+// incsWSubmitCUDA runs the CUDA body of W(k) at in.jdf:27:1: rt/gpu's submit hook.
 func incsWSubmitCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
-	_, l := rt.TaskGlobals[*Incs](task.EC().(*rt.Task))
-	return incsWBodyCUDA(dev, task, stream, l[0])
+//line in.jdf:29
+	return gpu.Done
+//line want.go:108
 }
 
-// incsWBodyCUDA is the CUDA body of W(k) at in.jdf:27:1.
-func incsWBodyCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, k int) gpu.Result {
-//line in.jdf:28
-	{
-		return gpu.Done
-	}
-//line want.go:128
-}
-
-// incsWHook runs the CPU body of W(k).
+// incsWHook runs the CPU body of W(k) at in.jdf:32:1.
 func incsWHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Incs](task)
-	return incsWBody(task, g.RAN, l[0])
-}
-
-// incsWBody is the CPU body of W(k) at in.jdf:32:1.
-func incsWBody(task *rt.Task, RAN *atomic.Int64, k int) error {
-//line in.jdf:33
-	{
-		RAN.Add(1)
-	}
-//line want.go:143
+	g, _ := rt.TaskGlobals[*Incs](task)
+	RAN := g.RAN
+//line in.jdf:34
+	RAN.Add(1)
+//line want.go:117
 	return nil
 }
 
@@ -154,14 +128,10 @@ var incsSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrIncsGraph. Call it before the taskpool runs.
-func (tp *Incs) Verify() error {
-	return incsSource.Verify(tp.Taskpool)
-}
+func (tp *Incs) Verify() error { return incsSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Incs) WriteDOT(w io.Writer) error {
-	return incsSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Incs) WriteDOT(w io.Writer) error { return incsSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:44
 func Case() error {
@@ -185,4 +155,4 @@ func Case() error {
 	return fmt.Errorf("recursive tried %d, cpu ran %d", tried.Load(), ran.Load())
 }
 
-//line want.go:189
+//line want.go:159

@@ -60,13 +60,50 @@ var (
 func init() {
 	inlineInl = rt.TaskClass{
 		Name: "Inl", ID: 0, Locals: []string{"k", "m"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:      inlineInlSpace,
-		Complete:   inlineInlComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:19:6", Task: true, Memory: true, Select: inlineInlInA}},
-		Successors: inlineInlSuccessors,
-		Priority:   inlineInlPriority,
-		Affinity:   inlineInlAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Inline)
+			for k, kEnd := inlineInlInline4(g), inlineInlInline5(g); k <= kEnd; k++ {
+				l[0] = k
+				m := inlineInlInline3(g, k)
+				l[1] = m
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: inlineInlComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:19:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k, m := tp.Globals().(*Inline), l[0], l[1]
+			if inlineInlInline1(g, k, m) {
+				return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:19:33")
+			}
+			pl := rt.Locals{0: inlineInlInline2(g, k, m)}
+			return rt.TaskInput(0, &inlineInl, 0, inlineInlComplete(tp, &pl), &pl, "in.jdf:19:40", "A Inl(%{ return k - 1 %})")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k, m := tp.Globals().(*Inline), l[0], l[1]
+			if flows&1 != 0 {
+				if inlineInlInline6(g, k, m) {
+					e.L[0] = k + 1
+					e.Instance(inlineInlComplete(tp, &e.L), 0, 1, &inlineInl, 0)
+				} else {
+					e.Data(0, 1, g.V, rt.Ix(k))
+				}
+			}
+		},
+		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
+			g, k, m := tp.Globals().(*Inline), l[0], l[1]
+//line in.jdf:21
+			return int32(inlineInlInline7(g, k, m))
+//line want.go:100
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k, m := tp.Globals().(*Inline), l[0], l[1]
+//line in.jdf:18
+			return g.V, rt.Ix(inlineInlInline8(g, k, m))
+//line want.go:106
+		},
 		TimeEstimate: func(task *rt.Task, dev rt.Device) int64 {
 			g := task.Taskpool().Globals().(*Inline)
 			k, m := task.Locals()[0], task.Locals()[1]
@@ -82,28 +119,6 @@ func init() {
 	}
 }
 
-func inlineInlInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k, m := tp.Globals().(*Inline), l[0], l[1]
-	if inlineInlInline1(g, k, m) {
-		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:19:33")
-	}
-	pl := rt.Locals{0: inlineInlInline2(g, k, m)}
-	return rt.TaskInput(0, &inlineInl, 0, inlineInlComplete(tp, &pl), &pl, "in.jdf:19:40", "A Inl(%{ return k - 1 %})")
-}
-
-// inlineInlSpace enumerates the execution space of Inl(k).
-func inlineInlSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Inline)
-	for k, kEnd := inlineInlInline4(g), inlineInlInline5(g); k <= kEnd; k++ {
-		l[0] = k
-		m := inlineInlInline3(g, k)
-		l[1] = m
-		if !yield(l) {
-			return
-		}
-	}
-}
-
 // inlineInlComplete reports whether the instance of Inl whose parameters are in l lies in its execution
 // space, and computes its derived locals.
 func inlineInlComplete(tp *rt.Taskpool, l *rt.Locals) bool {
@@ -116,52 +131,17 @@ func inlineInlComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return true
 }
 
-// inlineInlSuccessors reports the output dependencies of Inl(k) whose guards hold.
-func inlineInlSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k, m := tp.Globals().(*Inline), l[0], l[1]
-	if flows&1 != 0 {
-		if inlineInlInline6(g, k, m) {
-			e.L[0] = k + 1
-			e.Instance(inlineInlComplete(tp, &e.L), 0, 1, &inlineInl, 0)
-		} else {
-			e.Data(0, 1, g.V, rt.Ix(k))
-		}
-	}
-}
-
-// inlineInlPriority returns the priority of Inl(k) (higher runs first).
-func inlineInlPriority(tp *rt.Taskpool, l *rt.Locals) int32 {
-	g, k, m := tp.Globals().(*Inline), l[0], l[1]
-//line in.jdf:21
-	return int32(inlineInlInline7(g, k, m))
-//line want.go:138
-}
-
-// inlineInlAffinity returns the data collection element that owns Inl(k).
-func inlineInlAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k, m := tp.Globals().(*Inline), l[0], l[1]
-//line in.jdf:18
-	return g.V, rt.Ix(inlineInlInline8(g, k, m))
-//line want.go:146
-}
-
-// inlineInlHook runs the CPU body of Inl(k).
+// inlineInlHook runs the CPU body of Inl(k) at in.jdf:22:1.
 func inlineInlHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*Inline](task)
+	m := l[1]
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return inlineInlBody(task, l[0], l[1], A)
-}
-
-// inlineInlBody is the CPU body of Inl(k) at in.jdf:22:1.
-func inlineInlBody(task *rt.Task, k int, m int, A []float64) error {
-//line in.jdf:23
-	{
-		A[0] += float64(m)
-	}
-//line want.go:165
+//line in.jdf:24
+	A[0] += float64(m)
+//line want.go:145
 	return nil
 }
 
@@ -176,14 +156,10 @@ var inlineSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrInlineGraph. Call it before the taskpool runs.
-func (tp *Inline) Verify() error {
-	return inlineSource.Verify(tp.Taskpool)
-}
+func (tp *Inline) Verify() error { return inlineSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Inline) WriteDOT(w io.Writer) error {
-	return inlineSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Inline) WriteDOT(w io.Writer) error { return inlineSource.WriteDOT(w, tp.Taskpool) }
 
 // Property evaluates the exported property name of a task class (a class property that
 // jdf2go does not interpret, such as flops) for the instance whose locals are in l.
@@ -207,28 +183,28 @@ func (tp *Inline) Property(class, name string, l *rt.Locals) (any, bool) {
 func inlineInlInline1(tp *Inline, k int, m int) bool {
 //line in.jdf:19
 	return k == 0
-//line want.go:211
+//line want.go:187
 }
 
 // inlineInlInline2 is the inline code at in.jdf:19:46.
 func inlineInlInline2(tp *Inline, k int, m int) int {
 //line in.jdf:19
 	return k - 1
-//line want.go:218
+//line want.go:194
 }
 
 // inlineInlInline3 is the inline code at in.jdf:16:7.
 func inlineInlInline3(tp *Inline, k int) int {
 //line in.jdf:16
 	return k + 1
-//line want.go:225
+//line want.go:201
 }
 
 // inlineInlInline4 is the inline code at in.jdf:15:7.
 func inlineInlInline4(tp *Inline) int {
 //line in.jdf:15
 	return 0
-//line want.go:232
+//line want.go:208
 }
 
 // inlineInlInline5 is the inline code at in.jdf:15:25.
@@ -237,7 +213,7 @@ func inlineInlInline5(tp *Inline) int {
 	_ = N
 //line in.jdf:15
 	return last(N)
-//line want.go:241
+//line want.go:217
 }
 
 // inlineInlInline6 is the inline code at in.jdf:20:11.
@@ -246,7 +222,7 @@ func inlineInlInline6(tp *Inline, k int, m int) bool {
 	_ = N
 //line in.jdf:20
 	return k < last(N)
-//line want.go:250
+//line want.go:226
 }
 
 // inlineInlInline7 is the inline code at in.jdf:21:5.
@@ -255,35 +231,35 @@ func inlineInlInline7(tp *Inline, k int, m int) int {
 	_ = TOP
 //line in.jdf:21
 	return TOP - k
-//line want.go:259
+//line want.go:235
 }
 
 // inlineInlInline8 is the inline code at in.jdf:18:7.
 func inlineInlInline8(tp *Inline, k int, m int) int {
 //line in.jdf:18
 	return k
-//line want.go:266
+//line want.go:242
 }
 
 // inlineInlInline9 is the inline code at in.jdf:14:25.
 func inlineInlInline9(tp *Inline, k int, m int, task *rt.Task, dev rt.Device) int64 {
 //line in.jdf:14
 	return int64(10 * (k + 1))
-//line want.go:273
+//line want.go:249
 }
 
 // inlineInlInline10 is the inline code at in.jdf:22:18.
 func inlineInlInline10(tp *Inline, k int, m int, task *rt.Task) bool {
 //line in.jdf:22
 	return m > 0
-//line want.go:280
+//line want.go:256
 }
 
 // inlineInlInline11 is the inline code at in.jdf:14:73.
 func inlineInlInline11(tp *Inline, k int, m int) float64 {
 //line in.jdf:14
 	return float64(k) * 1.5
-//line want.go:287
+//line want.go:263
 }
 
 //line in.jdf:34
@@ -313,4 +289,4 @@ func Case() error {
 		v.Block(3)[0], flops, cost, none, inlineInl.TimeEstimate != nil)
 }
 
-//line want.go:317
+//line want.go:293

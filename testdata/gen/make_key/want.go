@@ -58,31 +58,49 @@ var (
 func init() {
 	keysK = rt.TaskClass{
 		Name: "K", ID: 0, Locals: []string{"j", "i"}, Params: []int{1, 0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.CTL}},
-		Space:        keysKSpace,
-		Complete:     keysKComplete,
-		Goal:         keysKGoal,
-		Successors:   keysKSuccessors,
-		Predecessors: keysKPredecessors,
-		Affinity:     keysKAffinity,
-		Key:          keysKKey,
+		Flows: []rt.Flow{{Name: "X", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Keys)
+			for j := 0; j <= g.N-1; j++ {
+				l[0] = j
+				for i := 0; i <= g.N-1; i++ {
+					l[1] = i
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
+		Complete: keysKComplete,
+		Goal:     keysKGoal,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, j, i := tp.Globals().(*Keys), l[0], l[1]
+			if flows&1 != 0 {
+				if i < g.N-1 {
+					e.L[1], e.L[0] = i+1, j
+					e.Instance(keysKComplete(tp, &e.L), 0, 1, &keysK, 0)
+				}
+			}
+		},
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			j, i := l[0], l[1]
+			if flows&1 != 0 {
+				if i > 0 {
+					e.L[1], e.L[0] = i-1, j
+					e.Instance(keysKComplete(tp, &e.L), 0, 0, &keysK, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, j, i := tp.Globals().(*Keys), l[0], l[1]
+//line in.jdf:16
+			return g.M, rt.Ix(i, j)
+//line want.go:99
+		},
+		Key: keysKKey,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: keysKHook},
 		},
-	}
-}
-
-// keysKSpace enumerates the execution space of K(i, j).
-func keysKSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Keys)
-	for j := 0; j <= g.N-1; j++ {
-		l[0] = j
-		for i := 0; i <= g.N-1; i++ {
-			l[1] = i
-			if !yield(l) {
-				return
-			}
-		}
 	}
 }
 
@@ -106,56 +124,17 @@ func keysKGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// keysKSuccessors reports the output dependencies of K(i, j) whose guards hold.
-func keysKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, j, i := tp.Globals().(*Keys), l[0], l[1]
-	if flows&1 != 0 {
-		if i < g.N-1 {
-			e.L[1], e.L[0] = i+1, j
-			e.Instance(keysKComplete(tp, &e.L), 0, 1, &keysK, 0)
-		}
-	}
-}
-
-// keysKPredecessors reports the CTL input dependencies of K(i, j) whose guards hold.
-func keysKPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	j, i := l[0], l[1]
-	if flows&1 != 0 {
-		if i > 0 {
-			e.L[1], e.L[0] = i-1, j
-			e.Instance(keysKComplete(tp, &e.L), 0, 0, &keysK, 0)
-		}
-	}
-}
-
-// keysKAffinity returns the data collection element that owns K(i, j).
-func keysKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, j, i := tp.Globals().(*Keys), l[0], l[1]
-//line in.jdf:16
-	return g.M, rt.Ix(i, j)
-//line want.go:137
-}
-
 // keysKKey returns the key of K(i, j) from make_key_fn.
 func keysKKey(tp *rt.Taskpool, l *rt.Locals) uint64 {
 	g, j, i := tp.Globals().(*Keys), l[0], l[1]
 //line in.jdf:13
 	return uint64(key(g, i, j))
-//line want.go:145
+//line want.go:133
 }
 
-// keysKHook runs the CPU body of K(i, j).
+// keysKHook runs the CPU body of K(i, j) at in.jdf:19:1.
 func keysKHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Keys](task)
-	return keysKBody(task, l[0], l[1])
-}
-
-// keysKBody is the CPU body of K(i, j) at in.jdf:19:1.
-func keysKBody(task *rt.Task, j int, i int) error {
-//line in.jdf:20
-	{
-	}
-//line want.go:159
+//line want.go:138
 	return nil
 }
 
@@ -170,14 +149,10 @@ var keysSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrKeysGraph. Call it before the taskpool runs.
-func (tp *Keys) Verify() error {
-	return keysSource.Verify(tp.Taskpool)
-}
+func (tp *Keys) Verify() error { return keysSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Keys) WriteDOT(w io.Writer) error {
-	return keysSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Keys) WriteDOT(w io.Writer) error { return keysSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:30
 func Case() error {
@@ -202,4 +177,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, key of K(1, 2) = %d", tp.Total(), keysK.Key(tp.Taskpool, &l))
 }
 
-//line want.go:206
+//line want.go:181

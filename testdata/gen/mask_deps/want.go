@@ -56,70 +56,147 @@ func init() {
 		Flows:        []rt.Flow{{Name: "X", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
 		Readiness:    rt.Mask,
 		HighPriority: true,
-		Space:        masksASpace,
-		Complete:     masksAComplete,
-		Inputs:       []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:7", Task: true, Memory: true, Select: masksAInX}},
-		Goal:         masksAGoal,
-		Successors:   masksASuccessors,
-		Predecessors: masksAPredecessors,
-		Affinity:     masksAAffinity,
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Masks)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: masksAComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:7", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*Masks), l[0]
+			if k == 0 {
+				return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:23")
+			}
+			pl := rt.Locals{0: k - 1}
+			return rt.TaskInput(0, &masksA, 0, masksAComplete(tp, &pl), &pl, "in.jdf:11:30", "X A(k - 1)")
+		}}},
+		Goal: masksAGoal,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Masks), l[0]
+			if flows&1 != 0 {
+				if k < g.N {
+					e.L[0] = k + 1
+					e.Instance(masksAComplete(tp, &e.L), 0, 1, &masksA, 0)
+				} else {
+					e.Data(0, 1, g.V, rt.Ix(k))
+				}
+			}
+		},
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k := l[0]
+			if flows&2 != 0 {
+				if k > 0 {
+					e.L[0] = k - 1
+					e.Instance(masksBComplete(tp, &e.L), 1, 0, &masksB, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Masks), l[0]
+//line in.jdf:10
+			return g.V, rt.Ix(k)
+//line want.go:103
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: masksAHook},
 		},
 	}
 	masksB = rt.TaskClass{
 		Name: "B", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "C", Access: rt.CTL}},
-		Space:      masksBSpace,
-		Complete:   masksBComplete,
-		Successors: masksBSuccessors,
-		Affinity:   masksBAffinity,
+		Flows: []rt.Flow{{Name: "C", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Masks)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: masksBComplete,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Masks), l[0]
+			if flows&1 != 0 {
+				if k < g.N {
+					e.L[0] = k + 1
+					e.Instance(masksAComplete(tp, &e.L), 0, 0, &masksA, 1)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Masks), l[0]
+//line in.jdf:22
+			return g.V, rt.Ix(k)
+//line want.go:135
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: masksBHook},
 		},
 	}
 	masksG = rt.TaskClass{
 		Name: "G", ID: 2, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "D", Access: rt.CTL}},
-		Space:        masksGSpace,
-		Complete:     masksGComplete,
-		Goal:         masksGGoal,
-		Predecessors: masksGPredecessors,
-		Affinity:     masksGAffinity,
+		Flows: []rt.Flow{{Name: "D", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			for k := 0; k <= 0; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: masksGComplete,
+		Goal:     masksGGoal,
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g := tp.Globals().(*Masks)
+			if flows&1 != 0 {
+				for a0 := 0; a0 <= g.N; a0++ {
+					e.L[0] = a0
+					e.TaskIf(masksB2Complete(tp, &e.L), 0, 0, &masksB2, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Masks), l[0]
+//line in.jdf:31
+			return g.V, rt.Ix(k)
+//line want.go:167
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: masksGHook},
 		},
 	}
 	masksB2 = rt.TaskClass{
 		Name: "B2", ID: 3, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "D", Access: rt.CTL}},
-		Space:      masksB2Space,
-		Complete:   masksB2Complete,
-		Successors: masksB2Successors,
-		Affinity:   masksB2Affinity,
+		Flows: []rt.Flow{{Name: "D", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Masks)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: masksB2Complete,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			if flows&1 != 0 {
+				e.L[0] = 0
+				e.Instance(masksGComplete(tp, &e.L), 0, 0, &masksG, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Masks), l[0]
+//line in.jdf:40
+			return g.V, rt.Ix(k)
+//line want.go:196
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: masksB2Hook},
 		},
-	}
-}
-
-func masksAInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Masks), l[0]
-	if k == 0 {
-		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:23")
-	}
-	pl := rt.Locals{0: k - 1}
-	return rt.TaskInput(0, &masksA, 0, masksAComplete(tp, &pl), &pl, "in.jdf:11:30", "X A(k - 1)")
-}
-
-// masksASpace enumerates the execution space of A(k).
-func masksASpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Masks)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -143,67 +220,16 @@ func masksAGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// masksASuccessors reports the output dependencies of A(k) whose guards hold.
-func masksASuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Masks), l[0]
-	if flows&1 != 0 {
-		if k < g.N {
-			e.L[0] = k + 1
-			e.Instance(masksAComplete(tp, &e.L), 0, 1, &masksA, 0)
-		} else {
-			e.Data(0, 1, g.V, rt.Ix(k))
-		}
-	}
-}
-
-// masksAPredecessors reports the CTL input dependencies of A(k) whose guards hold.
-func masksAPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&2 != 0 {
-		if k > 0 {
-			e.L[0] = k - 1
-			e.Instance(masksBComplete(tp, &e.L), 1, 0, &masksB, 0)
-		}
-	}
-}
-
-// masksAAffinity returns the data collection element that owns A(k).
-func masksAAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Masks), l[0]
-//line in.jdf:10
-	return g.V, rt.Ix(k)
-//line want.go:176
-}
-
-// masksAHook runs the CPU body of A(k).
+// masksAHook runs the CPU body of A(k) at in.jdf:14:1.
 func masksAHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Masks](task)
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return masksABody(task, l[0], X)
-}
-
-// masksABody is the CPU body of A(k) at in.jdf:14:1.
-func masksABody(task *rt.Task, k int, X []float64) error {
-//line in.jdf:15
-	{
-		X[0] += 1
-	}
-//line want.go:195
+//line in.jdf:16
+	X[0] += 1
+//line want.go:232
 	return nil
-}
-
-// masksBSpace enumerates the execution space of B(k).
-func masksBSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Masks)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // masksBComplete reports whether the instance of B whose parameters are in l lies in its execution space.
@@ -212,48 +238,10 @@ func masksBComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// masksBSuccessors reports the output dependencies of B(k) whose guards hold.
-func masksBSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Masks), l[0]
-	if flows&1 != 0 {
-		if k < g.N {
-			e.L[0] = k + 1
-			e.Instance(masksAComplete(tp, &e.L), 0, 0, &masksA, 1)
-		}
-	}
-}
-
-// masksBAffinity returns the data collection element that owns B(k).
-func masksBAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Masks), l[0]
-//line in.jdf:22
-	return g.V, rt.Ix(k)
-//line want.go:232
-}
-
-// masksBHook runs the CPU body of B(k).
+// masksBHook runs the CPU body of B(k) at in.jdf:24:1.
 func masksBHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Masks](task)
-	return masksBBody(task, l[0])
-}
-
-// masksBBody is the CPU body of B(k) at in.jdf:24:1.
-func masksBBody(task *rt.Task, k int) error {
-//line in.jdf:25
-	{
-	}
-//line want.go:246
+//line want.go:244
 	return nil
-}
-
-// masksGSpace enumerates the execution space of G(k).
-func masksGSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	for k := 0; k <= 0; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // masksGComplete reports whether the instance of G whose parameters are in l lies in its execution space.
@@ -276,49 +264,10 @@ func masksGGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// masksGPredecessors reports the CTL input dependencies of G(k) whose guards hold.
-func masksGPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Masks)
-	if flows&1 != 0 {
-		for a0 := 0; a0 <= g.N; a0++ {
-			e.L[0] = a0
-			e.TaskIf(masksB2Complete(tp, &e.L), 0, 0, &masksB2, 0)
-		}
-	}
-}
-
-// masksGAffinity returns the data collection element that owns G(k).
-func masksGAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Masks), l[0]
-//line in.jdf:31
-	return g.V, rt.Ix(k)
-//line want.go:296
-}
-
-// masksGHook runs the CPU body of G(k).
+// masksGHook runs the CPU body of G(k) at in.jdf:33:1.
 func masksGHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Masks](task)
-	return masksGBody(task, l[0])
-}
-
-// masksGBody is the CPU body of G(k) at in.jdf:33:1.
-func masksGBody(task *rt.Task, k int) error {
-//line in.jdf:34
-	{
-	}
-//line want.go:310
+//line want.go:270
 	return nil
-}
-
-// masksB2Space enumerates the execution space of B2(k).
-func masksB2Space(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Masks)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // masksB2Complete reports whether the instance of B2 whose parameters are in l lies in its execution space.
@@ -327,34 +276,9 @@ func masksB2Complete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// masksB2Successors reports the output dependencies of B2(k) whose guards hold.
-func masksB2Successors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	if flows&1 != 0 {
-		e.L[0] = 0
-		e.Instance(masksGComplete(tp, &e.L), 0, 0, &masksG, 0)
-	}
-}
-
-// masksB2Affinity returns the data collection element that owns B2(k).
-func masksB2Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Masks), l[0]
-//line in.jdf:40
-	return g.V, rt.Ix(k)
-//line want.go:344
-}
-
-// masksB2Hook runs the CPU body of B2(k).
+// masksB2Hook runs the CPU body of B2(k) at in.jdf:42:1.
 func masksB2Hook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Masks](task)
-	return masksB2Body(task, l[0])
-}
-
-// masksB2Body is the CPU body of B2(k) at in.jdf:42:1.
-func masksB2Body(task *rt.Task, k int) error {
-//line in.jdf:43
-	{
-	}
-//line want.go:358
+//line want.go:282
 	return nil
 }
 
@@ -372,14 +296,10 @@ var masksSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrMasksGraph. Call it before the taskpool runs.
-func (tp *Masks) Verify() error {
-	return masksSource.Verify(tp.Taskpool)
-}
+func (tp *Masks) Verify() error { return masksSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Masks) WriteDOT(w io.Writer) error {
-	return masksSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Masks) WriteDOT(w io.Writer) error { return masksSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:53
 func Case() error {
@@ -405,4 +325,4 @@ func Case() error {
 	return fmt.Errorf("V(3) = %v, A uses %v, G uses %v", v.Block(3)[0], masksA.Readiness, masksG.Readiness)
 }
 
-//line want.go:409
+//line want.go:329

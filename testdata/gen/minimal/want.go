@@ -49,23 +49,25 @@ var (
 func init() {
 	inHello = rt.TaskClass{
 		Name: "Hello", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Space:    inHelloSpace,
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*In)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: inHelloComplete,
-		Affinity: inHelloAffinity,
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*In), l[0]
+//line in.jdf:11
+			return g.V, rt.Ix(k)
+//line want.go:67
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: inHelloHook},
 		},
-	}
-}
-
-// inHelloSpace enumerates the execution space of Hello(k).
-func inHelloSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*In)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -75,27 +77,13 @@ func inHelloComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1
 }
 
-// inHelloAffinity returns the data collection element that owns Hello(k).
-func inHelloAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*In), l[0]
-//line in.jdf:11
-	return g.V, rt.Ix(k)
-//line want.go:84
-}
-
-// inHelloHook runs the CPU body of Hello(k).
+// inHelloHook runs the CPU body of Hello(k) at in.jdf:12:1.
 func inHelloHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*In](task)
-	return inHelloBody(task, g.N, l[0])
-}
-
-// inHelloBody is the CPU body of Hello(k) at in.jdf:12:1.
-func inHelloBody(task *rt.Task, N int, k int) error {
-//line in.jdf:13
-	{
-		fmt.Println("hello", k, "of", N)
-	}
-//line want.go:99
+	N, k := g.N, l[0]
+//line in.jdf:14
+	fmt.Println("hello", k, "of", N)
+//line want.go:87
 	return nil
 }
 
@@ -110,11 +98,7 @@ var inSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrInGraph. Call it before the taskpool runs.
-func (tp *In) Verify() error {
-	return inSource.Verify(tp.Taskpool)
-}
+func (tp *In) Verify() error { return inSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *In) WriteDOT(w io.Writer) error {
-	return inSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *In) WriteDOT(w io.Writer) error { return inSource.WriteDOT(w, tp.Taskpool) }

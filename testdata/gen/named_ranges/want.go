@@ -52,50 +52,131 @@ var (
 func init() {
 	namedSrc = rt.TaskClass{
 		Name: "Src", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "Z", Access: rt.CTL}, {Name: "Y", Access: rt.CTL}, {Name: "W", Access: rt.CTL}},
-		Space:      namedSrcSpace,
-		Complete:   namedSrcComplete,
-		Successors: namedSrcSuccessors,
-		Affinity:   namedSrcAffinity,
+		Flows: []rt.Flow{{Name: "Z", Access: rt.CTL}, {Name: "Y", Access: rt.CTL}, {Name: "W", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Named)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: namedSrcComplete,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Named), l[0]
+			if flows&1 != 0 {
+				if k < g.N {
+					for i := 0; i <= g.N; i++ {
+						for j := 0; j <= i; j++ {
+							e.L[0], e.L[1] = i, j
+							e.TaskIf(namedDstComplete(tp, &e.L), 0, 0, &namedDst, 0)
+						}
+					}
+				}
+			}
+			if flows&2 != 0 {
+				for i := 0; i <= g.N; i++ {
+					if i != k {
+						e.L[0], e.L[1] = i, 0
+						e.TaskIf(namedDstComplete(tp, &e.L), 1, 0, &namedDst, 1)
+					}
+				}
+			}
+			if flows&4 != 0 {
+				for s := 0; s <= 1; s++ {
+					a0 := 2 * s
+					e.L[0] = a0
+					e.TaskIf(namedSinkComplete(tp, &e.L), 2, 0, &namedSink, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Named), l[0]
+//line in.jdf:10
+			return g.M, rt.Ix(k, 0)
+//line want.go:99
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: namedSrcHook},
 		},
 	}
 	namedDst = rt.TaskClass{
 		Name: "Dst", ID: 1, Locals: []string{"i", "j"}, Params: []int{0, 1},
-		Flows:        []rt.Flow{{Name: "Z", Access: rt.CTL}, {Name: "Y", Access: rt.CTL}},
-		Space:        namedDstSpace,
-		Complete:     namedDstComplete,
-		Goal:         namedDstGoal,
-		Predecessors: namedDstPredecessors,
-		Affinity:     namedDstAffinity,
+		Flows: []rt.Flow{{Name: "Z", Access: rt.CTL}, {Name: "Y", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Named)
+			for i := 0; i <= g.N; i++ {
+				l[0] = i
+				for j := 0; j <= i; j++ {
+					l[1] = j
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
+		Complete: namedDstComplete,
+		Goal:     namedDstGoal,
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, i, j := tp.Globals().(*Named), l[0], l[1]
+			if flows&1 != 0 {
+				for a0 := 0; a0 <= g.N-1; a0++ {
+					e.L[0] = a0
+					e.TaskIf(namedSrcComplete(tp, &e.L), 0, 0, &namedSrc, 0)
+				}
+			}
+			if flows&2 != 0 {
+				for k := 0; k <= g.N; k++ {
+					if k != i && j == 0 {
+						e.L[0] = k
+						e.TaskIf(namedSrcComplete(tp, &e.L), 1, 0, &namedSrc, 1)
+					}
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, i, j := tp.Globals().(*Named), l[0], l[1]
+//line in.jdf:22
+			return g.M, rt.Ix(i, j)
+//line want.go:143
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: namedDstHook},
 		},
 	}
 	namedSink = rt.TaskClass{
 		Name: "Sink", ID: 2, Locals: []string{"s"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "W", Access: rt.CTL}},
-		Space:        namedSinkSpace,
-		Complete:     namedSinkComplete,
-		OffStep:      namedSinkOffStep,
-		Goal:         namedSinkGoal,
-		Predecessors: namedSinkPredecessors,
-		Affinity:     namedSinkAffinity,
+		Flows: []rt.Flow{{Name: "W", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			for s := 0; s <= 2; s += 2 {
+				l[0] = s
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: namedSinkComplete,
+		OffStep:  namedSinkOffStep,
+		Goal:     namedSinkGoal,
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g := tp.Globals().(*Named)
+			if flows&1 != 0 {
+				for a0 := 0; a0 <= g.N; a0++ {
+					e.L[0] = a0
+					e.TaskIf(namedSrcComplete(tp, &e.L), 0, 0, &namedSrc, 2)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, s := tp.Globals().(*Named), l[0]
+//line in.jdf:32
+			return g.M, rt.Ix(s, 0)
+//line want.go:176
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: namedSinkHook},
 		},
-	}
-}
-
-// namedSrcSpace enumerates the execution space of Src(k).
-func namedSrcSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Named)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -105,71 +186,10 @@ func namedSrcComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// namedSrcSuccessors reports the output dependencies of Src(k) whose guards hold.
-func namedSrcSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Named), l[0]
-	if flows&1 != 0 {
-		if k < g.N {
-			for i := 0; i <= g.N; i++ {
-				for j := 0; j <= i; j++ {
-					e.L[0], e.L[1] = i, j
-					e.TaskIf(namedDstComplete(tp, &e.L), 0, 0, &namedDst, 0)
-				}
-			}
-		}
-	}
-	if flows&2 != 0 {
-		for i := 0; i <= g.N; i++ {
-			if i != k {
-				e.L[0], e.L[1] = i, 0
-				e.TaskIf(namedDstComplete(tp, &e.L), 1, 0, &namedDst, 1)
-			}
-		}
-	}
-	if flows&4 != 0 {
-		for s := 0; s <= 1; s++ {
-			a0 := 2 * s
-			e.L[0] = a0
-			e.TaskIf(namedSinkComplete(tp, &e.L), 2, 0, &namedSink, 0)
-		}
-	}
-}
-
-// namedSrcAffinity returns the data collection element that owns Src(k).
-func namedSrcAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Named), l[0]
-//line in.jdf:10
-	return g.M, rt.Ix(k, 0)
-//line want.go:144
-}
-
-// namedSrcHook runs the CPU body of Src(k).
+// namedSrcHook runs the CPU body of Src(k) at in.jdf:14:1.
 func namedSrcHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Named](task)
-	return namedSrcBody(task, l[0])
-}
-
-// namedSrcBody is the CPU body of Src(k) at in.jdf:14:1.
-func namedSrcBody(task *rt.Task, k int) error {
-//line in.jdf:15
-	{
-	}
-//line want.go:158
+//line want.go:192
 	return nil
-}
-
-// namedDstSpace enumerates the execution space of Dst(i, j).
-func namedDstSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Named)
-	for i := 0; i <= g.N; i++ {
-		l[0] = i
-		for j := 0; j <= i; j++ {
-			l[1] = j
-			if !yield(l) {
-				return
-			}
-		}
-	}
 }
 
 // namedDstComplete reports whether the instance of Dst whose parameters are in l lies in its execution space.
@@ -200,56 +220,10 @@ func namedDstGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// namedDstPredecessors reports the CTL input dependencies of Dst(i, j) whose guards hold.
-func namedDstPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, i, j := tp.Globals().(*Named), l[0], l[1]
-	if flows&1 != 0 {
-		for a0 := 0; a0 <= g.N-1; a0++ {
-			e.L[0] = a0
-			e.TaskIf(namedSrcComplete(tp, &e.L), 0, 0, &namedSrc, 0)
-		}
-	}
-	if flows&2 != 0 {
-		for k := 0; k <= g.N; k++ {
-			if k != i && j == 0 {
-				e.L[0] = k
-				e.TaskIf(namedSrcComplete(tp, &e.L), 1, 0, &namedSrc, 1)
-			}
-		}
-	}
-}
-
-// namedDstAffinity returns the data collection element that owns Dst(i, j).
-func namedDstAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, i, j := tp.Globals().(*Named), l[0], l[1]
-//line in.jdf:22
-	return g.M, rt.Ix(i, j)
-//line want.go:228
-}
-
-// namedDstHook runs the CPU body of Dst(i, j).
+// namedDstHook runs the CPU body of Dst(i, j) at in.jdf:25:1.
 func namedDstHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Named](task)
-	return namedDstBody(task, l[0], l[1])
-}
-
-// namedDstBody is the CPU body of Dst(i, j) at in.jdf:25:1.
-func namedDstBody(task *rt.Task, i int, j int) error {
-//line in.jdf:26
-	{
-	}
-//line want.go:242
+//line want.go:226
 	return nil
-}
-
-// namedSinkSpace enumerates the execution space of Sink(s).
-func namedSinkSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	for s := 0; s <= 2; s += 2 {
-		l[0] = s
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // namedSinkComplete reports whether the instance of Sink whose parameters are in l lies in its execution space.
@@ -286,37 +260,9 @@ func namedSinkGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// namedSinkPredecessors reports the CTL input dependencies of Sink(s) whose guards hold.
-func namedSinkPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g := tp.Globals().(*Named)
-	if flows&1 != 0 {
-		for a0 := 0; a0 <= g.N; a0++ {
-			e.L[0] = a0
-			e.TaskIf(namedSrcComplete(tp, &e.L), 0, 0, &namedSrc, 2)
-		}
-	}
-}
-
-// namedSinkAffinity returns the data collection element that owns Sink(s).
-func namedSinkAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, s := tp.Globals().(*Named), l[0]
-//line in.jdf:32
-	return g.M, rt.Ix(s, 0)
-//line want.go:306
-}
-
-// namedSinkHook runs the CPU body of Sink(s).
+// namedSinkHook runs the CPU body of Sink(s) at in.jdf:34:1.
 func namedSinkHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Named](task)
-	return namedSinkBody(task, l[0])
-}
-
-// namedSinkBody is the CPU body of Sink(s) at in.jdf:34:1.
-func namedSinkBody(task *rt.Task, s int) error {
-//line in.jdf:35
-	{
-	}
-//line want.go:320
+//line want.go:266
 	return nil
 }
 
@@ -333,14 +279,10 @@ var namedSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrNamedGraph. Call it before the taskpool runs.
-func (tp *Named) Verify() error {
-	return namedSource.Verify(tp.Taskpool)
-}
+func (tp *Named) Verify() error { return namedSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Named) WriteDOT(w io.Writer) error {
-	return namedSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Named) WriteDOT(w io.Writer) error { return namedSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:45
 func Case() error {
@@ -366,4 +308,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks", tp.Total())
 }
 
-//line want.go:370
+//line want.go:312

@@ -58,68 +58,106 @@ func init() {
 			{Name: "W", Access: rt.Write},
 			{Name: "D", Access: rt.RW},
 		},
-		Space:    buffersPSpace,
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Buffers)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: buffersPComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "in.jdf:14:9", Task: true, Memory: true, Select: buffersPInA},
-			{Flow: 1, Pos: "in.jdf:16:9", Task: true, Memory: true, Select: buffersPInZ},
-			{Flow: 3, Pos: "in.jdf:18:9", Memory: true, Select: buffersPInD},
+			{Flow: 0, Pos: "in.jdf:14:9", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				k := l[0]
+				if k == 0 {
+					return rt.NewInput(0, "SMALL", "in.jdf:14:25")
+				}
+				pl := rt.Locals{0: k - 1}
+				return rt.TaskInput(0, &buffersP, 0, buffersPComplete(tp, &pl), &pl, "in.jdf:14:31", "A P(k - 1)")
+			}},
+			{Flow: 1, Pos: "in.jdf:16:9", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				k := l[0]
+				if k%2 == 0 {
+					return rt.NullInput(0)
+				}
+				pl := rt.Locals{0: k - 1}
+				return rt.TaskInput(0, &buffersQ, 1, buffersQComplete(tp, &pl), &pl, "in.jdf:16:36", "A Q(k - 1)")
+			}},
+			{Flow: 3, Pos: "in.jdf:18:9", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k := tp.Globals().(*Buffers), l[0]
+				return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:18:37")
+			}},
 		},
-		Prepare:    buffersPPrepare,
-		Successors: buffersPSuccessors,
-		Affinity:   buffersPAffinity,
+		Prepare: buffersPPrepare,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Buffers), l[0]
+			if flows&1 != 0 {
+				if k < g.N {
+					e.L[0] = k + 1
+					e.Instance(buffersPComplete(tp, &e.L), 0, 1, &buffersP, 0)
+				}
+			}
+			if flows&4 != 0 {
+				e.L[0] = k
+				e.Instance(buffersQComplete(tp, &e.L), 2, 0, &buffersQ, 0)
+			}
+			if flows&8 != 0 {
+				e.Data(3, 1, g.V, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Buffers), l[0]
+//line in.jdf:13
+			return g.V, rt.Ix(k)
+//line want.go:115
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: buffersPHook},
 		},
 	}
 	buffersQ = rt.TaskClass{
 		Name: "Q", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:    []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.RW}},
-		Space:    buffersQSpace,
+		Flows: []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Buffers)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: buffersQComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "in.jdf:40:8", Task: true, Select: buffersQInW},
-			{Flow: 1, Pos: "in.jdf:41:8", Memory: true, Select: buffersQInA},
+			{Flow: 0, Pos: "in.jdf:40:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				k := l[0]
+				pl := rt.Locals{0: k}
+				return rt.TaskInput(0, &buffersP, 2, buffersPComplete(tp, &pl), &pl, "in.jdf:40:13", "W P(k)")
+			}},
+			{Flow: 1, Pos: "in.jdf:41:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				return rt.NewInput(0, "DEFAULT", "in.jdf:41:13")
+			}},
 		},
-		Successors: buffersQSuccessors,
-		Affinity:   buffersQAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Buffers), l[0]
+			if flows&2 != 0 {
+				if k < g.N && k%2 == 0 {
+					e.L[0] = k + 1
+					e.Instance(buffersPComplete(tp, &e.L), 1, 1, &buffersP, 1)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Buffers), l[0]
+//line in.jdf:39
+			return g.V, rt.Ix(k)
+//line want.go:157
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: buffersQHook},
 		},
-	}
-}
-
-func buffersPInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	if k == 0 {
-		return rt.NewInput(0, "SMALL", "in.jdf:14:25")
-	}
-	pl := rt.Locals{0: k - 1}
-	return rt.TaskInput(0, &buffersP, 0, buffersPComplete(tp, &pl), &pl, "in.jdf:14:31", "A P(k - 1)")
-}
-
-func buffersPInZ(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	if k%2 == 0 {
-		return rt.NullInput(0)
-	}
-	pl := rt.Locals{0: k - 1}
-	return rt.TaskInput(0, &buffersQ, 1, buffersQComplete(tp, &pl), &pl, "in.jdf:16:36", "A Q(k - 1)")
-}
-
-func buffersPInD(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Buffers), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:18:37")
-}
-
-// buffersPSpace enumerates the execution space of P(k).
-func buffersPSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Buffers)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -137,84 +175,31 @@ func buffersPPrepare(task *rt.Task) error {
 	return nil
 }
 
-// buffersPSuccessors reports the output dependencies of P(k) whose guards hold.
-func buffersPSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Buffers), l[0]
-	if flows&1 != 0 {
-		if k < g.N {
-			e.L[0] = k + 1
-			e.Instance(buffersPComplete(tp, &e.L), 0, 1, &buffersP, 0)
-		}
-	}
-	if flows&4 != 0 {
-		e.L[0] = k
-		e.Instance(buffersQComplete(tp, &e.L), 2, 0, &buffersQ, 0)
-	}
-	if flows&8 != 0 {
-		e.Data(3, 1, g.V, rt.Ix(k))
-	}
-}
-
-// buffersPAffinity returns the data collection element that owns P(k).
-func buffersPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Buffers), l[0]
-//line in.jdf:13
-	return g.V, rt.Ix(k)
-//line want.go:164
-}
-
-// buffersPHook runs the CPU body of P(k).
+// buffersPHook runs the CPU body of P(k) at in.jdf:20:1.
 func buffersPHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Buffers](task)
+	N, OUT, k := g.N, g.OUT, l[0]
 	var err error
 	A, Z, W := rt.FlowAs[[]float32](task, 0, &err), rt.FlowAs[[]float32](task, 1, &err), rt.FlowAs[[]float32](task, 2, &err)
 	D := rt.FlowAs[[]float64](task, 3, &err)
 	if err != nil {
 		return err
 	}
-	return buffersPBody(task, g.N, g.OUT, l[0], A, Z, W, D)
-}
-
-// buffersPBody is the CPU body of P(k) at in.jdf:20:1.
-func buffersPBody(task *rt.Task, N int, OUT *[]float64, k int, A []float32, Z []float32, W []float32, D []float64) error {
-//line in.jdf:21
-	{
-		if k == 0 {
-			A[0] = 0
-		}
-		A[0] += 1
-		W[0] = float32(k)
-		if Z != nil {
-			A[0] += Z[0]
-		}
-		D[0] = float64(A[0])
-		if k == N {
-			*OUT = append(*OUT, D[0])
-		}
+//line in.jdf:22
+	if k == 0 {
+		A[0] = 0
 	}
-//line want.go:196
+	A[0] += 1
+	W[0] = float32(k)
+	if Z != nil {
+		A[0] += Z[0]
+	}
+	D[0] = float64(A[0])
+	if k == N {
+		*OUT = append(*OUT, D[0])
+	}
+//line want.go:202
 	return nil
-}
-
-func buffersQInW(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &buffersP, 2, buffersPComplete(tp, &pl), &pl, "in.jdf:40:13", "W P(k)")
-}
-
-func buffersQInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	return rt.NewInput(0, "DEFAULT", "in.jdf:41:13")
-}
-
-// buffersQSpace enumerates the execution space of Q(k).
-func buffersQSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Buffers)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // buffersQComplete reports whether the instance of Q whose parameters are in l lies in its execution space.
@@ -223,43 +208,16 @@ func buffersQComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// buffersQSuccessors reports the output dependencies of Q(k) whose guards hold.
-func buffersQSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Buffers), l[0]
-	if flows&2 != 0 {
-		if k < g.N && k%2 == 0 {
-			e.L[0] = k + 1
-			e.Instance(buffersPComplete(tp, &e.L), 1, 1, &buffersP, 1)
-		}
-	}
-}
-
-// buffersQAffinity returns the data collection element that owns Q(k).
-func buffersQAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Buffers), l[0]
-//line in.jdf:39
-	return g.V, rt.Ix(k)
-//line want.go:243
-}
-
-// buffersQHook runs the CPU body of Q(k).
+// buffersQHook runs the CPU body of Q(k) at in.jdf:43:1.
 func buffersQHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Buffers](task)
 	var err error
 	W, A := rt.FlowAs[[]float32](task, 0, &err), rt.FlowAs[[]float32](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return buffersQBody(task, l[0], W, A)
-}
-
-// buffersQBody is the CPU body of Q(k) at in.jdf:43:1.
-func buffersQBody(task *rt.Task, k int, W []float32, A []float32) error {
-//line in.jdf:44
-	{
-		A[0] = W[0]
-	}
-//line want.go:263
+//line in.jdf:45
+	A[0] = W[0]
+//line want.go:221
 	return nil
 }
 
@@ -275,14 +233,10 @@ var buffersSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrBuffersGraph. Call it before the taskpool runs.
-func (tp *Buffers) Verify() error {
-	return buffersSource.Verify(tp.Taskpool)
-}
+func (tp *Buffers) Verify() error { return buffersSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Buffers) WriteDOT(w io.Writer) error {
-	return buffersSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Buffers) WriteDOT(w io.Writer) error { return buffersSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:55
 func Case() error {
@@ -311,4 +265,4 @@ func Case() error {
 	return fmt.Errorf("V = %v %v %v %v, out %v", v.Block(0)[0], v.Block(1)[0], v.Block(2)[0], v.Block(3)[0], out)
 }
 
-//line want.go:315
+//line want.go:269

@@ -51,35 +51,43 @@ var (
 func init() {
 	forwardNullTask = rt.TaskClass{
 		Name: "Task", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.Read}},
-		Space:      forwardNullTaskSpace,
-		Complete:   forwardNullTaskComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:22:8", Task: true, Memory: true, Select: forwardNullTaskInA}},
-		Successors: forwardNullTaskSuccessors,
-		Affinity:   forwardNullTaskAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*ForwardNull)
+			for k := 0; k <= g.NB; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: forwardNullTaskComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:22:8", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			k := l[0]
+			if k == 0 {
+				return rt.NullInput(0)
+			}
+			pl := rt.Locals{0: k - 1}
+			return rt.TaskInput(0, &forwardNullTask, 0, forwardNullTaskComplete(tp, &pl), &pl, "in.jdf:22:31", "A Task(k - 1)")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*ForwardNull), l[0]
+			if flows&1 != 0 {
+				if k < g.NB {
+					e.L[0] = k + 1
+					e.Instance(forwardNullTaskComplete(tp, &e.L), 0, 1, &forwardNullTask, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*ForwardNull), l[0]
+//line in.jdf:21
+			return g.taskdist, rt.Ix(k)
+//line want.go:87
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: forwardNullTaskHook},
 		},
-	}
-}
-
-func forwardNullTaskInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	if k == 0 {
-		return rt.NullInput(0)
-	}
-	pl := rt.Locals{0: k - 1}
-	return rt.TaskInput(0, &forwardNullTask, 0, forwardNullTaskComplete(tp, &pl), &pl, "in.jdf:22:31", "A Task(k - 1)")
-}
-
-// forwardNullTaskSpace enumerates the execution space of Task(k).
-func forwardNullTaskSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*ForwardNull)
-	for k := 0; k <= g.NB; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -89,41 +97,12 @@ func forwardNullTaskComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.NB
 }
 
-// forwardNullTaskSuccessors reports the output dependencies of Task(k) whose guards hold.
-func forwardNullTaskSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*ForwardNull), l[0]
-	if flows&1 != 0 {
-		if k < g.NB {
-			e.L[0] = k + 1
-			e.Instance(forwardNullTaskComplete(tp, &e.L), 0, 1, &forwardNullTask, 0)
-		}
-	}
-}
-
-// forwardNullTaskAffinity returns the data collection element that owns Task(k).
-func forwardNullTaskAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*ForwardNull), l[0]
-//line in.jdf:21
-	return g.taskdist, rt.Ix(k)
-//line want.go:109
-}
-
-// forwardNullTaskHook runs the CPU body of Task(k).
+// forwardNullTaskHook runs the CPU body of Task(k) at in.jdf:24:1.
 func forwardNullTaskHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*ForwardNull](task)
-	A, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return forwardNullTaskBody(task, l[0], A)
-}
-
-// forwardNullTaskBody is the CPU body of Task(k) at in.jdf:24:1.
-func forwardNullTaskBody(task *rt.Task, k int, A []float64) error {
-//line in.jdf:25
-	{
-	}
-//line want.go:127
+//line want.go:106
 	return nil
 }
 
@@ -138,14 +117,10 @@ var forwardNullSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrForwardNullGraph. Call it before the taskpool runs.
-func (tp *ForwardNull) Verify() error {
-	return forwardNullSource.Verify(tp.Taskpool)
-}
+func (tp *ForwardNull) Verify() error { return forwardNullSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *ForwardNull) WriteDOT(w io.Writer) error {
-	return forwardNullSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *ForwardNull) WriteDOT(w io.Writer) error { return forwardNullSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:30
 func Case() error {
@@ -179,4 +154,4 @@ func Case() error {
 	return errors.New(out[0] + "\n" + out[1])
 }
 
-//line want.go:183
+//line want.go:158

@@ -62,33 +62,38 @@ var (
 func init() {
 	prologT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k", "s"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}},
-		Space:      prologTSpace,
-		Complete:   prologTComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:27:6", Memory: true, Select: prologTInX}},
-		Successors: prologTSuccessors,
-		Affinity:   prologTAffinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Prolog)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				s := scale(k)
+				l[1] = s
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: prologTComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:27:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*Prolog), l[0]
+			return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:27:11")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Prolog), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.V, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Prolog), l[0]
+//line in.jdf:26
+			return g.V, rt.Ix(k)
+//line want.go:93
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: prologTHook},
 		},
-	}
-}
-
-func prologTInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Prolog), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:27:11")
-}
-
-// prologTSpace enumerates the execution space of T(k).
-func prologTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Prolog)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		s := scale(k)
-		l[1] = s
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -104,41 +109,19 @@ func prologTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return true
 }
 
-// prologTSuccessors reports the output dependencies of T(k) whose guards hold.
-func prologTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Prolog), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Ix(k))
-	}
-}
-
-// prologTAffinity returns the data collection element that owns T(k).
-func prologTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Prolog), l[0]
-//line in.jdf:26
-	return g.V, rt.Ix(k)
-//line want.go:121
-}
-
-// prologTHook runs the CPU body of T(k).
+// prologTHook runs the CPU body of T(k) at in.jdf:29:1.
 func prologTHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*Prolog](task)
+	k, s := l[0], l[1]
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return prologTBody(task, l[0], l[1], X)
-}
-
-// prologTBody is the CPU body of T(k) at in.jdf:29:1.
-func prologTBody(task *rt.Task, k int, s int, X []float64) error {
-//line in.jdf:30
-	{
-		X[0] = float64(s)
-		n := note{text: str.ToUpper(fmt.Sprint(k))}
-		_ = describe(n)
-	}
-//line want.go:142
+//line in.jdf:31
+	X[0] = float64(s)
+	n := note{text: str.ToUpper(fmt.Sprint(k))}
+	_ = describe(n)
+//line want.go:125
 	return nil
 }
 
@@ -153,14 +136,10 @@ var prologSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrPrologGraph. Call it before the taskpool runs.
-func (tp *Prolog) Verify() error {
-	return prologSource.Verify(tp.Taskpool)
-}
+func (tp *Prolog) Verify() error { return prologSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Prolog) WriteDOT(w io.Writer) error {
-	return prologSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Prolog) WriteDOT(w io.Writer) error { return prologSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:43
 func describe(n note) string { return "note " + n.text }
@@ -186,4 +165,4 @@ func Case() error {
 	return errors.New(fmt.Sprint(v.Block(0)[0], v.Block(1)[0], v.Block(2)[0], v.Block(3)[0]))
 }
 
-//line want.go:190
+//line want.go:169

@@ -56,64 +56,114 @@ var (
 func init() {
 	clashGemm = rt.TaskClass{
 		Name: "gemm", ID: 0, Locals: []string{"l", "e", "g", "n", "flows", "yield", "err", "rt", "len"}, Params: []int{0, 1},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.CTL}},
-		Space:        clashGemmSpace,
-		Complete:     clashGemmComplete,
-		Goal:         clashGemmGoal,
-		Predecessors: clashGemmPredecessors,
-		Affinity:     clashGemmAffinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Clash)
+			for l_ := 0; l_ <= g.Wait_-1; l_++ {
+				l[0] = l_
+				for e_ := 0; e_ <= 1; e_++ {
+					l[1] = e_
+					g_ := l_ + e_
+					l[2] = g_
+					n_ := g_ * 2
+					l[3] = n_
+					flows_ := n_ + 1
+					l[4] = flows_
+					yield_ := flows_
+					l[5] = yield_
+					err_ := yield_
+					l[6] = err_
+					rt_ := err_
+					l[7] = rt_
+					len_ := rt_ + g.name
+					l[8] = len_
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
+		Complete: clashGemmComplete,
+		Goal:     clashGemmGoal,
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			l_, e_ := l[0], l[1]
+			if flows&1 != 0 {
+				if e_ > 0 {
+					e.L[0], e.L[1] = l_, e_-1
+					e.Instance(clashGemm_Complete(tp, &e.L), 0, 0, &clashGemm_, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, l_ := tp.Globals().(*Clash), l[0]
+//line in.jdf:21
+			return g.V, rt.Ix(l_)
+//line want.go:102
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: clashGemmHook},
 		},
 	}
 	clashGemm_ = rt.TaskClass{
 		Name: "Gemm", ID: 1, Locals: []string{"l", "e"}, Params: []int{0, 1},
-		Flows:      []rt.Flow{{Name: "X", Access: rt.CTL}, {Name: "err", Access: rt.Read}},
-		Space:      clashGemm_Space,
-		Complete:   clashGemm_Complete,
-		Inputs:     []rt.InputChain{{Flow: 1, Pos: "in.jdf:34:8", Memory: true, Select: clashGemm_InErr}},
-		Successors: clashGemm_Successors,
-		Affinity:   clashGemm_Affinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.CTL}, {Name: "err", Access: rt.Read}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Clash)
+			for l_ := 0; l_ <= g.Wait_-1; l_++ {
+				l[0] = l_
+				for e_ := 0; e_ <= 1; e_++ {
+					l[1] = e_
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
+		Complete: clashGemm_Complete,
+		Inputs: []rt.InputChain{{Flow: 1, Pos: "in.jdf:34:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, l_ := tp.Globals().(*Clash), l[0]
+			return rt.DataInput(0, g.V, rt.Ix(l_), "in.jdf:34:15")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			l_, e_ := l[0], l[1]
+			if flows&1 != 0 {
+				if e_ < 1 {
+					e.L[0], e.L[1] = l_, e_+1
+					e.Instance(clashGemmComplete(tp, &e.L), 0, 0, &clashGemm, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, l_ := tp.Globals().(*Clash), l[0]
+//line in.jdf:32
+			return g.V, rt.Ix(l_)
+//line want.go:141
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: clashGemm_Hook},
 		},
 	}
 	clashSource_ = rt.TaskClass{
 		Name: "Source", ID: 2, Locals: []string{"k"}, Params: []int{0},
-		Space:    clashSource_Space,
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Clash)
+			for k := 0; k <= g.Wait_-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: clashSource_Complete,
-		Affinity: clashSource_Affinity,
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Clash), l[0]
+//line in.jdf:43
+			return g.V, rt.Ix(k)
+//line want.go:163
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: clashSource_Hook},
 		},
-	}
-}
-
-// clashGemmSpace enumerates the execution space of gemm(l, e).
-func clashGemmSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Clash)
-	for l_ := 0; l_ <= g.Wait_-1; l_++ {
-		l[0] = l_
-		for e_ := 0; e_ <= 1; e_++ {
-			l[1] = e_
-			g_ := l_ + e_
-			l[2] = g_
-			n_ := g_ * 2
-			l[3] = n_
-			flows_ := n_ + 1
-			l[4] = flows_
-			yield_ := flows_
-			l[5] = yield_
-			err_ := yield_
-			l[6] = err_
-			rt_ := err_
-			l[7] = rt_
-			len_ := rt_ + g.name
-			l[8] = len_
-			if !yield(l) {
-				return
-			}
-		}
 	}
 }
 
@@ -159,25 +209,6 @@ func clashGemmGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// clashGemmPredecessors reports the CTL input dependencies of gemm(l, e) whose guards hold.
-func clashGemmPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	l_, e_ := l[0], l[1]
-	if flows&1 != 0 {
-		if e_ > 0 {
-			e.L[0], e.L[1] = l_, e_-1
-			e.Instance(clashGemm_Complete(tp, &e.L), 0, 0, &clashGemm_, 0)
-		}
-	}
-}
-
-// clashGemmAffinity returns the data collection element that owns gemm(l, e).
-func clashGemmAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, l_ := tp.Globals().(*Clash), l[0]
-//line in.jdf:21
-	return g.V, rt.Ix(l_)
-//line want.go:179
-}
-
 // clashGemmHook runs the CPU body of gemm(l, e).
 func clashGemmHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Clash](task)
@@ -190,52 +221,14 @@ func clashGemmBody(task *rt.Task, Wait int, l int, e int, g int, n int, flows in
 	{
 		_ = len + Wait
 	}
-//line want.go:194
+//line want.go:225
 	return nil
-}
-
-func clashGemm_InErr(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, l_ := tp.Globals().(*Clash), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(l_), "in.jdf:34:15")
-}
-
-// clashGemm_Space enumerates the execution space of Gemm(l, e).
-func clashGemm_Space(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Clash)
-	for l_ := 0; l_ <= g.Wait_-1; l_++ {
-		l[0] = l_
-		for e_ := 0; e_ <= 1; e_++ {
-			l[1] = e_
-			if !yield(l) {
-				return
-			}
-		}
-	}
 }
 
 // clashGemm_Complete reports whether the instance of Gemm whose parameters are in l lies in its execution space.
 func clashGemm_Complete(tp *rt.Taskpool, l *rt.Locals) bool {
 	g, l_, e_ := tp.Globals().(*Clash), l[0], l[1]
 	return l_ >= 0 && l_ <= g.Wait_-1 && e_ >= 0 && e_ <= 1
-}
-
-// clashGemm_Successors reports the output dependencies of Gemm(l, e) whose guards hold.
-func clashGemm_Successors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	l_, e_ := l[0], l[1]
-	if flows&1 != 0 {
-		if e_ < 1 {
-			e.L[0], e.L[1] = l_, e_+1
-			e.Instance(clashGemmComplete(tp, &e.L), 0, 0, &clashGemm, 0)
-		}
-	}
-}
-
-// clashGemm_Affinity returns the data collection element that owns Gemm(l, e).
-func clashGemm_Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, l_ := tp.Globals().(*Clash), l[0]
-//line in.jdf:32
-	return g.V, rt.Ix(l_)
-//line want.go:239
 }
 
 // clashGemm_Hook runs the CPU body of Gemm(l, e).
@@ -254,19 +247,8 @@ func clashGemm_Body(task *rt.Task, l int, e int, err []float64) error {
 	{
 		_ = err[0]
 	}
-//line want.go:258
+//line want.go:251
 	return nil
-}
-
-// clashSource_Space enumerates the execution space of Source(k).
-func clashSource_Space(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Clash)
-	for k := 0; k <= g.Wait_-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // clashSource_Complete reports whether the instance of Source whose parameters are in l lies in its execution space.
@@ -275,26 +257,9 @@ func clashSource_Complete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.Wait_-1
 }
 
-// clashSource_Affinity returns the data collection element that owns Source(k).
-func clashSource_Affinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Clash), l[0]
-//line in.jdf:43
-	return g.V, rt.Ix(k)
-//line want.go:284
-}
-
-// clashSource_Hook runs the CPU body of Source(k).
+// clashSource_Hook runs the CPU body of Source(k) at in.jdf:44:1.
 func clashSource_Hook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Clash](task)
-	return clashSource_Body(task, l[0])
-}
-
-// clashSource_Body is the CPU body of Source(k) at in.jdf:44:1.
-func clashSource_Body(task *rt.Task, k int) error {
-//line in.jdf:45
-	{
-	}
-//line want.go:298
+//line want.go:263
 	return nil
 }
 
@@ -311,14 +276,10 @@ var clashSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrClashGraph. Call it before the taskpool runs.
-func (tp *Clash) Verify() error {
-	return clashSource.Verify(tp.Taskpool)
-}
+func (tp *Clash) Verify() error { return clashSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Clash) WriteDOT(w io.Writer) error {
-	return clashSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Clash) WriteDOT(w io.Writer) error { return clashSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:55
 func Case() error {
@@ -344,4 +305,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, Wait_=%d name=%d, taskpool %s", tp.Total(), tp.Wait_, tp.name, tp.Name())
 }
 
-//line want.go:348
+//line want.go:309

@@ -50,34 +50,39 @@ var (
 func init() {
 	noInputT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:      noInputTSpace,
-		Complete:   noInputTComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Memory: true, Select: noInputTInA}},
-		Successors: noInputTSuccessors,
-		Affinity:   noInputTAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*NoInput)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: noInputTComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*NoInput), l[0]
+			if k > 0 {
+				return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:22")
+			}
+			return rt.Input{}
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*NoInput), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.V, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*NoInput), l[0]
+//line in.jdf:11
+			return g.V, rt.Ix(k)
+//line want.go:82
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: noInputTHook},
 		},
-	}
-}
-
-func noInputTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*NoInput), l[0]
-	if k > 0 {
-		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:22")
-	}
-	return rt.Input{}
-}
-
-// noInputTSpace enumerates the execution space of T(k).
-func noInputTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*NoInput)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -87,38 +92,12 @@ func noInputTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// noInputTSuccessors reports the output dependencies of T(k) whose guards hold.
-func noInputTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*NoInput), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Ix(k))
-	}
-}
-
-// noInputTAffinity returns the data collection element that owns T(k).
-func noInputTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*NoInput), l[0]
-//line in.jdf:11
-	return g.V, rt.Ix(k)
-//line want.go:104
-}
-
-// noInputTHook runs the CPU body of T(k).
+// noInputTHook runs the CPU body of T(k) at in.jdf:14:1.
 func noInputTHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*NoInput](task)
-	A, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return noInputTBody(task, l[0], A)
-}
-
-// noInputTBody is the CPU body of T(k) at in.jdf:14:1.
-func noInputTBody(task *rt.Task, k int, A []float64) error {
-//line in.jdf:15
-	{
-	}
-//line want.go:122
+//line want.go:101
 	return nil
 }
 
@@ -133,14 +112,10 @@ var noInputSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrNoInputGraph. Call it before the taskpool runs.
-func (tp *NoInput) Verify() error {
-	return noInputSource.Verify(tp.Taskpool)
-}
+func (tp *NoInput) Verify() error { return noInputSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *NoInput) WriteDOT(w io.Writer) error {
-	return noInputSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *NoInput) WriteDOT(w io.Writer) error { return noInputSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:22
 func Case() error {
@@ -160,4 +135,4 @@ func Case() error {
 	return tp.Wait(context.Background())
 }
 
-//line want.go:164
+//line want.go:139

@@ -52,23 +52,25 @@ var (
 func init() {
 	panicsT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Space:    panicsTSpace,
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Panics)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: panicsTComplete,
-		Affinity: panicsTAffinity,
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Panics), l[0]
+//line in.jdf:10
+			return g.V, rt.Ix(k)
+//line want.go:70
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: panicsTHook},
 		},
-	}
-}
-
-// panicsTSpace enumerates the execution space of T(k).
-func panicsTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Panics)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -78,32 +80,17 @@ func panicsTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// panicsTAffinity returns the data collection element that owns T(k).
-func panicsTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Panics), l[0]
-//line in.jdf:10
-	return g.V, rt.Ix(k)
-//line want.go:87
-}
-
-// panicsTHook runs the CPU body of T(k).
+// panicsTHook runs the CPU body of T(k) at in.jdf:11:1.
 func panicsTHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*Panics](task)
-	return panicsTBody(task, l[0])
-}
-
-// panicsTBody is the CPU body of T(k) at in.jdf:11:1.
-func panicsTBody(task *rt.Task, k int) error {
-//line in.jdf:12
-	{
+	k := l[0]
 //line in.jdf:14
-		x := []int{1}
+	x := []int{1}
 //line in.jdf:17
-		if k == 1 {
-			_ = x[k] // index out of range: line 18
-		}
+	if k == 1 {
+		_ = x[k] // index out of range: line 18
 	}
-//line want.go:107
+//line want.go:94
 	return nil
 }
 
@@ -118,14 +105,10 @@ var panicsSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrPanicsGraph. Call it before the taskpool runs.
-func (tp *Panics) Verify() error {
-	return panicsSource.Verify(tp.Taskpool)
-}
+func (tp *Panics) Verify() error { return panicsSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Panics) WriteDOT(w io.Writer) error {
-	return panicsSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Panics) WriteDOT(w io.Writer) error { return panicsSource.WriteDOT(w, tp.Taskpool) }
 
 // Case returns the .jdf positions in the stack of the error.
 //
@@ -152,4 +135,4 @@ func Case() error {
 	return errors.New(first + " | at " + strings.Join(regexp.MustCompile(`in\.jdf:\d+`).FindAllString(err.Error(), -1), ", "))
 }
 
-//line want.go:156
+//line want.go:139

@@ -58,43 +58,87 @@ var (
 func init() {
 	strangeSTART = rt.TaskClass{
 		Name: "START", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:      strangeSTARTSpace,
-		Complete:   strangeSTARTComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:26:6", Memory: true, Select: strangeSTARTInA}},
-		Successors: strangeSTARTSuccessors,
-		Affinity:   strangeSTARTAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			for k := 0; k <= 0; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: strangeSTARTComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:26:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g := tp.Globals().(*Strange)
+			return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:26:11")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			if flows&1 != 0 {
+				e.L[0], e.L[1] = 0, 0
+				e.Instance(strangeTASKComplete(tp, &e.L), 0, 1, &strangeTASK, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g := tp.Globals().(*Strange)
+//line in.jdf:25
+			return g.V, rt.Ix(0)
+//line want.go:86
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: strangeSTARTHook},
 		},
 	}
 	strangeTASK = rt.TaskClass{
 		Name: "TASK", ID: 1, Locals: []string{"k", "step"}, Params: []int{0, 1},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:      strangeTASKSpace,
-		Complete:   strangeTASKComplete,
-		OffStep:    strangeTASKOffStep,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:37:6", Task: true, Select: strangeTASKInA}},
-		Successors: strangeTASKSuccessors,
-		Affinity:   strangeTASKAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Strange)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				stepStep := func() int {
+					n := (g.N + 1)
+					if n < 1 {
+						panic(fmt.Sprintf("TASK: the step of the range at in.jdf:35:10 is %d, want at least 1", n))
+					}
+					return n
+				}
+				for step := 0; step <= g.N; step += stepStep() {
+					l[1] = step
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
+		Complete: strangeTASKComplete,
+		OffStep:  strangeTASKOffStep,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:37:6", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k, step := tp.Globals().(*Strange), l[0], l[1]
+			if 0 == step {
+				pl := rt.Locals{0: 0}
+				return rt.TaskInput(0, &strangeSTART, 0, strangeSTARTComplete(tp, &pl), &pl, "in.jdf:37:25", "A START(0)")
+			}
+			pl := rt.Locals{0: prev(k, g.N), 1: step - 1}
+			return rt.TaskInput(0, &strangeTASK, 0, strangeTASKComplete(tp, &pl), &pl, "in.jdf:37:38", "A TASK(prev(k, N), step - 1)")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k, step := tp.Globals().(*Strange), l[0], l[1]
+			if flows&1 != 0 {
+				if step < g.N-1 {
+					e.L[0], e.L[1] = next(k, g.N), step+1
+					e.Instance(strangeTASKComplete(tp, &e.L), 0, 1, &strangeTASK, 0)
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Strange), l[0]
+//line in.jdf:36
+			return g.V, rt.Ix(k)
+//line want.go:138
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: strangeTASKHook},
 		},
-	}
-}
-
-func strangeSTARTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g := tp.Globals().(*Strange)
-	return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:26:11")
-}
-
-// strangeSTARTSpace enumerates the execution space of START(k).
-func strangeSTARTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	for k := 0; k <= 0; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -104,70 +148,13 @@ func strangeSTARTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= 0
 }
 
-// strangeSTARTSuccessors reports the output dependencies of START(k) whose guards hold.
-func strangeSTARTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	if flows&1 != 0 {
-		e.L[0], e.L[1] = 0, 0
-		e.Instance(strangeTASKComplete(tp, &e.L), 0, 1, &strangeTASK, 0)
-	}
-}
-
-// strangeSTARTAffinity returns the data collection element that owns START(k).
-func strangeSTARTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g := tp.Globals().(*Strange)
-//line in.jdf:25
-	return g.V, rt.Ix(0)
-//line want.go:121
-}
-
-// strangeSTARTHook runs the CPU body of START(k).
+// strangeSTARTHook runs the CPU body of START(k) at in.jdf:28:1.
 func strangeSTARTHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Strange](task)
-	A, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return strangeSTARTBody(task, l[0], A)
-}
-
-// strangeSTARTBody is the CPU body of START(k) at in.jdf:28:1.
-func strangeSTARTBody(task *rt.Task, k int, A []float64) error {
-//line in.jdf:29
-	{
-	}
-//line want.go:139
+//line want.go:157
 	return nil
-}
-
-func strangeTASKInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k, step := tp.Globals().(*Strange), l[0], l[1]
-	if 0 == step {
-		pl := rt.Locals{0: 0}
-		return rt.TaskInput(0, &strangeSTART, 0, strangeSTARTComplete(tp, &pl), &pl, "in.jdf:37:25", "A START(0)")
-	}
-	pl := rt.Locals{0: prev(k, g.N), 1: step - 1}
-	return rt.TaskInput(0, &strangeTASK, 0, strangeTASKComplete(tp, &pl), &pl, "in.jdf:37:38", "A TASK(prev(k, N), step - 1)")
-}
-
-// strangeTASKSpace enumerates the execution space of TASK(k, step).
-func strangeTASKSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Strange)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		stepStep := func() int {
-			n := (g.N + 1)
-			if n < 1 {
-				panic(fmt.Sprintf("TASK: the step of the range at in.jdf:35:10 is %d, want at least 1", n))
-			}
-			return n
-		}
-		for step := 0; step <= g.N; step += stepStep() {
-			l[1] = step
-			if !yield(l) {
-				return
-			}
-		}
-	}
 }
 
 // strangeTASKComplete reports whether the instance of TASK whose parameters are in l lies in its execution space.
@@ -195,41 +182,12 @@ func strangeTASKOffStep(tp *rt.Taskpool, l *rt.Locals) string {
 	return off
 }
 
-// strangeTASKSuccessors reports the output dependencies of TASK(k, step) whose guards hold.
-func strangeTASKSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k, step := tp.Globals().(*Strange), l[0], l[1]
-	if flows&1 != 0 {
-		if step < g.N-1 {
-			e.L[0], e.L[1] = next(k, g.N), step+1
-			e.Instance(strangeTASKComplete(tp, &e.L), 0, 1, &strangeTASK, 0)
-		}
-	}
-}
-
-// strangeTASKAffinity returns the data collection element that owns TASK(k, step).
-func strangeTASKAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Strange), l[0]
-//line in.jdf:36
-	return g.V, rt.Ix(k)
-//line want.go:215
-}
-
-// strangeTASKHook runs the CPU body of TASK(k, step).
+// strangeTASKHook runs the CPU body of TASK(k, step) at in.jdf:39:1.
 func strangeTASKHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Strange](task)
-	A, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return strangeTASKBody(task, l[0], l[1], A)
-}
-
-// strangeTASKBody is the CPU body of TASK(k, step) at in.jdf:39:1.
-func strangeTASKBody(task *rt.Task, k int, step int, A []float64) error {
-//line in.jdf:40
-	{
-	}
-//line want.go:233
+//line want.go:191
 	return nil
 }
 
@@ -245,14 +203,10 @@ var strangeSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrStrangeGraph. Call it before the taskpool runs.
-func (tp *Strange) Verify() error {
-	return strangeSource.Verify(tp.Taskpool)
-}
+func (tp *Strange) Verify() error { return strangeSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Strange) WriteDOT(w io.Writer) error {
-	return strangeSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Strange) WriteDOT(w io.Writer) error { return strangeSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:45
 func Case() error {
@@ -284,4 +238,4 @@ func Case() error {
 	return fmt.Errorf("verify:\n%s\nrun: ...\n%s", strings.Join(between, "\n"), last)
 }
 
-//line want.go:288
+//line want.go:242

@@ -52,56 +52,105 @@ var (
 func init() {
 	stepsEven = rt.TaskClass{
 		Name: "Even", ID: 0, Locals: []string{"k", "half"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "X", Access: rt.RW}},
-		Space:      stepsEvenSpace,
-		Complete:   stepsEvenComplete,
-		OffStep:    stepsEvenOffStep,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:6", Memory: true, Select: stepsEvenInX}},
-		Successors: stepsEvenSuccessors,
-		Affinity:   stepsEvenAffinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Steps)
+			for k := 0; k <= g.N; k += 2 {
+				l[0] = k
+				half := k / 2
+				l[1] = half
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: stepsEvenComplete,
+		OffStep:  stepsEvenOffStep,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*Steps), l[0]
+			return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:11")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Steps), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.V, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Steps), l[0]
+//line in.jdf:11
+			return g.V, rt.Ix(k)
+//line want.go:84
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stepsEvenHook},
 		},
 	}
 	stepsOdd = rt.TaskClass{
 		Name: "Odd", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Space:    stepsOddSpace,
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Steps)
+			kStep := func() int {
+				n := 1 + 1
+				if n < 1 {
+					panic(fmt.Sprintf("Odd: the step of the range at in.jdf:21:7 is %d, want at least 1", n))
+				}
+				return n
+			}
+			for k := 1; k <= g.N; k += kStep() {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: stepsOddComplete,
 		OffStep:  stepsOddOffStep,
-		Affinity: stepsOddAffinity,
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Steps), l[0]
+//line in.jdf:22
+			return g.V, rt.Ix(k)
+//line want.go:114
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stepsOddHook},
 		},
 	}
 	stepsSparse = rt.TaskClass{
 		Name: "Sparse", ID: 2, Locals: []string{"odd", "sq"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:      stepsSparseSpace,
-		Complete:   stepsSparseComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:32:6", Memory: true, Select: stepsSparseInA}},
-		Successors: stepsSparseSuccessors,
-		Affinity:   stepsSparseAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Steps)
+			for i := 0; i <= g.N/2-1; i++ {
+				odd := 2*i + 1
+				l[0] = odd
+				sq := odd * odd
+				l[1] = sq
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: stepsSparseComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:32:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, odd := tp.Globals().(*Steps), l[0]
+			return rt.DataInput(0, g.V, rt.Ix(odd), "in.jdf:32:11")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, odd := tp.Globals().(*Steps), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.V, rt.Ix(odd))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, odd := tp.Globals().(*Steps), l[0]
+//line in.jdf:31
+			return g.V, rt.Ix(odd)
+//line want.go:150
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stepsSparseHook},
 		},
-	}
-}
-
-func stepsEvenInX(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Steps), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:11")
-}
-
-// stepsEvenSpace enumerates the execution space of Even(k).
-func stepsEvenSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Steps)
-	for k := 0; k <= g.N; k += 2 {
-		l[0] = k
-		half := k / 2
-		l[1] = half
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -132,58 +181,18 @@ func stepsEvenOffStep(tp *rt.Taskpool, l *rt.Locals) string {
 	return off
 }
 
-// stepsEvenSuccessors reports the output dependencies of Even(k) whose guards hold.
-func stepsEvenSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Steps), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Ix(k))
-	}
-}
-
-// stepsEvenAffinity returns the data collection element that owns Even(k).
-func stepsEvenAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Steps), l[0]
-//line in.jdf:11
-	return g.V, rt.Ix(k)
-//line want.go:149
-}
-
-// stepsEvenHook runs the CPU body of Even(k).
+// stepsEvenHook runs the CPU body of Even(k) at in.jdf:14:1.
 func stepsEvenHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*Steps](task)
+	half := l[1]
 	X, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return stepsEvenBody(task, l[0], l[1], X)
-}
-
-// stepsEvenBody is the CPU body of Even(k) at in.jdf:14:1.
-func stepsEvenBody(task *rt.Task, k int, half int, X []float64) error {
-//line in.jdf:15
-	{
-		X[0] = float64(half)
-	}
-//line want.go:168
+//line in.jdf:16
+	X[0] = float64(half)
+//line want.go:195
 	return nil
-}
-
-// stepsOddSpace enumerates the execution space of Odd(k).
-func stepsOddSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Steps)
-	kStep := func() int {
-		n := 1 + 1
-		if n < 1 {
-			panic(fmt.Sprintf("Odd: the step of the range at in.jdf:21:7 is %d, want at least 1", n))
-		}
-		return n
-	}
-	for k := 1; k <= g.N; k += kStep() {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // stepsOddComplete reports whether the instance of Odd whose parameters are in l lies in its execution space.
@@ -207,46 +216,10 @@ func stepsOddOffStep(tp *rt.Taskpool, l *rt.Locals) string {
 	return off
 }
 
-// stepsOddAffinity returns the data collection element that owns Odd(k).
-func stepsOddAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Steps), l[0]
-//line in.jdf:22
-	return g.V, rt.Ix(k)
-//line want.go:216
-}
-
-// stepsOddHook runs the CPU body of Odd(k).
+// stepsOddHook runs the CPU body of Odd(k) at in.jdf:23:1.
 func stepsOddHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Steps](task)
-	return stepsOddBody(task, l[0])
-}
-
-// stepsOddBody is the CPU body of Odd(k) at in.jdf:23:1.
-func stepsOddBody(task *rt.Task, k int) error {
-//line in.jdf:24
-	{
-	}
-//line want.go:230
+//line want.go:222
 	return nil
-}
-
-func stepsSparseInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, odd := tp.Globals().(*Steps), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(odd), "in.jdf:32:11")
-}
-
-// stepsSparseSpace enumerates the execution space of Sparse(odd).
-func stepsSparseSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Steps)
-	for i := 0; i <= g.N/2-1; i++ {
-		odd := 2*i + 1
-		l[0] = odd
-		sq := odd * odd
-		l[1] = sq
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // stepsSparseComplete reports whether the instance of Sparse whose parameters are in l lies in its execution
@@ -257,39 +230,17 @@ func stepsSparseComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return true
 }
 
-// stepsSparseSuccessors reports the output dependencies of Sparse(odd) whose guards hold.
-func stepsSparseSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, odd := tp.Globals().(*Steps), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Ix(odd))
-	}
-}
-
-// stepsSparseAffinity returns the data collection element that owns Sparse(odd).
-func stepsSparseAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, odd := tp.Globals().(*Steps), l[0]
-//line in.jdf:31
-	return g.V, rt.Ix(odd)
-//line want.go:274
-}
-
-// stepsSparseHook runs the CPU body of Sparse(odd).
+// stepsSparseHook runs the CPU body of Sparse(odd) at in.jdf:34:1.
 func stepsSparseHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*Steps](task)
+	sq := l[1]
 	A, err := rt.FlowValue[[]float64](task, 0)
 	if err != nil {
 		return err
 	}
-	return stepsSparseBody(task, l[0], l[1], A)
-}
-
-// stepsSparseBody is the CPU body of Sparse(odd) at in.jdf:34:1.
-func stepsSparseBody(task *rt.Task, odd int, sq int, A []float64) error {
-//line in.jdf:35
-	{
-		A[0] = float64(sq)
-	}
-//line want.go:293
+//line in.jdf:36
+	A[0] = float64(sq)
+//line want.go:244
 	return nil
 }
 
@@ -306,14 +257,10 @@ var stepsSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrStepsGraph. Call it before the taskpool runs.
-func (tp *Steps) Verify() error {
-	return stepsSource.Verify(tp.Taskpool)
-}
+func (tp *Steps) Verify() error { return stepsSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Steps) WriteDOT(w io.Writer) error {
-	return stepsSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Steps) WriteDOT(w io.Writer) error { return stepsSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:46
 func Case() error {
@@ -343,4 +290,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, V = %v", tp.Total(), out)
 }
 
-//line want.go:347
+//line want.go:294

@@ -86,36 +86,38 @@ var (
 func init() {
 	udfUD = rt.TaskClass{
 		Name: "UD", ID: 0, Locals: []string{"m", "n"}, Params: []int{0, 1},
-		Space:    udfUDSpace,
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Udf)
+			for m := 0; m <= g.MT-1; m++ {
+				l[0] = m
+				n_Step := func() int {
+					n := g.log.step()
+					if n < 1 {
+						panic(fmt.Sprintf("UD: the step of the range at in.jdf:44:7 is %d, want at least 1", n))
+					}
+					return n
+				}
+				for n_ := 0; n_ <= g.NT-1; n_ += n_Step() {
+					l[1] = n_
+					if !yield(l) {
+						return
+					}
+				}
+			}
+		},
 		Complete: udfUDComplete,
 		OffStep:  udfUDOffStep,
-		Affinity: udfUDAffinity,
-		Key:      udfUDKey,
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, m := tp.Globals().(*Udf), l[0]
+//line in.jdf:45
+			return g.V, rt.Ix(m)
+//line want.go:115
+		},
+		Key: udfUDKey,
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: udfUDHookRECURSIVE, Evaluate: rt.EvaluateOf(evaluate)},
 			{Kind: rt.CPU, Hook: udfUDHook},
 		},
-	}
-}
-
-// udfUDSpace enumerates the execution space of UD(m, n).
-func udfUDSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Udf)
-	for m := 0; m <= g.MT-1; m++ {
-		l[0] = m
-		n_Step := func() int {
-			n := g.log.step()
-			if n < 1 {
-				panic(fmt.Sprintf("UD: the step of the range at in.jdf:44:7 is %d, want at least 1", n))
-			}
-			return n
-		}
-		for n_ := 0; n_ <= g.NT-1; n_ += n_Step() {
-			l[1] = n_
-			if !yield(l) {
-				return
-			}
-		}
 	}
 }
 
@@ -144,51 +146,31 @@ func udfUDOffStep(tp *rt.Taskpool, l *rt.Locals) string {
 	return off
 }
 
-// udfUDAffinity returns the data collection element that owns UD(m, n).
-func udfUDAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, m := tp.Globals().(*Udf), l[0]
-//line in.jdf:45
-	return g.V, rt.Ix(m)
-//line want.go:153
-}
-
 // udfUDKey returns the key of UD(m, n) from make_key_fn.
 func udfUDKey(tp *rt.Taskpool, l *rt.Locals) uint64 {
 	g, m, n_ := tp.Globals().(*Udf), l[0], l[1]
 //line in.jdf:42
 	return uint64(key(g, m, n_))
-//line want.go:161
+//line want.go:155
 }
 
-// udfUDHookRECURSIVE runs the RECURSIVE body (a CPU hook) of UD(m, n).
+// udfUDHookRECURSIVE runs the RECURSIVE body (a CPU hook) of UD(m, n) at in.jdf:46:1.
 func udfUDHookRECURSIVE(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Udf](task)
-	return udfUDBodyRECURSIVE(task, g.log, l[0], l[1])
-}
-
-// udfUDBodyRECURSIVE is the RECURSIVE body (a CPU hook) of UD(m, n) at in.jdf:46:1.
-func udfUDBodyRECURSIVE(task *rt.Task, log *Log, m int, n int) error {
-//line in.jdf:47
-	{
-		log.first.Add(1)
-	}
-//line want.go:176
+	g, _ := rt.TaskGlobals[*Udf](task)
+	log := g.log
+//line in.jdf:48
+	log.first.Add(1)
+//line want.go:164
 	return nil
 }
 
-// udfUDHook runs the CPU body of UD(m, n).
+// udfUDHook runs the CPU body of UD(m, n) at in.jdf:51:1.
 func udfUDHook(task *rt.Task) error {
-	g, l := rt.TaskGlobals[*Udf](task)
-	return udfUDBody(task, g.log, l[0], l[1])
-}
-
-// udfUDBody is the CPU body of UD(m, n) at in.jdf:51:1.
-func udfUDBody(task *rt.Task, log *Log, m int, n int) error {
-//line in.jdf:52
-	{
-		log.second.Add(1)
-	}
-//line want.go:192
+	g, _ := rt.TaskGlobals[*Udf](task)
+	log := g.log
+//line in.jdf:53
+	log.second.Add(1)
+//line want.go:174
 	return nil
 }
 
@@ -203,14 +185,10 @@ var udfSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrUdfGraph. Call it before the taskpool runs.
-func (tp *Udf) Verify() error {
-	return udfSource.Verify(tp.Taskpool)
-}
+func (tp *Udf) Verify() error { return udfSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Udf) WriteDOT(w io.Writer) error {
-	return udfSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Udf) WriteDOT(w io.Writer) error { return udfSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:58
 func run(fail int) (*Log, error) {
@@ -251,4 +229,4 @@ func Case() error {
 		lg.first.Load(), lg.second.Load(), ferr)
 }
 
-//line want.go:255
+//line want.go:233

@@ -49,27 +49,41 @@ var (
 func init() {
 	ringT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "X", Access: rt.CTL}},
-		Space:        ringTSpace,
-		Complete:     ringTComplete,
-		Goal:         ringTGoal,
-		Successors:   ringTSuccessors,
-		Predecessors: ringTPredecessors,
-		Affinity:     ringTAffinity,
+		Flows: []rt.Flow{{Name: "X", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Ring)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: ringTComplete,
+		Goal:     ringTGoal,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Ring), l[0]
+			if flows&1 != 0 {
+				e.L[0] = (k + 1) % g.N
+				e.Instance(ringTComplete(tp, &e.L), 0, 1, &ringT, 0)
+			}
+		},
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Ring), l[0]
+			if flows&1 != 0 {
+				e.L[0] = (k + g.N - 1) % g.N
+				e.Instance(ringTComplete(tp, &e.L), 0, 0, &ringT, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Ring), l[0]
+//line in.jdf:9
+			return g.V, rt.Ix(k)
+//line want.go:83
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: ringTHook},
 		},
-	}
-}
-
-// ringTSpace enumerates the execution space of T(k).
-func ringTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Ring)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -91,44 +105,9 @@ func ringTGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// ringTSuccessors reports the output dependencies of T(k) whose guards hold.
-func ringTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Ring), l[0]
-	if flows&1 != 0 {
-		e.L[0] = (k + 1) % g.N
-		e.Instance(ringTComplete(tp, &e.L), 0, 1, &ringT, 0)
-	}
-}
-
-// ringTPredecessors reports the CTL input dependencies of T(k) whose guards hold.
-func ringTPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Ring), l[0]
-	if flows&1 != 0 {
-		e.L[0] = (k + g.N - 1) % g.N
-		e.Instance(ringTComplete(tp, &e.L), 0, 0, &ringT, 0)
-	}
-}
-
-// ringTAffinity returns the data collection element that owns T(k).
-func ringTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Ring), l[0]
-//line in.jdf:9
-	return g.V, rt.Ix(k)
-//line want.go:118
-}
-
-// ringTHook runs the CPU body of T(k).
+// ringTHook runs the CPU body of T(k) at in.jdf:12:1.
 func ringTHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Ring](task)
-	return ringTBody(task, l[0])
-}
-
-// ringTBody is the CPU body of T(k) at in.jdf:12:1.
-func ringTBody(task *rt.Task, k int) error {
-//line in.jdf:13
-	{
-	}
-//line want.go:132
+//line want.go:111
 	return nil
 }
 
@@ -143,14 +122,10 @@ var ringSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrRingGraph. Call it before the taskpool runs.
-func (tp *Ring) Verify() error {
-	return ringSource.Verify(tp.Taskpool)
-}
+func (tp *Ring) Verify() error { return ringSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Ring) WriteDOT(w io.Writer) error {
-	return ringSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Ring) WriteDOT(w io.Writer) error { return ringSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:18
 func Case() error {
@@ -162,4 +137,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:166
+//line want.go:141

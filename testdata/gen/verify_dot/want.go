@@ -51,47 +51,83 @@ var (
 func init() {
 	dotT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
-		Space:      dotTSpace,
-		Complete:   dotTComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Task: true, Memory: true, Select: dotTInA}},
-		Successors: dotTSuccessors,
-		Affinity:   dotTAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Dot)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: dotTComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:12:7", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*Dot), l[0]
+			if k == 0 {
+				return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:23")
+			}
+			pl := rt.Locals{0: k - 1}
+			return rt.TaskInput(0, &dotT, 0, dotTComplete(tp, &pl), &pl, "in.jdf:12:30", "A T(k - 1)")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Dot), l[0]
+			if flows&1 != 0 {
+				if k < g.N {
+					e.L[0] = k + 1
+					e.Instance(dotTComplete(tp, &e.L), 0, 1, &dotT, 0)
+				} else {
+					e.Data(0, 1, g.V, rt.Ix(k))
+				}
+			}
+			if flows&2 != 0 {
+				if k == 0 {
+					for a0 := 0; a0 <= g.N; a0++ {
+						e.L[0] = a0
+						e.TaskIf(dotSComplete(tp, &e.L), 1, 0, &dotS, 0)
+					}
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Dot), l[0]
+//line in.jdf:11
+			return g.V, rt.Ix(k)
+//line want.go:97
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: dotTHook},
 		},
 	}
 	dotS = rt.TaskClass{
 		Name: "S", ID: 1, Locals: []string{"j"}, Params: []int{0},
-		Flows:        []rt.Flow{{Name: "C", Access: rt.CTL}},
-		Space:        dotSSpace,
-		Complete:     dotSComplete,
-		Goal:         dotSGoal,
-		Predecessors: dotSPredecessors,
-		Affinity:     dotSAffinity,
+		Flows: []rt.Flow{{Name: "C", Access: rt.CTL}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Dot)
+			for j := 0; j <= g.N; j++ {
+				l[0] = j
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: dotSComplete,
+		Goal:     dotSGoal,
+		Predecessors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			if flows&1 != 0 {
+				e.L[0] = 0
+				e.Instance(dotTComplete(tp, &e.L), 0, 0, &dotT, 1)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, j := tp.Globals().(*Dot), l[0]
+//line in.jdf:22
+			return g.V, rt.Ix(j)
+//line want.go:127
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: dotSHook},
 		},
-	}
-}
-
-func dotTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Dot), l[0]
-	if k == 0 {
-		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:12:23")
-	}
-	pl := rt.Locals{0: k - 1}
-	return rt.TaskInput(0, &dotT, 0, dotTComplete(tp, &pl), &pl, "in.jdf:12:30", "A T(k - 1)")
-}
-
-// dotTSpace enumerates the execution space of T(k).
-func dotTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Dot)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -101,63 +137,13 @@ func dotTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// dotTSuccessors reports the output dependencies of T(k) whose guards hold.
-func dotTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Dot), l[0]
-	if flows&1 != 0 {
-		if k < g.N {
-			e.L[0] = k + 1
-			e.Instance(dotTComplete(tp, &e.L), 0, 1, &dotT, 0)
-		} else {
-			e.Data(0, 1, g.V, rt.Ix(k))
-		}
-	}
-	if flows&2 != 0 {
-		if k == 0 {
-			for a0 := 0; a0 <= g.N; a0++ {
-				e.L[0] = a0
-				e.TaskIf(dotSComplete(tp, &e.L), 1, 0, &dotS, 0)
-			}
-		}
-	}
-}
-
-// dotTAffinity returns the data collection element that owns T(k).
-func dotTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Dot), l[0]
-//line in.jdf:11
-	return g.V, rt.Ix(k)
-//line want.go:131
-}
-
-// dotTHook runs the CPU body of T(k).
+// dotTHook runs the CPU body of T(k) at in.jdf:15:1.
 func dotTHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Dot](task)
-	A, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return dotTBody(task, l[0], A)
-}
-
-// dotTBody is the CPU body of T(k) at in.jdf:15:1.
-func dotTBody(task *rt.Task, k int, A []float64) error {
-//line in.jdf:16
-	{
-	}
-//line want.go:149
+//line want.go:146
 	return nil
-}
-
-// dotSSpace enumerates the execution space of S(j).
-func dotSSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Dot)
-	for j := 0; j <= g.N; j++ {
-		l[0] = j
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // dotSComplete reports whether the instance of S whose parameters are in l lies in its execution space.
@@ -177,34 +163,9 @@ func dotSGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// dotSPredecessors reports the CTL input dependencies of S(j) whose guards hold.
-func dotSPredecessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	if flows&1 != 0 {
-		e.L[0] = 0
-		e.Instance(dotTComplete(tp, &e.L), 0, 0, &dotT, 1)
-	}
-}
-
-// dotSAffinity returns the data collection element that owns S(j).
-func dotSAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, j := tp.Globals().(*Dot), l[0]
-//line in.jdf:22
-	return g.V, rt.Ix(j)
-//line want.go:194
-}
-
-// dotSHook runs the CPU body of S(j).
+// dotSHook runs the CPU body of S(j) at in.jdf:24:1.
 func dotSHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Dot](task)
-	return dotSBody(task, l[0])
-}
-
-// dotSBody is the CPU body of S(j) at in.jdf:24:1.
-func dotSBody(task *rt.Task, j int) error {
-//line in.jdf:25
-	{
-	}
-//line want.go:208
+//line want.go:169
 	return nil
 }
 
@@ -220,14 +181,10 @@ var dotSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrDotGraph. Call it before the taskpool runs.
-func (tp *Dot) Verify() error {
-	return dotSource.Verify(tp.Taskpool)
-}
+func (tp *Dot) Verify() error { return dotSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Dot) WriteDOT(w io.Writer) error {
-	return dotSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Dot) WriteDOT(w io.Writer) error { return dotSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:35
 func Case() error {
@@ -246,4 +203,4 @@ func Case() error {
 	return errors.New(b.String())
 }
 
-//line want.go:250
+//line want.go:207

@@ -50,46 +50,80 @@ var (
 func init() {
 	mismatchP = rt.TaskClass{
 		Name: "P", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:      mismatchPSpace,
-		Complete:   mismatchPComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Memory: true, Select: mismatchPInA}},
-		Successors: mismatchPSuccessors,
-		Affinity:   mismatchPAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Mismatch)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: mismatchPComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*Mismatch), l[0]
+			return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:11")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k := l[0]
+			if flows&1 != 0 {
+				e.L[0] = k
+				e.Instance(mismatchCComplete(tp, &e.L), 0, 1, &mismatchC, 1)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Mismatch), l[0]
+//line in.jdf:10
+			return g.V, rt.Ix(k)
+//line want.go:80
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: mismatchPHook},
 		},
 	}
 	mismatchC = rt.TaskClass{
 		Name: "C", ID: 1, Locals: []string{"k"}, Params: []int{0},
-		Flows:    []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.RW}},
-		Space:    mismatchCSpace,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*Mismatch)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
 		Complete: mismatchCComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "in.jdf:21:6", Task: true, Select: mismatchCInA},
-			{Flow: 1, Pos: "in.jdf:23:6", Memory: true, Select: mismatchCInB},
+			{Flow: 0, Pos: "in.jdf:21:6", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				k := l[0]
+				pl := rt.Locals{0: k}
+				return rt.TaskInput(0, &mismatchP, 0, mismatchPComplete(tp, &pl), &pl, "in.jdf:21:11", "A P(k)")
+			}},
+			{Flow: 1, Pos: "in.jdf:23:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+				g, k := tp.Globals().(*Mismatch), l[0]
+				return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:23:11")
+			}},
 		},
-		Successors: mismatchCSuccessors,
-		Affinity:   mismatchCAffinity,
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*Mismatch), l[0]
+			if flows&1 != 0 {
+				e.Data(0, 1, g.V, rt.Ix(k))
+			}
+			if flows&2 != 0 {
+				e.Data(1, 1, g.V, rt.Ix(k))
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*Mismatch), l[0]
+//line in.jdf:20
+			return g.V, rt.Ix(k)
+//line want.go:123
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: mismatchCHook},
 		},
-	}
-}
-
-func mismatchPInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Mismatch), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:11")
-}
-
-// mismatchPSpace enumerates the execution space of P(k).
-func mismatchPSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Mismatch)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -99,62 +133,13 @@ func mismatchPComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// mismatchPSuccessors reports the output dependencies of P(k) whose guards hold.
-func mismatchPSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&1 != 0 {
-		e.L[0] = k
-		e.Instance(mismatchCComplete(tp, &e.L), 0, 1, &mismatchC, 1)
-	}
-}
-
-// mismatchPAffinity returns the data collection element that owns P(k).
-func mismatchPAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Mismatch), l[0]
-//line in.jdf:10
-	return g.V, rt.Ix(k)
-//line want.go:117
-}
-
-// mismatchPHook runs the CPU body of P(k).
+// mismatchPHook runs the CPU body of P(k) at in.jdf:13:1.
 func mismatchPHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Mismatch](task)
-	A, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return mismatchPBody(task, l[0], A)
-}
-
-// mismatchPBody is the CPU body of P(k) at in.jdf:13:1.
-func mismatchPBody(task *rt.Task, k int, A []float64) error {
-//line in.jdf:14
-	{
-	}
-//line want.go:135
+//line want.go:142
 	return nil
-}
-
-func mismatchCInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	pl := rt.Locals{0: k}
-	return rt.TaskInput(0, &mismatchP, 0, mismatchPComplete(tp, &pl), &pl, "in.jdf:21:11", "A P(k)")
-}
-
-func mismatchCInB(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*Mismatch), l[0]
-	return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:23:11")
-}
-
-// mismatchCSpace enumerates the execution space of C(k).
-func mismatchCSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*Mismatch)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
-	}
 }
 
 // mismatchCComplete reports whether the instance of C whose parameters are in l lies in its execution space.
@@ -163,42 +148,14 @@ func mismatchCComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// mismatchCSuccessors reports the output dependencies of C(k) whose guards hold.
-func mismatchCSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*Mismatch), l[0]
-	if flows&1 != 0 {
-		e.Data(0, 1, g.V, rt.Ix(k))
-	}
-	if flows&2 != 0 {
-		e.Data(1, 1, g.V, rt.Ix(k))
-	}
-}
-
-// mismatchCAffinity returns the data collection element that owns C(k).
-func mismatchCAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*Mismatch), l[0]
-//line in.jdf:20
-	return g.V, rt.Ix(k)
-//line want.go:183
-}
-
-// mismatchCHook runs the CPU body of C(k).
+// mismatchCHook runs the CPU body of C(k) at in.jdf:25:1.
 func mismatchCHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*Mismatch](task)
 	var err error
-	A, B := rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
+	_, _ = rt.FlowAs[[]float64](task, 0, &err), rt.FlowAs[[]float64](task, 1, &err)
 	if err != nil {
 		return err
 	}
-	return mismatchCBody(task, l[0], A, B)
-}
-
-// mismatchCBody is the CPU body of C(k) at in.jdf:25:1.
-func mismatchCBody(task *rt.Task, k int, A []float64, B []float64) error {
-//line in.jdf:26
-	{
-	}
-//line want.go:202
+//line want.go:159
 	return nil
 }
 
@@ -214,14 +171,10 @@ var mismatchSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrMismatchGraph. Call it before the taskpool runs.
-func (tp *Mismatch) Verify() error {
-	return mismatchSource.Verify(tp.Taskpool)
-}
+func (tp *Mismatch) Verify() error { return mismatchSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *Mismatch) WriteDOT(w io.Writer) error {
-	return mismatchSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *Mismatch) WriteDOT(w io.Writer) error { return mismatchSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:31
 func Case() error {
@@ -233,4 +186,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:237
+//line want.go:190

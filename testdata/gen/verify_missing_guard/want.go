@@ -49,35 +49,41 @@ var (
 func init() {
 	noGuardT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:      noGuardTSpace,
-		Complete:   noGuardTComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Task: true, Select: noGuardTInA}},
-		Successors: noGuardTSuccessors,
-		Affinity:   noGuardTAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*NoGuard)
+			for k := 0; k <= g.N; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: noGuardTComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			k := l[0]
+			if k > 0 {
+				pl := rt.Locals{0: k - 1}
+				return rt.TaskInput(0, &noGuardT, 0, noGuardTComplete(tp, &pl), &pl, "in.jdf:11:21", "A T(k - 1)")
+			}
+			return rt.Input{}
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			k := l[0]
+			if flows&1 != 0 {
+				e.L[0] = k + 1
+				e.Instance(noGuardTComplete(tp, &e.L), 0, 1, &noGuardT, 0)
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*NoGuard), l[0]
+//line in.jdf:10
+			return g.V, rt.Ix(k)
+//line want.go:83
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: noGuardTHook},
 		},
-	}
-}
-
-func noGuardTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	k := l[0]
-	if k > 0 {
-		pl := rt.Locals{0: k - 1}
-		return rt.TaskInput(0, &noGuardT, 0, noGuardTComplete(tp, &pl), &pl, "in.jdf:11:21", "A T(k - 1)")
-	}
-	return rt.Input{}
-}
-
-// noGuardTSpace enumerates the execution space of T(k).
-func noGuardTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*NoGuard)
-	for k := 0; k <= g.N; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -87,39 +93,12 @@ func noGuardTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N
 }
 
-// noGuardTSuccessors reports the output dependencies of T(k) whose guards hold.
-func noGuardTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	k := l[0]
-	if flows&1 != 0 {
-		e.L[0] = k + 1
-		e.Instance(noGuardTComplete(tp, &e.L), 0, 1, &noGuardT, 0)
-	}
-}
-
-// noGuardTAffinity returns the data collection element that owns T(k).
-func noGuardTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*NoGuard), l[0]
-//line in.jdf:10
-	return g.V, rt.Ix(k)
-//line want.go:105
-}
-
-// noGuardTHook runs the CPU body of T(k).
+// noGuardTHook runs the CPU body of T(k) at in.jdf:13:1.
 func noGuardTHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*NoGuard](task)
-	A, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return noGuardTBody(task, l[0], A)
-}
-
-// noGuardTBody is the CPU body of T(k) at in.jdf:13:1.
-func noGuardTBody(task *rt.Task, k int, A []float64) error {
-//line in.jdf:14
-	{
-	}
-//line want.go:123
+//line want.go:102
 	return nil
 }
 
@@ -134,14 +113,10 @@ var noGuardSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrNoGuardGraph. Call it before the taskpool runs.
-func (tp *NoGuard) Verify() error {
-	return noGuardSource.Verify(tp.Taskpool)
-}
+func (tp *NoGuard) Verify() error { return noGuardSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *NoGuard) WriteDOT(w io.Writer) error {
-	return noGuardSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *NoGuard) WriteDOT(w io.Writer) error { return noGuardSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:19
 func Case() error {
@@ -153,4 +128,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:157
+//line want.go:132

@@ -49,35 +49,45 @@ var (
 func init() {
 	offByOneT = rt.TaskClass{
 		Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0},
-		Flows:      []rt.Flow{{Name: "A", Access: rt.RW}},
-		Space:      offByOneTSpace,
-		Complete:   offByOneTComplete,
-		Inputs:     []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Task: true, Memory: true, Select: offByOneTInA}},
-		Successors: offByOneTSuccessors,
-		Affinity:   offByOneTAffinity,
+		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
+		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
+			g := tp.Globals().(*OffByOne)
+			for k := 0; k <= g.N-1; k++ {
+				l[0] = k
+				if !yield(l) {
+					return
+				}
+			}
+		},
+		Complete: offByOneTComplete,
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:11:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			g, k := tp.Globals().(*OffByOne), l[0]
+			if k == 0 {
+				return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:22")
+			}
+			pl := rt.Locals{0: k - 1}
+			return rt.TaskInput(0, &offByOneT, 0, offByOneTComplete(tp, &pl), &pl, "in.jdf:11:29", "A T(k - 1)")
+		}}},
+		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
+			g, k := tp.Globals().(*OffByOne), l[0]
+			if flows&1 != 0 {
+				if k < g.N {
+					e.L[0] = k + 1
+					e.Instance(offByOneTComplete(tp, &e.L), 0, 1, &offByOneT, 0)
+				} else {
+					e.Data(0, 1, g.V, rt.Ix(k))
+				}
+			}
+		},
+		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
+			g, k := tp.Globals().(*OffByOne), l[0]
+//line in.jdf:10
+			return g.V, rt.Ix(k)
+//line want.go:87
+		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: offByOneTHook},
 		},
-	}
-}
-
-func offByOneTInA(tp *rt.Taskpool, l *rt.Locals) rt.Input {
-	g, k := tp.Globals().(*OffByOne), l[0]
-	if k == 0 {
-		return rt.DataInput(0, g.V, rt.Ix(k), "in.jdf:11:22")
-	}
-	pl := rt.Locals{0: k - 1}
-	return rt.TaskInput(0, &offByOneT, 0, offByOneTComplete(tp, &pl), &pl, "in.jdf:11:29", "A T(k - 1)")
-}
-
-// offByOneTSpace enumerates the execution space of T(k).
-func offByOneTSpace(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-	g := tp.Globals().(*OffByOne)
-	for k := 0; k <= g.N-1; k++ {
-		l[0] = k
-		if !yield(l) {
-			return
-		}
 	}
 }
 
@@ -87,43 +97,12 @@ func offByOneTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.N-1
 }
 
-// offByOneTSuccessors reports the output dependencies of T(k) whose guards hold.
-func offByOneTSuccessors(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
-	g, k := tp.Globals().(*OffByOne), l[0]
-	if flows&1 != 0 {
-		if k < g.N {
-			e.L[0] = k + 1
-			e.Instance(offByOneTComplete(tp, &e.L), 0, 1, &offByOneT, 0)
-		} else {
-			e.Data(0, 1, g.V, rt.Ix(k))
-		}
-	}
-}
-
-// offByOneTAffinity returns the data collection element that owns T(k).
-func offByOneTAffinity(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
-	g, k := tp.Globals().(*OffByOne), l[0]
-//line in.jdf:10
-	return g.V, rt.Ix(k)
-//line want.go:109
-}
-
-// offByOneTHook runs the CPU body of T(k).
+// offByOneTHook runs the CPU body of T(k) at in.jdf:13:1.
 func offByOneTHook(task *rt.Task) error {
-	_, l := rt.TaskGlobals[*OffByOne](task)
-	A, err := rt.FlowValue[[]float64](task, 0)
-	if err != nil {
+	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-	return offByOneTBody(task, l[0], A)
-}
-
-// offByOneTBody is the CPU body of T(k) at in.jdf:13:1.
-func offByOneTBody(task *rt.Task, k int, A []float64) error {
-//line in.jdf:14
-	{
-	}
-//line want.go:127
+//line want.go:106
 	return nil
 }
 
@@ -138,14 +117,10 @@ var offByOneSource = rt.Source{
 
 // Verify checks the instance graph of tp for its actual globals (see rt.Source.Verify): it
 // returns an error wrapping ErrOffByOneGraph. Call it before the taskpool runs.
-func (tp *OffByOne) Verify() error {
-	return offByOneSource.Verify(tp.Taskpool)
-}
+func (tp *OffByOne) Verify() error { return offByOneSource.Verify(tp.Taskpool) }
 
 // WriteDOT writes the instance graph of tp in Graphviz DOT (rt.Source.WriteDOT); not while tp runs.
-func (tp *OffByOne) WriteDOT(w io.Writer) error {
-	return offByOneSource.WriteDOT(w, tp.Taskpool)
-}
+func (tp *OffByOne) WriteDOT(w io.Writer) error { return offByOneSource.WriteDOT(w, tp.Taskpool) }
 
 //line in.jdf:19
 func Case() error {
@@ -157,4 +132,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:161
+//line want.go:136
