@@ -72,3 +72,44 @@ func TestDpotrfGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestDpotrfRanks runs the command across 2 and 3 in-process ranks (1×N and, for 2, 2×1
+// grids) on a ragged problem, twice from the same input: the factor, gathered on rank 0, must
+// pass the residual bound (run fails otherwise), and the output reports the ranks.
+func TestDpotrfRanks(t *testing.T) {
+	res := regexp.MustCompile(`‖A − L·Lᵀ‖/‖A‖ = (\S+)`)
+	for _, c := range []struct{ ranks, p int }{{2, 1}, {2, 2}, {3, 1}} {
+		var out bytes.Buffer
+		args := []string{"-n", "700", "-nb", "96", "-ranks", strconv.Itoa(c.ranks), "-P", strconv.Itoa(c.p),
+			"-workers", strconv.Itoa(c.ranks), "-blas", "gonum", "-runs", "2", "-window", "32", "-gpus", "none"}
+		if err := run(args, &out); err != nil {
+			t.Fatalf("%+v: %v\n%s", c, err, out.String())
+		}
+		m := res.FindStringSubmatch(out.String())
+		if m == nil {
+			t.Fatalf("%+v: output lacks the residual:\n%s", c, out.String())
+		}
+		r, err := strconv.ParseFloat(m[1], 64)
+		if err != nil || !(r < maxResidual) {
+			t.Errorf("%+v: residual %q, want below %g", c, m[1], maxResidual)
+		}
+		want := strconv.Itoa(c.ranks) + " ranks (in-process), grid " + strconv.Itoa(c.p) + "x" + strconv.Itoa(c.ranks/c.p)
+		if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "GFLOP/s (median of 2") {
+			t.Errorf("%+v: output lacks %q or the rate:\n%s", c, want, out.String())
+		}
+	}
+}
+
+// TestDpotrfRanksBadFlags: GPUs across ranks and grids that do not fit are errors.
+func TestDpotrfRanksBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-ranks", "2", "-gpus", "sim:1"}, {"-ranks", "2", "-gpus", "auto"},
+		{"-ranks", "2", "-P", "3"}, {"-ranks", "2", "-P", "0"}, {"-ranks", "-1"}} {
+		var out bytes.Buffer
+		err := run(append([]string{"-n", "64", "-nb", "16", "-blas", "gonum"}, args...), &out)
+		if err == nil {
+			t.Errorf("%v: no error", args)
+		} else if len(args) > 2 && args[2] == "-gpus" && !strings.Contains(err.Error(), "CPU bodies only") {
+			t.Errorf("%v: %v, want the GPU refusal", args, err)
+		}
+	}
+}
