@@ -101,6 +101,8 @@ gpu-pack:
 	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_bench_internal_cudabench.test ./bench/internal/cudabench
 	CGO_ENABLED=0 $(GO) build -o .gpu/potrf ./examples/potrf
 	CGO_ENABLED=0 $(GO) build -o .gpu/batch_gemm ./examples/batch_gemm
+	CGO_ENABLED=0 $(GO) build -o .gpu/dpotrf ./examples/dpotrf
+	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_rt_dynamic.test ./rt/dynamic
 	cp bench/gpu_device.sh .gpu/
 
 ## dist-pack: binaries for bench/dist_device.sh on a machine without Go (the MPI ones need cgo and Open MPI here and there).
