@@ -147,10 +147,11 @@ func (g *generator) where(p posT) string {
 // errors of the program found before the classes are emitted; with errors (g.diags), the
 // parts are not written.
 func (g *generator) generate() {
+	// The name rules that Check also applies to Go programs (parser.GoNameErrors).
+	g.diags = append(g.diags, parser.GoNameErrors(g.prog)...)
 	var ok bool
-	g.name, ok = taskpoolName(g.prog.OptionText("name", ""), g.prog.Filename)
+	g.name, ok = parser.TaskpoolName(g.prog)
 	if !ok {
-		g.errorf(g.prog.Pos(), "cannot derive a Go name from %q: set %%option name", g.prog.Filename)
 		return
 	}
 	g.pfx = lowerPrefix(g.name)
@@ -163,7 +164,6 @@ func (g *generator) generate() {
 	if g.prog.Epilogue != nil {
 		g.epilogue = g.codeBlock(g.prog.Epilogue, "the epilogue")
 	}
-	g.checkNames()
 	g.unsupportedOptions()
 	ids := map[string]bool{}
 	for _, tc := range g.prog.Classes {
@@ -336,38 +336,4 @@ func (g *generator) finish(w io.Writer) error {
 		}
 	}
 	return out.Flush()
-}
-
-// importedPackages are the names of the packages generated code refers to.
-var importedPackages = map[string]bool{"rt": true, "gpu": true, "fmt": true, "errors": true, "io": true}
-
-// checkNames reports JDF names that generated code cannot give to user code.
-func (g *generator) checkNames() {
-	bad := func(pos posT, what, name string) {
-		if reservedInBodies[name] {
-			g.errorf(pos, "%s %q: bodies and inline code receive %q from jdf2go; rename it", what, name, name)
-		}
-	}
-	for _, gl := range g.prog.Globals {
-		bad(gl.Pos(), "global", gl.Name)
-		// Globals are variables in the constructor and in bodies, where they would hide
-		// the packages and the type the generated code refers to.
-		switch {
-		case importedPackages[gl.Name]:
-			g.errorf(gl.Pos(), "global %q has the name of a package the generated code imports; rename it", gl.Name)
-		case gl.Name == g.name:
-			g.errorf(gl.Pos(), "global %q has the name of the generated taskpool type (%%option name or the file name); rename one of them", gl.Name)
-		}
-	}
-	for _, tc := range g.prog.Classes {
-		for _, d := range tc.Defs {
-			bad(d.Pos(), "definition", d.Name)
-		}
-		for _, f := range tc.Flows {
-			bad(f.NamePos, "flow", f.Name)
-			if d := tc.Def(f.Name); d != nil {
-				g.errorf(f.NamePos, "flow %q of %s has the name of the definition at %s", f.Name, tc.Name, g.where(d.Pos()))
-			}
-		}
-	}
 }

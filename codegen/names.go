@@ -5,59 +5,15 @@ package codegen
 // "potrf", "EP" gives "ep"), so that several generated files can share a package.
 
 import (
-	"path/filepath"
-	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/jdf2go/jdf2go/parser"
 )
 
-// taskpoolName returns the Go name of the taskpool type: `%option name`, else the file name
-// in CamelCase ("ctl_gather.jdf" gives "CtlGather"). ok is false when no Go identifier can
-// be derived.
-func taskpoolName(option, filename string) (string, bool) {
-	if option != "" {
-		return option, isIdent(option)
-	}
-	base := strings.TrimSuffix(filepath.Base(filename), filepath.Ext(filename))
-	var b strings.Builder
-	up := true
-	for _, r := range base {
-		switch {
-		case r == '_' || r == '-' || r == '.' || r == ' ':
-			up = true
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if up {
-				r = unicode.ToUpper(r)
-				up = false
-			}
-			b.WriteRune(r)
-		}
-	}
-	name := b.String()
-	return name, isIdent(name)
-}
-
-// lowerPrefix lowers the leading run of capitals of a Go name: "Potrf" -> "potrf",
-// "EP" -> "ep", "HTTPServer" -> "httpServer".
-func lowerPrefix(name string) string {
-	rs := []rune(name)
-	n := 0
-	for n < len(rs) && unicode.IsUpper(rs[n]) {
-		n++
-	}
-	switch {
-	case n == 0:
-		return name
-	case n == 1 || n == len(rs):
-		n = min(n, len(rs))
-	default:
-		n-- // keep the capital that starts the next word: HTTPServer -> httpServer
-	}
-	for i := 0; i < n; i++ {
-		rs[i] = unicode.ToLower(rs[i])
-	}
-	return string(rs)
-}
+// lowerPrefix returns the prefix of the unexported identifiers of a program whose taskpool
+// type is name (parser.TaskpoolPrefix).
+func lowerPrefix(name string) string { return parser.TaskpoolPrefix(name) }
 
 // upperFirst capitalises the first letter: "gemm" -> "Gemm", "POTRF" stays.
 func upperFirst(s string) string {

@@ -16,26 +16,12 @@ import (
 	"github.com/jdf2go/jdf2go/parser"
 )
 
-var goKeywords = map[string]bool{
-	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
-	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true,
-	"goto": true, "if": true, "import": true, "interface": true, "map": true, "package": true,
-	"range": true, "return": true, "select": true, "struct": true, "switch": true, "type": true,
-	"var": true,
-}
-
-// goPredeclared are Go's predeclared identifiers; generated code uses several of them, so a
-// JDF local bound under one of these names is renamed.
-var goPredeclared = map[string]bool{
-	"any": true, "append": true, "bool": true, "byte": true, "cap": true, "clear": true,
-	"close": true, "comparable": true, "complex": true, "complex128": true, "complex64": true,
-	"copy": true, "delete": true, "error": true, "false": true, "float32": true, "float64": true,
-	"imag": true, "int": true, "int16": true, "int32": true, "int64": true, "int8": true,
-	"iota": true, "len": true, "make": true, "max": true, "min": true, "new": true, "nil": true,
-	"panic": true, "print": true, "println": true, "real": true, "recover": true, "rune": true,
-	"string": true, "true": true, "uint": true, "uint16": true, "uint32": true, "uint64": true,
-	"uint8": true, "uintptr": true,
-}
+// goKeywords and goPredeclared are Go's keywords and predeclared identifiers; generated
+// code uses several of the latter, so a JDF local bound under one of these names is renamed.
+var (
+	goKeywords    = parser.GoKeywords
+	goPredeclared = parser.GoPredeclared
+)
 
 // internalNames are the variables and packages that generated functions use besides the JDF
 // names: the parameters of rt.TaskClass functions, scratch variables, and the packages the
@@ -50,10 +36,6 @@ var internalNames = map[string]bool{
 // own top-level identifiers (<p>Source and the helpers): a task class with such a name takes
 // a "_" in its identifiers, as two classes whose names differ only in case do.
 func isFileName(id string) bool { return id == sourceSuffix || slices.Contains(helperNames[:], id) }
-
-// reservedInBodies are names that bodies and inline code receive from the generator and that
-// a JDF name therefore must not take.
-var reservedInBodies = map[string]bool{"tp": true, "task": true}
 
 // goVar returns the Go variable name for a JDF local, parameter or named-range index inside
 // a generated function.

@@ -88,6 +88,10 @@ func CheckWith(prog *Program, opts CheckOptions) ErrorList {
 			c.checkMatching(tc, f)
 		}
 	}
+	if !c.foreign {
+		// The names jdf2go gen cannot generate, reported here too (GoNameErrors).
+		goNames(prog, &c.diags, false)
+	}
 	if len(c.implicit) > 0 {
 		// jdf2c prepends implicit collections to the global list.
 		prog.Globals = append(append([]*Global{}, c.implicit...), prog.Globals...)

@@ -256,3 +256,23 @@ func TestGenPackageChoice(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckRejectsWhatGenRejects: names that gen cannot generate (parser.GoNameErrors) are
+// errors of check too, with the same positioned messages.
+func TestCheckRejectsWhatGenRejects(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for name, src := range map[string]string{
+		"opt_func.jdf":   "%option name = \"func\"\n\nNB [type = \"int\"]\n",
+		"opt_rt.jdf":     "%option name = \"rt\"\n\nNB [type = \"int\"]\n",
+		"global_nil.jdf": "nil [type = \"int\"]\nchainTask [type = \"int\"]\n_ [type = \"int\"]\nfmt [type = \"int\"]\n",
+	} {
+		if err := os.WriteFile(name, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, checkErr := runCLI(t, "check", name)
+		gcode, _, genErr := runCLI(t, "gen", "-o", "-", name)
+		if code != 1 || gcode != 1 || checkErr != genErr || !strings.Contains(checkErr, name+":1:") {
+			t.Errorf("%s: check exits %d:\n%s\ngen exits %d:\n%s", name, code, checkErr, gcode, genErr)
+		}
+	}
+}
