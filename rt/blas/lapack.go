@@ -1,6 +1,9 @@
 package blas
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // The LAPACK tile kernels of a tile QR (Dgeqrt, Dtpqrt and their applies
 // Dgemqrt, Dtpmqrt), a tile LU (Dgetrf, DgetrfNoPiv, Dlaswp) and triangular
@@ -232,7 +235,7 @@ func (i *Impl) Dlaswp(n int, a []float64, lda int, k1, k2 int, ipiv []int, incx 
 	}
 	rows := k2 + 1
 	for j, p := range ipiv[k1 : k2+1] {
-		if p < 0 || p >= maxBLASInt {
+		if p < 0 || p >= math.MaxInt32 {
 			return badf(r, "ipiv[%d]=%d is not a row index", k1+j, p)
 		}
 		rows = max(rows, p+1)
@@ -267,9 +270,6 @@ func (i *Impl) Dlauum(uplo Uplo, n int, a []float64, lda int) error {
 	}
 	return lapackInfo(r, i.name, i.k.dlauum(uplo, n, a, lda))
 }
-
-// maxBLASInt bounds every index handed to the 32-bit BLAS integer.
-const maxBLASInt = 1<<31 - 1
 
 // innerBlock checks ib >= 1 and cuts it to the number of reflectors k, so
 // that LAPACK's 1 <= ib <= k holds whenever k > 0.

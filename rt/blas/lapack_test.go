@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -663,5 +664,54 @@ func checkLapackNoAllocs(t *testing.T, impl *Impl) {
 		if allocs := testing.AllocsPerRun(20, func() { _ = c.call() }); allocs != 0 {
 			t.Errorf("%s %s: %v allocations per call", impl.Name(), c.name, allocs)
 		}
+	}
+}
+
+// Task bodies factor tiles on every worker at once: each OpenBLAS call
+// has its own argument block and pivot buffer.
+func TestOpenBLASLapackConcurrentCallers(t *testing.T) {
+	ob := openblasOrSkip(t)
+	const n, ib, callers, rounds = 70, 16, 4, 10
+	a := randMatrix(rand.New(rand.NewPCG(29, 29)), n, n, n)
+	wantLU, wantQR := slices.Clone(a), slices.Clone(a)
+	wantPiv, wantT := make([]int, n), make([]float64, ib*n)
+	if err := ob.Dgetrf(n, n, wantLU, n, wantPiv); err != nil {
+		t.Fatal(err)
+	}
+	if err := ob.Dgeqrt(n, n, ib, wantQR, n, wantT, ib, nil); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for range callers {
+		wg.Go(func() {
+			f, piv := make([]float64, n*n), make([]int, n)
+			tt, work := make([]float64, ib*n), make([]float64, GeqrtWork(n, ib))
+			for range rounds {
+				copy(f, a)
+				if err := ob.Dgetrf(n, n, f, n, piv); err != nil {
+					errs <- err
+					return
+				}
+				if !slices.Equal(f, wantLU) || !slices.Equal(piv, wantPiv) {
+					errs <- errors.New("concurrent Dgetrf gave another result")
+					return
+				}
+				copy(f, a)
+				if err := ob.Dgeqrt(n, n, ib, f, n, tt, ib, work); err != nil {
+					errs <- err
+					return
+				}
+				if !slices.Equal(f, wantQR) {
+					errs <- errors.New("concurrent Dgeqrt gave another result")
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
