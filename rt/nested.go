@@ -38,7 +38,8 @@ import (
 )
 
 // RunNested runs child, a taskpool the body of t built, on t's Context, and completes t when
-// child has succeeded and then (if not nil) has returned nil. A body calls it last:
+// child has succeeded and then (if not nil) has returned nil. A CPU body that does not batch
+// calls it last (only t is completed, never the followers of a ring):
 //
 //	return task.RunNested(child.Taskpool, func() error { ... })
 //
