@@ -276,3 +276,30 @@ func TestRunNestedAddError(t *testing.T) {
 		t.Fatalf("RunNested on a nil task: %v", err)
 	}
 }
+
+// A nested taskpool takes no sequence number, so that ranks which recurse differently still
+// number the taskpools they all add alike.
+func TestRunNestedTakesNoTaskpoolID(t *testing.T) {
+	c := newCtx(t, rt.Workers(2))
+	var children []*rt.Taskpool
+	p := &nestedProgram{parents: 3, child: func(*rt.Task, int) (*rt.Taskpool, func() error) {
+		child := counter(2, func(*rt.Task) error { return nil })
+		return child, nil
+	}}
+	first := p.taskpool()
+	mustRun(t, c, first)
+	p.child = func(*rt.Task, int) (*rt.Taskpool, func() error) {
+		child := counter(2, func(*rt.Task) error { return nil })
+		children = append(children, child) // P's bodies run one at a time: parents is 1
+		return child, nil
+	}
+	p.parents = 1
+	second := p.taskpool()
+	mustRun(t, c, second)
+	if a, b := rt.Impl.TaskpoolID(first), rt.Impl.TaskpoolID(second); a != 0 || b != 1 {
+		t.Fatalf("taskpool IDs %d and %d around nested taskpools, want 0 and 1", a, b)
+	}
+	if len(children) != 1 || rt.Impl.TaskpoolID(children[0]) != -1 {
+		t.Fatalf("nested taskpool ID: %v", children)
+	}
+}
