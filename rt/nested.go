@@ -52,7 +52,7 @@ import (
 // or of then fails t's taskpool with a *TaskError naming t whose cause names child
 // and wraps child's error; when t's taskpool fails or is cancelled first, child is cancelled
 // with that error. child runs every task on this rank (see the protocol at the top of
-// rt/nested.go), so its collections may be views built in the body (SubTiles). then runs
+// rt/nested.go), so its collections may be built in the body (SubTiles) on any rank. then runs
 // on a goroutine of rt's, after the last task of child; a panic in it fails t, with the stack.
 func (t *Task) RunNested(child *Taskpool, then func() error) error {
 	if t == nil || t.kind != kindTask || t.cs == nil {
