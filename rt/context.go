@@ -260,8 +260,12 @@ func (c *Context) Add(tp *Taskpool) error {
 		return tp.err
 	}
 	c.tps[tp] = struct{}{}
-	tp.id = c.nextTP
-	c.nextTP++
+	if tp.local {
+		tp.id = -1
+	} else {
+		tp.id = c.nextTP
+		c.nextTP++
+	}
 	c.mu.Unlock()
 	// Add, not Store: actions added before Add (Impl.AddActions) keep holding it.
 	tp.pending.Add(tp.total + 1) // the extra one is held until startup tasks are queued

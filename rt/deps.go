@@ -221,7 +221,7 @@ func (e *Edges) Task(flow, dep int, peer *TaskClass, peerFlow int) {
 		e.err = errNullForwarded(e.src, flow, peer, peerFlow, &e.L)
 		return
 	}
-	if tp.ctx.cfg.nranks > 1 && peer.Affinity != nil {
+	if tp.ctx.cfg.nranks > 1 && !tp.local && peer.Affinity != nil {
 		if coll, ix := peer.Affinity(tp, &e.L); coll != nil {
 			if r := coll.RankOf(ix); r != tp.ctx.cfg.rank {
 				e.err = e.w.activateRemote(e.src, flow, peer, peerFlow, &e.L, r)
@@ -250,7 +250,7 @@ func (e *Edges) Data(flow, dep int, c Collection, ix Index) {
 	if src == nil {
 		return
 	}
-	if r := c.RankOf(ix); r != e.tp.ctx.cfg.rank {
+	if r := c.RankOf(ix); r != e.tp.ctx.cfg.rank && !e.tp.local {
 		e.err = e.w.writeBackRemote(e.src, flow, c, ix, r)
 		return
 	}

@@ -153,7 +153,8 @@ type Implementer interface {
 	Incarnation(t *Task) int
 	// Key returns t's key within its class.
 	Key(t *Task) uint64
-	// TaskpoolID returns tp's sequence number in its Context (0 for the first one added),
+	// TaskpoolID returns tp's sequence number in its Context (0 for the first one added; -1
+	// for a nested taskpool, which runs on its rank alone: Task.RunNested),
 	// the same on every rank when every rank adds its taskpools in the same order.
 	TaskpoolID(tp *Taskpool) int
 	// AddActions adds delta to the runtime actions (communications in flight, a graph open

@@ -153,3 +153,36 @@ func (a *TiledMatrix) eachLocal(f func(i, j int, t []float64)) {
 		}
 	}
 }
+
+// SubTiles returns the m×n column-major block in tile (leading dimension ld) as a TiledMatrix
+// of mb×nb sub-tiles on one rank, for the collection of a nested taskpool (Task.RunNested):
+// a body that factors one big tile can run a tiled algorithm over its sub-tiles. The
+// sub-tiles hold a copy of the block; GatherToDense(tile, ld) copies the result back, and
+// touches only the block's m×n elements.
+//
+// A copy, not sub-tiles that alias the block: a sub-tile of a column-major block is a
+// strided window (its columns lie ld apart), while every path a tile takes through rt is
+// written for a contiguous buffer of MB·NB elements with leading dimension MB: a device
+// stages a tile in and writes it back as one range of bytes, a write-back and a transfer to
+// another rank copy the whole slice, and tile kernels are called with ld = MB. An aliasing
+// window would make each of those read or overwrite the rows of the sub-tiles below it. The
+// copy costs two passes over the block, against the nested taskpool's work on it (a
+// Cholesky of an n×n block does n³/3 multiply-adds), and the sub-tiles it gives are
+// contiguous, as kernels prefer.
+//
+// The matrix's grid is 1×1 and its rank 0; a taskpool run by RunNested ignores ranks and
+// runs every task where it was started, so the view serves any rank. SubTiles fails with
+// ErrBadOption when a size is negative, mb or nb is below 1, ld < max(m, 1), or tile is
+// shorter than the block.
+func SubTiles(tile []float64, m, n, ld, mb, nb int) (*TiledMatrix, error) {
+	if m < 0 || n < 0 || mb < 1 || nb < 1 || ld < max(m, 1) || (m > 0 && n > 0 && len(tile) < (n-1)*ld+m) {
+		return nil, fmt.Errorf("%w: SubTiles of %d elements (m=%d, n=%d, ld=%d, mb=%d, nb=%d)",
+			ErrBadOption, len(tile), m, n, ld, mb, nb)
+	}
+	a, err := NewTiledMatrix(m, n, mb, nb, 1, 1, 0)
+	if err != nil {
+		return nil, err
+	}
+	a.FillFromDense(tile, ld)
+	return a, nil
+}

@@ -184,7 +184,7 @@ func (cs *classState) count() (err error) {
 		lo[i], hi[i] = math.MaxInt, math.MinInt
 	}
 	np, slots := cs.nparams, cs.pslot
-	everyLocal := tp.ctx.cfg.nranks == 1 || tc.Affinity == nil
+	everyLocal := tp.ctx.cfg.nranks == 1 || tp.local || tc.Affinity == nil
 	var l Locals
 	remote := int64(0)
 	all := int64(0) // the key ranges cover every instance, so keys agree across ranks
@@ -284,7 +284,7 @@ func (tc *TaskClass) startsReady(tp *Taskpool, l *Locals) bool {
 
 // isLocal reports whether the instance in l runs on this rank.
 func (tp *Taskpool) isLocal(tc *TaskClass, l *Locals) bool {
-	if tp.ctx.cfg.nranks == 1 || tc.Affinity == nil {
+	if tp.ctx.cfg.nranks == 1 || tp.local || tc.Affinity == nil {
 		return true
 	}
 	coll, ix := tc.Affinity(tp, l)

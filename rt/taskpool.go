@@ -28,6 +28,9 @@ type Taskpool struct {
 	// Cancel): Add stores it once ctx is set.
 	owner atomic.Pointer[Context]
 	id    int
+	// local: a nested taskpool (RunNested) runs every task on its Context's rank and takes
+	// no sequence number (id is -1). Set before Add.
+	local bool
 	added atomic.Bool
 	// counted: Add's enumeration finished, so cs is complete. A Wait that cancels the
 	// taskpool while Add still enumerates must not scrub cs meanwhile (nothing was queued).
