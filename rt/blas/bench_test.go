@@ -9,7 +9,8 @@ import (
 )
 
 // Tile-size benchmarks: the four kernels of a tiled Cholesky, with the
-// shapes it calls them with, on both backends, single-threaded:
+// shapes it calls them with, and the four QR tile kernels, on both
+// backends, single-threaded:
 //
 //	go test -run '^$' -bench 'Tile' ./rt/blas
 //
@@ -199,6 +200,94 @@ func BenchmarkLargeDpotrf(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("gonum-mat/N=%d", n), func(b *testing.B) {
 			run(b, func(a []float64) error { return MatCholesky(n, a, n) })
+		})
+	}
+}
+
+// The QR tile kernels at the tile shape of a tile QR: nb = 256, ib = 32,
+// with the caller's work buffer as task bodies pass it. The factorization
+// benchmarks restore their input outside the timer; the applies are
+// orthogonal, so C keeps its norm from one iteration to the next.
+const qrBenchNB, qrBenchIB = 256, 32
+
+func BenchmarkTileDgeqrt(b *testing.B) {
+	const nb, ib = qrBenchNB, qrBenchIB
+	for _, impl := range benchBackends(b) {
+		b.Run(fmt.Sprintf("%s/nb=%d/ib=%d", impl.Name(), nb, ib), func(b *testing.B) {
+			a := randMatrix(rand.New(rand.NewPCG(6, 6)), nb, nb, nb)
+			f, t, work := make([]float64, nb*nb), make([]float64, ib*nb), make([]float64, GeqrtWork(nb, ib))
+			for b.Loop() {
+				b.StopTimer()
+				copy(f, a)
+				b.StartTimer()
+				if err := impl.Dgeqrt(nb, nb, ib, f, nb, t, ib, work); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkTileDtpqrt(b *testing.B) {
+	const nb, ib = qrBenchNB, qrBenchIB
+	for _, impl := range benchBackends(b) {
+		for _, l := range []int{0, nb} { // tsqrt and ttqrt
+			b.Run(fmt.Sprintf("%s/nb=%d/ib=%d/l=%d", impl.Name(), nb, ib, l), func(b *testing.B) {
+				rng := rand.New(rand.NewPCG(7, 7))
+				r, v := randMatrix(rng, nb, nb, nb), randMatrix(rng, nb, nb, nb)
+				fr, fv := make([]float64, nb*nb), make([]float64, nb*nb)
+				t, work := make([]float64, ib*nb), make([]float64, GeqrtWork(nb, ib))
+				for b.Loop() {
+					b.StopTimer()
+					copy(fr, r)
+					copy(fv, v)
+					b.StartTimer()
+					if err := impl.Dtpqrt(nb, nb, l, ib, fr, nb, fv, nb, t, ib, work); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkTileDgemqrt(b *testing.B) {
+	const nb, ib = qrBenchNB, qrBenchIB
+	for _, impl := range benchBackends(b) {
+		b.Run(fmt.Sprintf("%s/nb=%d/ib=%d", impl.Name(), nb, ib), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(8, 8))
+			v, c := randMatrix(rng, nb, nb, nb), randMatrix(rng, nb, nb, nb)
+			t, work := make([]float64, ib*nb), make([]float64, GemqrtWork(Left, nb, nb, ib))
+			if err := impl.Dgeqrt(nb, nb, ib, v, nb, t, ib, work); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				// The trailing update of a tile QR: C = Qᵀ·C.
+				if err := impl.Dgemqrt(Left, Trans, nb, nb, nb, ib, v, nb, t, ib, c, nb, work); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkTileDtpmqrt(b *testing.B) {
+	const nb, ib = qrBenchNB, qrBenchIB
+	for _, impl := range benchBackends(b) {
+		b.Run(fmt.Sprintf("%s/nb=%d/ib=%d", impl.Name(), nb, ib), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(9, 9))
+			r, v := randMatrix(rng, nb, nb, nb), randMatrix(rng, nb, nb, nb)
+			a, c := randMatrix(rng, nb, nb, nb), randMatrix(rng, nb, nb, nb)
+			t, work := make([]float64, ib*nb), make([]float64, GemqrtWork(Left, nb, nb, ib))
+			if err := impl.Dtpqrt(nb, nb, 0, ib, r, nb, v, nb, t, ib, work); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				// The tsmqr update of a tile QR: [A; C] = Qᵀ·[A; C].
+				if err := impl.Dtpmqrt(Left, Trans, nb, nb, nb, 0, ib, v, nb, t, ib, a, nb, c, nb, work); err != nil {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

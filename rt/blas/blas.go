@@ -54,6 +54,10 @@ var (
 	// ErrNotPositiveDefinite: Dpotrf met a leading minor that is not
 	// positive definite; the error text gives its order.
 	ErrNotPositiveDefinite = errors.New("blas: matrix is not positive definite")
+	// ErrSingular: an LU factorization met an exactly zero pivot; the error
+	// text names its column. The factors are complete, as with LAPACK's
+	// info > 0, but U is singular and cannot be used to solve.
+	ErrSingular = errors.New("blas: matrix is singular")
 	// ErrUnavailable: OpenBLAS was asked for but libopenblas.so.0 could not
 	// be loaded.
 	ErrUnavailable = errors.New("blas: OpenBLAS is not available")
@@ -78,6 +82,17 @@ type kernels interface {
 	// dpotrf returns 0 on success or the order of the first leading minor
 	// that is not positive definite (LAPACK's info).
 	dpotrf(uplo Uplo, n int, a []float64, lda int) int
+	// The LAPACK kernels (lapack.go) reach a backend with ib already cut
+	// to the number of reflectors, a work slice of the documented size
+	// and no empty operand. Those returning an int return LAPACK's info.
+	dgeqrt(m, n, ib int, a []float64, lda int, t []float64, ldt int, work []float64) int
+	dtpqrt(m, n, l, ib int, a []float64, lda int, b []float64, ldb int, t []float64, ldt int, work []float64) int
+	dgemqrt(side Side, trans Transpose, m, n, k, ib int, v []float64, ldv int, t []float64, ldt int, c []float64, ldc int, work []float64) int
+	dtpmqrt(side Side, trans Transpose, m, n, k, l, ib int, v []float64, ldv int, t []float64, ldt int, a []float64, lda int, b []float64, ldb int, work []float64) int
+	// dgetrf writes 0-based pivots into ipiv[:min(m,n)].
+	dgetrf(m, n int, a []float64, lda int, ipiv []int) int
+	dlaswp(n int, a []float64, lda int, k1, k2 int, ipiv []int, incx int)
+	dlauum(uplo Uplo, n int, a []float64, lda int) int
 	threads() int
 	setThreads(n int) error
 	config() string

@@ -1,16 +1,30 @@
 // Package blas is the CPU BLAS that task bodies call: a small, typed,
-// column-major float64 subset (Dgemm, Dtrsm, Dsyrk, Dpotrf and a few LAPACK
-// style helpers) with leading dimensions, as the tiled algorithms need it.
+// column-major float64 subset (Dgemm, Dtrsm, Dtrmm, Dsyrk, Dtrtri, Dpotrf and
+// a few LAPACK style helpers) with leading dimensions, as the tiled
+// algorithms need it.
+//
+// It also has the LAPACK tile kernels of a tile QR, a tile LU and
+// triangular inverses: Dgeqrt and Dtpqrt (QR of a tile and of a
+// triangle-pentagon pair, DPLASMA's geqrt, tsqrt and ttqrt), Dgemqrt and
+// Dtpmqrt (their applies: unmqr, tsmqr, ttmqr), Dgetrf (partial pivoting,
+// 0-based pivots), DgetrfNoPiv, Dlaswp and Dlauum. The QR routines take a
+// work slice (GeqrtWork, GemqrtWork give its length) so that a task body can
+// pass per-worker scratch memory; an LU that meets a zero pivot returns an
+// error wrapping [ErrSingular].
 //
 // Two backends implement it:
 //
 //   - gonum (pure Go, always present). Its kernels run on the calling
 //     goroutine only: Dgemm is cut into pieces small enough that gonum never
-//     spawns goroutines of its own, and Dpotrf is a blocked factorization
-//     written here on top of those kernels.
+//     spawns goroutines of its own, and Dpotrf, the QR kernels, Dgetrf and
+//     Dlauum are blocked factorizations written here, on column-major data,
+//     on top of those kernels.
 //   - OpenBLAS, loaded at run time from libopenblas.so.0 through purego
 //     (dlopen, no cgo). It is put in single-threaded mode when it is loaded,
-//     so that a task's BLAS call runs on the task's worker only.
+//     so that a task's BLAS call runs on the task's worker only. The LAPACK
+//     kernels call its LAPACK entry points (dgeqrt_, dtpmqrt_, dgetrf_, …);
+//     a library built without them gets the Go code on OpenBLAS's BLAS.
+//     DgetrfNoPiv, which LAPACK lacks, is that Go code on both backends.
 //
 // The environment variable JDF2GO_BLAS picks the default backend: "auto"
 // (the default: OpenBLAS when it loads, gonum otherwise), "gonum" or
@@ -22,6 +36,9 @@
 // returns an error wrapping [ErrBadArgument] instead of letting a backend
 // read or write outside the slices. Dpotrf returns an error wrapping
 // [ErrNotPositiveDefinite] that names the failing leading minor.
+//
+// The kernels allocate nothing in steady state; the QR kernels when they
+// are given their work slice.
 //
 // # Calls into OpenBLAS
 //

@@ -212,3 +212,40 @@ func potf2Upper(n int, a []float64, lda int) int {
 	}
 	return 0
 }
+
+// The LAPACK tile kernels are the column-major Go code of householder.go
+// and lu.go on top of the kernels above, so they stay on the calling
+// goroutine too.
+
+func (g gonumKernels) dgeqrt(m, n, ib int, a []float64, lda int, t []float64, ldt int, work []float64) int {
+	geqrt(g, m, n, ib, a, lda, t, ldt, work)
+	return 0
+}
+
+func (g gonumKernels) dtpqrt(m, n, l, ib int, a []float64, lda int, b []float64, ldb int, t []float64, ldt int, work []float64) int {
+	tpqrt(g, m, n, l, ib, a, lda, b, ldb, t, ldt, work)
+	return 0
+}
+
+func (g gonumKernels) dgemqrt(side Side, trans Transpose, m, n, k, ib int, v []float64, ldv int, t []float64, ldt int, c []float64, ldc int, work []float64) int {
+	gemqrt(g, side, trans, m, n, k, ib, v, ldv, t, ldt, c, ldc, work)
+	return 0
+}
+
+func (g gonumKernels) dtpmqrt(side Side, trans Transpose, m, n, k, l, ib int, v []float64, ldv int, t []float64, ldt int, a []float64, lda int, b []float64, ldb int, work []float64) int {
+	tpmqrt(g, side, trans, m, n, k, l, ib, v, ldv, t, ldt, a, lda, b, ldb, work)
+	return 0
+}
+
+func (g gonumKernels) dgetrf(m, n int, a []float64, lda int, ipiv []int) int {
+	return blockedGetrf(g, m, n, a, lda, ipiv)
+}
+
+func (gonumKernels) dlaswp(n int, a []float64, lda int, k1, k2 int, ipiv []int, incx int) {
+	laswp(n, a, lda, k1, k2, ipiv, incx)
+}
+
+func (g gonumKernels) dlauum(uplo Uplo, n int, a []float64, lda int) int {
+	lauum(g, uplo, n, a, lda)
+	return 0
+}

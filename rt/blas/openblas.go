@@ -18,6 +18,7 @@ type openblasKernels struct {
 	dpotrf_, dtrtri_               uintptr
 	setNumThreads, getNumThreads   uintptr
 	cfg                            string
+	lapackEntries
 }
 
 var loadOpenBLAS = sync.OnceValues(func() (*Impl, error) {
@@ -43,6 +44,7 @@ var loadOpenBLAS = sync.OnceValues(func() (*Impl, error) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, openblasLibrary, err)
 		}
 	}
+	k.lapackEntries = loadLapackEntries(lib)
 	k.cfg = openblasConfig(lib)
 	// Task bodies call BLAS from every worker at once; each call must stay
 	// on its caller's thread.
