@@ -42,18 +42,18 @@ func NewGeqrf(descA *rt.TiledMatrix, descT *rt.TiledMatrix, impl *blas.Impl) (*G
 	if err := rt.VerifyCollection(descT, 2, ErrGeqrfArgument); err != nil {
 		return nil, fmt.Errorf("NewGeqrf: descT: %w", err)
 	}
-//line ../../geqrf.jdf:52
+//line ../../geqrf.jdf:56
 	var IB int = descT.MB
-//line ../../geqrf.jdf:53
+//line ../../geqrf.jdf:57
 	var MT int = descA.MT
-//line ../../geqrf.jdf:54
+//line ../../geqrf.jdf:58
 	var NT int = descA.NT
-//line ../../geqrf.jdf:55
+//line ../../geqrf.jdf:59
 	var KT int = min(descA.MT, descA.NT)
 //line geqrf_jdf.go:54
 	tp := &Geqrf{descA: descA, descT: descT, impl: impl, ib: IB, mt: MT, nt: NT, kt: KT}
 	tp.Taskpool = rt.NewTaskpool("Geqrf", tp, &geqrfGEQRT, &geqrfUNMQR, &geqrfTSQRT, &geqrfTSMQR)
-//line ../../geqrf.jdf:64
+//line ../../geqrf.jdf:68
 	geqrfCount0 := descA.MB * descA.NB
 //line geqrf_jdf.go:59
 	tp.SetArena("DEFAULT", rt.NewSliceArena[float64](geqrfCount0))
@@ -62,10 +62,10 @@ func NewGeqrf(descA *rt.TiledMatrix, descT *rt.TiledMatrix, impl *blas.Impl) (*G
 
 // The task classes of geqrf.jdf, assigned in init: their functions refer to one another.
 var (
-	geqrfGEQRT rt.TaskClass // GEQRT at geqrf.jdf:58:1
-	geqrfUNMQR rt.TaskClass // UNMQR at geqrf.jdf:87:1
-	geqrfTSQRT rt.TaskClass // TSQRT at geqrf.jdf:110:1
-	geqrfTSMQR rt.TaskClass // TSMQR at geqrf.jdf:137:1
+	geqrfGEQRT rt.TaskClass // GEQRT at geqrf.jdf:62:1
+	geqrfUNMQR rt.TaskClass // UNMQR at geqrf.jdf:91:1
+	geqrfTSQRT rt.TaskClass // TSQRT at geqrf.jdf:114:1
+	geqrfTSMQR rt.TaskClass // TSMQR at geqrf.jdf:141:1
 )
 
 func init() {
@@ -84,24 +84,24 @@ func init() {
 		},
 		Complete: geqrfGEQRTComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "geqrf.jdf:61:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 0, Pos: "geqrf.jdf:65:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				g, k := tp.Globals().(*Geqrf), l[0]
 				if k == 0 {
-					return rt.DataInput(0, g.descA, rt.Ix(k, k), "geqrf.jdf:61:22")
+					return rt.DataInput(0, g.descA, rt.Ix(k, k), "geqrf.jdf:65:22")
 				}
 				pl := rt.Locals{0: k - 1, 1: k, 2: k}
-				return rt.TaskInput(0, &geqrfTSMQR, 1, geqrfTSMQRComplete(tp, &pl), &pl, "geqrf.jdf:61:36", "A2 TSMQR(k - 1, k, k)")
+				return rt.TaskInput(0, &geqrfTSMQR, 1, geqrfTSMQRComplete(tp, &pl), &pl, "geqrf.jdf:65:36", "A2 TSMQR(k - 1, k, k)")
 			}},
-			{Flow: 1, Pos: "geqrf.jdf:64:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 1, Pos: "geqrf.jdf:68:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				g, k := tp.Globals().(*Geqrf), l[0]
 				if k < g.nt-1 {
-					return rt.NewInput(0, "DEFAULT", "geqrf.jdf:64:26")
+					return rt.NewInput(0, "DEFAULT", "geqrf.jdf:68:26")
 				}
 				return rt.NullInput(0)
 			}},
-			{Flow: 2, Pos: "geqrf.jdf:66:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 2, Pos: "geqrf.jdf:70:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				g, k := tp.Globals().(*Geqrf), l[0]
-				return rt.DataInput(0, g.descT, rt.Ix(k, k), "geqrf.jdf:66:11")
+				return rt.DataInput(0, g.descT, rt.Ix(k, k), "geqrf.jdf:70:11")
 			}},
 		},
 		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
@@ -135,13 +135,13 @@ func init() {
 		},
 		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
 			g, k := tp.Globals().(*Geqrf), l[0]
-//line ../../geqrf.jdf:69
+//line ../../geqrf.jdf:73
 			return int32(4*(g.nt-k) + 3)
 //line geqrf_jdf.go:141
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, k := tp.Globals().(*Geqrf), l[0]
-//line ../../geqrf.jdf:60
+//line ../../geqrf.jdf:64
 			return g.descA, rt.Ix(k, k)
 //line geqrf_jdf.go:147
 		},
@@ -166,23 +166,23 @@ func init() {
 		},
 		Complete: geqrfUNMQRComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "geqrf.jdf:91:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 0, Pos: "geqrf.jdf:95:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				k := l[0]
 				pl := rt.Locals{0: k}
-				return rt.TaskInput(0, &geqrfGEQRT, 1, geqrfGEQRTComplete(tp, &pl), &pl, "geqrf.jdf:91:13", "V GEQRT(k)")
+				return rt.TaskInput(0, &geqrfGEQRT, 1, geqrfGEQRTComplete(tp, &pl), &pl, "geqrf.jdf:95:13", "V GEQRT(k)")
 			}},
-			{Flow: 1, Pos: "geqrf.jdf:92:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 1, Pos: "geqrf.jdf:96:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				k := l[0]
 				pl := rt.Locals{0: k}
-				return rt.TaskInput(0, &geqrfGEQRT, 2, geqrfGEQRTComplete(tp, &pl), &pl, "geqrf.jdf:92:13", "T GEQRT(k)")
+				return rt.TaskInput(0, &geqrfGEQRT, 2, geqrfGEQRTComplete(tp, &pl), &pl, "geqrf.jdf:96:13", "T GEQRT(k)")
 			}},
-			{Flow: 2, Pos: "geqrf.jdf:93:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 2, Pos: "geqrf.jdf:97:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				g, k, n_ := tp.Globals().(*Geqrf), l[0], l[1]
 				if k == 0 {
-					return rt.DataInput(0, g.descA, rt.Ix(k, n_), "geqrf.jdf:93:22")
+					return rt.DataInput(0, g.descA, rt.Ix(k, n_), "geqrf.jdf:97:22")
 				}
 				pl := rt.Locals{0: k - 1, 1: k, 2: n_}
-				return rt.TaskInput(0, &geqrfTSMQR, 1, geqrfTSMQRComplete(tp, &pl), &pl, "geqrf.jdf:93:36", "A2 TSMQR(k - 1, k, n)")
+				return rt.TaskInput(0, &geqrfTSMQR, 1, geqrfTSMQRComplete(tp, &pl), &pl, "geqrf.jdf:97:36", "A2 TSMQR(k - 1, k, n)")
 			}},
 		},
 		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
@@ -199,13 +199,13 @@ func init() {
 		},
 		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
 			g, n_ := tp.Globals().(*Geqrf), l[1]
-//line ../../geqrf.jdf:96
+//line ../../geqrf.jdf:100
 			return int32(4*(g.nt-n_) + 2)
 //line geqrf_jdf.go:205
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, k, n_ := tp.Globals().(*Geqrf), l[0], l[1]
-//line ../../geqrf.jdf:90
+//line ../../geqrf.jdf:94
 			return g.descA, rt.Ix(k, n_)
 //line geqrf_jdf.go:211
 		},
@@ -231,26 +231,26 @@ func init() {
 		},
 		Complete: geqrfTSQRTComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "geqrf.jdf:114:6", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 0, Pos: "geqrf.jdf:118:6", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				k, m := l[0], l[1]
 				if m == k+1 {
 					pl := rt.Locals{0: k}
-					return rt.TaskInput(0, &geqrfGEQRT, 0, geqrfGEQRTComplete(tp, &pl), &pl, "geqrf.jdf:114:27", "A GEQRT(k)")
+					return rt.TaskInput(0, &geqrfGEQRT, 0, geqrfGEQRTComplete(tp, &pl), &pl, "geqrf.jdf:118:27", "A GEQRT(k)")
 				}
 				pl := rt.Locals{0: k, 1: m - 1}
-				return rt.TaskInput(0, &geqrfTSQRT, 0, geqrfTSQRTComplete(tp, &pl), &pl, "geqrf.jdf:114:40", "A1 TSQRT(k, m - 1)")
+				return rt.TaskInput(0, &geqrfTSQRT, 0, geqrfTSQRTComplete(tp, &pl), &pl, "geqrf.jdf:118:40", "A1 TSQRT(k, m - 1)")
 			}},
-			{Flow: 1, Pos: "geqrf.jdf:116:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 1, Pos: "geqrf.jdf:120:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				g, k, m := tp.Globals().(*Geqrf), l[0], l[1]
 				if k == 0 {
-					return rt.DataInput(0, g.descA, rt.Ix(m, k), "geqrf.jdf:116:23")
+					return rt.DataInput(0, g.descA, rt.Ix(m, k), "geqrf.jdf:120:23")
 				}
 				pl := rt.Locals{0: k - 1, 1: m, 2: k}
-				return rt.TaskInput(0, &geqrfTSMQR, 1, geqrfTSMQRComplete(tp, &pl), &pl, "geqrf.jdf:116:37", "A2 TSMQR(k - 1, m, k)")
+				return rt.TaskInput(0, &geqrfTSMQR, 1, geqrfTSMQRComplete(tp, &pl), &pl, "geqrf.jdf:120:37", "A2 TSMQR(k - 1, m, k)")
 			}},
-			{Flow: 2, Pos: "geqrf.jdf:119:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 2, Pos: "geqrf.jdf:123:6", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				g, k, m := tp.Globals().(*Geqrf), l[0], l[1]
-				return rt.DataInput(0, g.descT, rt.Ix(m, k), "geqrf.jdf:119:11")
+				return rt.DataInput(0, g.descT, rt.Ix(m, k), "geqrf.jdf:123:11")
 			}},
 		},
 		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
@@ -284,13 +284,13 @@ func init() {
 		},
 		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
 			g, k := tp.Globals().(*Geqrf), l[0]
-//line ../../geqrf.jdf:122
+//line ../../geqrf.jdf:126
 			return int32(4*(g.nt-k) + 3)
 //line geqrf_jdf.go:290
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, k, m := tp.Globals().(*Geqrf), l[0], l[1]
-//line ../../geqrf.jdf:113
+//line ../../geqrf.jdf:117
 			return g.descA, rt.Ix(m, k)
 //line geqrf_jdf.go:296
 		},
@@ -323,32 +323,32 @@ func init() {
 		},
 		Complete: geqrfTSMQRComplete,
 		Inputs: []rt.InputChain{
-			{Flow: 0, Pos: "geqrf.jdf:142:6", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 0, Pos: "geqrf.jdf:146:6", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				k, m, n_ := l[0], l[1], l[2]
 				if m == k+1 {
 					pl := rt.Locals{0: k, 1: n_}
-					return rt.TaskInput(0, &geqrfUNMQR, 2, geqrfUNMQRComplete(tp, &pl), &pl, "geqrf.jdf:142:27", "C UNMQR(k, n)")
+					return rt.TaskInput(0, &geqrfUNMQR, 2, geqrfUNMQRComplete(tp, &pl), &pl, "geqrf.jdf:146:27", "C UNMQR(k, n)")
 				}
 				pl := rt.Locals{0: k, 1: m - 1, 2: n_}
-				return rt.TaskInput(0, &geqrfTSMQR, 0, geqrfTSMQRComplete(tp, &pl), &pl, "geqrf.jdf:142:43", "A1 TSMQR(k, m - 1, n)")
+				return rt.TaskInput(0, &geqrfTSMQR, 0, geqrfTSMQRComplete(tp, &pl), &pl, "geqrf.jdf:146:43", "A1 TSMQR(k, m - 1, n)")
 			}},
-			{Flow: 1, Pos: "geqrf.jdf:144:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 1, Pos: "geqrf.jdf:148:6", Task: true, Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				g, k, m, n_ := tp.Globals().(*Geqrf), l[0], l[1], l[2]
 				if k == 0 {
-					return rt.DataInput(0, g.descA, rt.Ix(m, n_), "geqrf.jdf:144:23")
+					return rt.DataInput(0, g.descA, rt.Ix(m, n_), "geqrf.jdf:148:23")
 				}
 				pl := rt.Locals{0: k - 1, 1: m, 2: n_}
-				return rt.TaskInput(0, &geqrfTSMQR, 1, geqrfTSMQRComplete(tp, &pl), &pl, "geqrf.jdf:144:37", "A2 TSMQR(k - 1, m, n)")
+				return rt.TaskInput(0, &geqrfTSMQR, 1, geqrfTSMQRComplete(tp, &pl), &pl, "geqrf.jdf:148:37", "A2 TSMQR(k - 1, m, n)")
 			}},
-			{Flow: 2, Pos: "geqrf.jdf:149:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 2, Pos: "geqrf.jdf:153:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				k, m := l[0], l[1]
 				pl := rt.Locals{0: k, 1: m}
-				return rt.TaskInput(0, &geqrfTSQRT, 1, geqrfTSQRTComplete(tp, &pl), &pl, "geqrf.jdf:149:13", "A2 TSQRT(k, m)")
+				return rt.TaskInput(0, &geqrfTSQRT, 1, geqrfTSQRTComplete(tp, &pl), &pl, "geqrf.jdf:153:13", "A2 TSQRT(k, m)")
 			}},
-			{Flow: 3, Pos: "geqrf.jdf:150:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+			{Flow: 3, Pos: "geqrf.jdf:154:8", Task: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 				k, m := l[0], l[1]
 				pl := rt.Locals{0: k, 1: m}
-				return rt.TaskInput(0, &geqrfTSQRT, 2, geqrfTSQRTComplete(tp, &pl), &pl, "geqrf.jdf:150:13", "T TSQRT(k, m)")
+				return rt.TaskInput(0, &geqrfTSQRT, 2, geqrfTSQRTComplete(tp, &pl), &pl, "geqrf.jdf:154:13", "T TSQRT(k, m)")
 			}},
 		},
 		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
@@ -382,13 +382,13 @@ func init() {
 		},
 		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
 			g, n_ := tp.Globals().(*Geqrf), l[2]
-//line ../../geqrf.jdf:151
+//line ../../geqrf.jdf:155
 			return int32(4*(g.nt-n_) + 1)
 //line geqrf_jdf.go:388
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, m, n_ := tp.Globals().(*Geqrf), l[1], l[2]
-//line ../../geqrf.jdf:141
+//line ../../geqrf.jdf:145
 			return g.descA, rt.Ix(m, n_)
 //line geqrf_jdf.go:394
 		},
@@ -404,7 +404,7 @@ func geqrfGEQRTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.kt-1
 }
 
-// geqrfGEQRTHook runs the CPU body of GEQRT(k) at geqrf.jdf:70:1.
+// geqrfGEQRTHook runs the CPU body of GEQRT(k) at geqrf.jdf:74:1.
 func geqrfGEQRTHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Geqrf](task)
 	descA, impl, IB, k := g.descA, g.impl, g.ib, l[0]
@@ -413,7 +413,7 @@ func geqrfGEQRTHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-//line ../../geqrf.jdf:71
+//line ../../geqrf.jdf:75
 	{
 		rows, cols := descA.TileRows(k), descA.TileCols(k)
 		work, err := task.Scratch(blas.GeqrtWork(cols, IB))
@@ -437,7 +437,7 @@ func geqrfUNMQRComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= g.kt-1 && n_ >= k+1 && n_ <= g.nt-1
 }
 
-// geqrfUNMQRHook runs the CPU body of UNMQR(k, n) at geqrf.jdf:97:1.
+// geqrfUNMQRHook runs the CPU body of UNMQR(k, n) at geqrf.jdf:101:1.
 func geqrfUNMQRHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Geqrf](task)
 	descA, impl, IB, k, n := g.descA, g.impl, g.ib, l[0], l[1]
@@ -446,7 +446,7 @@ func geqrfUNMQRHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-//line ../../geqrf.jdf:98
+//line ../../geqrf.jdf:102
 	{
 		rows, refl := descA.TileRows(k), min(descA.TileRows(k), descA.TileCols(k))
 		work, err := task.Scratch(blas.GemqrtWork(blas.Left, rows, descA.TileCols(n), IB))
@@ -465,7 +465,7 @@ func geqrfTSQRTComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= min(g.mt-1, g.nt)-1 && m >= k+1 && m <= g.mt-1
 }
 
-// geqrfTSQRTHook runs the CPU body of TSQRT(k, m) at geqrf.jdf:123:1.
+// geqrfTSQRTHook runs the CPU body of TSQRT(k, m) at geqrf.jdf:127:1.
 func geqrfTSQRTHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Geqrf](task)
 	descA, impl, IB, k, m := g.descA, g.impl, g.ib, l[0], l[1]
@@ -474,7 +474,7 @@ func geqrfTSQRTHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-//line ../../geqrf.jdf:124
+//line ../../geqrf.jdf:128
 	{
 		cols := descA.TileCols(k)
 		work, err := task.Scratch(blas.GeqrtWork(cols, IB))
@@ -495,7 +495,7 @@ func geqrfTSMQRComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	return k >= 0 && k <= min(g.mt-1, g.nt-1)-1 && m >= k+1 && m <= g.mt-1 && n_ >= k+1 && n_ <= g.nt-1
 }
 
-// geqrfTSMQRHook runs the CPU body of TSMQR(k, m, n) at geqrf.jdf:152:1.
+// geqrfTSMQRHook runs the CPU body of TSMQR(k, m, n) at geqrf.jdf:156:1.
 func geqrfTSMQRHook(task *rt.Task) error {
 	g, l := rt.TaskGlobals[*Geqrf](task)
 	descA, impl, IB, k, m := g.descA, g.impl, g.ib, l[0], l[1]
@@ -506,7 +506,7 @@ func geqrfTSMQRHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-//line ../../geqrf.jdf:153
+//line ../../geqrf.jdf:157
 	{
 		refl := descA.TileCols(k)
 		work, err := task.Scratch(blas.GemqrtWork(blas.Left, descA.TileRows(m), descA.TileCols(n), IB))
@@ -522,12 +522,12 @@ func geqrfTSMQRHook(task *rt.Task) error {
 // geqrfSource locates the classes and the dependencies (Deps[class][flow][dep]) of geqrf.jdf.
 var geqrfSource = rt.Source{
 	Err:     ErrGeqrfGraph,
-	Classes: []string{"geqrf.jdf:58:1", "geqrf.jdf:87:1", "geqrf.jdf:110:1", "geqrf.jdf:137:1"},
+	Classes: []string{"geqrf.jdf:62:1", "geqrf.jdf:91:1", "geqrf.jdf:114:1", "geqrf.jdf:141:1"},
 	Deps: [][][]string{
-		{{"geqrf.jdf:61:8", "geqrf.jdf:62:8", "geqrf.jdf:63:8"}, {"geqrf.jdf:64:8", "geqrf.jdf:65:8"}, {"geqrf.jdf:66:8", "geqrf.jdf:67:8", "geqrf.jdf:68:8"}},
-		{{"geqrf.jdf:91:10"}, {"geqrf.jdf:92:10"}, {"geqrf.jdf:93:8", "geqrf.jdf:94:8", "geqrf.jdf:95:8"}},
-		{{"geqrf.jdf:114:9", "geqrf.jdf:115:9"}, {"geqrf.jdf:116:9", "geqrf.jdf:117:9", "geqrf.jdf:118:9"}, {"geqrf.jdf:119:8", "geqrf.jdf:120:8", "geqrf.jdf:121:8"}},
-		{{"geqrf.jdf:142:9", "geqrf.jdf:143:9"}, {"geqrf.jdf:144:9", "geqrf.jdf:145:9", "geqrf.jdf:146:9", "geqrf.jdf:147:9", "geqrf.jdf:148:9"}, {"geqrf.jdf:149:10"}, {"geqrf.jdf:150:10"}},
+		{{"geqrf.jdf:65:8", "geqrf.jdf:66:8", "geqrf.jdf:67:8"}, {"geqrf.jdf:68:8", "geqrf.jdf:69:8"}, {"geqrf.jdf:70:8", "geqrf.jdf:71:8", "geqrf.jdf:72:8"}},
+		{{"geqrf.jdf:95:10"}, {"geqrf.jdf:96:10"}, {"geqrf.jdf:97:8", "geqrf.jdf:98:8", "geqrf.jdf:99:8"}},
+		{{"geqrf.jdf:118:9", "geqrf.jdf:119:9"}, {"geqrf.jdf:120:9", "geqrf.jdf:121:9", "geqrf.jdf:122:9"}, {"geqrf.jdf:123:8", "geqrf.jdf:124:8", "geqrf.jdf:125:8"}},
+		{{"geqrf.jdf:146:9", "geqrf.jdf:147:9"}, {"geqrf.jdf:148:9", "geqrf.jdf:149:9", "geqrf.jdf:150:9", "geqrf.jdf:151:9", "geqrf.jdf:152:9"}, {"geqrf.jdf:153:10"}, {"geqrf.jdf:154:10"}},
 	},
 }
 
