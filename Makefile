@@ -27,7 +27,7 @@ test-unit:
 
 test-race:
 	$(GO) test -race -count=1 $(RACE_PKGS)
-	$(GO) test -race -count=1 -run 'Dist|Summa' ./examples/potrf ./examples/stencil1d ./examples/summa
+	$(GO) test -race -count=1 -run 'Dist|Summa|Geqrf' ./examples/potrf ./examples/stencil1d ./examples/summa ./examples/geqrf
 
 ## test-cpu1: the runtime's tests once more at GOMAXPROCS 1 (-short skips the slow ones).
 test-cpu1:

@@ -151,6 +151,21 @@ func (g *generator) unsupportedOptions() {
 	}
 }
 
+// ignoredGlobalProps warns about PaRSEC's memory-layout properties of globals, which jdf2go
+// accepts but does not use: aligned ties a global's data distribution to another's, size
+// gives the bytes of a global's memory. A Go value carries its own length, and a collection
+// lays out its tiles itself, so either would otherwise be silently dropped.
+func (g *generator) ignoredGlobalProps() {
+	for _, gl := range g.prog.Globals {
+		if p := gl.Props.Get("size"); p != nil {
+			g.warnf(p.NamePos, "size on global %s is not used by jdf2go; ignored: a Go value carries its own size", gl.Name)
+		}
+		if p := gl.Props.Get("aligned"); p != nil {
+			g.warnf(p.NamePos, "aligned on global %s is not used by jdf2go; ignored: a collection lays out its own data", gl.Name)
+		}
+	}
+}
+
 // The dependency properties that describe what a transfer carries (PaRSEC's datatypes):
 // count, displ and layout, in their local, _remote and _data forms, type_remote and
 // type_data. jdf2go sends a flow's whole value, locally and across ranks, so a successor

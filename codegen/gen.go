@@ -165,6 +165,7 @@ func (g *generator) generate() {
 		g.epilogue = g.codeBlock(g.prog.Epilogue, "the epilogue")
 	}
 	g.unsupportedOptions()
+	g.ignoredGlobalProps()
 	ids := map[string]bool{}
 	for _, tc := range g.prog.Classes {
 		g.classes = append(g.classes, newClassGen(g, tc, ids))

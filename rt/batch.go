@@ -132,7 +132,7 @@ func (t *Task) Ring() iter.Seq[*Task] {
 func (t *Task) CollectBatch(match func(cand, head *Task) BatchAction) (int, error) {
 	w, _ := t.aux.(*worker)
 	switch {
-	case w == nil || w.running != t:
+	case w == nil || w.running != t || !t.cs.tc.Incarnations[t.inc].Batch:
 		return int(t.ring), fmt.Errorf("%w: %v", ErrNotBatched, t)
 	case w.batch.on:
 		return int(t.ring), ErrReentrantCollect

@@ -74,6 +74,8 @@
 //     worker's queue into the task's ring, asking a match callback (Accept, Reject, Stop;
 //     BatchPolicy builds one from batch_max and batch_match); the body runs once for the
 //     whole ring (Task.Ring), and every member is then completed as in step 4 (batch.go).
+//     A CPU body's temporaries come from its worker's scratch memory (Task.Scratch), reused
+//     by the worker's next body, so that no body allocates a work array per task (scratch.go).
 //  4. Completion. The versions of copies on written flows (RW, WRITE) are bumped, Successors
 //     releases every output dependency (to tasks, or write-back to collection elements when
 //     the copy is not already that element), the task's references to arena copies are

@@ -66,6 +66,10 @@ var (
 	// ErrNotBatched: Task.CollectBatch on a task that is not running the hook of a
 	// batch-capable CPU incarnation.
 	ErrNotBatched = errors.New("rt: task is not running a batch-capable CPU body")
+	// ErrScratch: Task.Scratch was asked for a negative length, or called on a task that is
+	// not running its CPU body on a worker (from a device body, an evaluate function, an Async
+	// goroutine or a body of a task inserted at run time).
+	ErrScratch = errors.New("rt: bad scratch request")
 	// ErrNullForwarded: a task forwards the NULL its flow holds to a data flow of a
 	// successor; the task fails with an error naming both tasks and flows.
 	ErrNullForwarded = errors.New("rt: NULL forwarded")

@@ -43,8 +43,8 @@ type Task struct {
 
 	l     Locals // only the first classState.nlocals slots are meaningful
 	flows [MaxFlows]*Copy
-	// aux is one of three things, never two at once: the *worker running t's batch-capable
-	// CPU hook, for Task.CollectBatch; a kindFanout task's *fanout; or the payload that
+	// aux is one of three things, never two at once: the *worker running t's CPU hook, for
+	// Task.CollectBatch and Task.Scratch; a kindFanout task's *fanout; or the payload that
 	// Impl.Schedule or Impl.Ready attached to a task inserted at run time (dynamic.go),
 	// whose classes have no batch-capable incarnation. 384 bytes in all: tasks in a slab
 	// (newTask) start on cache lines.

@@ -116,6 +116,10 @@ type worker struct {
 	batch collection
 	ringN int32
 
+	// scratch is the memory that Task.Scratch hands to the CPU bodies this worker runs, one
+	// at a time (scratch.go).
+	scratch []float64
+
 	cred arrivalCredit // gathered CTL arrivals (deps.go)
 	// credTP is the taskpool of cred's record while the worker holds one: a Wait after a
 	// failure scrubs the taskpool's records only once no worker holds a credit on one.
@@ -427,8 +431,14 @@ func (w *worker) execute(t *Task) {
 				began = time.Now()
 			}
 			w.running = t
+			// While the hook runs, aux names the worker (Scratch, CollectBatch), unless it
+			// carries the payload of a task inserted at run time.
+			own := t.aux == nil
+			if own {
+				t.aux = w
+			}
 			if inc.Batch {
-				t.aux, w.ringN = w, 0
+				w.ringN = 0
 			}
 			if l := w.lane; l != nil {
 				l.begin(tc.Name, w.c.dash.now())
@@ -440,9 +450,9 @@ func (w *worker) execute(t *Task) {
 			w.running = nil
 			if inc.Batch {
 				n += int64(w.ringN)
-				if res != Async {
-					t.aux = nil
-				}
+			}
+			if own && res != Async {
+				t.aux = nil // after Async, Reschedule or recycling clears it
 			}
 			if cs.shared {
 				// cs, not t: after the hook t may already be recycled (Async).
