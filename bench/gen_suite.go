@@ -30,6 +30,15 @@ func haveGo() (bool, string) {
 	return true, ""
 }
 
+// buildJDF2Go builds the jdf2go command of this tree into dir and returns its path.
+func buildJDF2Go(dir string) (string, error) {
+	bin := filepath.Join(dir, "jdf2go")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/jdf2go/jdf2go/cmd/jdf2go").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building jdf2go: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
 func runGen(cfg *Config) ([]Row, error) {
 	size := 5_000_000
 	if cfg.Quick {
@@ -40,9 +49,9 @@ func runGen(cfg *Config) ([]Row, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "jdf2go")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/jdf2go/jdf2go/cmd/jdf2go").CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("building jdf2go: %v\n%s", err, out)
+	bin, err := buildJDF2Go(dir)
+	if err != nil {
+		return nil, err
 	}
 	src := jdfgen.Chains(size)
 	in := filepath.Join(dir, "chains.jdf")

@@ -121,6 +121,29 @@ func TestGenSuite(t *testing.T) {
 	}
 }
 
+// TestViewSuite runs the view suite on its small traces: it builds jdf2go, and each row
+// carries the command's peak resident set (the figures are the benchmark's, not checked here).
+func TestViewSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds jdf2go and writes traces of 2 and 8 MB")
+	}
+	if ok, why := haveGo(); !ok {
+		t.Skip(why)
+	}
+	rows, err := runView(&Config{Runs: 1, Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[1].Per < 3*rows[0].Per {
+		t.Fatalf("rows %+v: want 2, the second on a trace 3 times larger or more", rows)
+	}
+	for _, r := range rows {
+		if r.Median <= 0 || !strings.Contains(r.Note, "peak RSS") {
+			t.Errorf("row %+v", r)
+		}
+	}
+}
+
 // recordPath never overwrites an earlier record, and names every suite "all".
 func TestRecordPath(t *testing.T) {
 	dir := t.TempDir()

@@ -23,6 +23,9 @@ type Snapshot struct {
 	GPUs     []GPU     `json:"gpus,omitempty"`
 	CE       *CE       `json:"ce,omitempty"`
 	Errors   []Error   `json:"errors,omitempty"` // errors raised since the previous snapshot
+	// Note says what the page must tell about its data: for a trace replay, the bounds it
+	// reached (classes or devices counted together, lanes drawn coarser than the spans).
+	Note string `json:"note,omitempty"`
 }
 
 // Class is the progress of one task class of one taskpool (summed over the taskpools that

@@ -6,6 +6,7 @@
 //	jdf2go check [flags] FILE...       parse and check; print diagnostics
 //	jdf2go fmt [flags] FILE...         print in canonical layout
 //	jdf2go graph FILE                  print the task-class graph as DOT
+//	jdf2go view [--summary] TRACE.json serve the dashboard of a finished run (or print its totals)
 //	jdf2go version                     print the version
 //
 // `jdf2go help COMMAND` prints a command's usage and flags; each command's text lives

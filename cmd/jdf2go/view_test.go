@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -107,15 +110,52 @@ func TestViewServesTrace(t *testing.T) {
 	}
 }
 
-// view fails with exit status 1 on a missing trace, a file that is not a trace, and a
-// non-loopback address without --public.
+// view --summary prints the run's totals from the trace and exits: the tasks of each class,
+// the workers and the device's tasks.
+func TestViewSummary(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "view", "--summary", "testdata/view/potrf-trace.json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"potrf-trace.json: 56 tasks in ", "workers: 2, busy ", "devices: 1\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, stdout)
+		}
+	}
+	for _, rx := range []string{`(?m)^\s*POTRF\s+6$`, `(?m)^\s*TRSM\s+15$`, `(?m)^\s*SYRK\s+15$`, `(?m)^\s*GEMM\s+20$`,
+		`(?m)^\s*gpu0\s+14\s+[1-9][0-9]*\s+[0-9]+$`} {
+		if !regexp.MustCompile(rx).MatchString(stdout) {
+			t.Errorf("the summary has no line matching %s:\n%s", rx, stdout)
+		}
+	}
+}
+
+// view fails with exit status 1 on a missing trace, a file that is not a trace, a truncated
+// trace, a span out of range (naming the event), and a non-loopback address without
+// --public.
 func TestViewErrors(t *testing.T) {
+	dir := t.TempDir()
+	trace, err := os.ReadFile("testdata/view/potrf-trace.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(dir, "cut.json")
+	huge := filepath.Join(dir, "huge.json")
+	hugeTrace := bytes.Replace(trace, []byte(`"ts":27648.967`), []byte(`"ts":1e308`), 1)
+	if bytes.Equal(hugeTrace, trace) {
+		t.Fatal("the potrf trace has no span at 27648.967 µs to move")
+	}
+	if os.WriteFile(cut, trace[:len(trace)/2], 0o644) != nil || os.WriteFile(huge, hugeTrace, 0o644) != nil {
+		t.Fatal("writing the broken traces")
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"view", "testdata/view/missing.json"}, "no such file"},
 		{[]string{"view", "view_test.go"}, "reading trace"},
+		{[]string{"view", "--summary", cut}, "truncated"},
+		{[]string{"view", huge}, `event 5 ("TRSM(3, 0)"): timestamp 1e+308`},
 		{[]string{"view", "testdata/view/potrf-trace.json", "--addr", "0.0.0.0:0"}, "non-loopback"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)

@@ -251,6 +251,9 @@ function renderHeader(s) {
   $("busy").textContent = busy.length ? Math.round(100 * mean) + " %" : "–";
   $("busy-label").textContent = s.finished ? "workers busy (run)" : "workers busy";
   $("window").textContent = `(at most the last ${fmtTime(s.window || 30)})`;
+  // A replay of a large trace says which of its bounds it reached.
+  $("note").hidden = !s.note;
+  $("note").textContent = s.note || "";
 }
 
 function setStatus(text, cls) {
