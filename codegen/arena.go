@@ -2,7 +2,6 @@ package codegen
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -40,12 +39,12 @@ func (g *generator) autoArenas() []autoArena {
 			if f.Access == parser.AccessCTL {
 				continue
 			}
-			for _, d := range allocatingDeps(f) {
+			for _, d := range parser.AllocatingDeps(f) {
 				p := d.Props.Get("count")
 				if p == nil {
 					continue
 				}
-				name, ok := constArenaName(d.Attrs.Type)
+				name, ok := parser.ConstArenaName(d.Attrs.Type)
 				if !ok {
 					g.warnf(p.NamePos, "count: the arena of this dependency is computed, so gen cannot register it; call SetArena")
 					continue
@@ -71,35 +70,6 @@ func (g *generator) autoArenas() []autoArena {
 		}
 	}
 	return out
-}
-
-// allocatingDeps returns the dependencies of f that name the arena of its buffer: its NEW
-// inputs, and for a WRITE flow without one, its outputs.
-func allocatingDeps(f *parser.Flow) []*parser.Dep {
-	var out []*parser.Dep
-	for _, d := range f.In() {
-		if (d.Then != nil && d.Then.Kind == parser.TargetNew) || (d.Else != nil && d.Else.Kind == parser.TargetNew) {
-			out = append(out, d)
-		}
-	}
-	if len(out) == 0 && f.Access == parser.AccessWrite {
-		out = f.Out()
-	}
-	return out
-}
-
-// constArenaName returns the arena a dependency's type property names when it is a constant:
-// none (DEFAULT), a name, or a string.
-func constArenaName(e parser.Expr) (string, bool) {
-	switch v := e.(type) {
-	case nil:
-		return "DEFAULT", true
-	case *parser.Name:
-		return v.Name, true
-	case *parser.StringLit:
-		return v.Value, true
-	}
-	return "", false
 }
 
 // globalsOnly reports whether e names nothing but globals (and is not code pasted as text).
@@ -166,42 +136,3 @@ func (g *generator) ignoredGlobalProps() {
 	}
 }
 
-// The dependency properties that describe what a transfer carries (PaRSEC's datatypes):
-// count, displ and layout, in their local, _remote and _data forms, type_remote and
-// type_data. jdf2go sends a flow's whole value, locally and across ranks, so a successor
-// would silently get more, or another shape, than the property names: gen rejects them,
-// except count where it sizes a buffer that the dependency allocates (autoArenas). type
-// names the arena of an allocation; on a dependency that allocates nothing it has no effect,
-// and gen says so.
-var transferProps = []string{"count", "displ", "layout", "count_remote", "displ_remote", "layout_remote",
-	"count_data", "displ_data", "layout_data", "type_remote", "type_data"}
-
-// checkDepProps reports the dependency properties of tc that jdf2go cannot honour.
-func (g *generator) checkDepProps(tc *parser.TaskClass) {
-	for _, f := range tc.Flows {
-		alloc := map[*parser.Dep]bool{}
-		if f.Access != parser.AccessCTL {
-			for _, d := range allocatingDeps(f) {
-				alloc[d] = true
-			}
-		}
-		for _, d := range f.Deps {
-			if d.Props == nil {
-				continue
-			}
-			for _, p := range d.Props.List {
-				switch {
-				case p.Name == "count" && alloc[d]:
-				case p.Name == "type":
-					if name, ok := constArenaName(p.Value); !alloc[d] && (!ok || name != "DEFAULT") {
-						g.warnf(p.NamePos, "type on a dependency that allocates nothing has no effect in jdf2go: the value "+
-							"is sent as it is (type names the arena of NEW inputs and WRITE flows)")
-					}
-				case slices.Contains(transferProps, p.Name):
-					g.errorf(p.NamePos, "dependency property %s is not supported by jdf2go: the flow's whole value is sent, "+
-						"so the other side would not get what %s describes; send a value of the shape it needs", p.Name, p.Name)
-				}
-			}
-		}
-	}
-}

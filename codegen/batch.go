@@ -41,29 +41,24 @@ package codegen
 // globals; batch_match is a func(cand, head *<pkg>.Task) <pkg>.<action>, named or inline.
 
 import (
-	"slices"
-
 	"github.com/dave/jennifer/jen"
 	"github.com/jdf2go/jdf2go/parser"
 )
 
 // ringKind is what differs between the rings of GPU bodies and of CPU bodies.
 type ringKind struct {
-	pkg    string // the package of the task, action and policy types
-	action string // the batch-match action type
-	suffix string // of the member type and its constructor
-	bodies string // the bodies, in messages: "GPU bodies"
-	names  []string
+	pkg    string          // the package of the task, action and policy types
+	action string          // the batch-match action type
+	suffix string          // of the member type and its constructor
+	names  parser.RingKind // the names its bodies receive (parser checks them too)
 }
 
 var (
 	// gpuRing: rt/gpu wrappers; GPU bodies receive dev and stream, batched ones member and
 	// match.
-	gpuRing = ringKind{pkg: gpuPath, action: "Action", suffix: "GPU", bodies: "GPU bodies",
-		names: []string{"dev", "stream", "member", "match"}}
+	gpuRing = ringKind{pkg: gpuPath, action: "Action", suffix: "GPU", names: parser.GPURing}
 	// cpuRing: rt tasks; batched CPU bodies receive member and match.
-	cpuRing = ringKind{pkg: rtPath, action: "BatchAction", suffix: "CPU", bodies: "batched CPU bodies",
-		names: []string{"member", "match"}}
+	cpuRing = ringKind{pkg: rtPath, action: "BatchAction", suffix: "CPU", names: parser.CPURing}
 )
 
 // task is the type of a ring's members: *gpu.Task or *rt.Task.
@@ -85,22 +80,7 @@ func (c *classGen) memberFn(k ringKind) string   { return c.fn("Member" + k.suff
 // reserveBodyNames reports the JDF names of the class that its bodies of kind k would see
 // and that jdf2go gives those bodies itself.
 func (c *classGen) reserveBodyNames(k ringKind) {
-	g := c.g
-	for _, d := range c.tc.Defs {
-		if slices.Contains(k.names, d.Name) {
-			g.errorf(d.Pos(), "definition %q of %s: %s receive %q from jdf2go; rename it", d.Name, c.tc.Name, k.bodies, d.Name)
-		}
-	}
-	for _, f := range c.tc.Flows {
-		if slices.Contains(k.names, f.Name) {
-			g.errorf(f.NamePos, "flow %q of %s: %s receive %q from jdf2go; rename it", f.Name, c.tc.Name, k.bodies, f.Name)
-		}
-	}
-	for _, gl := range c.bodyGlobals() {
-		if slices.Contains(k.names, gl.Name) {
-			g.errorf(gl.Pos(), "global %q: the %s of %s receive %q from jdf2go; rename it", gl.Name, k.bodies, c.tc.Name, gl.Name)
-		}
-	}
+	c.g.diags = append(c.g.diags, parser.RingNameErrors(c.g.prog, c.tc, k.names)...)
 }
 
 // memberDecls emits the class's member type of ring kind k and its constructor.
@@ -211,7 +191,7 @@ func (c *classGen) batchPolicy(b *parser.Body, name, body string, k ringKind) je
 		}
 		if m := a.BatchMatch; m != nil {
 			if _, ok := m.(*parser.InlineCode); ok {
-				text, pos, _ := codeText(m)
+				text, pos, _, _ := parser.CodeText(m)
 				g.checkCode(text, pos, false)
 				if len(stmts) > 0 {
 					stmts = append(stmts, g.restoreDirective())

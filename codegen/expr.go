@@ -142,7 +142,11 @@ func (s *scope) tr(e parser.Expr, want parser.Kind) gx {
 	case *parser.SelectorExpr:
 		x := s.tr(e.X, parser.KindOpaque)
 		x = paren(x, precPrimary)
-		return gx{code: jen.Add(x.code).Dot(e.Sel), kind: parser.KindOpaque, prec: precPrimary}
+		sel := e.Sel
+		if e.Field != "" {
+			sel = e.Field // a PaRSEC descriptor field, as rt.TiledMatrix names it
+		}
+		return gx{code: jen.Add(x.code).Dot(sel), kind: parser.KindOpaque, prec: precPrimary}
 	case *parser.CallExpr:
 		fun := paren(s.tr(e.Fun, parser.KindOpaque), precPrimary)
 		args := make([]jen.Code, len(e.Args))

@@ -66,14 +66,11 @@ const gpuPath = "github.com/jdf2go/jdf2go/rt/gpu"
 // noHIP handles HIP bodies: jdf2go has no HIP backend, so they are skipped with a warning
 // when the class has another body, and are an error otherwise.
 func noHIP(c *classGen, b *parser.Body) incarnation {
-	for _, o := range c.tc.Bodies {
-		if o.Device() != "HIP" {
-			c.g.warnf(b.Pos(), "BODY [type=%s] of %s skipped: jdf2go has no HIP backend (the %s body and the others run)",
-				b.Type, c.tc.Name, o.Device())
-			return nil
-		}
+	// The rule is parser's: check has reported the warning already, and the error stops
+	// gen before it gets here, but for a program that was not checked.
+	if d := parser.HIPBodyDiagnostic(c.tc, b); d.Severity == parser.Error {
+		c.g.diags = append(c.g.diags, d)
 	}
-	c.g.errorf(b.Pos(), "BODY [type=%s] of %s: jdf2go has no HIP backend, and the class has no other body", b.Type, c.tc.Name)
 	return nil
 }
 
@@ -314,7 +311,7 @@ func (inc *gpuIncarnation) sizes() jen.Code {
 func (inc *gpuIncarnation) stageFn(fn parser.Expr) jen.Code {
 	c := inc.c
 	if _, ok := fn.(*parser.InlineCode); ok {
-		text, pos, _ := codeText(fn)
+		text, pos, _, _ := parser.CodeText(fn)
 		c.g.checkCode(text, pos, false)
 		return jen.Func().Params(hookParams()...).Params(jen.Int(), jen.Qual(gpuPath, "Result")).Block(
 			append(c.g.userCode(text, pos), c.g.restoreDirective())...)

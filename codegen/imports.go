@@ -54,7 +54,7 @@ func (g *generator) splitGoBlock(cb *parser.CodeBlock, what string) (goBlock, bo
 		_, err = goparser.ParseFile(token.NewFileSet(), "", head+cb.Text, goparser.SkipObjectResolution)
 	}
 	if err != nil {
-		g.goError(err, cb.TextPos, 1, what+" is not Go")
+		g.diags = append(g.diags, parser.GoSyntaxError(err, cb.TextPos, 1, what+" is not Go"))
 		return goBlock{}, false
 	}
 	var b goBlock

@@ -158,15 +158,7 @@ func hookVar(flow string) string {
 
 // bodyGlobals returns the globals a body of the class can see: all of them but those a
 // definition or a data flow of the class hides.
-func (c *classGen) bodyGlobals() []*parser.Global {
-	var out []*parser.Global
-	for _, gl := range c.g.prog.Globals {
-		if c.tc.Def(gl.Name) == nil && c.tc.Flow(gl.Name) == nil {
-			out = append(out, gl)
-		}
-	}
-	return out
-}
+func (c *classGen) bodyGlobals() []*parser.Global { return parser.BodyGlobals(c.g.prog, c.tc) }
 
 // usedGlobals returns the globals a body receives: those it can see and whose name it
 // mentions (bodyIdents).

@@ -135,7 +135,7 @@ func (g *generator) newInline(s *scope, e parser.Expr, typ jen.Code) *inlineFn {
 		params = append(params, jen.Id(p.name).Add(p.typ))
 		bound[p.name] = true
 	}
-	text, pos, isString := codeText(e)
+	text, pos, isString, _ := parser.CodeText(e)
 	g.checkCode(text, pos, isString)
 	var body []jen.Code
 	// Bind the globals the code mentions, under their JDF names.
@@ -165,28 +165,13 @@ func (g *generator) newInline(s *scope, e parser.Expr, typ jen.Code) *inlineFn {
 // globals are local variables: a string as (text), code as a function literal called at
 // once.
 func (g *generator) pastedCode(e parser.Expr, typ jen.Code) jen.Code {
-	text, pos, isString := codeText(e)
+	text, pos, isString, _ := parser.CodeText(e)
 	g.checkCode(text, pos, isString)
 	if isString {
 		return jen.Parens(jen.Op(text))
 	}
 	body := append(g.userCode(text, pos), g.restoreDirective())
 	return jen.Func().Params().Add(typ).Block(body...).Call()
-}
-
-// codeText returns the Go text of inline code or of a string pasted as code, and where it
-// starts in the JDF file.
-func codeText(e parser.Expr) (text string, pos posT, isString bool) {
-	switch e := e.(type) {
-	case *parser.InlineCode:
-		return e.Code.Text, e.Code.TextPos, false
-	case *parser.StringLit:
-		p := e.Pos()
-		p.Column++
-		p.Offset++
-		return e.Value, p, true
-	}
-	return "", posT{}, false
 }
 
 // mentions reports whether Go text contains the identifier name as a token.

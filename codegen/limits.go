@@ -13,5 +13,5 @@ const (
 	// MaxParams is rt.MaxParams: parameters of a class.
 	MaxParams = parser.MaxParams
 	// MaxIndex is rt.MaxIndex: coordinates of a collection element.
-	MaxIndex = 4
+	MaxIndex = parser.MaxIndex
 )

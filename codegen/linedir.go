@@ -16,13 +16,13 @@ package codegen
 
 import (
 	"go/ast"
-	goparser "go/parser"
 	"go/scanner"
 	"go/token"
 	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/jdf2go/jdf2go/parser"
 )
 
 // lineDirective returns `//line <source>:<line>` for the line of pos.
@@ -114,63 +114,26 @@ type goBody struct {
 	ring       bool // it selects a Ring method (task.Ring()): it walks a ring of tasks
 }
 
-// parseBody checks that a body is a Go statement list and reports whether it ends in a
-// terminating statement. The error is positioned in the JDF file.
+// parseBody checks that a body is a Go statement list (parser.ParseGoBody, the rule check
+// applies too) and reports whether it ends in a terminating statement.
 func (g *generator) parseBody(text string, pos posT) (goBody, bool) {
-	const head = "package p\nfunc _() error {\n"
-	fset := token.NewFileSet()
-	f, err := goparser.ParseFile(fset, "", head+text+"\n}\n", goparser.SkipObjectResolution)
-	if err != nil {
-		g.goError(err, pos, 2, "BODY is not Go")
+	body, d := parser.ParseGoBody(text, pos)
+	if d != nil {
+		g.diags = append(g.diags, d)
 		return goBody{}, false
 	}
-	fn := f.Decls[0].(*ast.FuncDecl)
-	list := fn.Body.List
-	ring := false
-	ast.Inspect(fn.Body, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Ring" {
-			ring = true
-		}
-		return !ring
-	})
-	return goBody{terminates: len(list) > 0 && terminating(list[len(list)-1]), ring: ring}, true
+	list := body.List
+	return goBody{terminates: len(list) > 0 && terminating(list[len(list)-1]), ring: parser.WalksRing(body)}, true
 }
 
 // checkCode checks that inline code is Go statements (or, for a pasted string, an
-// expression).
+// expression), by the rule check applies too (parser.GoCodeError).
 func (g *generator) checkCode(text string, pos posT, isString bool) bool {
-	if isString {
-		if _, err := goparser.ParseExprFrom(token.NewFileSet(), "", text, 0); err != nil {
-			g.goError(err, pos, 0, "string pasted as Go code is not a Go expression")
-			return false
-		}
-		return true
-	}
-	const head = "package p\nfunc _() {\n"
-	if _, err := goparser.ParseFile(token.NewFileSet(), "", head+text+"\n}\n", goparser.SkipObjectResolution); err != nil {
-		g.goError(err, pos, 2, "inline code is not Go")
+	if d := parser.GoCodeError(text, pos, isString); d != nil {
+		g.diags = append(g.diags, d)
 		return false
 	}
 	return true
-}
-
-// goError reports the first go/parser error of user code that starts at pos, after skip
-// lines of wrapper.
-func (g *generator) goError(err error, pos posT, skip int, what string) {
-	p := pos
-	msg := err.Error()
-	if list, ok := err.(scanner.ErrorList); ok && len(list) > 0 {
-		e := list[0]
-		msg = e.Msg
-		line := e.Pos.Line - skip
-		if line <= 1 {
-			p.Column += max(e.Pos.Column-1, 0)
-		} else {
-			p.Line += line - 1
-			p.Column = e.Pos.Column
-		}
-	}
-	g.errorf(p, "%s: %s", what, msg)
 }
 
 // terminating reports whether s is a terminating statement (The Go Programming Language

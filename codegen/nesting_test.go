@@ -69,17 +69,20 @@ func TestNestedTernariesGenerate(t *testing.T) {
 }
 
 // TestTooDeepForGo: an expression that parses but would nest too deeply in Go (a chain of
-// more operators than go/format accepts) is a located error of gen, not a failure of
-// go/format or of the stack.
+// more operators than go/format accepts) is a located error of check and of gen, the same
+// one, not a failure of go/format or of the stack.
 func TestTooDeepForGo(t *testing.T) {
 	n := maxGoNesting + 10
 	src := []byte("N [type = \"int\"]\nV [type = \"*rt.Vector\"]\nT(k)\n  k = 0 .. N\n  x = " +
 		strings.Repeat("k + ", n) + "k\n  : V(k)\nBODY\n{\n}\nEND\n")
-	_, err := genSource(t, src)
+	prog, diags := parser.ParseAndCheck("deep.jdf", src)
+	if len(diags) != 1 || diags[0].Pos.Line != 5 || !strings.Contains(diags[0].Msg, "too deep or too long for Go") {
+		t.Fatalf("check: got %v, want one located error on line 5", diags)
+	}
+	_, err := Generate(prog, Options{Package: "deep"})
 	var list parser.ErrorList
-	if err == nil || !asList(err, &list) || len(list) != 1 || list[0].Pos.Line != 5 ||
-		!strings.Contains(list[0].Msg, "too deep or too long for Go") {
-		t.Fatalf("got %v, want one located error on line 5", err)
+	if err == nil || !asList(err, &list) || len(list) != 1 || list[0].String() != diags[0].String() {
+		t.Fatalf("gen: got %v, want check's %v", err, diags[0])
 	}
 }
 

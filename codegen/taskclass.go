@@ -54,10 +54,8 @@ func newClassGen(g *generator, tc *parser.TaskClass, ids map[string]bool) *class
 	ids[c.id] = true
 	c.v = g.pfx + c.id
 	for _, d := range tc.Defs {
-		if d.Param == nil {
-			if _, ok := d.Value.(*parser.RangeExpr); ok {
-				g.errorf(d.Pos(), "%s of %s is not a parameter but is defined as a range; only parameters take ranges", d.Name, tc.Name)
-			}
+		if e := parser.RangeLocalError(tc, d); e != nil {
+			g.diags = append(g.diags, e)
 		}
 	}
 	c.attrs()
@@ -95,7 +93,8 @@ func (c *classGen) attrs() {
 	if p := tc.Props.Get("nb_local_tasks_fn"); p != nil {
 		g.warnf(p.NamePos, "nb_local_tasks_fn is not supported by jdf2go's runtime; ignored")
 	}
-	g.checkDepProps(tc)
+	// The dependency properties jdf2go cannot honour are check's to report
+	// (parser.DepPropDiagnostics): gen never sees a Go file that has them.
 	if a.Immediate {
 		if p := tc.Props.Get("immediate"); p != nil {
 			g.warnf(p.NamePos, "immediate is not supported by jdf2go's runtime; %s runs through the scheduler", tc.Name)

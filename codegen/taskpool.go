@@ -146,7 +146,7 @@ func (g *generator) constructor(f *jen.File) {
 		switch e := gl.Default.(type) {
 		case *parser.StringLit:
 			// One Go expression, the whole right-hand side: no parentheses needed.
-			text, pos, _ := codeText(e)
+			text, pos, _, _ := parser.CodeText(e)
 			g.checkCode(text, pos, true)
 			val = jen.Op(text)
 		case *parser.InlineCode:

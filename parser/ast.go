@@ -656,6 +656,10 @@ type SelectorExpr struct {
 	X     Expr
 	Sel   string
 	Arrow bool
+
+	// Filled by Check: the field of rt.TiledMatrix that generated Go selects for a PaRSEC
+	// descriptor field (descA->mt is descA.MT; descriptor.go); or "" for Sel itself.
+	Field string
 }
 
 // CallExpr is `Fun(Args)`, a call of a Go function (a Go-dialect extension).

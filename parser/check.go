@@ -29,6 +29,10 @@ type checker struct {
 	// range steps.
 	consts map[Expr]constValue
 
+	// pasted collects the inline code and strings that gen pastes into Go as they are
+	// resolved, for checkGoRules.
+	pasted []Expr
+
 	// The names of the class being checked, kept from class to class.
 	params map[string]*Param
 	defs   map[string]*Definition
@@ -89,8 +93,10 @@ func CheckWith(prog *Program, opts CheckOptions) ErrorList {
 		}
 	}
 	if !c.foreign {
-		// The names jdf2go gen cannot generate, reported here too (GoNameErrors).
+		// The names jdf2go gen cannot generate, reported here too (GoNameErrors), and
+		// gen's other rules for Go code (gorules.go).
 		goNames(prog, &c.diags, false)
+		c.checkGoRules()
 	}
 	if len(c.implicit) > 0 {
 		// jdf2c prepends implicit collections to the global list.
@@ -316,6 +322,8 @@ func (c *checker) checkClass(tc *TaskClass) {
 		defs[d.Name] = d
 		if p := params[d.Name]; p != nil {
 			p.Def, d.Param = d, p
+		} else if e := RangeLocalError(tc, d); e != nil && !c.foreign {
+			c.diags = append(c.diags, e) // gen cannot generate it
 		} else if isRange(d.Value) {
 			c.warnf(d.Pos(), "%q is not a parameter of %s but is defined as a range: it takes one value per task", d.Name, tc.Name)
 		}
@@ -370,7 +378,8 @@ func (c *checker) checkClass(tc *TaskClass) {
 }
 
 // Limits of jdf2go's runtime: a task's parameters, definitions and flows live in fixed-size
-// arrays (rt.MaxParams, rt.MaxLocals, rt.MaxFlows), so gen cannot emit a class past them.
+// arrays (rt.MaxParams, rt.MaxLocals, rt.MaxFlows), and so do the coordinates of a
+// collection element (rt.MaxIndex), so gen cannot emit a class past them.
 // Check reports them, so that check and gen agree (codegen re-exports the constants, and
 // a test of rt compares them with rt's).
 const (
@@ -380,6 +389,8 @@ const (
 	MaxFlows = 20
 	// MaxParams is the number of parameters of a class.
 	MaxParams = 8
+	// MaxIndex is the number of coordinates of a collection element (rt.Index).
+	MaxIndex = 4
 )
 
 // checkLimits reports a class past the limits of jdf2go's runtime.
@@ -433,6 +444,10 @@ func (c *checker) collection(name string, pos lexer.Position, arity int) *Global
 	if !g.Collection {
 		g.Collection, g.Arity = true, arity
 		c.collUse[g] = pos
+		if arity > MaxIndex && !c.foreign {
+			// gen would index the element with more coordinates than an rt.Index holds.
+			c.errorf(pos, "data collection %q used with %d arguments; jdf2go allows %d (the coordinates of an rt.Index)", name, arity, MaxIndex)
+		}
 	} else if g.Arity != arity {
 		c.errorf(pos, "data collection %q used with %s here, but with %d at %s", name, plural(arity, "argument"), g.Arity, short(c.collUse[g]))
 	}
@@ -504,6 +519,9 @@ func (c *checker) textValue(p *Property) (string, bool) {
 func (c *checker) funcValue(p *Property) Expr {
 	switch p.Value.(type) {
 	case *Name, *SelectorExpr, *InlineCode, *StringLit:
+		if _, _, _, code := CodeText(p.Value); code {
+			c.pasted = append(c.pasted, p.Value)
+		}
 		c.resolveFunc(p.Value)
 		return p.Value
 	}

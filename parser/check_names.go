@@ -60,12 +60,24 @@ var goPredeclared = map[string]bool{
 // resolve resolves every name in x and reports the unknown ones.
 func (c *checker) resolve(x Expr, e *env) {
 	switch x := x.(type) {
-	case nil, *IntLit, *StringLit, *InlineCode:
+	case nil, *IntLit:
+	case *StringLit, *InlineCode:
+		if !e.lenient {
+			c.pasted = append(c.pasted, x)
+		}
 	case *Name:
 		c.resolveName(x, e)
 	case *SelectorExpr:
 		if n := BaseName(x); n != nil {
 			c.resolveName(n, e)
+		}
+		if !c.foreign {
+			// descA->super.myrank: the descriptor's field is the innermost selector.
+			inner := x
+			for s, ok := x.X.(*SelectorExpr); ok; s, ok = s.X.(*SelectorExpr) {
+				inner = s
+			}
+			c.descriptorField(inner)
 		}
 	case *CallExpr:
 		switch fun := x.Fun.(type) {

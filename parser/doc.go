@@ -205,7 +205,15 @@
 // unguarded NEW; a task endpoint whose target flow has no dependency at all
 // in the other direction; an extern "Go" block that go/parser rejects; a
 // class past jdf2go's limits (MaxFlows flows, MaxLocals definitions,
-// MaxParams parameters).
+// MaxParams parameters). In a file whose code is Go (no C prologue or
+// epilogue), also every error of jdf2go gen, with gen's message at gen's
+// position (gonames.go, gorules.go, descriptor.go): names gen cannot generate,
+// bodies and inline code that are not Go, strings pasted as code that are not
+// Go expressions, locals defined as ranges, transfer properties of
+// dependencies (count, displ, layout and their forms, type_remote, type_data),
+// dependency types that name no arena, classes with only HIP bodies, names
+// GPU and batched bodies receive, PaRSEC descriptor fields that
+// *rt.TiledMatrix lacks, and expressions too deep for Go.
 //
 // Warnings: unknown global, flow, dependency and body properties, and class
 // properties or options that look like a misspelt known one; a default on a
@@ -219,6 +227,6 @@
 //
 // Not checked: the remote-reference warning (the runtime moves
 // remote data), PaRSEC's flow and dependency count limits (the runtime has
-// its own), and anything inside bodies, code blocks and strings, which the Go
-// compiler checks after generation.
+// its own), the code of a C file's bodies, and the types of Go code, which the
+// Go compiler checks after generation.
 package parser

@@ -22,6 +22,7 @@ package rt
 
 import (
 	"fmt"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -126,9 +127,11 @@ func (c *Context) checkStall(s *stallSnap) *stallSnap {
 		}
 		switch n := tp.pending.Load(); {
 		case n == s.left[i]:
-			err := tp.stallError(n)
-			c.log.Error("rt: taskpool stalled", "taskpool", tp.name, "err", err)
-			tp.fail(err)
+			// The report goes to Wait's caller, as the error; the log only records the
+			// event. Logging the report as well printed it twice, the second time with
+			// its lines escaped into one slog value.
+			c.log.Error("rt: taskpool stalled; Wait returns the report", "taskpool", tp.name, "tasks_left", n)
+			tp.fail(tp.stallError(n))
 		case n > 0:
 			if again == nil {
 				again = &stallSnap{parks: s.parks}
@@ -322,16 +325,17 @@ func (cs *classState) sources(t *Task) (out string) {
 			out = fmt.Sprintf("(predecessors panicked: %v\n%s)", r, debug.Stack())
 		}
 	}()
-	v := &sourceList{tc: tc, held: atomic.LoadUint32(&t.held)}
+	v := &sourceList{tc: tc, held: atomic.LoadUint32(&t.held), globals: cs.tp.globals}
 	l := t.l
 	cs.tp.visitPredecessors(tc, &l, v)
 	return strings.Join(v.deps, ", ")
 }
 
 type sourceList struct {
-	tc   *TaskClass
-	held uint32
-	deps []string
+	tc      *TaskClass
+	held    uint32
+	globals any // Taskpool.Globals, where collectionName looks collections up
+	deps    []string
 }
 
 func (s *sourceList) flow(i int) (string, bool) {
@@ -347,8 +351,39 @@ func (s *sourceList) Task(flow, _ int, peer *TaskClass, _ int, l *Locals) {
 	}
 }
 
-func (s *sourceList) Data(flow, _ int, _ Collection, ix Index) {
+func (s *sourceList) Data(flow, _ int, c Collection, ix Index) {
 	if name, ok := s.flow(flow); ok && len(s.deps) < maxStalledNamed {
-		s.deps = append(s.deps, fmt.Sprintf("%s <- %v", name, ix))
+		s.deps = append(s.deps, fmt.Sprintf("%s <- %s%v", name, collectionName(s.globals, c), ix))
 	}
+}
+
+// collectionName returns the name under which globals, the value a taskpool was created
+// with, holds collection c, or "" when it holds it nowhere. A generated taskpool type holds
+// each global in a field of the global's JDF name, so the report can name a memory input as
+// the .jdf does ("T <- descT(2, 1)") without a registry of names that every generated file
+// would have to fill. Only pointer collections are found: comparing other values could
+// panic (a slice or a map is not comparable), and rt's own collections are pointers.
+func collectionName(globals any, c Collection) string {
+	cv := reflect.ValueOf(c)
+	gv := reflect.ValueOf(globals)
+	if cv.Kind() != reflect.Pointer || cv.IsNil() || gv.Kind() != reflect.Pointer || gv.IsNil() {
+		return ""
+	}
+	gv = gv.Elem()
+	if gv.Kind() != reflect.Struct {
+		return ""
+	}
+	for i := range gv.NumField() {
+		f, sf := gv.Field(i), gv.Type().Field(i)
+		if sf.Anonymous {
+			continue
+		}
+		if f.Kind() == reflect.Interface && !f.IsNil() {
+			f = f.Elem()
+		}
+		if f.Kind() == reflect.Pointer && f.Type() == cv.Type() && f.Pointer() == cv.Pointer() {
+			return sf.Name
+		}
+	}
+	return ""
 }

@@ -276,3 +276,48 @@ func TestCheckRejectsWhatGenRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckReportsGenErrors: for each error case of gen (testdata/gen/err_*, Go files), check
+// fails and prints every error line that gen prints, at the same position: a user who runs
+// check learns what gen will say.
+func TestCheckReportsGenErrors(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "..", "testdata", "gen", "err_*"))
+	if err != nil || len(dirs) < 8 {
+		t.Fatalf("testdata/gen/err_*: %d cases (%v)", len(dirs), err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			src, err := os.ReadFile(filepath.Join(dir, "in.jdf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Chdir(t.TempDir())
+			if err := os.WriteFile("in.jdf", src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gcode, _, genErr := runCLI(t, "gen", "-o", "-", "in.jdf")
+			code, _, checkErr := runCLI(t, "check", "in.jdf")
+			var errs []string
+			for _, line := range strings.Split(genErr, "\n") {
+				if strings.Contains(line, ": error: ") {
+					errs = append(errs, line)
+				}
+			}
+			if gcode != 1 || len(errs) == 0 {
+				t.Fatalf("gen exits %d with no error line:\n%s", gcode, genErr)
+			}
+			if code != 1 {
+				t.Errorf("check exits %d, want 1; stderr:\n%s", code, checkErr)
+			}
+			have := map[string]bool{}
+			for _, line := range strings.Split(checkErr, "\n") {
+				have[line] = true
+			}
+			for _, e := range errs {
+				if !have[e] {
+					t.Errorf("check does not report gen's\n\t%s\ncheck's stderr:\n%s", e, checkErr)
+				}
+			}
+		})
+	}
+}

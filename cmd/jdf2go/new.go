@@ -33,7 +33,8 @@ package main that runs it. main.go carries the line
   //go:generate go tool jdf2go gen -o NAME_jdf.go NAME.jdf
 
 so that, in a module whose go.mod has the line
-tool github.com/jdf2go/jdf2go/cmd/jdf2go (go get -tool adds it),
+tool github.com/jdf2go/jdf2go/cmd/jdf2go (go mod edit -tool adds it; see
+docs/tutorial.md for the workspace that points it at a checkout),
 "go generate && go run ." builds and runs the program. new never overwrites a file.`,
 		Example: "  jdf2go new pipeline && go generate && go run .",
 		Args:    cobra.ExactArgs(1),

@@ -3,33 +3,43 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 )
 
-// tutorialBlock matches a fenced block of docs/tutorial.md that names a file or an expected
-// output in its info string: ```jdf file=NAME, ```go file=NAME, ```text output=NAME.
-var tutorialBlock = regexp.MustCompile("(?ms)^```\\w+ (file|output)=(\\S+)\n(.*?)^```")
+// tutorialBlock matches a fenced block of docs/tutorial.md that names a file, an expected
+// output or a step in its info string: ```jdf file=NAME, ```go file=NAME,
+// ```text output=NAME, ```sh run=NAME.
+var tutorialBlock = regexp.MustCompile("(?ms)^```\\w+ (file|output|run)=(\\S+)\n(.*?)^```")
 
-// TestUserModule builds the tutorial's first program the way a user does, in a module of its
-// own outside this repository: go mod init, go get -tool (jdf2go replaced by this checkout),
-// a main.go whose go:generate line runs `go tool jdf2go gen`, then go generate, go mod tidy,
-// go vet and go run; then `go tool jdf2go new` in a folder of the same module. It runs
-// offline (GOPROXY=off: the module cache must already hold this repository's dependencies,
-// as it does after building it) and checks each program's output, the first against the
-// tutorial's.
+// TestUserModule follows the tutorial's first section as a new user does, with the commands
+// as docs/tutorial.md writes them: the `run=module` block (a module of its own, in a
+// workspace with this checkout, the tool recorded in go.mod), the files of the next section,
+// then the `run=build` block (go generate, go run), whose output must be the tutorial's;
+// then `go tool jdf2go new` in a folder of the same module. The module cache starts empty,
+// so every dependency comes from the module proxy, as for a user on a fresh machine: the
+// test skips, saying so, when the proxy cannot be reached, and fails on anything else.
 func TestUserModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module (-short)")
 	}
+	if runtime.GOOS == "windows" {
+		t.Skip("the tutorial's commands are sh")
+	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
 	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
@@ -39,69 +49,105 @@ func TestUserModule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
 	var want string
-	files := 0
+	files := map[string][]byte{}
+	steps := map[string]string{}
 	for _, m := range tutorialBlock.FindAllSubmatch(doc, -1) {
-		kind, name, body := string(m[1]), string(m[2]), m[3]
-		if kind == "output" {
+		switch kind, name, body := string(m[1]), string(m[2]), m[3]; kind {
+		case "output":
 			want = string(body)
-			continue
+		case "run":
+			steps[name] = string(body)
+		default:
+			files[name] = body
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		files++
 	}
-	if files < 2 || want == "" {
-		t.Fatalf("docs/tutorial.md: %d file blocks and output %q; want the JDF, main.go and the output", files, want)
+	if len(files) < 2 || want == "" || steps["module"] == "" || steps["build"] == "" {
+		t.Fatalf("docs/tutorial.md: %d file blocks, output %q, steps %v; want the JDF, main.go, the output "+
+			"and the steps run=module and run=build", len(files), want, steps)
 	}
-	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
-	run := func(args ...string) string {
+	proxyReachable(t, goBin)
+
+	top := t.TempDir()
+	cache := t.TempDir()
+	// The tutorial's environment: JDF2GO names the checkout. The module cache is empty and
+	// writable (so that t.TempDir can remove it); GOFLAGS and GOWORK from the machine
+	// running the test must not change what the commands do.
+	env := append(os.Environ(), "JDF2GO="+root, "GOMODCACHE="+cache, "GOFLAGS=-modcacherw",
+		"GOWORK=", "GOTOOLCHAIN=local")
+	run := func(dir, name string, args ...string) string {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, goBin, args...)
+		cmd := exec.CommandContext(ctx, name, args...)
 		cmd.Dir, cmd.Env = dir, env
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
-			t.Fatalf("go %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
+			t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
 		}
 		return stdout.String()
 	}
-	// The tutorial's steps, with a replace to this checkout. The checkout's go.sum holds the
-	// sums of every module the program can need, so go get checks them without the network.
-	run("mod", "init", "example.com/pipeline")
-	run("mod", "edit", "-replace", "github.com/jdf2go/jdf2go="+root)
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
+	// The step makes the module's folder and changes into it; the files go there.
+	run(top, sh, "-e", "-c", steps["module"])
+	entries, err := os.ReadDir(top)
+	if err != nil || len(entries) != 1 || !entries[0].IsDir() {
+		t.Fatalf("the run=module step should make one folder, the module's: %v %v", entries, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run("get", "-tool", "github.com/jdf2go/jdf2go/cmd/jdf2go")
+	dir := filepath.Join(top, entries[0].Name())
 	if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err != nil || !strings.Contains(string(mod), "\ntool github.com/jdf2go/jdf2go/cmd/jdf2go\n") {
-		t.Fatalf("go get -tool left no tool line in go.mod (%v):\n%s", err, mod)
+		t.Fatalf("the run=module step left no tool line in go.mod (%v):\n%s", err, mod)
 	}
-	run("generate", "./...")
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := run(dir, sh, "-e", "-c", steps["build"]); got != want {
+		t.Fatalf("the run=build step printed %q, want %q (docs/tutorial.md)", got, want)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "pipeline_jdf.go")); err != nil {
 		t.Fatalf("go generate wrote no pipeline_jdf.go: %v", err)
 	}
-	run("mod", "tidy")
-	run("vet", "./...")
-	if got := run("run", "."); got != want {
-		t.Fatalf("go run . printed %q, want %q (docs/tutorial.md)", got, want)
-	}
+	run(dir, goBin, "vet", "./...")
 	// The tutorial's other start: `go tool jdf2go new NAME` writes a program to edit.
 	if err := os.Mkdir(filepath.Join(dir, "starter"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run("tool", "jdf2go", "new", "-C", "starter", "starter")
-	run("generate", "./...")
-	run("vet", "./...")
-	if got := run("run", "./starter", "-n", "8"); got != "starter: 8 blocks, sum 288\n" {
+	run(dir, goBin, "tool", "jdf2go", "new", "-C", "starter", "starter")
+	run(dir, goBin, "generate", "./...")
+	run(dir, goBin, "vet", "./...")
+	if got := run(dir, goBin, "run", "./starter", "-n", "8"); got != "starter: 8 blocks, sum 288\n" {
 		t.Fatalf("go run ./starter printed %q", got)
+	}
+}
+
+// proxyReachable skips the test when the go command has no module proxy to download from:
+// GOPROXY off or direct only, or the first proxy not answering for a module this
+// repository requires.
+func proxyReachable(t *testing.T, goBin string) {
+	t.Helper()
+	out, err := exec.Command(goBin, "env", "GOPROXY").Output()
+	if err != nil {
+		t.Fatalf("go env GOPROXY: %v", err)
+	}
+	proxy, _, _ := strings.Cut(strings.TrimSpace(string(out)), ",")
+	proxy, _, _ = strings.Cut(proxy, "|")
+	if proxy == "" || proxy == "off" || proxy == "direct" {
+		t.Skipf("the tutorial downloads modules through a module proxy; GOPROXY is %q", strings.TrimSpace(string(out)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(proxy, "/")+"/github.com/spf13/cobra/@v/list", nil)
+	if err != nil {
+		t.Skipf("the module proxy %q is not a URL: %v", proxy, err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Skipf("the module proxy %s is unreachable: %v", proxy, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Skipf("the module proxy %s answers %s", proxy, resp.Status)
 	}
 }

@@ -14,12 +14,12 @@ import (
 	"github.com/jdf2go/jdf2go/rt"
 )
 
-//line in.jdf:8
+//line in.jdf:9
 func clamp(x, lo, hi int) int { return max(lo, min(x, hi)) }
 
 // boom must never run: it is only in untaken ternary branches.
 //
-//line in.jdf:11
+//line in.jdf:12
 func boom() int { panic("untaken branch evaluated") }
 
 //line want.go:26
@@ -46,7 +46,7 @@ var (
 // nil or malformed data collection and a negative size (ErrExprsArgument), and computes the hidden globals.
 func NewExprs(N int, desc *rt.TiledMatrix, V *rt.Vector) (*Exprs, error) {
 	if N < 0 {
-		return nil, fmt.Errorf("NewExprs: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:21:13", ErrExprsArgument)
+		return nil, fmt.Errorf("NewExprs: %s is %d, want at least 0 (it bounds a range at %s): %w", "N", N, "in.jdf:22:13", ErrExprsArgument)
 	}
 	if err := rt.VerifyCollection(V, 1, ErrExprsArgument); err != nil {
 		return nil, fmt.Errorf("NewExprs: V: %w", err)
@@ -58,12 +58,12 @@ func NewExprs(N int, desc *rt.TiledMatrix, V *rt.Vector) (*Exprs, error) {
 
 // The task classes of in.jdf, assigned in init: their functions refer to one another.
 var (
-	exprsE rt.TaskClass // E at in.jdf:20:1
+	exprsE rt.TaskClass // E at in.jdf:21:1
 )
 
 func init() {
 	exprsE = rt.TaskClass{
-		Name: "E", ID: 0, Locals: []string{"k", "neg", "mix", "cl", "bl", "asInt", "sh", "xo", "tern", "tthen", "tonly", "tcond", "mt"}, Params: []int{0},
+		Name: "E", ID: 0, Locals: []string{"k", "neg", "mix", "cl", "bl", "asInt", "sh", "xo", "tern", "tthen", "tonly", "tcond", "mt", "pf"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "C", Access: rt.CTL}},
 		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
 			g := tp.Globals().(*Exprs)
@@ -151,18 +151,20 @@ func init() {
 				l[11] = tcond
 				mt := g.desc.MT + g.desc.NT
 				l[12] = mt
+				pf := g.desc.MT*100 + g.desc.NT*10 + g.desc.NB
+				l[13] = pf
 				if !yield(l) {
 					return
 				}
 			}
 		},
 		Complete: exprsEComplete,
-		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:35:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
+		Inputs: []rt.InputChain{{Flow: 0, Pos: "in.jdf:37:8", Memory: true, Select: func(tp *rt.Taskpool, l *rt.Locals) rt.Input {
 			g, k, cl := tp.Globals().(*Exprs), l[0], l[3]
 			if -k < 0 && !(k == g.N) || k == 0 {
-				return rt.DataInput(0, g.V, rt.Ix(cl), "in.jdf:35:45")
+				return rt.DataInput(0, g.V, rt.Ix(cl), "in.jdf:37:45")
 			}
-			return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:35:53")
+			return rt.DataInput(0, g.V, rt.Ix(0), "in.jdf:37:53")
 		}}},
 		Goal: exprsEGoal,
 		Successors: func(tp *rt.Taskpool, l *rt.Locals, flows rt.FlowMask, e *rt.Edges) {
@@ -185,15 +187,15 @@ func init() {
 		},
 		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 {
 			k, bl := l[0], l[4]
-//line in.jdf:38
+//line in.jdf:40
 			return int32(-k + bl)
-//line want.go:191
+//line want.go:193
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, k := tp.Globals().(*Exprs), l[0]
-//line in.jdf:34
+//line in.jdf:36
 			return g.V, rt.Ix(clamp(k, 0, g.N))
-//line want.go:197
+//line want.go:199
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: exprsEHook},
@@ -280,6 +282,7 @@ func exprsEComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 		return tern0
 	}()
 	l[12] = g.desc.MT + g.desc.NT
+	l[13] = g.desc.MT*100 + g.desc.NT*10 + g.desc.NB
 	return true
 }
 
@@ -297,27 +300,27 @@ func exprsEGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 	return n
 }
 
-// exprsEHook runs the CPU body of E(k) at in.jdf:39:1.
+// exprsEHook runs the CPU body of E(k) at in.jdf:41:1.
 func exprsEHook(task *rt.Task) error {
 	_, l := rt.TaskGlobals[*Exprs](task)
 	k, neg, mix, cl, bl := l[0], l[1], l[2], l[3], l[4]
 	asInt, sh, xo, tern, tthen := l[5], l[6], l[7], l[8], l[9]
-	tonly, tcond, mt := l[10], l[11], l[12]
+	tonly, tcond, mt, pf := l[10], l[11], l[12], l[13]
 	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-//line in.jdf:41
-	fmt.Fprintln(out, k, neg, mix, cl, bl, asInt, sh, xo, tern, tthen, tonly, tcond, mt)
-//line want.go:312
+//line in.jdf:43
+	fmt.Fprintln(out, k, neg, mix, cl, bl, asInt, sh, xo, tern, tthen, tonly, tcond, mt, pf)
+//line want.go:315
 	return nil
 }
 
 // exprsSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
 var exprsSource = rt.Source{
 	Err:     ErrExprsGraph,
-	Classes: []string{"in.jdf:20:1"},
+	Classes: []string{"in.jdf:21:1"},
 	Deps: [][][]string{
-		{{"in.jdf:35:10"}, {"in.jdf:36:9", "in.jdf:37:9"}},
+		{{"in.jdf:37:10"}, {"in.jdf:38:9", "in.jdf:39:9"}},
 	},
 }
 
@@ -336,20 +339,20 @@ func exprsB2I(b bool) int {
 	return 0
 }
 
-//line in.jdf:53
+//line in.jdf:55
 var (
 	mu  sync.Mutex
 	buf bytes.Buffer
 	out = writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
 )
 
-//line in.jdf:59
+//line in.jdf:61
 type writerFunc func([]byte) (int, error)
 
-//line in.jdf:61
+//line in.jdf:63
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
-//line in.jdf:63
+//line in.jdf:65
 func Case() error {
 	ctx, err := rt.New(rt.Workers(1), rt.Scheduler("ap"))
 	if err != nil {
@@ -371,4 +374,4 @@ func Case() error {
 	return fmt.Errorf("%s", buf.String())
 }
 
-//line want.go:375
+//line want.go:378
