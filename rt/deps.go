@@ -32,6 +32,29 @@ package rt
 // deleted under the shard lock and only the arrival that meets the goal deletes it; in the
 // dense one a single compare-and-swap publishes the record and a single arrival sees the
 // count reach zero (or the mask complete). Tasks ready at startup never enter a table.
+//
+// Local writers in a distributed run. Actors: the releasing worker, which walks the
+// producer's successors (Edges.Task); the Remote, whose Activate and WriteBack the walk calls
+// for successors and elements on other ranks; a local successor that receives the released
+// version at an RW or WRITE flow (a writer); and the peer rank, which reads the value at once
+// for an eager send, or later by pulling it from this rank's buffer (rendezvous).
+//
+// Invariant: no local writer of a version starts before every Remote call of the release
+// that produced it has returned. A writer becomes ready only once the producer's arrival is
+// made, and the walk holds that arrival back (Edges.late) and makes it after the walk
+// (endLate); until then neither this worker's ready batch, a fanout, nor another worker's
+// arrival at the same task can start it. So each Remote call sees the producer's values: an
+// eager send copies them into its message, and a rendezvous send that finds a local writer
+// copies them into a buffer of its own before it returns (rt/remote, send.go), since the
+// peer pulls them after the writer may have started. Readers are not held back: they never
+// change the buffer. With one rank, or a taskpool that never leaves its rank, nothing is held
+// back.
+//
+// Rejected: holding every local arrival back (readers would wait for nothing); walking the
+// successors twice, remote ones first (every release of a distributed run would pay for the
+// few that have a local writer); making the writer wait for the peer's pull to complete (it
+// needs a wait list on the copy and holds a worker's task back for a network round trip,
+// where one copy of the value frees it at once).
 
 import (
 	"fmt"
@@ -188,6 +211,31 @@ type Edges struct {
 	// arrivals deferred to another worker (fanout.go).
 	n   int
 	fan *fanout
+
+	// late holds the release's local arrivals at flows that write, in a run with several
+	// ranks: they are made once every remote send of the release has been made (endLate).
+	late []lateArrival
+}
+
+// lateArrival is a local arrival at a writing flow, held back until the end of a release.
+type lateArrival struct {
+	c        *Copy
+	peer     *TaskClass
+	peerFlow int
+	l        Locals
+}
+
+// endLate makes the arrivals that the release held back for its remote sends (see "Local
+// writers in a distributed run" above).
+func (e *Edges) endLate() {
+	for i := range e.late {
+		if a := &e.late[i]; e.err == nil { // else the taskpool fails: drop the arrivals
+			e.n++
+			e.err = e.w.arrive(e.tp, a.c, a.peer, a.peerFlow, &a.l)
+		}
+		e.late[i] = lateArrival{}
+	}
+	e.late = e.late[:0]
 }
 
 // EdgeVisitor receives the dependencies enumerated by a TaskClass's Successors or
@@ -221,12 +269,19 @@ func (e *Edges) Task(flow, dep int, peer *TaskClass, peerFlow int) {
 		e.err = errNullForwarded(e.src, flow, peer, peerFlow, &e.L)
 		return
 	}
-	if tp.ctx.cfg.nranks > 1 && !tp.local && peer.Affinity != nil {
-		if coll, ix := peer.Affinity(tp, &e.L); coll != nil {
-			if r := coll.RankOf(ix); r != tp.ctx.cfg.rank {
-				e.err = e.w.activateRemote(e.src, flow, peer, peerFlow, &e.L, r)
-				return
+	if tp.ctx.cfg.nranks > 1 && !tp.local {
+		if peer.Affinity != nil {
+			if coll, ix := peer.Affinity(tp, &e.L); coll != nil {
+				if r := coll.RankOf(ix); r != tp.ctx.cfg.rank {
+					e.err = e.w.activateRemote(e.src, flow, peer, peerFlow, &e.L, r)
+					return
+				}
 			}
+		}
+		if c != nil && peerFlow >= 0 && peerFlow < len(peer.Flows) && peer.Flows[peerFlow].Access.writes() {
+			// A local writer: it arrives after every send of this release (endLate).
+			e.late = append(e.late, lateArrival{c: c, peer: peer, peerFlow: peerFlow, l: e.L})
+			return
 		}
 	}
 	if e.n >= fanInline && e.deferArrival(c, peer, peerFlow) {

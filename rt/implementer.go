@@ -96,6 +96,11 @@ type PriorityLoader interface {
 // only during the call: keep one with Impl.Retain (and Impl.Release it when sent). Until the
 // sends are done, hold the taskpool open with Impl.AddActions. The receiving side calls
 // Impl.Deliver.
+//
+// The values of src's copies are the producer's during every call of a release: rt starts no
+// local task that receives one of them at a writing flow (RW, WRITE) before the release's
+// calls have returned (deps.go, "Local writers in a distributed run"). A send that reads a
+// copy after its call returned must copy it first when a local task may write it.
 type Remote interface {
 	Activate(w Worker, src *Task, flow int, peer *TaskClass, peerFlow int, l *Locals, rank int) error
 	WriteBack(w Worker, src *Task, flow int, coll Collection, ix Index, rank int) error

@@ -546,6 +546,7 @@ func (w *worker) complete(t *Task) {
 		e.tp, e.src, e.err, e.n = tp, t, nil, 0
 		callSuccessors(tc.Successors, t, e)
 		e.endFanout()
+		e.endLate()
 		e.tp, e.src = nil, nil // nothing of a finished taskpool stays reachable from w
 		if e.err != nil {
 			err := e.err

@@ -118,6 +118,8 @@ type slot struct {
 	worker, manager atomic.Pointer[ce.Caller]
 	cur             srcID
 	sent            []uint64 // (kind, flow, rank) already sent for cur
+	checked         uint32   // flows of cur whose local writers were looked for (localWriter)
+	writers         uint32   // flows of cur that a local successor writes
 	track           *profile.Track
 }
 
@@ -133,6 +135,7 @@ type counters struct {
 	eagerBytes, getBytes              atomic.Int64
 	received, fetched                 atomic.Int64
 	spared                            atomic.Int64
+	snapshots                         atomic.Int64
 }
 
 // Stats counts what a Node did.
@@ -147,6 +150,7 @@ type Stats struct {
 	Received    int64 // activations and write-backs handled
 	Fetched     int64 // Gets this rank completed
 	Spared      int64 // messages left to the spare sender (no buffer for a caller that may not wait)
+	Snapshots   int64 // rendezvous data copied before sending because a local successor writes it
 }
 
 // Stats returns the Node's counters.
@@ -154,7 +158,8 @@ func (n *Node) Stats() Stats {
 	s := &n.stats
 	return Stats{Activations: s.activations.Load(), WriteBacks: s.writeBacks.Load(), Forwards: s.forwards.Load(),
 		Eager: s.eager.Load(), Gets: s.gets.Load(), EagerBytes: s.eagerBytes.Load(), GetBytes: s.getBytes.Load(),
-		Received: s.received.Load(), Fetched: s.fetched.Load(), Spared: s.spared.Load()}
+		Received: s.received.Load(), Fetched: s.fetched.Load(), Spared: s.spared.Load(),
+		Snapshots: s.snapshots.Load()}
 }
 
 // New returns the Node of the rank that e runs. e must be started (its rank, size and

@@ -265,7 +265,7 @@ func (n *Node) deliver(c *ce.Caller, st *tpState, h *header, ts []target, cp *rt
 		}
 		if kids := children(me, len(h.tree)); len(kids) > 0 {
 			fwd := cp
-			if cp != nil && writes(ts) {
+			if cp != nil && writes(st.tp, ts, n.rank) {
 				// Local writers may change the value while children fetch it.
 				f, b2, err := n.newCopy(h.typ, h.size)
 				if err != nil {
@@ -298,14 +298,19 @@ func (n *Node) deliver(c *ce.Caller, st *tpState, h *header, ts []target, cp *rt
 	return nil
 }
 
-// writes reports whether a successor modifies the flow it receives.
-func writes(ts []target) bool {
+// writes reports whether a successor modifies the flow it receives, or passes it on to a
+// local task that does (findWriter).
+func writes(tp *rt.Taskpool, ts []target, self int) bool {
+	v := &writerFinder{tp: tp, self: self}
 	for _, t := range ts {
-		if a := t.peer.Flows[t.peerFlow].Access; a == rt.RW || a == rt.Write {
+		switch t.peer.Flows[t.peerFlow].Access {
+		case rt.RW, rt.Write:
 			return true
+		case rt.Read:
+			v.readers = append(v.readers, t)
 		}
 	}
-	return false
+	return v.walk()
 }
 
 // instName prints as instanceName when an error is formatted.

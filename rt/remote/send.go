@@ -1,5 +1,42 @@
 package remote
 
+// The sending side: activations and write-backs of a completing task's flows.
+//
+// Actors: the worker (or device manager) completing the producer, which calls Activate and
+// WriteBack during its release walk (rt's deps.go); rt's local successors of the producer,
+// which share its buffer; the comm goroutine; and the peer rank, which receives the message
+// and, for a value above the eager size, pulls the bytes later with a Get from this rank's
+// memory (rendezvous), then notifies (ce.TagRemoteGet, pendingGet.end).
+//
+// Invariant: a peer receives the producer's values of the version it was sent, whatever the
+// local successors do to the buffer meanwhile.
+//  1. An eager value is copied into the message before the call returns.
+//  2. rt makes a local arrival at a writing flow (RW, WRITE) only once every Remote call of
+//     the release has returned (rt's deps.go, "Local writers in a distributed run"), so no
+//     local writer runs during these calls.
+//  3. A rendezvous value that a local task writes, as a successor of the producer or of a
+//     local reader that passes the buffer on (localWriter, cached per producer and flow in
+//     the worker's slot), is copied into a buffer from the Node's arenas (snapshot),
+//     which the offer holds until the peer's Get ends; a value with no local writer is
+//     offered in place, and its readers, which never change it, run meanwhile.
+// The receiving side keeps the same invariant for what it forwards down a broadcast tree
+// (deliver, recv.go): it copies the value before handing it to a local writer.
+//
+// Device copies: rt/remote never reads one. In a run on several ranks a device writes every
+// written flow back to the host before the producer's release (rt/gpu, hostreads.go), and
+// the flow sent is that host copy. A local device writer of the version stages the host copy
+// in and changes the host buffer only at its own stage-out, after it started, hence after
+// step 3's copy.
+//
+// Rejected designs:
+//   - copying every rendezvous value: it doubles the memory traffic of large sends that no
+//     local task writes, the common case;
+//   - making the local writer wait for the peer's Get (a pin on the copy that the writer's
+//     readiness depends on): the writer would wait a network round trip, and rt would need a
+//     wait list on each copy; one local copy frees it at once;
+//   - telling JDF authors to order the writer after the readers, or to keep such values under
+//     the eager size: a silent wrong result is not a performance trade-off.
+
 import (
 	"context"
 	"errors"
@@ -108,6 +145,7 @@ func (n *Node) slotOf(w rt.Worker, src *rt.Task) *slot {
 	id := srcID{src.Taskpool(), src.Class().ID, rt.Impl.Key(src)}
 	if s.cur != id {
 		s.cur, s.sent = id, s.sent[:0]
+		s.checked, s.writers = 0, 0
 	}
 	return s
 }
@@ -170,7 +208,17 @@ func (n *Node) send(c *ce.Caller, s *slot, w rt.Worker, src *rt.Task, kind uint8
 	if tc.Flows[flow].Access != rt.CTL {
 		cp = src.Flow(flow)
 	}
-	err := n.sendCopy(c, st, tp, &h, cp, rank, nil)
+	var err error
+	if cp != nil && n.rendezvous(cp) && s.localWriter(n.rank, src, flow) {
+		cp, err = n.snapshot(cp)
+		if err == nil {
+			defer rt.Impl.Release(cp) // the offer holds its own reference (addPending)
+			n.stats.snapshots.Add(1)
+		}
+	}
+	if err == nil {
+		err = n.sendCopy(c, st, tp, &h, cp, rank, nil)
+	}
 	if t := n.tr(); t != nil {
 		name := t.send
 		if kind == kindWriteBack {
@@ -183,6 +231,94 @@ func (n *Node) send(c *ce.Caller, s *slot, w rt.Worker, src *rt.Task, kind uint8
 	}
 	return nil
 }
+
+// rendezvous reports whether cp's value goes by Get rather than inside the message.
+func (n *Node) rendezvous(cp *rt.Copy) bool {
+	b, _, err := bytesOf(cp.Value)
+	return err == nil && len(b) > n.eagerMax
+}
+
+// snapshot returns a copy of cp's value in a buffer of the Node's arenas, with one reference.
+func (n *Node) snapshot(cp *rt.Copy) (*rt.Copy, error) {
+	b, typ, err := bytesOf(cp.Value)
+	if err != nil {
+		return nil, err
+	}
+	snap, buf, err := n.newCopy(typ, uint64(len(b)))
+	if err != nil {
+		return nil, err
+	}
+	copy(buf, b)
+	return snap, nil
+}
+
+// localWriter reports whether flow of src (the slot's current task) reaches a task on rank
+// self that receives it at a writing flow, directly or through local readers that pass it
+// on (they share the buffer); the answer is kept in the slot for the task's other sends.
+func (s *slot) localWriter(self int, src *rt.Task, flow int) bool {
+	bit := uint32(1) << uint(flow)
+	if s.checked&bit == 0 {
+		s.checked |= bit
+		if findWriter(src.Taskpool(), src.Class(), src.Locals(), flow, self) {
+			s.writers |= bit
+		}
+	}
+	return s.writers&bit != 0
+}
+
+// maxWriterWalk bounds the instances findWriter visits; past it, it answers yes, which
+// costs a copy and is always correct.
+const maxWriterWalk = 4096
+
+// findWriter reports whether flow of the instance of tc at l reaches a local writer.
+func findWriter(tp *rt.Taskpool, tc *rt.TaskClass, l *rt.Locals, flow, self int) bool {
+	v := &writerFinder{tp: tp, flow: flow, self: self}
+	rt.Impl.VisitSuccessors(tp, tc, l, v)
+	return v.walk()
+}
+
+// walk follows the readers found so far and reports whether a writer was found.
+func (v *writerFinder) walk() bool {
+	tp := v.tp
+	for n := 1; !v.found && len(v.readers) > 0; n++ {
+		if n >= maxWriterWalk {
+			return true
+		}
+		r := v.readers[len(v.readers)-1]
+		v.readers = v.readers[:len(v.readers)-1]
+		v.flow = r.peerFlow
+		rt.Impl.VisitSuccessors(tp, r.peer, &r.l, v)
+	}
+	return v.found
+}
+
+// writerFinder collects the local successors of one flow: it stops at the first that writes
+// it, and keeps the readers, whose own successors share the buffer. A successor is local as
+// rt's Edges.Task decides: no affinity, or an affinity on rank self.
+type writerFinder struct {
+	tp         *rt.Taskpool
+	flow, self int
+	found      bool
+	readers    []target
+}
+
+func (v *writerFinder) Task(flow, dep int, peer *rt.TaskClass, peerFlow int, l *rt.Locals) {
+	if flow != v.flow || v.found || peerFlow < 0 || peerFlow >= len(peer.Flows) {
+		return
+	}
+	if peer.Affinity != nil {
+		if coll, ix := peer.Affinity(v.tp, l); coll != nil && coll.RankOf(ix) != v.self {
+			return
+		}
+	}
+	switch peer.Flows[peerFlow].Access {
+	case rt.RW, rt.Write:
+		v.found = true
+	case rt.Read:
+		v.readers = append(v.readers, target{peer, peerFlow, *l})
+	}
+}
+func (v *writerFinder) Data(flow, dep int, c rt.Collection, ix rt.Index) {}
 
 // sendCopy sends header h with the data of cp (nil: none) to rank, eager or for a Get. For a
 // Get, done (if not nil) is called once the offer ends (pendingGet.end): cp is no longer read.
