@@ -1,8 +1,12 @@
 package rt
 
 import (
+	"context"
+	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The open-addressed table agrees with a Go map under random inserts and deletes.
@@ -74,5 +78,85 @@ func TestPrioQueue(t *testing.T) {
 	}
 	if h.len() != len(ref) {
 		t.Fatalf("len %d, want %d", h.len(), len(ref))
+	}
+}
+
+// TestDenseTableMarksReadyRecord: once a dense table makes an instance ready, its slot holds
+// the ready marker, not the record. A slot left pointing at the record would take a late
+// arrival as one more input of a live task (and, once the record is recycled, of whatever
+// task it then holds), and a stall report would list the instance as waiting. The body of
+// the instance checks its slot while the record is still its own, fresh from the table, on
+// both paths that meet a goal: the arrival that counts the last input, and a worker's
+// batch of arrival credits.
+func TestDenseTableMarksReadyRecord(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int // S(k), k = 0 .. n-1, each release G(0): its goal
+	}{
+		{"last arrival", 2},
+		{"arrival credits", 2 * creditMax},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(Workers(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var ran atomic.Int32
+			var bad atomic.Value // string: what the body found wrong
+			nop := []Incarnation{{Kind: CPU, Hook: func(*Task) error { return nil }}}
+			g := &TaskClass{Name: "G", ID: 1, Locals: []string{"k"}, Params: []int{0}, NoStartup: true,
+				Flows: []Flow{{Name: "X", Access: CTL}},
+				Space: func(tp *Taskpool, l *Locals, y func(*Locals) bool) {
+					l[0] = 0
+					y(l)
+				},
+				Complete: func(tp *Taskpool, l *Locals) bool { return l[0] == 0 },
+				Goal:     func(*Taskpool, *Locals) uint32 { return uint32(tc.n) },
+				Incarnations: []Incarnation{{Kind: CPU, Hook: func(task *Task) error {
+					ran.Add(1)
+					cs := task.cs
+					d := cs.dense.Load()
+					switch {
+					case cs.denseN == 0 || d == nil:
+						bad.Store("G(0) did not wait in a dense table")
+					case d.slots[task.key].Load() == task:
+						bad.Store("the slot of G(0) still holds its record: the ready marker was not stored")
+					case d.slots[task.key].Load() != &readyRecord:
+						bad.Store(fmt.Sprintf("the slot of G(0) holds %p, want the ready marker", d.slots[task.key].Load()))
+					}
+					return nil
+				}}}}
+			s := &TaskClass{Name: "S", ID: 0, Locals: []string{"k"}, Params: []int{0},
+				Flows: []Flow{{Name: "X", Access: CTL}},
+				Space: func(tp *Taskpool, l *Locals, y func(*Locals) bool) {
+					for k := 0; k < tc.n; k++ {
+						if l[0] = k; !y(l) {
+							return
+						}
+					}
+				},
+				Complete:     func(tp *Taskpool, l *Locals) bool { return l[0] >= 0 && l[0] < tc.n },
+				Incarnations: nop,
+				Successors: func(tp *Taskpool, l *Locals, f FlowMask, e *Edges) {
+					e.L[0] = 0
+					e.Task(0, 0, g, 0)
+				}}
+			tp := NewTaskpool("marker", nil, s, g)
+			if err := c.Add(tp); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := tp.Wait(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if ran.Load() != 1 {
+				t.Fatalf("G(0) ran %d times, want 1", ran.Load())
+			}
+			if msg, _ := bad.Load().(string); msg != "" {
+				t.Fatal(msg)
+			}
+		})
 	}
 }

@@ -86,6 +86,58 @@ func TestWriteBackAndKeepOnDevice(t *testing.T) {
 	}
 }
 
+// TestStageOutCountsEveryWrittenFlow: the default stage-out copies each written flow of a
+// task to the host and counts each one in Stats (StageOuts, BytesOut), so a task with three
+// written flows counts three stage-outs, not one; a read-only flow and a flow kept on the
+// device count none.
+func TestStageOutCountsEveryWrittenFlow(t *testing.T) {
+	h := newHarness(t, harnessConfig{})
+	const tile = 4 * 8 // bytes of a 4-element float64 datum
+	x := newHostData(1, 2, 3, 4)
+	one := newHostData(0, 0, 0, 0)
+	a, _ := h.task("A", 0, copier(),
+		gpu.Flow{Data: x, Access: gpu.Read, Elem: gpu.Float64},
+		gpu.Flow{Data: one, Access: gpu.Write, Elem: gpu.Float64})
+	h.submit(nil, a)
+	h.drain()
+	if st := h.d.Stats(); st.StageOuts != 1 || st.BytesOut != tile {
+		t.Fatalf("after a task with one written flow: %d stage-outs of %d bytes, want 1 of %d", st.StageOuts, st.BytesOut, tile)
+	}
+	// B copies x into each of its written flows.
+	fanOut := &gpu.Incarnation{Name: "fan-out", Submit: func(d *gpu.Device, task *gpu.Task, s *gpu.Stream) gpu.Result {
+		for i := 1; i < 5; i++ {
+			if err := s.Memcpy(task.Buffer(i), task.Buffer(0)); err != nil {
+				return gpu.Error
+			}
+		}
+		return gpu.Done
+	}}
+	ys := []*hostData{newHostData(0, 0, 0, 0), newHostData(0, 0, 0, 0), newHostData(9, 9, 9, 9)}
+	kept := newHostData(0, 0, 0, 0)
+	b, _ := h.task("B", 0, fanOut,
+		gpu.Flow{Data: x, Access: gpu.Read, Elem: gpu.Float64},
+		gpu.Flow{Data: ys[0], Access: gpu.Write, Elem: gpu.Float64},
+		gpu.Flow{Data: ys[1], Access: gpu.Write, Elem: gpu.Float64},
+		gpu.Flow{Data: ys[2], Access: gpu.ReadWrite, Elem: gpu.Float64},
+		gpu.Flow{Data: kept, Access: gpu.Write, Elem: gpu.Float64, KeepOnDevice: true})
+	h.submit(nil, b)
+	h.drain()
+	for i, y := range ys {
+		if !slices.Equal(y.buf, x.buf) || y.HostVersion() != 2 {
+			t.Errorf("written flow %d of B on the host: %v version %d, want %v version 2", i+1, y.buf, y.HostVersion(), x.buf)
+		}
+	}
+	if kept.buf[0] != 0 || kept.HostVersion() != 1 {
+		t.Errorf("the flow kept on the device reached the host: %v version %d", kept.buf, kept.HostVersion())
+	}
+	if st := h.d.Stats(); st.StageOuts != 4 || st.BytesOut != 4*tile {
+		t.Errorf("after B with three written flows copied out: %d stage-outs of %d bytes, want 4 of %d", st.StageOuts, st.BytesOut, 4*tile)
+	}
+	if err := h.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestObsoleteDirtyCopyNotWrittenBack: a value kept on the device whose host
 // copy moved on meanwhile (an arena buffer recycled, a newer version written
 // elsewhere) is obsolete: Close must not write it over the newer host copy.

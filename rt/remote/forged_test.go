@@ -89,6 +89,12 @@ func TestForgedActivation(t *testing.T) {
 		{"short payload", func(h *header) {}, f64bytes(1), ErrSizeMismatch},
 		{"unknown type", func(h *header) { h.typ = 9 }, f64bytes(1, 2), ErrTypeMismatch},
 		{"no successor here", func(h *header) { h.params[0] = 1 }, f64bytes(1, 2), ErrNoSuccessor},
+		// The first index past the end: the taskpool has two classes (S, W), S one flow, and
+		// the wire types end at len(wireTypes). A bounds check that lets the index equal the
+		// length indexes past the end on the comm goroutine instead of naming the error.
+		{"class index equal to the class count", func(h *header) { h.class = 2 }, f64bytes(1, 2), ErrUnknownClass},
+		{"flow index equal to the flow count", func(h *header) { h.flow = 1 }, f64bytes(1, 2), ErrUnknownFlow},
+		{"type code equal to the type count", func(h *header) { h.typ = uint8(len(wireTypes)) }, f64bytes(1, 2), ErrTypeMismatch},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -203,5 +209,60 @@ func TestExpect(t *testing.T) {
 		if !errors.Is(errs[1], c.want) {
 			t.Errorf("expect %q, %d bytes: rank 1: %v, want %v", c.typ, c.size, errs[1], c.want)
 		}
+	}
+}
+
+// TestOversizeEagerRefused: the activation tag carries at most the largest header plus the
+// Eager threshold, so an activation whose eager payload does not fit is refused at the
+// sender with ce.ErrTooLarge and never reaches the receiver; a payload of exactly the
+// threshold is delivered.
+func TestOversizeEagerRefused(t *testing.T) {
+	const eager = 64
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got atomic.Value
+	var sendErr error
+	err := Run(ctx, Config{Ranks: 2, Workers: 2, Remote: []Option{Eager(eager)}}, func(ctx context.Context, j *Job) error {
+		v, _ := rt.NewVector(2, 1, 2, j.Rank)
+		tp := rt.NewTaskpool("forge", &forgeProg{n: 2, v: v, got: &got}, &classS, &classW)
+		if err := j.Add(tp); err != nil {
+			return err
+		}
+		if j.Rank == 0 {
+			// S(0) -> W(1) on rank 1, first with one float64 more than the tag holds.
+			h := header{kind: kindActivate, class: 0, nparams: 1, data: dataEager, typ: 1}
+			over := maxHeaderLen(j.Size) + eager - h.len() + 8
+			h.size = uint64(over)
+			b := append(h.encode(nil), make([]byte, over)...)
+			m, err := j.Node.other.NewMsg(ctx, len(b))
+			if err != nil {
+				return err
+			}
+			copy(m.Bytes(), b)
+			sendErr = j.Node.other.SendAM(1, ce.TagActivate, m, nil)
+			h.size = eager
+			forge(t, j.Node, h, f64bytes(make([]float64, eager/8)...))
+		}
+		for got.Load() == nil && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		if err := j.Node.Barrier(ctx); err != nil {
+			return err
+		}
+		done := errors.New("done")
+		tp.Cancel(done)
+		if err := tp.Wait(ctx); !errors.Is(err, done) {
+			return fmt.Errorf("rank %d: %w", j.Rank, err)
+		}
+		return nil
+	})
+	if !errors.Is(sendErr, ce.ErrTooLarge) {
+		t.Errorf("an eager payload above the threshold plus the largest header: SendAM = %v, want ce.ErrTooLarge", sendErr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := got.Load().([]float64); len(g) != eager/8 {
+		t.Errorf("W(1) received %d float64s, want the %d of the payload at the threshold", len(g), eager/8)
 	}
 }
