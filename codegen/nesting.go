@@ -35,7 +35,7 @@ func (g *generator) checkNesting() bool {
 
 // goNesting returns how deeply the translation of e nests in Go, with an explicit stack:
 // one level per operator of a chain, per unary operator, call and selector, and per
-// ternary (the else-if chains and blocks of expr.go).
+// ternary (the blocks of expr.go, and its switches, counted as if they nested).
 func goNesting(e parser.Expr) int {
 	type item struct {
 		x parser.Expr
