@@ -408,7 +408,7 @@ func (c *checker) checkLimits(tc *TaskClass) {
 // seconds. gen runs check, so both report them.
 const (
 	// MaxClasses is the number of task classes of a program.
-	MaxClasses = 1000
+	MaxClasses = 256
 	// MaxExprDepth is how deeply one expression nests: one level per conditional,
 	// parenthesis, unary operator, call, selector and range (a chain of binary operators
 	// at one level is not nesting).
