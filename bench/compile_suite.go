@@ -81,7 +81,7 @@ func runCompile(cfg *Config) ([]Row, error) {
 			if err != nil {
 				return rows, fmt.Errorf("%s: %w", wl.label(size), err)
 			}
-			note := fmt.Sprintf("%.1f MB of Go (%.1f× the input)", float64(len(gen))/1e6, float64(len(gen))/float64(len(src)))
+			note := fmt.Sprintf("%.3g MB of Go (%.1f× the input)", float64(len(gen))/1e6, float64(len(gen))/float64(len(src)))
 			if peak > 0 {
 				note += fmt.Sprintf(", peak RSS %.0f MiB", float64(peak)/(1<<20))
 			}
