@@ -159,7 +159,7 @@ func BenchmarkGenNestedTernaries(b *testing.B) {
 		src := nestedTernaries(n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
-				prog, diags := parser.ParseAndCheck("deep.jdf", src)
+				prog, diags := parser.ParseAndCheckWith("deep.jdf", src, parser.CheckOptions{Unbounded: true})
 				if diags.HasErrors() {
 					b.Fatal(diags)
 				}
