@@ -135,4 +135,3 @@ func (g *generator) ignoredGlobalProps() {
 		}
 	}
 }
-

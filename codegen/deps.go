@@ -3,7 +3,7 @@ package codegen
 // Dependencies (docs/language.md, "Flows"): the readiness goal, input
 // preparation, and successor and predecessor iteration of a class.
 //
-// Inputs of a data flow form an if / else-if chain: the first dep whose guard holds supplies
+// Inputs of a data flow form a chain (a switch): the first dep whose guard holds supplies
 // the data. Each chain is emitted once, as the Select function of an rt.InputChain; rt walks
 // it for the readiness goal, the binding of memory inputs and the predecessor iteration.
 // Inputs of a CTL flow are independent: every one whose guard holds is awaited, a
@@ -39,37 +39,46 @@ func (c *classGen) eachTarget(s *scope, d *parser.Dep, emit func(s *scope, t *pa
 }
 
 // chain emits the input chain of a data flow: sel builds the code of the selected target,
-// none (when not nil) the code for "no guard holds".
+// none (when not nil) the code for "no guard holds". One guard is an if statement; several
+// are the cases of one switch, in order, as for the ternaries of expr.go (assign): the Go
+// compiler's cost of an else-if chain grows with the square of its length.
 func (c *classGen) chain(s *scope, f *parser.Flow, sel func(d *parser.Dep, t *parser.Target) []jen.Code, none []jen.Code) []jen.Code {
-	var first, cur *jen.Statement
+	var conds []jen.Code
+	var bodies [][]jen.Code
+	last, final := none, false // the code when no guard holds; final: an input always supplies it
 	for _, d := range f.In() {
 		if d.Guard == nil {
-			code := sel(d, d.Then)
-			if cur == nil {
-				return code
-			}
-			cur.Else().Block(code...)
-			return []jen.Code{first}
+			last, final = sel(d, d.Then), true
+			break
 		}
-		st := jen.If(s.expr(d.Guard, parser.KindBool)).Block(sel(d, d.Then)...)
-		if cur == nil {
-			first = st
-		} else {
-			cur.Else().Add(st)
-		}
-		cur = st
+		conds = append(conds, s.expr(unparen(d.Guard), parser.KindBool))
+		bodies = append(bodies, sel(d, d.Then))
 		if d.Else != nil {
-			cur.Else().Block(sel(d, d.Else)...)
-			return []jen.Code{first}
+			last, final = sel(d, d.Else), true
+			break
 		}
 	}
-	if first == nil {
+	switch len(conds) {
+	case 0:
+		if final {
+			return last
+		}
 		return nil
+	case 1:
+		st := jen.If(conds[0]).Block(bodies[0]...)
+		if last != nil {
+			st.Else().Block(last...)
+		}
+		return []jen.Code{st}
 	}
-	if none != nil {
-		cur.Else().Block(none...)
+	clauses := make([]jen.Code, 0, len(conds)+1)
+	for i, cond := range conds {
+		clauses = append(clauses, jen.Case(cond).Block(bodies[i]...))
 	}
-	return []jen.Code{first}
+	if last != nil {
+		clauses = append(clauses, jen.Default().Block(last...))
+	}
+	return []jen.Code{jen.Switch().Block(clauses...)}
 }
 
 // peerCall emits, for one instance of a task target whose arguments are vals, the

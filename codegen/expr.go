@@ -235,8 +235,8 @@ const tempPrefix = "tern"
 //
 // and inside one only the declaration and the if statement, in the literal's current block,
 // and the expression is the temporary. A ternary in the else branch continues the chain as
-// `else if` when its condition needs no statements of its own (c1 ? a : c2 ? b : d), and
-// assigns the same temporary, as does a ternary in the then branch.
+// one more case of a switch when its condition needs no statements of its own
+// (c1 ? a : c2 ? b : d), and assigns the same temporary, as does a ternary in the then branch.
 func (s *scope) ternary(e *parser.TernaryExpr, want parser.Kind) gx {
 	kind := ternaryKind(e, want)
 	typ := jen.Int()
@@ -263,7 +263,7 @@ func (s *scope) ternary(e *parser.TernaryExpr, want parser.Kind) gx {
 }
 
 // assign appends to the current block the statements that set v to the value of ternary e:
-// one if / else-if chain along the ternaries of the branches, so that the usual nestings
+// one if/else, or one switch along the ternaries of the branches, so that the usual nestings
 // (c1 ? a : c2 ? b : d, and c1 ? (c2 ? a : b) : d, as if !c1 ? d : c2 ? a : b) give no nested
 // blocks; only a ternary in both branches nests the then branch in a block. (Nested blocks
 // are indented, so deep ones would make the generated file quadratic in size.)
@@ -272,12 +272,12 @@ func (s *scope) assign(e *parser.TernaryExpr, kind parser.Kind, v string) {
 	var thens [][]jen.Code
 	var rest parser.Expr // the final else
 	for {
-		// The condition of an else-if must be an expression: chain only when translating it
+		// The condition of a case must be an expression: chain only when translating it
 		// adds no statement (no ternary inside it); the first condition's statements go
 		// before the if.
 		saved := s.flat.stmts
 		s.flat.stmts = nil
-		c := s.expr(e.Cond, parser.KindBool)
+		c := s.expr(unparen(e.Cond), parser.KindBool) // a case needs no parentheses
 		pre := s.flat.stmts
 		s.flat.stmts = saved
 		if len(pre) > 0 {
@@ -304,18 +304,24 @@ func (s *scope) assign(e *parser.TernaryExpr, kind parser.Kind, v string) {
 		}
 		e = elsT
 	}
-	// Built from the end, each if-else a statement of its own inside the previous one: one
-	// long jennifer statement takes quadratic time to render.
-	chain := jen.Else().Block(s.branch(rest, kind, v)...)
-	for i := len(conds) - 1; i >= 0; i-- {
-		st := jen.If(conds[i]).Block(thens[i]...).Add(chain)
-		if i == 0 {
-			chain = st
-		} else {
-			chain = jen.Else().Add(st)
-		}
+	last := s.branch(rest, kind, v)
+	if len(conds) == 1 {
+		s.flat.stmts = append(s.flat.stmts, jen.If(conds[0]).Block(thens[0]...).Else().Block(last...))
+		return
 	}
-	s.flat.stmts = append(s.flat.stmts, chain)
+	// A chain is one switch, not an else-if chain: each if of an else-if chain ends in a
+	// join block of its own that jumps to the join of the if around it, and the Go
+	// compiler's SSA passes merge those one at a time, moving the temporary's growing list
+	// of incoming values each time (time and memory quadratic in the chain's length); each
+	// if also opens a scope inside the one before it. The cases of a switch are siblings
+	// that all join at its end. They run as the chain did: the conditions in order until
+	// one holds, then that branch only.
+	clauses := make([]jen.Code, 0, len(conds)+1)
+	for i, c := range conds {
+		clauses = append(clauses, jen.Case(c).Block(thens[i]...))
+	}
+	clauses = append(clauses, jen.Default().Block(last...))
+	s.flat.stmts = append(s.flat.stmts, jen.Switch().Block(clauses...))
 }
 
 // branch returns the statements that set v to the value of x, a branch of a ternary.

@@ -204,13 +204,15 @@ func (g *generator) generate() {
 	g.descriptorVars(head)
 	head.end()
 
-	// The descriptors go in init, before the functions of every class; inline code functions
-	// after everything but the helpers and the epilogue: every part may have created some.
+	// The descriptors go in init functions, one per class, before the functions of every
+	// class: the Go compiler's cost of one function grows faster than its size, so one init
+	// for every class would make the build superlinear in the number of classes. Inline
+	// code functions go after everything but the helpers and the epilogue: every part may
+	// have created some.
 	init, decls, inlines := newPart(fm), newPart(fm), newPart(fm)
-	init.open, init.close = "func init() {", "}"
 	for _, c := range g.classes {
 		fns := c.emit()
-		g.render(init, c.descriptor)
+		g.render(init, jen.Func().Id("init").Params().Block(c.descriptor), jen.Line())
 		c.descriptor = nil
 		g.render(decls, fns...)
 		g.renderInlines(inlines)

@@ -2,6 +2,9 @@ package codegen
 
 import (
 	"fmt"
+	"go/ast"
+	goparser "go/parser"
+	"go/token"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +37,8 @@ func nestedTernaries(n int) []byte {
 
 func genSource(t *testing.T, src []byte) ([]byte, error) {
 	t.Helper()
-	prog, diags := parser.ParseAndCheck("deep.jdf", src)
+	// Beyond the limits of check on purpose: this is what gen does past them.
+	prog, diags := parser.ParseAndCheckWith("deep.jdf", src, parser.CheckOptions{Unbounded: true})
 	if diags.HasErrors() {
 		t.Fatalf("check: %v", diags[:min(3, len(diags))])
 	}
@@ -46,8 +50,9 @@ func genSource(t *testing.T, src []byte) ([]byte, error) {
 }
 
 // TestNestedTernariesGenerate: ten thousand nested ternaries generate flat code: one function
-// literal, one if/else-if chain on one temporary, no nested blocks. (Nested literals took
-// superlinear time in go/format, and nested blocks make the file quadratic in size.)
+// literal, one switch on one temporary, no nested blocks. (Nested literals took superlinear
+// time in go/format, nested blocks make the file quadratic in size, and an else-if chain
+// made the Go compiler quadratic in its length.)
 func TestNestedTernariesGenerate(t *testing.T) {
 	const n = 10000
 	start := time.Now()
@@ -63,8 +68,66 @@ func TestNestedTernariesGenerate(t *testing.T) {
 	if got := strings.Count(string(out), "func() int {"); got > 4 {
 		t.Errorf("%d function literals, want the ternaries flat", got)
 	}
-	if got := strings.Count(string(out), "} else if "); got < n-1 {
-		t.Errorf("%d else-if, want the else branches chained", got)
+	if got := strings.Count(string(out), "\tcase "); got < n {
+		t.Errorf("%d cases, want the ternaries in one switch", got)
+	}
+	if got := strings.Count(string(out), " else if "); got > 0 {
+		t.Errorf("%d else-if, want none", got)
+	}
+}
+
+// elseChain returns a program whose local x is n ternaries chained in else position.
+func elseChain(n int) []byte {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "k == %d ? %d : ", i, i+1)
+	}
+	b.WriteString("0")
+	return []byte("N [type = \"int\"]\nV [type = \"*rt.Vector\"]\nT(k)\n  k = 0 .. N\n  x = " + b.String() +
+		"\n  : V(k)\n  ; x\nBODY\n{\n}\nEND\n")
+}
+
+// astDepth returns the deepest nesting of the syntax tree of a Go file, as go/ast counts it.
+func astDepth(t *testing.T, src []byte) int {
+	t.Helper()
+	f, err := goparser.ParseFile(token.NewFileSet(), "deep_jdf.go", src, goparser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	depth, deepest := 0, 0
+	ast.Inspect(f, func(n ast.Node) bool {
+		if n == nil {
+			depth--
+			return true
+		}
+		depth++
+		deepest = max(deepest, depth)
+		return true
+	})
+	return deepest
+}
+
+// TestTernaryChainsFlat: the syntax tree of the generated code is as deep for a long chain of
+// ternaries as for a short one, in else position (c1 ? a : c2 ? b : ...), in then position
+// (c1 ? (c2 ? a : b) : d) and alternating: the Go compiler's cost grows with that depth.
+func TestTernaryChainsFlat(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  func(int) []byte
+	}{{"else", elseChain}, {"alternating", nestedTernaries}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var depths []int
+			for _, n := range []int{10, 100, 2000} {
+				out, err := genSource(t, tc.src(n))
+				if err != nil {
+					t.Fatal(err)
+				}
+				depths = append(depths, astDepth(t, out))
+			}
+			if depths[0] != depths[1] || depths[1] != depths[2] {
+				t.Errorf("depth of the generated syntax tree for 10, 100 and 2000 ternaries: %v, want one depth", depths)
+			}
+		})
 	}
 }
 
@@ -75,7 +138,8 @@ func TestTooDeepForGo(t *testing.T) {
 	n := maxGoNesting + 10
 	src := []byte("N [type = \"int\"]\nV [type = \"*rt.Vector\"]\nT(k)\n  k = 0 .. N\n  x = " +
 		strings.Repeat("k + ", n) + "k\n  : V(k)\nBODY\n{\n}\nEND\n")
-	prog, diags := parser.ParseAndCheck("deep.jdf", src)
+	// Past MaxExprNodes too, which check alone reports (Unbounded lifts it): this is about Go.
+	prog, diags := parser.ParseAndCheckWith("deep.jdf", src, parser.CheckOptions{Unbounded: true})
 	if len(diags) != 1 || diags[0].Pos.Line != 5 || !strings.Contains(diags[0].Msg, "too deep or too long for Go") {
 		t.Fatalf("check: got %v, want one located error on line 5", diags)
 	}
@@ -99,7 +163,7 @@ func BenchmarkGenNestedTernaries(b *testing.B) {
 		src := nestedTernaries(n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for b.Loop() {
-				prog, diags := parser.ParseAndCheck("deep.jdf", src)
+				prog, diags := parser.ParseAndCheckWith("deep.jdf", src, parser.CheckOptions{Unbounded: true})
 				if diags.HasErrors() {
 					b.Fatal(diags)
 				}

@@ -313,9 +313,9 @@ func (c *classGen) emit() []jen.Code {
 	return decls
 }
 
-// descriptorVars declares the rt.TaskClass variables of the classes. The init function that
-// assigns them holds the descriptors emit builds (generate writes it): in init, because their
-// functions refer to one another.
+// descriptorVars declares the rt.TaskClass variables of the classes. The init functions
+// that assign them, one per class, hold the descriptors emit builds (generate writes them): in
+// init, because their functions refer to one another.
 func (g *generator) descriptorVars(p *part) {
 	spec := func(c *classGen) jen.Code {
 		return jen.Id(c.v).Qual(rtPath, "TaskClass").Comment(c.tc.Name + " at " + g.where(c.tc.Pos()))

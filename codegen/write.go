@@ -5,18 +5,18 @@ package codegen
 // code is rendered and formatted a few declarations at a time, and the formatted text is kept
 // compressed until the end: the imports, which come first in the file, are known only once
 // every declaration has been rendered, and the parts of the file are not produced in file
-// order (the init function that assigns the descriptors comes before the functions of the
+// order (the init functions that assign the descriptors come before the functions of the
 // first class, but emit builds a class's descriptor with its functions).
 //
 // The result is the text that formatting the whole file would give. gofmt lays out top-level
 // code on either side of a blank line independently (alignment does not cross a blank line,
 // and one blank line stays one), so text is cut only after a blank line, each piece is
 // formatted as a file of its own, and the pieces are joined with one blank line. In the body
-// of the init function, text is cut between statements, which share nothing either. A
-// declaration with one element per class (the descriptor variables, the rows of the position
-// tables, the cases of Property) is formatted with one placeholder element, whose line is
-// then replaced by the elements formatted a batch at a time in a declaration of the same
-// depth (list). The directives that restore the generated file's lines get their numbers as
+// of a function that a part holds (open and close set), text is cut between statements,
+// which share nothing either. A declaration with one element per class (the descriptor
+// variables, the rows of the position tables, the cases of Property) is formatted with one
+// placeholder element, whose line is then replaced by the elements formatted a batch at a
+// time in a declaration of the same depth (list). The directives that restore the generated file's lines get their numbers as
 // the pieces are written out (restoreWriter).
 //
 // Rendering stays on the generator's goroutine (jennifer names the imports as it meets them);

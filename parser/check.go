@@ -51,6 +51,10 @@ type CheckOptions struct {
 	// JDF nor a Go prologue declares, which are otherwise left silently to
 	// the compiler of the file's code (C headers, Go packages).
 	WarnUnknownNames bool
+	// Unbounded skips the limits on the size of a program (MaxClasses,
+	// MaxExprDepth, MaxExprNodes), for the tests and benchmarks that measure
+	// jdf2go beyond them. The limits of the runtime still apply.
+	Unbounded bool
 }
 
 // CheckWith is Check with options.
@@ -86,6 +90,9 @@ func CheckWith(prog *Program, opts CheckOptions) ErrorList {
 	}
 	for _, tc := range prog.Classes {
 		c.checkClass(tc)
+	}
+	if !opts.Unbounded {
+		c.checkSize()
 	}
 	for _, tc := range prog.Classes {
 		for _, f := range tc.Flows {
@@ -404,6 +411,92 @@ func (c *checker) checkLimits(tc *TaskClass) {
 	if n := len(tc.Flows); n > MaxFlows {
 		c.errorf(tc.Pos(), "%s has %d flows; jdf2go allows %d per class (data and CTL together)", tc.Name, n, MaxFlows)
 	}
+}
+
+// Limits of jdf2go's compiler: the Go compiler's time and memory on the generated file
+// grow with the number of classes and with the size of each expression, so check bounds
+// them, far above what programs write, where building the generated code still takes
+// seconds. gen runs check, so both report them.
+const (
+	// MaxClasses is the number of task classes of a program.
+	MaxClasses = 256
+	// MaxExprDepth is how deeply one expression nests: one level per conditional,
+	// parenthesis, unary operator, call, selector and range (a chain of binary operators
+	// at one level is not nesting).
+	MaxExprDepth = 1000
+	// MaxExprNodes is the size of one expression: its operators and operands.
+	MaxExprNodes = 20000
+)
+
+// checkSize reports a program past the limits of the compiler: the first class past
+// MaxClasses, and each expression past MaxExprDepth (at the first operand too deep) or
+// MaxExprNodes.
+func (c *checker) checkSize() {
+	if n := len(c.prog.Classes); n > MaxClasses {
+		c.errorf(c.prog.Classes[MaxClasses].Pos(), "the program has %d task classes; jdf2go allows %d (MaxClasses)", n, MaxClasses)
+	}
+	Inspect(c.prog, func(n Node) bool {
+		e, ok := n.(Expr)
+		if !ok {
+			return true
+		}
+		nodes, deep := exprSize(e)
+		if deep != nil {
+			c.errorf(deep.Pos(), "expression nested more than %d levels deep; jdf2go allows %d (MaxExprDepth)", MaxExprDepth, MaxExprDepth)
+		}
+		if nodes > MaxExprNodes {
+			c.errorf(e.Pos(), "expression of %d operators and operands; jdf2go allows %d (MaxExprNodes)", nodes, MaxExprNodes)
+		}
+		return false // the children are counted in e
+	})
+}
+
+// exprSize returns the number of operators and operands of e, and its first operand nested
+// deeper than MaxExprDepth (nil when none), with an explicit stack: the expression may be
+// too deep for recursion.
+func exprSize(e Expr) (nodes int, deep Expr) {
+	type item struct {
+		x Expr
+		d int
+	}
+	stack := []item{{e, 1}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		nodes++
+		if it.d > MaxExprDepth && deep == nil {
+			deep = it.x
+		}
+		push := func(d int, xs ...Expr) {
+			for i := len(xs) - 1; i >= 0; i-- { // source order: the first is popped first
+				if xs[i] != nil {
+					stack = append(stack, item{xs[i], d})
+				}
+			}
+		}
+		switch x := it.x.(type) {
+		case *BinaryExpr:
+			push(it.d, x.X, x.Y)
+		case *UnaryExpr:
+			push(it.d+1, x.X)
+		case *ParenExpr:
+			push(it.d+1, x.X)
+		case *TernaryExpr:
+			push(it.d+1, x.Cond, x.Then, x.Else)
+		case *SelectorExpr:
+			push(it.d+1, x.X)
+		case *CallExpr:
+			push(it.d+1, append([]Expr{x.Fun}, x.Args...)...)
+		case *RangeExpr:
+			push(it.d+1, x.From, x.To, x.Step)
+		case *LocalSetExpr:
+			for _, nr := range x.Named {
+				push(it.d+1, nr.Value)
+			}
+			push(it.d+1, x.X)
+		}
+	}
+	return nodes, deep
 }
 
 func isRange(e Expr) bool {

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jdf2go/jdf2go/parser"
 )
 
 const genSrc = `extern "Go" %{
@@ -319,5 +322,36 @@ func TestCheckReportsGenErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLimitsCheckAndGen: a program past a limit of the compiler (parser.MaxClasses,
+// MaxExprDepth, MaxExprNodes) fails check and gen alike, with the same error at its
+// position, naming the limit.
+func TestLimitsCheckAndGen(t *testing.T) {
+	t.Chdir(t.TempDir())
+	class := func(i int, prio string) string {
+		return fmt.Sprintf("T%d(k)\n  k = 0 .. N\n  : V(k)\n  RW A <- V(k)\n       -> V(k)\n  ; %s\nBODY\n{\n}\nEND\n", i, prio)
+	}
+	head := "N [type = \"int\"]\nV [type = \"*rt.Vector\"]\n"
+	var many strings.Builder
+	many.WriteString(head)
+	for i := range parser.MaxClasses + 1 {
+		many.WriteString(class(i, "k"))
+	}
+	for name, tc := range map[string]struct{ src, where, limit string }{
+		"classes.jdf": {many.String(), fmt.Sprintf("classes.jdf:%d:1: error:", 3+10*parser.MaxClasses), "MaxClasses"},
+		"deep.jdf": {head + class(0, strings.Repeat("-", parser.MaxExprDepth)+"k"),
+			fmt.Sprintf("deep.jdf:8:%d: error:", 5+parser.MaxExprDepth), "MaxExprDepth"},
+		"long.jdf": {head + class(0, strings.Repeat("k + ", parser.MaxExprNodes/2)+"k"), "long.jdf:8:5: error:", "MaxExprNodes"},
+	} {
+		if err := os.WriteFile(name, []byte(tc.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, checkErr := runCLI(t, "check", name)
+		gcode, _, genErr := runCLI(t, "gen", "-o", "-", name)
+		if code != 1 || gcode != 1 || checkErr != genErr || !strings.Contains(checkErr, tc.where) || !strings.Contains(checkErr, tc.limit) {
+			t.Errorf("%s: want %q naming %s; check exits %d:\n%.300s\ngen exits %d:\n%.300s", name, tc.where, tc.limit, code, checkErr, gcode, genErr)
+		}
 	}
 }

@@ -86,6 +86,9 @@ func init() {
 			{Kind: rt.CPU, Hook: ctlGatherWorkHook},
 		},
 	}
+}
+
+func init() {
 	ctlGatherJoin = rt.TaskClass{
 		Name: "Join", ID: 1, Locals: []string{"z"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "Done", Access: rt.CTL}},
@@ -112,7 +115,7 @@ func init() {
 			g := tp.Globals().(*CtlGather)
 //line ../ctl_gather.jdf:26
 			return g.data, rt.Ix(0)
-//line ctl_gather_jdf.go:116
+//line ctl_gather_jdf.go:119
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: ctlGatherJoinHook},
@@ -138,7 +141,7 @@ func ctlGatherWorkHook(task *rt.Task) error {
 	for j := range B {
 		B[j] = float64(k*len(B) + j)
 	}
-//line ctl_gather_jdf.go:142
+//line ctl_gather_jdf.go:145
 	return nil
 }
 
@@ -174,7 +177,7 @@ func ctlGatherJoinHook(task *rt.Task) error {
 		}
 	}
 	*total = s
-//line ctl_gather_jdf.go:178
+//line ctl_gather_jdf.go:181
 	return nil
 }
 

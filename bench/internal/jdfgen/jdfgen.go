@@ -35,3 +35,17 @@ END
 	}
 	return []byte(b.String())
 }
+
+// Ternaries returns a valid program of one class whose priority is a chain of n conditionals
+// in else position (k == 0 ? 1 : k == 1 ? 2 : ... : 0), the shape whose generated code once
+// took a time quadratic in n to build.
+func Ternaries(n int) []byte {
+	var b strings.Builder
+	b.WriteString("// A chain of conditionals written by jdfgen.\n%option name = \"Ternaries\"\n\n")
+	b.WriteString("NB [type = \"int\"]\ndata [type = \"*rt.Vector\"]\n\nT(k)\n  k = 0 .. NB\n  : data(k)\n  RW A <- data(k)\n       -> data(k)\n  ; ")
+	for i := range n {
+		fmt.Fprintf(&b, "k == %d ? %d : ", i, i+1)
+	}
+	b.WriteString("0\nBODY\n{\n    A[0] += 1\n}\nEND\n")
+	return []byte(b.String())
+}

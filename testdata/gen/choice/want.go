@@ -133,6 +133,9 @@ func init() {
 			{Kind: rt.CPU, Hook: choiceChoiceHook},
 		},
 	}
+}
+
+func init() {
 	choiceTA = rt.TaskClass{
 		Name: "TA", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "D", Access: rt.RW}},
@@ -162,12 +165,15 @@ func init() {
 			g, k := tp.Globals().(*Choice), l[0]
 //line in.jdf:63
 			return g.A, rt.Ix(k + 1)
-//line want.go:166
+//line want.go:169
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: choiceTAHook},
 		},
 	}
+}
+
+func init() {
 	choiceTB = rt.TaskClass{
 		Name: "TB", ID: 2, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "D", Access: rt.RW}},
@@ -197,7 +203,7 @@ func init() {
 			g, k := tp.Globals().(*Choice), l[0]
 //line in.jdf:77
 			return g.A, rt.Ix(k + 1)
-//line want.go:201
+//line want.go:207
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: choiceTBHook},
@@ -225,7 +231,7 @@ func choiceChoiceHook(task *rt.Task) error {
 	if k < NT {
 		decision.Set(k, choose(k))
 	}
-//line want.go:229
+//line want.go:235
 	return nil
 }
 
@@ -248,7 +254,7 @@ func choiceTAHook(task *rt.Task) error {
 	decision.Set(k, 1)
 	D[0] += 10
 	return tp.SkipTasks(1) // TB(k) does not run
-//line want.go:252
+//line want.go:258
 }
 
 // choiceTBComplete reports whether the instance of TB whose parameters are in l lies in its execution space.
@@ -270,7 +276,7 @@ func choiceTBHook(task *rt.Task) error {
 	decision.Set(k, 2)
 	D[0] += 100
 	return tp.SkipTasks(1) // TA(k) does not run
-//line want.go:274
+//line want.go:280
 }
 
 // choiceSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
@@ -397,4 +403,4 @@ func Case() error {
 	return fmt.Errorf("every task ran once on 1 and 2 workers and on 2 ranks")
 }
 
-//line want.go:401
+//line want.go:407

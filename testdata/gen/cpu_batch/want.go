@@ -103,6 +103,9 @@ func init() {
 			}},
 		},
 	}
+}
+
+func init() {
 	cpuBatchADD = rt.TaskClass{
 		Name: "ADD", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "X", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
@@ -135,7 +138,7 @@ func init() {
 			g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:43
 			return g.V, rt.Ix(k)
-//line want.go:139
+//line want.go:142
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: cpuBatchADDHook, Evaluate: rt.EvaluateOf(func(task *rt.Task) bool {
@@ -148,6 +151,9 @@ func init() {
 			}},
 		},
 	}
+}
+
+func init() {
 	cpuBatchTICK = rt.TaskClass{
 		Name: "TICK", ID: 2, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "C", Access: rt.CTL}},
@@ -173,7 +179,7 @@ func init() {
 			g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:65
 			return g.V, rt.Ix(k)
-//line want.go:177
+//line want.go:183
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "TICK/GPU", Type: gpu.TypeAny, Submit: cpuBatchTICKSubmitGPU, Batch: true}},
@@ -223,7 +229,7 @@ func cpuBatchSCALEHook(task *rt.Task) error {
 			m.X[i] *= 2
 		}
 	}
-//line want.go:227
+//line want.go:233
 	return nil
 }
 
@@ -233,7 +239,7 @@ func cpuBatchSCALEBatch(head *rt.Task) rt.BatchPolicy {
 	g := head.Taskpool().Globals().(*CpuBatch)
 //line in.jdf:30
 	batchMax, batchMatch := g.BATCH, sameParity
-//line want.go:237
+//line want.go:243
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -290,7 +296,7 @@ func cpuBatchADDHook(task *rt.Task) error {
 			m.X[i] += float64(m.k)
 		}
 	}
-//line want.go:294
+//line want.go:300
 	return nil
 }
 
@@ -299,11 +305,11 @@ func cpuBatchADDHook(task *rt.Task) error {
 func cpuBatchADDBatch(head *rt.Task) rt.BatchPolicy {
 //line in.jdf:47
 	batchMax := 3
-//line want.go:303
+//line want.go:309
 	batchMatch := func(cand, head *rt.Task) rt.BatchAction {
 //line in.jdf:47
 		return rt.Accept
-//line want.go:307
+//line want.go:313
 	}
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
@@ -352,7 +358,7 @@ func cpuBatchTICKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) 
 	}
 //line in.jdf:69
 	return gpu.Error
-//line want.go:356
+//line want.go:362
 }
 
 // cpuBatchTICKBatchGPU is the batch-match policy of the GPU body of TICK for a ring headed
@@ -385,7 +391,7 @@ func cpuBatchTICKHook(task *rt.Task) error {
 	for range task.Ring() {
 	}
 	RINGS.Add(1)
-//line want.go:389
+//line want.go:395
 	return nil
 }
 
@@ -426,7 +432,7 @@ func cpuBatchADDInline1(tp *CpuBatch, k int, task *rt.Task) bool {
 	_ = N
 //line in.jdf:47
 	return k < N
-//line want.go:430
+//line want.go:436
 }
 
 //line in.jdf:86
@@ -465,4 +471,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; TICK ran in fewer rings than tasks: %v", bad, rings.Load() < n)
 }
 
-//line want.go:469
+//line want.go:475

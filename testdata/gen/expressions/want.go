@@ -85,11 +85,12 @@ func init() {
 				l[7] = xo
 				tern := func() int {
 					var tern0 int
-					if k >= 0 {
+					switch {
+					case k >= 0:
 						tern0 = k * 2
-					} else if k < 0 {
+					case k < 0:
 						tern0 = 7
-					} else {
+					default:
 						tern0 = boom()
 					}
 					return tern0
@@ -97,15 +98,16 @@ func init() {
 				l[8] = tern
 				tthen := func() int {
 					var tern0 int
-					if k > -2 {
+					switch {
+					case k > -2:
 						if k > 1 {
 							tern0 = 10
 						} else {
 							tern0 = 11
 						}
-					} else if k < -5 {
+					case k < -5:
 						tern0 = boom()
-					} else {
+					default:
 						tern0 = 12
 					}
 					return tern0
@@ -113,11 +115,12 @@ func init() {
 				l[9] = tthen
 				tonly := func() int {
 					var tern0 int
-					if !(k > -2) {
+					switch {
+					case !(k > -2):
 						tern0 = 12
-					} else if k > 1 {
+					case k > 1:
 						tern0 = 10
-					} else {
+					default:
 						tern0 = 11
 					}
 					return tern0
@@ -189,13 +192,13 @@ func init() {
 			k, bl := l[0], l[4]
 //line in.jdf:40
 			return int32(-k + bl)
-//line want.go:193
+//line want.go:196
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, k := tp.Globals().(*Exprs), l[0]
 //line in.jdf:36
 			return g.V, rt.Ix(clamp(k, 0, g.N))
-//line want.go:199
+//line want.go:202
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: exprsEHook},
@@ -221,37 +224,40 @@ func exprsEComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 	l[7] = k ^ exprsB2I(1 == 0)
 	l[8] = func() int {
 		var tern0 int
-		if k >= 0 {
+		switch {
+		case k >= 0:
 			tern0 = k * 2
-		} else if k < 0 {
+		case k < 0:
 			tern0 = 7
-		} else {
+		default:
 			tern0 = boom()
 		}
 		return tern0
 	}()
 	l[9] = func() int {
 		var tern0 int
-		if k > -2 {
+		switch {
+		case k > -2:
 			if k > 1 {
 				tern0 = 10
 			} else {
 				tern0 = 11
 			}
-		} else if k < -5 {
+		case k < -5:
 			tern0 = boom()
-		} else {
+		default:
 			tern0 = 12
 		}
 		return tern0
 	}()
 	l[10] = func() int {
 		var tern0 int
-		if !(k > -2) {
+		switch {
+		case !(k > -2):
 			tern0 = 12
-		} else if k > 1 {
+		case k > 1:
 			tern0 = 10
-		} else {
+		default:
 			tern0 = 11
 		}
 		return tern0
@@ -311,7 +317,7 @@ func exprsEHook(task *rt.Task) error {
 	}
 //line in.jdf:43
 	fmt.Fprintln(out, k, neg, mix, cl, bl, asInt, sh, xo, tern, tthen, tonly, tcond, mt, pf)
-//line want.go:315
+//line want.go:321
 	return nil
 }
 
@@ -374,4 +380,4 @@ func Case() error {
 	return fmt.Errorf("%s", buf.String())
 }
 
-//line want.go:378
+//line want.go:384
