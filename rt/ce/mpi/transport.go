@@ -440,6 +440,9 @@ func (t *Transport) Cancel(id ce.OpID) error {
 
 func (t *Transport) Barrier(id ce.OpID) error {
 	t.checkMain()
+	if r := t.firstLost(); r >= 0 {
+		return fmt.Errorf("%w: barrier without rank %d", ce.ErrPeerLost, r)
+	}
 	var req request
 	if err := ibarrier(t.barComm, &req); err != nil {
 		return err
