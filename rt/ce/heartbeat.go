@@ -23,13 +23,16 @@ import (
 //     those completions and then EventPeerLost, which the loop handles as any other lost peer
 //     (ErrPeerLost for everything involving it, OnPeerLost). A transport that cannot abandon
 //     leaves the Engine to fail the peer at once.
-//  4. A peer stops being watched once its FIN arrived (it closes, and its heartbeats stop with
-//     its FIN, which they never overtake), and heartbeats stop once this rank sent its own FIN:
-//     after that, every peer it still waits for is itself in Close or lost.
+//  4. Heartbeats stop once this rank sent its FIN, and a peer stops watching this rank when
+//     that FIN arrives: the heartbeats before it arrive before it (one communicator, in
+//     order), so no peer sees silence it still watches. A peer that keeps computing for long
+//     after this rank entered Close is still watched here, and still beats.
 //
 // Rejected: heartbeats from a goroutine of their own (it would need the transport, which only
-// the comm goroutine touches under FUNNELED), and counting heartbeats in FIN (a rank keeps
-// beating while it drains, after its peers may have said goodbye).
+// the comm goroutine touches under FUNNELED); heartbeats as ordinary messages from the pool
+// (they would move the message counts and buffer statistics that callers and tests read, and
+// one stuck to a dead rank would hold Close's drain); a heartbeat only on request, when
+// something waits on the peer (a rank waiting for an activation has nothing in flight).
 
 // heartbeat runs one tick if one is due (comm goroutine).
 func (e *Engine) heartbeat(now time.Time) {
