@@ -33,8 +33,10 @@ test-race:
 test-cpu1:
 	$(GO) test -short -cpu 1 -count=1 ./rt/...
 
-## test-mpi: the MPI transport and potrf (residual check) under mpirun with 2 and 4 ranks, summa with 3, dynamic graphs with 2 and 3 (build tag mpi, cgo, Open MPI).
+## test-mpi: the MPI transport and potrf (residual check) under mpirun with 2 and 4 ranks, summa with 3, dynamic graphs with 2 and 3,
+## and a rank killed mid-run under mpirun --enable-recovery (the test starts mpirun itself) (build tag mpi, cgo, Open MPI).
 test-mpi:
+	JDF2GO_MPIRUN="$(MPIRUN)" $(GO) test -tags mpi -count=1 -run TestMPIPeerLoss ./rt/remote/
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -x JDF2GO_CE_MPI_LEVEL=funneled -np 2" ./rt/ce/mpi/
 	$(GO) test -tags mpi -count=1 -exec "$(MPIRUN) -np 4" ./rt/ce/mpi/
 	$(GO) test -tags mpi -count=1 -run TestMPI -exec "$(MPIRUN) -np 2" ./rt/dynamic/

@@ -107,6 +107,15 @@ func (e *Engine) stepClose() bool {
 				return false
 			}
 		}
+		for r := range e.peers {
+			if e.peers[r].dead {
+				// A barrier with a lost rank never completes on a transport that cannot see
+				// it die (MPI): there is nobody left to wait for, so close now.
+				e.closeErr = fmt.Errorf("ce: closing barrier skipped: %w: rank %d", ErrPeerLost, r)
+				e.teardown(false)
+				return true
+			}
+		}
 		e.phase = phaseBarrier
 		b := &barrier{id: e.newID(), internal: true, done: make(chan error, 1)}
 		e.closeBar = b
@@ -234,7 +243,7 @@ func (e *Engine) teardown(forced bool) {
 	}
 	tab := e.tags.Load()
 	for t := Tag(1); t < MaxTags; t++ {
-		if t < FirstRTTag && t <= tagFin || tab[t].h != nil {
+		if t < FirstRTTag && t <= tagBeat || tab[t].h != nil {
 			if err := e.t.UnregisterTag(t); err != nil {
 				e.report(fmt.Errorf("ce: disarm tag %d: %w", t, err))
 			}

@@ -91,5 +91,7 @@
 // NewWorld gives n in-process ranks (the default build, and what tests use): it blocks when
 // idle, emulates thread levels, checks the OS thread of every call in StrictMode, injects
 // delays and reordering, and Kill fails everything involving a rank with ErrPeerLost within one
-// loop iteration. rt/ce/mpi (build tag mpi) is the MPI transport.
+// loop iteration. rt/ce/mpi (build tag mpi) is the MPI transport, which cannot see a rank die
+// (Caps.SilentLoss): there the comm goroutine sends heartbeats and declares a silent peer lost
+// (Heartbeat, heartbeat.go; docs/ce.md, "Lost peers").
 package ce

@@ -85,6 +85,10 @@ type Engine struct {
 	stats engineStats
 
 	failed atomic.Pointer[error] // the first failure (ErrHandlerPanic), nil while healthy
+
+	// Heartbeat (comm goroutine only; see heartbeat.go). hbOn is fixed at Start.
+	hbOn   bool
+	hbNext time.Time
 }
 
 type tagEntry struct {
@@ -109,6 +113,13 @@ type peer struct {
 	finSeen  bool
 	finCount int64
 	finDone  bool
+
+	// Heartbeat (comm goroutine only).
+	heard     bool      // something arrived from it since the last heartbeat tick
+	lastHeard time.Time // the tick that last found heard set
+	silent    bool      // declared lost by the heartbeat; the transport's EventPeerLost follows
+	beat      *Msg      // the heartbeat message to it, reused
+	beatOut   bool      // beat is in the transport
 }
 
 type engineStats struct {
@@ -118,6 +129,7 @@ type engineStats struct {
 	loops                             atomic.Int64
 	handlers, callbacks               atomic.Int64
 	callbackOverlap                   atomic.Int64
+	beatsSent, beatsRecv, timedOut    atomic.Int64
 }
 
 // New returns an Engine over t. Nothing happens until Start.
@@ -257,6 +269,10 @@ func (e *Engine) setup(rank Rank, size int) error {
 	if e.caps.DataTagMax == 0 {
 		e.caps.DataTagMax = 1<<31 - 1
 	}
+	e.hbOn = e.cfg.hbInterval > 0 || e.cfg.hbInterval < 0 && e.caps.SilentLoss
+	if e.cfg.hbInterval < 0 {
+		e.cfg.hbInterval = DefaultHeartbeatInterval
+	}
 	if e.cfg.idleSpin < 0 {
 		e.cfg.idleSpin = time.Millisecond
 		if e.caps.Wakeable {
@@ -266,6 +282,10 @@ func (e *Engine) setup(rank Rank, size int) error {
 	alloc, _ := e.t.(BufferAllocator)
 	e.pool = newMsgPool(alloc, e.cfg.budget, e.caps.MaxAM, e.cfg.debug, e.report)
 	e.peers = make([]peer, size)
+	now := time.Now()
+	for r := range e.peers {
+		e.peers[r].lastHeard = now
+	}
 	e.winInit.max = e.cfg.maxInflight
 	e.winServ.max = e.cfg.maxInflight
 	e.evbuf = make([]Event, 256)
@@ -277,7 +297,7 @@ func (e *Engine) setup(rank Rank, size int) error {
 	e.callersMu.Unlock()
 
 	internal := xferReqHeader + e.cfg.maxNote
-	for _, t := range []Tag{tagGetReq, tagPutReq, tagPutCTS, tagNack, tagFin} {
+	for _, t := range []Tag{tagGetReq, tagPutReq, tagPutCTS, tagNack, tagFin, tagBeat} {
 		if err := e.t.RegisterTag(t, internal); err != nil {
 			return fmt.Errorf("ce: arm internal tag %d: %w", t, err)
 		}
@@ -464,6 +484,9 @@ type Stats struct {
 	LoopIterations         int64
 	Handlers, Callbacks    int64
 	CallbackOverlaps       int64 // times a handler or callback started while another ran: must be 0
+	HeartbeatsSent         int64 // heartbeats handed to the transport (not counted in AMsSent)
+	HeartbeatsReceived     int64 // heartbeats from peers (not counted in AMsReceived)
+	PeersTimedOut          int64 // peers declared lost because nothing came from them in time
 	Errors                 int   // problems reported, see Errors
 }
 
@@ -485,6 +508,9 @@ func (e *Engine) Stats() Stats {
 		Handlers:             e.stats.handlers.Load(),
 		Callbacks:            e.stats.callbacks.Load(),
 		CallbackOverlaps:     e.stats.callbackOverlap.Load(),
+		HeartbeatsSent:       e.stats.beatsSent.Load(),
+		HeartbeatsReceived:   e.stats.beatsRecv.Load(),
+		PeersTimedOut:        e.stats.timedOut.Load(),
 	}
 	if p := e.pool; p != nil && e.state.Load() >= stateRunning {
 		s.MsgAllocs, s.MsgReleases, s.MsgBytesInUse = p.allocs.Load(), p.releases.Load(), p.used.Load()

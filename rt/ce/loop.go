@@ -34,7 +34,9 @@ func (e *Engine) loop() {
 	timer.Stop()
 	defer timer.Stop()
 	for {
-		e.stats.loops.Add(1)
+		if e.stats.loops.Add(1)&63 == 0 && e.hbOn {
+			e.heartbeat(time.Now())
+		}
 		worked := false
 		if e.sq.pending.Load() {
 			e.applyOps(e.sq.swap(false))
@@ -62,6 +64,9 @@ func (e *Engine) loop() {
 			continue
 		}
 		now := time.Now()
+		if e.hbOn {
+			e.heartbeat(now)
+		}
 		if idleSince.IsZero() {
 			idleSince = now
 		}
@@ -95,6 +100,9 @@ func (e *Engine) loop() {
 				sleep = min(sleep*2, e.cfg.maxSleep)
 			}
 		}
+		if e.hbOn {
+			d = min(d, e.untilBeat(now))
+		}
 		if d < time.Hour {
 			timer.Reset(d)
 			tc = timer.C
@@ -127,6 +135,10 @@ func (e *Engine) poll() int {
 		ev := &e.evbuf[i]
 		switch ev.Kind {
 		case EventSendDone:
+			if ev.Msg != nil && ev.Msg.beat {
+				e.beatDone(ev.Msg)
+				break
+			}
 			e.completeAM(ev.Msg, e.closeErrFor(ev.Err))
 		case EventArrival:
 			if ev.Err != nil {
@@ -144,13 +156,7 @@ func (e *Engine) poll() int {
 			e.barrierDone(ev.ID, e.closeErrFor(ev.Err))
 		case EventPeerLost:
 			if int(ev.Src) >= 0 && int(ev.Src) < len(e.peers) {
-				first := !e.peers[ev.Src].dead
-				e.peers[ev.Src].dead = true
-				e.peers[ev.Src].lost.Store(true)
-				e.failTransfers(ev.Src, fmt.Errorf("%w: rank %d", ErrPeerLost, ev.Src))
-				if first && e.cfg.onPeerLost != nil {
-					e.cfg.onPeerLost(ev.Src)
-				}
+				e.peerLost(ev.Src, fmt.Errorf("%w: rank %d", ErrPeerLost, ev.Src))
 			}
 		default:
 			e.report(fmt.Errorf("ce: transport reported unknown event kind %d", ev.Kind))
@@ -158,6 +164,19 @@ func (e *Engine) poll() int {
 		*ev = Event{}
 	}
 	return n
+}
+
+// peerLost marks r lost (comm goroutine): every new operation with it fails, the transfers
+// waiting on it fail with err, and the OnPeerLost hook runs the first time.
+func (e *Engine) peerLost(r Rank, err error) {
+	p := &e.peers[r]
+	first := !p.dead
+	p.dead = true
+	p.lost.Store(true)
+	e.failTransfers(r, err)
+	if first && e.cfg.onPeerLost != nil {
+		e.cfg.onPeerLost(r)
+	}
 }
 
 // applyOps carries out shifted operations in queue order.
@@ -219,6 +238,12 @@ func (e *Engine) completeAM(m *Msg, err error) {
 func (e *Engine) arrival(src Rank, t Tag, payload []byte) {
 	if int(src) < 0 || int(src) >= len(e.peers) {
 		e.report(fmt.Errorf("ce: arrival from rank %d outside the job", src))
+		return
+	}
+	e.peers[src].heard = true
+	if t == tagBeat {
+		// Proof of life only: outside the goodbye count and the message statistics.
+		e.stats.beatsRecv.Add(1)
 		return
 	}
 	e.peers[src].recv++

@@ -24,6 +24,7 @@ type Msg struct {
 	n        int
 	class    int
 	internal bool // Engine handshake traffic: outside the budget
+	beat     bool // a heartbeat: one per peer, owned by the Engine for its life, never pooled
 	state    atomic.Uint32
 
 	// Set by SendAM.

@@ -31,6 +31,8 @@ type config struct {
 	onFailure   func(error)
 	onPeerLost  func(Rank)
 	maxNote     int
+	hbInterval  time.Duration // < 0: by transport (Caps.SilentLoss); 0: off
+	hbTimeout   time.Duration
 }
 
 func defaultConfig() config {
@@ -43,6 +45,8 @@ func defaultConfig() config {
 		maxSleep:    time.Millisecond,
 		logger:      slog.Default(),
 		maxNote:     256,
+		hbInterval:  -1,
+		hbTimeout:   DefaultHeartbeatTimeout,
 	}
 }
 
@@ -95,3 +99,33 @@ func OnFailure(f func(error)) Option { return func(c *config) { c.onFailure = f 
 // reports that rank lost (after its pending operations were failed with ErrPeerLost), so that
 // a client with nothing in flight to that rank learns of the loss too. It must not block.
 func OnPeerLost(f func(Rank)) Option { return func(c *config) { c.onPeerLost = f } }
+
+// Heartbeat defaults (see Heartbeat).
+const (
+	DefaultHeartbeatInterval = 500 * time.Millisecond
+	DefaultHeartbeatTimeout  = 5 * time.Second
+)
+
+// Heartbeat makes the Engine watch its peers: every interval its comm goroutine sends each
+// live peer a small control message, and a peer from which nothing at all has arrived for
+// longer than timeout is declared lost, exactly as if the transport had reported it
+// (EventPeerLost: its pending operations fail with ErrPeerLost, OnPeerLost runs). The
+// heartbeats come from the comm goroutine, never from workers, so a rank whose workers are
+// all inside long task bodies still answers. A peer is no longer watched once it has said
+// goodbye (Close).
+//
+// By default heartbeats run only on transports that cannot see a peer die themselves
+// (Caps.SilentLoss: MPI), with DefaultHeartbeatInterval and DefaultHeartbeatTimeout. An
+// interval of zero or less turns them off; a timeout below two intervals is raised to two
+// intervals, so that one late heartbeat is not a loss. A lost peer is noticed between
+// timeout and timeout plus one interval after the last thing that came from it; a comm
+// goroutine that cannot run for longer than timeout (a stopped process) looks lost too.
+func Heartbeat(interval, timeout time.Duration) Option {
+	return func(c *config) {
+		if interval <= 0 {
+			c.hbInterval = 0
+			return
+		}
+		c.hbInterval, c.hbTimeout = interval, max(timeout, 2*interval)
+	}
+}

@@ -166,3 +166,12 @@ func (s *Strict) FreeBuffer(b []byte) {
 		a.FreeBuffer(b)
 	}
 }
+
+// AbandonPeer passes through to the wrapped transport, if it can abandon a peer.
+func (s *Strict) AbandonPeer(r Rank) bool {
+	s.check("AbandonPeer", true)
+	if a, ok := s.t.(PeerAbandoner); ok {
+		return a.AbandonPeer(r)
+	}
+	return false
+}

@@ -64,3 +64,16 @@ type BufferAllocator interface {
 	AllocBuffer(n int) []byte
 	FreeBuffer(b []byte)
 }
+
+// PeerAbandoner is implemented by transports that cannot see a peer die (Caps.SilentLoss)
+// but can give up on one when the Engine's heartbeat declares it lost. AbandonPeer is called
+// on the comm goroutine. It returns false when the transport cannot do it (a wrapper around a
+// transport that cannot), and the Engine then fails the peer by itself. It returns true to
+// promise that the next Poll reports, for every operation outstanding with r (sends and data
+// operations either way, and barriers, which cannot complete without r), its completion with
+// an error wrapping ErrPeerLost, followed by one EventPeerLost for r; and that operations with
+// r started later fail with ErrPeerLost. The transport may keep the abandoned requests
+// internally, but never reports them again.
+type PeerAbandoner interface {
+	AbandonPeer(r Rank) bool
+}

@@ -36,6 +36,7 @@ const (
 	tagPutCTS Tag = 3 // owner → initiator: receive posted, send now
 	tagNack   Tag = 4 // owner → initiator: refused (bad key, range)
 	tagFin    Tag = 5 // shutdown: I will send you nothing more; I sent you N messages
+	tagBeat   Tag = 6 // heartbeat: I am alive (not counted in FIN, never handed to handlers)
 )
 
 // Level is a transport's thread level, named after MPI's.
@@ -116,6 +117,10 @@ type Caps struct {
 	MaxTransfer int
 	// DataTagMax is the largest data tag; data tags wrap above it (MPI_TAG_UB).
 	DataTagMax uint32
+	// SilentLoss says the transport never reports a dead peer (MPI without fault
+	// tolerance: a killed rank's messages just stop), so the Engine watches its peers with
+	// heartbeats by default (Heartbeat).
+	SilentLoss bool
 }
 
 // Mem is memory that can be registered for one-sided transfers: either host memory (Go

@@ -106,7 +106,8 @@ func TracePath(path string, rank, size int) string {
 // this rank's error under MPI. A rank whose fn fails for a reason its peers cannot know (not
 // a taskpool failure, which is reported to them) is killed in an in-process world, so that
 // its peers fail with ce.ErrPeerLost instead of waiting for it; under MPI the process exits
-// and mpirun ends the job.
+// and mpirun ends the job, or, under mpirun --enable-recovery, its peers' heartbeats find it
+// gone and they fail with ce.ErrPeerLost after the heartbeat timeout (ce.Heartbeat).
 func Run(ctx context.Context, cfg Config, fn func(ctx context.Context, j *Job) error) error {
 	if cfg.CloseTimeout == 0 {
 		cfg.CloseTimeout = 30 * time.Second

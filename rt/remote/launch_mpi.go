@@ -56,7 +56,8 @@ func runMPI(ctx context.Context, cfg Config, t ce.Transport, fn func(context.Con
 	}
 	timeout := cfg.CloseTimeout
 	if err != nil {
-		// Peers may wait for this rank forever: close briefly, exit, and mpirun ends the job.
+		// Peers may wait for this rank: close briefly and exit; mpirun ends the job, or,
+		// with --enable-recovery, the peers' heartbeats find this rank gone.
 		timeout = time.Second
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), timeout)

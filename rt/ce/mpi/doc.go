@@ -29,5 +29,13 @@
 // Engine reports it), and MPI_Testsome scans a short array. Under MPI_THREAD_MULTIPLE direct callers post their own
 // requests and hand the request handle to the comm goroutine through a small mutex-guarded
 // list; only the comm goroutine touches the arrays. Errors come back as values
-// (MPI_ERRORS_RETURN). Peer failures are not observable: mpirun aborts the job.
+// (MPI_ERRORS_RETURN).
+//
+// A dead rank is invisible to MPI without its fault-tolerance extension (ULFM, which Open MPI
+// 4.1 as packaged does not provide): sends to it may complete or hang, nothing fails. The
+// transport reports Caps.SilentLoss, so the Engine watches its peers with heartbeats, and when
+// one falls silent it calls AbandonPeer: every request outstanding with that rank completes
+// at once with ce.ErrPeerLost (receives cancelled first) and is kept aside, never tested
+// again. Default mpirun ends the whole job when a rank dies; mpirun --enable-recovery lets the
+// survivors run on and see ce.ErrPeerLost (docs/ce.md, "Lost peers").
 package mpi

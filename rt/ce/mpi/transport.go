@@ -71,6 +71,10 @@ type Transport struct {
 	dataSlot map[ce.OpID]int
 	closed   bool
 	closing  []ce.Event // completions owed after Close
+	zombies  []request  // requests abandoned with a lost peer: MPI keeps them, we never test them
+
+	// lost[r]: the Engine gave up on rank r (AbandonPeer); read by direct callers.
+	lost []atomic.Bool
 
 	// Requests started by direct callers, waiting to be installed in the arrays.
 	postMu    sync.Mutex
@@ -100,6 +104,7 @@ type slot struct {
 	msg  *ce.Msg
 	id   ce.OpID
 	recv bool // data receive (cancellable)
+	peer int  // the other side of a send or data operation
 	// AM receives.
 	tag       ce.Tag
 	buf       unsafe.Pointer
@@ -116,6 +121,7 @@ type postedReq struct {
 	msg  *ce.Msg
 	id   ce.OpID
 	recv bool
+	peer int
 }
 
 type pendingEvent struct {
@@ -200,6 +206,7 @@ func (t *Transport) Start(ctx context.Context) (ce.Rank, int, error) {
 	if t.tagUB, err = tagUB(t.amComm); err != nil {
 		return 0, 0, err
 	}
+	t.lost = make([]atomic.Bool, t.size)
 	t.arr.grow(64)
 	t.slots = make([]slot, 64)
 	// One ring of persistent receives for every tag. MPI matches messages to posted receives
@@ -230,6 +237,7 @@ func (t *Transport) Caps() ce.Caps {
 		PinMemory:   true,
 		MaxTransfer: 1<<31 - 1, // MPI counts are C ints
 		DataTagMax:  uint32(max(t.tagUB, 0)),
+		SilentLoss:  true, // without ULFM, MPI reports no dead rank: the Engine heartbeats
 	}
 }
 
@@ -281,9 +289,13 @@ func (t *Transport) install() {
 	for _, p := range ps {
 		s := t.allocSlot()
 		*t.arr.req(s) = p.req
-		t.slots[s] = slot{kind: p.kind, msg: p.msg, id: p.id, recv: p.recv}
+		t.slots[s] = slot{kind: p.kind, msg: p.msg, id: p.id, recv: p.recv, peer: p.peer}
 		if p.kind == kData {
 			t.dataSlot[p.id] = s
+		}
+		if (p.kind == kAMSend || p.kind == kData) && t.lost[p.peer].Load() {
+			// A direct caller posted it while AbandonPeer ran.
+			t.abandon(s)
 		}
 	}
 	clear(ps)
@@ -334,12 +346,15 @@ func (t *Transport) UnregisterTag(tag ce.Tag) error {
 
 func (t *Transport) SendAM(tag ce.Tag, dst ce.Rank, m *ce.Msg) error {
 	t.checkMain()
+	if err := t.lostErr(dst); err != nil {
+		return err
+	}
 	b := m.Wire()
 	var req request
 	if err := isend(bufPtr(b), len(b), int(dst), int(tag), t.amComm, &req); err != nil {
 		return err
 	}
-	t.post(postedReq{req: req, kind: kAMSend, msg: m})
+	t.post(postedReq{req: req, kind: kAMSend, msg: m, peer: int(dst)})
 	return nil
 }
 
@@ -393,6 +408,9 @@ func (t *Transport) RecvData(src ce.Rank, dtag uint32, k ce.LocalKey, off, n int
 
 func (t *Transport) data(send bool, peer ce.Rank, dtag uint32, k ce.LocalKey, off, n int, id ce.OpID) error {
 	t.checkMain()
+	if err := t.lostErr(peer); err != nil {
+		return err
+	}
 	p, err := t.addr(k, off)
 	if err != nil {
 		return err
@@ -406,7 +424,7 @@ func (t *Transport) data(send bool, peer ce.Rank, dtag uint32, k ce.LocalKey, of
 	if err != nil {
 		return err
 	}
-	t.post(postedReq{req: req, kind: kData, id: id, recv: !send})
+	t.post(postedReq{req: req, kind: kData, id: id, recv: !send, peer: int(peer)})
 	return nil
 }
 
@@ -422,12 +440,83 @@ func (t *Transport) Cancel(id ce.OpID) error {
 
 func (t *Transport) Barrier(id ce.OpID) error {
 	t.checkMain()
+	if r := t.firstLost(); r >= 0 {
+		return fmt.Errorf("%w: barrier without rank %d", ce.ErrPeerLost, r)
+	}
 	var req request
 	if err := ibarrier(t.barComm, &req); err != nil {
 		return err
 	}
 	t.post(postedReq{req: req, kind: kBarrier, id: id})
 	return nil
+}
+
+// lostErr refuses operations with a rank the Engine gave up on.
+func (t *Transport) lostErr(r ce.Rank) error {
+	if int(r) >= 0 && int(r) < len(t.lost) && t.lost[r].Load() {
+		return fmt.Errorf("%w: rank %d", ce.ErrPeerLost, r)
+	}
+	return nil
+}
+
+// AbandonPeer gives up on rank r (ce.PeerAbandoner; comm goroutine), after the Engine's
+// heartbeat found it silent. MPI without ULFM cannot fail a request whose peer died: a send
+// to it may stay pending for ever and a barrier never completes. So every send, data
+// operation and barrier outstanding with r is completed here with ErrPeerLost, queued for
+// the next Poll ahead of one EventPeerLost, and its request leaves the arrays for the
+// zombie list, which MPI keeps and nobody tests again. Receives are cancelled first, so a
+// rank that was only slow cannot write into memory the Engine has since released.
+func (t *Transport) AbandonPeer(r ce.Rank) bool {
+	if int(r) < 0 || int(r) >= len(t.lost) || t.closed {
+		return false
+	}
+	t.checkMain()
+	t.lost[r].Store(true)
+	t.install()
+	for s := range t.hw {
+		sl := &t.slots[s]
+		if (sl.kind == kAMSend || sl.kind == kData) && sl.peer == int(r) || sl.kind == kBarrier {
+			t.abandon(s)
+		}
+	}
+	t.pending = append(t.pending, pendingEvent{ce.Event{Kind: ce.EventPeerLost, Src: r}, -1})
+	return true
+}
+
+// firstLost is the first rank the Engine gave up on, or -1.
+func (t *Transport) firstLost() int {
+	for r := range t.lost {
+		if t.lost[r].Load() {
+			return r
+		}
+	}
+	return -1
+}
+
+// abandon completes slot s with ErrPeerLost and parks its request among the zombies.
+func (t *Transport) abandon(s int) {
+	sl := &t.slots[s]
+	err := fmt.Errorf("%w: rank %d abandoned", ce.ErrPeerLost, sl.peer)
+	var ev ce.Event
+	switch sl.kind {
+	case kAMSend:
+		ev = ce.Event{Kind: ce.EventSendDone, Msg: sl.msg, Err: err}
+	case kData:
+		if sl.recv {
+			if cerr := cancel(t.arr.req(s)); cerr != nil {
+				t.opt.logger.Warn("mpi: cancelling a receive from a lost rank", "err", cerr)
+			}
+		}
+		ev = ce.Event{Kind: ce.EventDataDone, ID: sl.id, Err: err}
+		delete(t.dataSlot, sl.id)
+	case kBarrier:
+		ev = ce.Event{Kind: ce.EventBarrierDone, ID: sl.id, Err: fmt.Errorf("%w: barrier abandoned", ce.ErrPeerLost)}
+	default:
+		return
+	}
+	t.pending = append(t.pending, pendingEvent{ev, -1})
+	t.zombies = append(t.zombies, *t.arr.req(s))
+	t.freeSlot(s)
 }
 
 // Poll re-arms the receives whose arrivals the previous Poll handed out, installs requests
@@ -530,7 +619,8 @@ func (t *Transport) testAll() {
 }
 
 // Close disarms every tag, waits briefly for outstanding requests, cancels the receives among
-// them, finalises MPI if Start initialised it, and keeps the completions it owes for Poll.
+// them, finalises MPI if Start initialised it and no rank was lost, and keeps the completions
+// it owes for Poll.
 func (t *Transport) Close() error {
 	if t.closed {
 		return nil
@@ -582,7 +672,13 @@ func (t *Transport) Close() error {
 		t.slots[s] = slot{}
 	}
 	if t.owns {
-		if err := finalize(); err != nil && firstErr == nil {
+		if r := t.firstLost(); r >= 0 {
+			// MPI_Finalize synchronises with every rank, and with a dead one it may never
+			// return; the process is about to end anyway.
+			if firstErr == nil {
+				firstErr = fmt.Errorf("mpi: MPI_Finalize skipped: %w: rank %d", ce.ErrPeerLost, r)
+			}
+		} else if err := finalize(); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}
