@@ -175,7 +175,7 @@ func chainClass(name string, access rt.Access, self *rt.TaskClass) rt.TaskClass 
 		Goal:     func(tp *rt.Taskpool, l *rt.Locals) uint32 { return uint32(min(l[0], 1)) },
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return g(tp).v, rt.Ix(l[0]) },
 		Prepare: func(t *rt.Task) error {
-			if access != rt.CTL && t.Local(0) == 0 {
+			if access != rt.CTL && t.Locals()[0] == 0 {
 				t.SetFlow(0, rt.NewData(0, make([]float64, g(t.Taskpool()).elems)).Host())
 			}
 			return nil

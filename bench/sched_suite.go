@@ -150,7 +150,7 @@ func init() {
 			}
 		},
 		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
-			g, i := sleepOf(t.Taskpool()), t.Local(0)
+			g, i := sleepOf(t.Taskpool()), t.Locals()[0]
 			g.start[i] = time.Since(g.t0)
 			time.Sleep(g.times[g.ts[i].class])
 			g.end[i] = time.Since(g.t0)

@@ -204,16 +204,22 @@ func (g *generator) generate() {
 	g.descriptorVars(head)
 	head.end()
 
-	// The descriptors go in init functions, one per class, before the functions of every
-	// class: the Go compiler's cost of one function grows faster than its size, so one init
-	// for every class would make the build superlinear in the number of classes. Inline
-	// code functions go after everything but the helpers and the epilogue: every part may
-	// have created some.
+	// The descriptors go in init functions of up to initClasses classes each, before the
+	// functions of every class: the Go compiler's cost of one function grows faster than its
+	// size, so one init for every class would make the build superlinear in the number of
+	// classes, and one init per class would lengthen every small program. Inline code
+	// functions go after everything but the helpers and the epilogue: every part may have
+	// created some.
 	init, decls, inlines := newPart(fm), newPart(fm), newPart(fm)
-	for _, c := range g.classes {
+	var descs []jen.Code
+	for i, c := range g.classes {
 		fns := c.emit()
-		g.render(init, jen.Func().Id("init").Params().Block(c.descriptor), jen.Line())
+		descs = append(descs, c.descriptor)
 		c.descriptor = nil
+		if len(descs) == initClasses || i == len(g.classes)-1 {
+			g.render(init, jen.Func().Id("init").Params().Block(descs...), jen.Line())
+			descs = descs[:0]
+		}
 		g.render(decls, fns...)
 		g.renderInlines(inlines)
 	}
@@ -233,6 +239,9 @@ func (g *generator) generate() {
 		p.end()
 	}
 }
+
+// initClasses is the number of class descriptors one init function assigns.
+const initClasses = 16
 
 // render renders code (one *jen.File holding top-level code, or declarations and statements)
 // into p.

@@ -76,7 +76,7 @@ func ringHook(t *rt.Task) error {
 func (g *ringProg) record(t *rt.Task) error {
 	var ks []int
 	for m := range t.Ring() {
-		ks = append(ks, m.Local(0))
+		ks = append(ks, m.Locals()[0])
 	}
 	if len(ks) != t.RingLen() {
 		return fmt.Errorf("Ring yielded %d members, RingLen is %d", len(ks), t.RingLen())
@@ -130,7 +130,7 @@ func ringTaskpool(g *ringProg, o ringOpts) *rt.Taskpool {
 		plain := o.plain
 		if plain == nil {
 			plain = func(t *rt.Task) error {
-				atomic.AddInt32(&ringOf(t.Taskpool()).ran[t.Local(0)], 1)
+				atomic.AddInt32(&ringOf(t.Taskpool()).ran[t.Locals()[0]], 1)
 				return nil
 			}
 		}
@@ -150,7 +150,7 @@ func ringTaskpool(g *ringProg, o ringOpts) *rt.Taskpool {
 			Flows: []rt.Flow{{Name: "X", Access: rt.CTL}}, Space: ringSpace, Complete: ringComplete,
 			Goal: func(*rt.Taskpool, *rt.Locals) uint32 { return 1 },
 			Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
-				atomic.AddInt32(&ringOf(t.Taskpool()).sran[t.Local(0)], 1)
+				atomic.AddInt32(&ringOf(t.Taskpool()).sran[t.Locals()[0]], 1)
 				return nil
 			}}}}
 		b.Successors = func(_ *rt.Taskpool, l *rt.Locals, _ rt.FlowMask, e *rt.Edges) {
@@ -223,7 +223,7 @@ func TestCPURingsRejectStop(t *testing.T) {
 	t.Run("reject", func(t *testing.T) {
 		c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 		g := &ringProg{n: 30, match: func(cand, head *rt.Task) rt.BatchAction {
-			if cand.Local(0)%2 != head.Local(0)%2 {
+			if cand.Locals()[0]%2 != head.Locals()[0]%2 {
 				return rt.Reject
 			}
 			return rt.Accept
@@ -244,7 +244,7 @@ func TestCPURingsRejectStop(t *testing.T) {
 	t.Run("stop", func(t *testing.T) {
 		c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 		g := &ringProg{n: 30, match: func(cand, head *rt.Task) rt.BatchAction {
-			if cand.Local(0) >= head.Local(0)+3 {
+			if cand.Locals()[0] >= head.Locals()[0]+3 {
 				return rt.Stop
 			}
 			return rt.Accept
@@ -264,7 +264,7 @@ func TestCPURingsManyWorkers(t *testing.T) {
 		t.Run(sched, func(t *testing.T) {
 			c := newCtx(t, rt.Workers(4), rt.Scheduler(sched), rt.Progress(nil))
 			g := &ringProg{n: 20000, max: 16, match: func(cand, _ *rt.Task) rt.BatchAction {
-				if cand.Local(0)%7 == 0 {
+				if cand.Locals()[0]%7 == 0 {
 					return rt.Reject
 				}
 				return rt.Accept
@@ -382,7 +382,7 @@ func TestCPURingMatchFaults(t *testing.T) {
 func TestCPURingMatchGoexit(t *testing.T) {
 	c := newCtx(t, rt.Workers(1), rt.Progress(nil), rt.Logger(slog.New(slog.DiscardHandler)))
 	g := &ringProg{n: 10, match: func(cand, _ *rt.Task) rt.BatchAction {
-		if cand.Local(0) == 3 {
+		if cand.Locals()[0] == 3 {
 			runtime.Goexit()
 		}
 		return rt.Accept
@@ -429,7 +429,7 @@ func TestCPURingManual(t *testing.T) {
 	c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 	g := &ringProg{n: 32} // rings {4m, 4m+1, 4m+2}, then 4m+3 alone
 	mustRun(t, c, ringTaskpool(g, ringOpts{manual: func(head *rt.Task) error {
-		if head.Local(0)%2 == 1 {
+		if head.Locals()[0]%2 == 1 {
 			return nil // odd heads run alone
 		}
 		max2 := rt.BatchPolicy{Max: 2}.Match
@@ -508,10 +508,10 @@ func TestCPURingEvaluateAdmit(t *testing.T) {
 		var plain [60]atomic.Int32
 		g := &ringProg{n: 60, max: 10}
 		mustRun(t, c, ringTaskpool(g, ringOpts{next: true, succ: true,
-			evaluate: rt.EvaluateOf(func(t *rt.Task) bool { return t.Local(0)%3 != 0 }),
+			evaluate: rt.EvaluateOf(func(t *rt.Task) bool { return t.Locals()[0]%3 != 0 }),
 			plain: func(t *rt.Task) error {
-				plain[t.Local(0)].Add(1)
-				atomic.AddInt32(&ringOf(t.Taskpool()).ran[t.Local(0)], 1)
+				plain[t.Locals()[0]].Add(1)
+				atomic.AddInt32(&ringOf(t.Taskpool()).ran[t.Locals()[0]], 1)
 				return nil
 			}}))
 		g.checkOnce(t, true)
@@ -539,7 +539,7 @@ func TestCPURingEvaluateAdmit(t *testing.T) {
 		g := &ringProg{n: 20, max: 10}
 		err := run(t, c, ringTaskpool(g, ringOpts{admit: func(t *rt.Task) error {
 			ringOf(t.Taskpool()).admitted.Add(1)
-			if t.Local(0) == 4 {
+			if t.Locals()[0] == 4 {
 				return bad
 			}
 			return nil

@@ -150,9 +150,6 @@ func (c *Context) away() int64 {
 // SchedulerName returns the name of the scheduler in use.
 func (c *Context) SchedulerName() string { return c.sched.name() }
 
-// Ranks returns the number of ranks (Rank).
-func (c *Context) Ranks() int { return c.cfg.nranks }
-
 // Devices returns the registered devices.
 func (c *Context) Devices() []Device { return c.cfg.devices }
 

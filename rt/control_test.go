@@ -118,7 +118,7 @@ func TestNextTaskLocality(t *testing.T) {
 			c := newCtx(t, rt.Workers(2), rt.KeepNextTask(keep))
 			ids := make([]string, n)
 			mustRun(t, c, rttest.Chains(1, n, func(t *rt.Task) error {
-				ids[t.Local(1)] = goid()
+				ids[t.Locals()[1]] = goid()
 				return nil
 			}))
 			moves := 0
@@ -205,9 +205,9 @@ func chainClassWithGPU(ran1 chan struct{}) *rt.TaskClass {
 		}
 	}
 	tc.Incarnations = []rt.Incarnation{
-		{Kind: rt.GPU, Evaluate: rt.EvaluateOf(func(t *rt.Task) bool { return t.Local(0) == 0 })},
+		{Kind: rt.GPU, Evaluate: rt.EvaluateOf(func(t *rt.Task) bool { return t.Locals()[0] == 0 })},
 		{Kind: rt.CPU, Hook: func(t *rt.Task) error {
-			if t.Local(0) == 1 {
+			if t.Locals()[0] == 1 {
 				close(ran1)
 			}
 			return nil
@@ -228,10 +228,10 @@ func TestTaskErrorFailsOnlyItsTaskpool(t *testing.T) {
 			}
 			var after atomic.Int32
 			err := run(t, c, rttest.Chains(2, 100, func(t *rt.Task) error {
-				if t.Local(0) == 1 && t.Local(1) == 7 {
+				if t.Locals()[0] == 1 && t.Locals()[1] == 7 {
 					return errBoom
 				}
-				if t.Local(0) == 1 && t.Local(1) > 7 {
+				if t.Locals()[0] == 1 && t.Locals()[1] > 7 {
 					after.Add(1)
 				}
 				return nil
@@ -257,7 +257,7 @@ func TestTaskErrorFailsOnlyItsTaskpool(t *testing.T) {
 func TestPanicFailsTaskpool(t *testing.T) {
 	c := newCtx(t, rt.Workers(2))
 	err := run(t, c, rttest.Grid(20, 20, func(t *rt.Task) error {
-		if t.Local(0) == 3 && t.Local(1) == 4 {
+		if t.Locals()[0] == 3 && t.Locals()[1] == 4 {
 			var m map[string]int
 			m["x"] = 1 // nil map write
 		}
@@ -342,15 +342,15 @@ func TestBodyResults(t *testing.T) {
 	var wg sync.WaitGroup
 	tc.Incarnations = []rt.Incarnation{
 		{Kind: rt.CPU, Hook: func(t *rt.Task) error { // "RECURSIVE": falls through on odd k
-			if t.Local(0)%2 == 1 {
-				next.Store(t.Local(0), true)
+			if t.Locals()[0]%2 == 1 {
+				next.Store(t.Locals()[0], true)
 				return rt.Next
 			}
-			if _, ok := again.LoadOrStore(t.Local(0), true); !ok {
+			if _, ok := again.LoadOrStore(t.Locals()[0], true); !ok {
 				return rt.Again
 			}
-			if t.Local(0)%4 == 0 {
-				async.Store(t.Local(0), true)
+			if t.Locals()[0]%4 == 0 {
+				async.Store(t.Locals()[0], true)
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -362,7 +362,7 @@ func TestBodyResults(t *testing.T) {
 			return nil
 		}},
 		{Kind: rt.CPU, Hook: func(t *rt.Task) error {
-			cpu.Store(t.Local(0), true)
+			cpu.Store(t.Locals()[0], true)
 			return nil
 		}},
 	}
@@ -444,7 +444,7 @@ func TestBindWorkers(t *testing.T) {
 			}
 			var sum atomic.Int64
 			mustRun(t, c, rttest.Grid(20, 30, func(task *rt.Task) error {
-				sum.Add(int64(task.Local(0)*30 + task.Local(1)))
+				sum.Add(int64(task.Locals()[0]*30 + task.Locals()[1]))
 				return nil
 			}))
 			if err := c.Close(); err != nil {

@@ -17,7 +17,7 @@ func TestFewCountedInputsAreNotHeldByALongTask(t *testing.T) {
 	var t2done atomic.Bool
 	var t3early atomic.Bool
 	body := func(task *rt.Task) error {
-		switch task.Local(0) {
+		switch task.Locals()[0] {
 		case 0:
 			return nil
 		case 1:

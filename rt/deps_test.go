@@ -189,7 +189,7 @@ func gridClass(n int, key bool, ran []atomic.Int32, bad *atomic.Int32) *rt.TaskC
 		}
 	}
 	tc.Incarnations = []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
-		i, j := t.Local(0), t.Local(1)
+		i, j := t.Locals()[0], t.Locals()[1]
 		if (i > 0 && ran[(i-1)*n+j].Load() != 1) || (j > 0 && ran[i*n+j-1].Load() != 1) {
 			bad.Add(1)
 		}

@@ -152,7 +152,7 @@
 // (through Edges.Task and Edges.Data), Incarnations and TimeEstimate. Flow values: a hook
 // reads FlowValue[T](t, i) (the zero T for NULL, an error for a value of another type; the
 // raw copy is t.Flow(i), a []float64 by default: t.Flow(i).Float64s()) and the locals with
-// t.Local(i). These accessors live in rt rather than in each generated file so that every
+// t.Locals()[i]. These accessors live in rt rather than in each generated file so that every
 // program shares one checked implementation. Generated files reference APIv3.
 //
 // # Checking a program

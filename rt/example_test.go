@@ -19,7 +19,7 @@ func Example() {
 
 	var n atomic.Int64
 	tp := rttest.Chains(3, 1000, func(t *rt.Task) error {
-		n.Add(int64(t.Local(1))) // k
+		n.Add(int64(t.Locals()[1])) // k
 		return nil
 	})
 	if err := ctx.Add(tp); err != nil {
@@ -37,7 +37,7 @@ func ExampleTaskError() {
 	ctx, _ := rt.New(rt.Workers(1))
 	defer ctx.Close()
 	tp := rttest.Grid(4, 4, func(t *rt.Task) error {
-		if t.Local(0) == 2 && t.Local(1) == 1 {
+		if t.Locals()[0] == 2 && t.Locals()[1] == 1 {
 			return fmt.Errorf("singular tile")
 		}
 		return nil

@@ -54,7 +54,7 @@ func (b *broadcast) classes() []*rt.TaskClass {
 			if v, ok := t.Flow(0).Value.([]int); !ok || v[0] != 42 {
 				b.bad.Add(1)
 			}
-			b.ran[t.Local(0)].Add(1)
+			b.ran[t.Locals()[0]].Add(1)
 			return nil
 		}}},
 	}
@@ -181,7 +181,7 @@ func TestBroadcastAlternatingPeers(t *testing.T) {
 			Flows: []rt.Flow{{Name: "X", Access: rt.CTL}}, Space: each, Complete: inRange,
 			Goal: func(*rt.Taskpool, *rt.Locals) uint32 { return 1 },
 			Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
-				ran[id-1][t.Local(0)].Add(1)
+				ran[id-1][t.Locals()[0]].Add(1)
 				return nil
 			}}}}
 	}

@@ -42,7 +42,7 @@ func TestAddNilTaskpool(t *testing.T) {
 func TestGoexitInBodyFailsTaskAndReplacesWorker(t *testing.T) {
 	c := newCtx(t, rt.Workers(1))
 	tp := rttest.Independent(10, func(task *rt.Task) error {
-		if task.Local(0) == 3 {
+		if task.Locals()[0] == 3 {
 			runtime.Goexit()
 		}
 		return nil
@@ -177,7 +177,7 @@ func TestSlowBodyIsNotAStall(t *testing.T) {
 	}
 	c := newCtx(t, rt.Workers(2), rt.StallTimeout(50*time.Millisecond))
 	tp := rttest.Chains(1, 2, func(task *rt.Task) error {
-		if task.Local(1) == 0 {
+		if task.Locals()[1] == 0 {
 			time.Sleep(2 * time.Second)
 		}
 		return nil

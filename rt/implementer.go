@@ -190,6 +190,9 @@ type Implementer interface {
 	// SharesWork reports whether ctx's CPU workers share device classes' tasks (ShareWork):
 	// a device keeps a written value for its successors when no CPU body may read it.
 	SharesWork(ctx *Context) bool
+	// Ranks returns the number of ranks ctx runs with (Rank), for the extensions whose
+	// protocol changes when there are several.
+	Ranks(ctx *Context) int
 	// AddDashboardProvider adds p's state to every dashboard snapshot of ctx from now on.
 	// Devices given to Devices, and the Remote, that implement DashboardProvider are added
 	// by New. It does nothing when the dashboard is off.
@@ -299,6 +302,7 @@ func (implementer) Deliver(tp *Taskpool, peer *TaskClass, peerFlow int, l *Local
 
 func (implementer) Worker(ctx *Context, i int) Worker { return ctx.workers[i] }
 func (implementer) SharesWork(ctx *Context) bool      { return ctx.cfg.share }
+func (implementer) Ranks(ctx *Context) int            { return ctx.cfg.nranks }
 
 func (implementer) AddDashboardProvider(ctx *Context, p DashboardProvider) {
 	if d := ctx.dash; d != nil && p != nil {

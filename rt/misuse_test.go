@@ -49,10 +49,10 @@ func TestPanicNilFailsTask(t *testing.T) {
 	c := newCtx(t, rt.Workers(2))
 	var after int
 	tp := rttest.Chains(1, 5, func(task *rt.Task) error {
-		if task.Local(1) == 2 {
+		if task.Locals()[1] == 2 {
 			panic(nil)
 		}
-		if task.Local(1) > 2 {
+		if task.Locals()[1] > 2 {
 			after++
 		}
 		return nil

@@ -100,13 +100,13 @@ type nestedProgram struct {
 func (p *nestedProgram) taskpool() *rt.Taskpool {
 	p.thenRan = make([]atomic.Bool, p.parents)
 	s := flowClass("S", 1, p.parents, []rt.Flow{{Name: "C", Access: rt.CTL}}, 1, func(t *rt.Task) error {
-		if !p.thenRan[t.Local(0)].Load() {
+		if !p.thenRan[t.Locals()[0]].Load() {
 			p.bad.Add(1)
 		}
 		return nil
 	})
 	par := flowClass("P", 0, p.parents, []rt.Flow{{Name: "C", Access: rt.CTL}}, 0, func(t *rt.Task) error {
-		k := t.Local(0)
+		k := t.Locals()[0]
 		child, then := p.child(t, k)
 		return t.RunNested(child, func() error {
 			var err error
@@ -165,7 +165,7 @@ func TestRunNestedErrors(t *testing.T) {
 		want string
 	}{
 		{"task", func(t *rt.Task) error {
-			if t.Local(0) == 3 {
+			if t.Locals()[0] == 3 {
 				return boom
 			}
 			return nil

@@ -43,7 +43,7 @@ func init() {
 			}
 		},
 		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
-			(*dc(t.Taskpool()).ran)[t.Local(0)].Add(1)
+			(*dc(t.Taskpool()).ran)[t.Locals()[0]].Add(1)
 			return nil
 		}}},
 	}

@@ -28,7 +28,7 @@ func TestScratchReusedOnOneWorker(t *testing.T) {
 	}
 	var uses []use // in the order the tasks ran: one worker runs them one at a time
 	body := func(task *rt.Task) error {
-		s, err := task.Scratch(size(task.Local(0)))
+		s, err := task.Scratch(size(task.Locals()[0]))
 		if err != nil {
 			return err
 		}
@@ -70,7 +70,7 @@ func TestScratchDistinctAcrossWorkers(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[*float64]int{}
 	body := func(task *rt.Task) error {
-		k := task.Local(0)
+		k := task.Locals()[0]
 		s, err := task.Scratch(4096)
 		if err != nil {
 			return err

@@ -65,16 +65,16 @@ func TestShapes(t *testing.T) {
 	shapes := []shape{
 		// 20000 instances: on 2 and 3 workers the startup walk is split into parts.
 		{"independent", 20000, func(b rttest.Body) *rt.Taskpool { return rttest.Independent(20000, b) },
-			func(t *rt.Task) int { return t.Local(0) }, nil},
+			func(t *rt.Task) int { return t.Locals()[0] }, nil},
 		{"chain", 3000, func(b rttest.Body) *rt.Taskpool { return rttest.Chains(1, 3000, b) },
-			func(t *rt.Task) int { return t.Local(1) },
+			func(t *rt.Task) int { return t.Locals()[1] },
 			func(t *testing.T, s *stamps) {
 				for k := 1; k < 3000; k++ {
 					s.checkAfter(t, k-1, k)
 				}
 			}},
 		{"chains", 4 * 500, func(b rttest.Body) *rt.Taskpool { return rttest.Chains(4, 500, b) },
-			func(t *rt.Task) int { return t.Local(0)*500 + t.Local(1) },
+			func(t *rt.Task) int { return t.Locals()[0]*500 + t.Locals()[1] },
 			func(t *testing.T, s *stamps) {
 				for c := 0; c < 4; c++ {
 					for k := 1; k < 500; k++ {
@@ -83,7 +83,7 @@ func TestShapes(t *testing.T) {
 				}
 			}},
 		{"grid", size * size, func(b rttest.Body) *rt.Taskpool { return rttest.Grid(size, size, b) },
-			func(t *rt.Task) int { return t.Local(0)*size + t.Local(1) },
+			func(t *rt.Task) int { return t.Locals()[0]*size + t.Locals()[1] },
 			func(t *testing.T, s *stamps) {
 				for i := 0; i < size; i++ {
 					for j := 0; j < size; j++ {
@@ -102,7 +102,7 @@ func TestShapes(t *testing.T) {
 				case "Src":
 					return 0
 				case "Mid":
-					return 1 + t.Local(0)
+					return 1 + t.Locals()[0]
 				}
 				return 1001
 			},
@@ -194,7 +194,7 @@ func TestDAGs(t *testing.T) {
 		for name, g := range graphs {
 			t.Run(sched+"/"+name, func(t *testing.T) {
 				s := newStamps(g.n)
-				mustRun(t, c, rttest.DAG(g.n, g.edges, s.body(func(t *rt.Task) int { return t.Local(0) })))
+				mustRun(t, c, rttest.DAG(g.n, g.edges, s.body(func(t *rt.Task) int { return t.Locals()[0] })))
 				s.checkOnce(t)
 				for _, e := range g.edges {
 					s.checkAfter(t, e[0], e[1])

@@ -24,7 +24,7 @@ func skipProgram(n, m, skip int, got *error) *rt.Taskpool {
 	t := &rt.TaskClass{Name: "T", ID: 0, Locals: []string{"k"}, Params: []int{0}, Space: space(n),
 		Complete: func(_ *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] < n }}
 	t.Incarnations = []rt.Incarnation{{Kind: rt.CPU, Hook: func(task *rt.Task) error {
-		if task.Local(0) == 0 {
+		if task.Locals()[0] == 0 {
 			*got = task.Taskpool().SkipTasks(skip)
 			return *got
 		}
@@ -105,7 +105,7 @@ func TestSkipTasksExcess(t *testing.T) {
 		}
 	}
 	tc.Incarnations = []rt.Incarnation{{Kind: rt.CPU, Hook: func(task *rt.Task) error {
-		if task.Local(0) == n-1 {
+		if task.Locals()[0] == n-1 {
 			// When the worker has already flushed its batch, the call itself sees the
 			// excess and returns ErrSkip; either way the run must end with it.
 			return task.Taskpool().SkipTasks(1)

@@ -71,9 +71,6 @@ func (t *Task) Taskpool() *Taskpool {
 // them; only rt and generated Complete write them.
 func (t *Task) Locals() *Locals { return &t.l }
 
-// Local returns definition slot i.
-func (t *Task) Local(i int) int { return t.l[i] }
-
 // Flow returns the copy bound to flow i (nil for CTL flows, NULL inputs and unbound flows).
 func (t *Task) Flow(i int) *Copy { return t.flows[i] }
 

@@ -30,7 +30,7 @@ func TestReleaseWakesEnoughParkedWorkers(t *testing.T) {
 			var started atomic.Int32
 			all := make(chan struct{})
 			body := func(task *rt.Task) error {
-				if task.Local(0) == 0 {
+				if task.Locals()[0] == 0 {
 					// Long enough for the other workers to give up stealing and park.
 					time.Sleep(50 * time.Millisecond)
 					return nil

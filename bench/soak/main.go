@@ -243,7 +243,7 @@ func soakEP(c *rt.Context, rng *rand.Rand) (trial, outcome, error) {
 	task := fmt.Sprintf("T(%d, %d)", fc, fd)
 	tr := trial{workload: "ep", fault: pick(rng, "none", "cancel", "error", "panic", "goexit")}
 	var body rttest.Body
-	at := func(t *rt.Task) bool { return t.Local(0) == fc && t.Local(1) == fd }
+	at := func(t *rt.Task) bool { return t.Locals()[0] == fc && t.Locals()[1] == fd }
 	switch tr.fault {
 	case "none":
 		tr.check = clean

@@ -85,9 +85,6 @@ func init() {
 			{Kind: rt.CPU, Hook: broadcastRootHook},
 		},
 	}
-}
-
-func init() {
 	broadcastReader = rt.TaskClass{
 		Name: "Reader", ID: 1, Locals: []string{"i"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "X", Access: rt.Read}, {Name: "Y", Access: rt.RW}, {Name: "Done", Access: rt.CTL}},
@@ -125,21 +122,18 @@ func init() {
 			g, i := tp.Globals().(*Broadcast), l[0]
 //line ../broadcast.jdf:27
 			return int32(g.N - i)
-//line broadcast_jdf.go:129
+//line broadcast_jdf.go:126
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, i := tp.Globals().(*Broadcast), l[0]
 //line ../broadcast.jdf:22
 			return g.data, rt.Ix(i + 1)
-//line broadcast_jdf.go:135
+//line broadcast_jdf.go:132
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: broadcastReaderHook},
 		},
 	}
-}
-
-func init() {
 	broadcastSum = rt.TaskClass{
 		Name: "Sum", ID: 2, Locals: []string{"z"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "Done", Access: rt.CTL}},
@@ -166,7 +160,7 @@ func init() {
 			g := tp.Globals().(*Broadcast)
 //line ../broadcast.jdf:38
 			return g.data, rt.Ix(0)
-//line broadcast_jdf.go:170
+//line broadcast_jdf.go:164
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: broadcastSumHook},
@@ -185,7 +179,7 @@ func broadcastRootHook(task *rt.Task) error {
 	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-//line broadcast_jdf.go:189
+//line broadcast_jdf.go:183
 	return nil
 }
 
@@ -206,7 +200,7 @@ func broadcastReaderHook(task *rt.Task) error {
 	for j := range Y {
 		Y[j] += X[j]
 	}
-//line broadcast_jdf.go:210
+//line broadcast_jdf.go:204
 	return nil
 }
 
@@ -241,7 +235,7 @@ func broadcastSumHook(task *rt.Task) error {
 			sum[j] += v
 		}
 	}
-//line broadcast_jdf.go:245
+//line broadcast_jdf.go:239
 	return nil
 }
 

@@ -86,9 +86,6 @@ func init() {
 			{Kind: rt.CPU, Hook: ctlGatherWorkHook},
 		},
 	}
-}
-
-func init() {
 	ctlGatherJoin = rt.TaskClass{
 		Name: "Join", ID: 1, Locals: []string{"z"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "Done", Access: rt.CTL}},
@@ -115,7 +112,7 @@ func init() {
 			g := tp.Globals().(*CtlGather)
 //line ../ctl_gather.jdf:26
 			return g.data, rt.Ix(0)
-//line ctl_gather_jdf.go:119
+//line ctl_gather_jdf.go:116
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: ctlGatherJoinHook},
@@ -141,7 +138,7 @@ func ctlGatherWorkHook(task *rt.Task) error {
 	for j := range B {
 		B[j] = float64(k*len(B) + j)
 	}
-//line ctl_gather_jdf.go:145
+//line ctl_gather_jdf.go:142
 	return nil
 }
 
@@ -177,7 +174,7 @@ func ctlGatherJoinHook(task *rt.Task) error {
 		}
 	}
 	*total = s
-//line ctl_gather_jdf.go:181
+//line ctl_gather_jdf.go:178
 	return nil
 }
 

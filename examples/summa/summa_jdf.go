@@ -103,9 +103,6 @@ func init() {
 			{Kind: rt.CPU, Hook: summaREAD_AHook},
 		},
 	}
-}
-
-func init() {
 	summaREAD_B = rt.TaskClass{
 		Name: "READ_B", ID: 1, Locals: []string{"k", "n"}, Params: []int{0, 1},
 		Flows: []rt.Flow{{Name: "B", Access: rt.Read}},
@@ -139,15 +136,12 @@ func init() {
 			g, k, n_ := tp.Globals().(*Summa), l[0], l[1]
 //line ../summa.jdf:35
 			return g.descB, rt.Ix(k, n_)
-//line summa_jdf.go:143
+//line summa_jdf.go:140
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: summaREAD_BHook},
 		},
 	}
-}
-
-func init() {
 	summaGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 2, Locals: []string{"m", "n", "k"}, Params: []int{0, 1, 2},
 		Flows: []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
@@ -202,13 +196,13 @@ func init() {
 			g, k := tp.Globals().(*Summa), l[2]
 //line ../summa.jdf:52
 			return int32(g.kt - k)
-//line summa_jdf.go:206
+//line summa_jdf.go:200
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, m, n_ := tp.Globals().(*Summa), l[0], l[1]
 //line ../summa.jdf:47
 			return g.descC, rt.Ix(m, n_)
-//line summa_jdf.go:212
+//line summa_jdf.go:206
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: summaGEMMHook},
@@ -227,7 +221,7 @@ func summaREAD_AHook(task *rt.Task) error {
 	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-//line summa_jdf.go:231
+//line summa_jdf.go:225
 	return nil
 }
 
@@ -242,7 +236,7 @@ func summaREAD_BHook(task *rt.Task) error {
 	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-//line summa_jdf.go:246
+//line summa_jdf.go:240
 	return nil
 }
 
@@ -265,7 +259,7 @@ func summaGEMMHook(task *rt.Task) error {
 //line ../summa.jdf:55
 	return blas.Dgemm(blas.NoTrans, blas.NoTrans, descC.TileRows(m), descC.TileCols(n), descA.TileCols(k),
 		1, A, descA.MB, B, descB.MB, 1, C, descC.MB)
-//line summa_jdf.go:269
+//line summa_jdf.go:263
 }
 
 // summaSource locates the classes and the dependencies (Deps[class][flow][dep]) of summa.jdf.

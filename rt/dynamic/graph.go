@@ -127,8 +127,8 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 	if cfg.keep {
 		g.keep = &kept{}
 	}
-	if cfg.node == nil && c.Ranks() > 1 {
-		return nil, fmt.Errorf("%w: the context runs %d ranks", ErrNoNode, c.Ranks())
+	if cfg.node == nil && rt.Impl.Ranks(c) > 1 {
+		return nil, fmt.Errorf("%w: the context runs %d ranks", ErrNoNode, rt.Impl.Ranks(c))
 	}
 	g.tp = rt.NewTaskpool(cfg.name, g)
 	g.tp.SetPriority(cfg.prio)

@@ -43,16 +43,16 @@ func init() {
 	gpuBody := &gpu.Incarnation{Name: "F/gpu", Submit: func(d *gpu.Device, w *gpu.Task, s *gpu.Stream) gpu.Result {
 		task := w.EC().(*rt.Task)
 		r := fmOf(task)
-		if i := task.Local(0); i == fmAt && r.kind.gpu != nil {
+		if i := task.Locals()[0]; i == fmAt && r.kind.gpu != nil {
 			return r.kind.gpu(r, w, s)
 		}
 		return kernelOK(0, d, w, s)
 	}}
 	gpuInc := rt.Incarnation{Kind: rt.GPU, Device: gpuBody, Evaluate: rt.EvaluateOf(func(t *rt.Task) bool {
-		return t.Local(0) != fmAt || fmOf(t).kind.cpu == nil
+		return t.Locals()[0] != fmAt || fmOf(t).kind.cpu == nil
 	})}
 	cpuInc := rt.Incarnation{Kind: rt.CPU, Hook: func(t *rt.Task) error {
-		if r := fmOf(t); t.Local(0) == fmAt && r.kind.cpu != nil {
+		if r := fmOf(t); t.Locals()[0] == fmAt && r.kind.cpu != nil {
 			return r.kind.cpu()
 		}
 		return nil

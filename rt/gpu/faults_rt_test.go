@@ -29,7 +29,7 @@ var gpuFaultT rt.TaskClass
 func init() {
 	body := &gpu.Incarnation{Name: "G/gpu", Submit: func(d *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 		task := t.EC().(*rt.Task)
-		return task.Taskpool().Globals().(*gpuFault).Hook(task.Local(0), d, t, s)
+		return task.Taskpool().Globals().(*gpuFault).Hook(task.Locals()[0], d, t, s)
 	}}
 	gpuFaultT = rt.TaskClass{
 		Name: "G", Locals: []string{"i"}, Params: []int{0},

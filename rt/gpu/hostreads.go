@@ -180,7 +180,7 @@ func (r *RTDevice) hostFlows(t *rt.Task, gi *Incarnation, written uint64) (toHos
 	}
 	tp := t.Taskpool()
 	ctx := tp.Context()
-	if ctx == nil || ctx.Ranks() > 1 {
+	if ctx == nil || rt.Impl.Ranks(ctx) > 1 {
 		return written, 0
 	}
 	v := &hostNeeds{r: r, ctx: ctx, t: t}

@@ -438,7 +438,7 @@ func (p *rtProfiler) Begin(track int, name string, t *Task) {
 			if o.n == len(o.args) {
 				break
 			}
-			o.args[o.n] = int64(task.Local(s))
+			o.args[o.n] = int64(task.Locals()[s])
 			o.n++
 		}
 	}

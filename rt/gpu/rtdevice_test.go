@@ -85,8 +85,8 @@ func init() {
 			return tp.Globals().(*affine).V, rt.Ix(l[0])
 		},
 		Prepare: func(task *rt.Task) error {
-			if task.Local(1) == 0 {
-				task.SetFlow(0, task.Taskpool().Globals().(*affine).V.DataOf(rt.Ix(task.Local(0))).Host())
+			if task.Locals()[1] == 0 {
+				task.SetFlow(0, task.Taskpool().Globals().(*affine).V.DataOf(rt.Ix(task.Locals()[0])).Host())
 			}
 			return nil
 		},
@@ -107,8 +107,8 @@ func init() {
 		Incarnations: []rt.Incarnation{
 			// Evaluate keeps the odd steps off the devices; Select (device = k)
 			// pins the even ones to a device, so none is shared with the CPU.
-			{Kind: rt.GPU, Device: gpuBody, Evaluate: rt.EvaluateOf(func(t *rt.Task) bool { return t.Local(1)%2 == 0 }),
-				Select: func(t *rt.Task) int { return t.Local(0) }},
+			{Kind: rt.GPU, Device: gpuBody, Evaluate: rt.EvaluateOf(func(t *rt.Task) bool { return t.Locals()[1]%2 == 0 }),
+				Select: func(t *rt.Task) int { return t.Locals()[0] }},
 			{Kind: rt.CPU, Hook: func(t *rt.Task) error {
 				x := t.Flow(0).Float64s()
 				for i := range x {
@@ -276,7 +276,7 @@ func init() {
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "P/gpu", Submit: func(d *gpu.Device, task *gpu.Task, s *gpu.Stream) gpu.Result {
-				k := task.EC().(*rt.Task).Local(0)
+				k := task.EC().(*rt.Task).Locals()[0]
 				if err := s.Launch("test.ramp", gpu.Dim3{X: 1}, gpu.Dim3{X: 1}, task.Buffer(0), float64(k)); err != nil {
 					return gpu.Error
 				}
@@ -293,7 +293,7 @@ func init() {
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: func(t *rt.Task) error {
 				g := t.Taskpool().Globals().(*fill)
-				g.got[t.Local(0)] = append([]float64(nil), t.Flow(0).Float64s()...)
+				g.got[t.Locals()[0]] = append([]float64(nil), t.Flow(0).Float64s()...)
 				return nil
 			}},
 		},

@@ -58,7 +58,7 @@ func init() {
 		Goal:     func(tp *rt.Taskpool, l *rt.Locals) uint32 { return uint32(min(l[0], 1)) },
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return pg(tp).v, rt.Ix(l[0]) },
 		Prepare: func(t *rt.Task) error {
-			if t.Local(0) == 0 {
+			if t.Locals()[0] == 0 {
 				return t.BindElement(0, pg(t.Taskpool()).v, rt.Ix(0))
 			}
 			return nil
@@ -80,7 +80,7 @@ func init() {
 			if g := pg(t.Taskpool()).gate; g != nil {
 				<-g
 			}
-			if p := pg(t.Taskpool()); t.Local(0) == p.failAt {
+			if p := pg(t.Taskpool()); t.Locals()[0] == p.failAt {
 				if p.fault != nil {
 					return p.fault()
 				}
@@ -110,11 +110,11 @@ func init() {
 			p := pg(t.Taskpool())
 			x := t.Flow(0).Float64s()
 			if len(x) != p.nb {
-				return fmt.Errorf("C(%d) got %d elements, want %d", t.Local(0), len(x), p.nb)
+				return fmt.Errorf("C(%d) got %d elements, want %d", t.Locals()[0], len(x), p.nb)
 			}
 			for i, v := range x {
 				if v != float64(i+p.n) {
-					return fmt.Errorf("C(%d): x[%d] = %g, want %d", t.Local(0), i, v, i+p.n)
+					return fmt.Errorf("C(%d): x[%d] = %g, want %d", t.Locals()[0], i, v, i+p.n)
 				}
 			}
 			p.seen.Add(1)

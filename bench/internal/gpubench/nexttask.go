@@ -472,7 +472,7 @@ var ntGPU, ntCPU, ntSucc rt.TaskClass
 // body (by default: launch the kernel, DONE).
 var ntGPUBody = &gpu.Incarnation{Name: "G/gpu", Submit: func(d *gpu.Device, t *gpu.Task, st *gpu.Stream) gpu.Result {
 	task := t.EC().(*rt.Task)
-	gl, g := ntOf(task.Taskpool()), task.Local(0)
+	gl, g := ntOf(task.Taskpool()), task.Locals()[0]
 	gl.device[g] = int32(d.Index())
 	return gl.gpuBody(d, t, st, g)
 }}
@@ -554,7 +554,7 @@ func init() {
 		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error {
 			gl := ntOf(t.Taskpool())
 			if gl.probe != nil {
-				gl.probe(t.Local(0), t.Local(1))
+				gl.probe(t.Locals()[0], t.Locals()[1])
 			}
 			if gl.spinFor > 0 {
 				spin(gl.spinFor)

@@ -149,9 +149,6 @@ func init() {
 			{Kind: rt.CPU, Hook: geqrfGEQRTHook},
 		},
 	}
-}
-
-func init() {
 	geqrfUNMQR = rt.TaskClass{
 		Name: "UNMQR", ID: 1, Locals: []string{"k", "n"}, Params: []int{0, 1},
 		Flows: []rt.Flow{{Name: "V", Access: rt.Read}, {Name: "T", Access: rt.Read}, {Name: "C", Access: rt.RW}},
@@ -204,21 +201,18 @@ func init() {
 			g, n_ := tp.Globals().(*Geqrf), l[1]
 //line ../../geqrf.jdf:100
 			return int32(4*(g.nt-n_) + 2)
-//line geqrf_jdf.go:208
+//line geqrf_jdf.go:205
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, k, n_ := tp.Globals().(*Geqrf), l[0], l[1]
 //line ../../geqrf.jdf:94
 			return g.descA, rt.Ix(k, n_)
-//line geqrf_jdf.go:214
+//line geqrf_jdf.go:211
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: geqrfUNMQRHook},
 		},
 	}
-}
-
-func init() {
 	geqrfTSQRT = rt.TaskClass{
 		Name: "TSQRT", ID: 2, Locals: []string{"k", "m"}, Params: []int{0, 1},
 		Flows:        []rt.Flow{{Name: "A1", Access: rt.RW}, {Name: "A2", Access: rt.RW}, {Name: "T", Access: rt.RW}},
@@ -292,21 +286,18 @@ func init() {
 			g, k := tp.Globals().(*Geqrf), l[0]
 //line ../../geqrf.jdf:126
 			return int32(4*(g.nt-k) + 3)
-//line geqrf_jdf.go:296
+//line geqrf_jdf.go:290
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, k, m := tp.Globals().(*Geqrf), l[0], l[1]
 //line ../../geqrf.jdf:117
 			return g.descA, rt.Ix(m, k)
-//line geqrf_jdf.go:302
+//line geqrf_jdf.go:296
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: geqrfTSQRTHook},
 		},
 	}
-}
-
-func init() {
 	geqrfTSMQR = rt.TaskClass{
 		Name: "TSMQR", ID: 3, Locals: []string{"k", "m", "n"}, Params: []int{0, 1, 2},
 		Flows: []rt.Flow{
@@ -393,13 +384,13 @@ func init() {
 			g, n_ := tp.Globals().(*Geqrf), l[2]
 //line ../../geqrf.jdf:155
 			return int32(4*(g.nt-n_) + 1)
-//line geqrf_jdf.go:397
+//line geqrf_jdf.go:388
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, m, n_ := tp.Globals().(*Geqrf), l[1], l[2]
 //line ../../geqrf.jdf:145
 			return g.descA, rt.Ix(m, n_)
-//line geqrf_jdf.go:403
+//line geqrf_jdf.go:394
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: geqrfTSMQRHook},
@@ -436,7 +427,7 @@ func geqrfGEQRTHook(task *rt.Task) error {
 			copy(V, A)
 		}
 	}
-//line geqrf_jdf.go:440
+//line geqrf_jdf.go:431
 	return nil
 }
 
@@ -465,7 +456,7 @@ func geqrfUNMQRHook(task *rt.Task) error {
 		return impl.Dgemqrt(blas.Left, blas.Trans, rows, descA.TileCols(n), refl, IB,
 			V, descA.MB, T, IB, C, descA.MB, work)
 	}
-//line geqrf_jdf.go:469
+//line geqrf_jdf.go:460
 }
 
 // geqrfTSQRTComplete reports whether the instance of TSQRT whose parameters are in l lies in its execution space.
@@ -494,7 +485,7 @@ func geqrfTSQRTHook(task *rt.Task) error {
 			return fmt.Errorf("tiles (%d, %d) and (%d, %d): %w", k, k, m, k, err)
 		}
 	}
-//line geqrf_jdf.go:498
+//line geqrf_jdf.go:489
 	return nil
 }
 
@@ -525,7 +516,7 @@ func geqrfTSMQRHook(task *rt.Task) error {
 		return impl.Dtpmqrt(blas.Left, blas.Trans, descA.TileRows(m), descA.TileCols(n), refl, 0, IB,
 			V, descA.MB, T, IB, A1, descA.MB, A2, descA.MB, work)
 	}
-//line geqrf_jdf.go:529
+//line geqrf_jdf.go:520
 }
 
 // geqrfSource locates the classes and the dependencies (Deps[class][flow][dep]) of geqrf.jdf.

@@ -252,9 +252,6 @@ func init() {
 			{Kind: rt.CPU, Hook: potrfPOTRFHook},
 		},
 	}
-}
-
-func init() {
 	potrfTRSM = rt.TaskClass{
 		Name: "TRSM", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
 		Flows: []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "I", Access: rt.Read}, {Name: "C", Access: rt.RW}},
@@ -320,22 +317,19 @@ func init() {
 				tern0 = 2
 			}
 			return int32(4*(g.mt-k) + tern0)
-//line potrf_jdf.go:324
+//line potrf_jdf.go:321
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, k, m := tp.Globals().(*Potrf), l[0], l[1]
 //line ../../potrf.jdf:194
 			return g.descA, rt.Ix(m, k)
-//line potrf_jdf.go:330
+//line potrf_jdf.go:327
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "TRSM/GPU", Type: gpu.TypeAny, Submit: potrfTRSMSubmitGPU, Batch: true}},
 			{Kind: rt.CPU, Hook: potrfTRSMHook},
 		},
 	}
-}
-
-func init() {
 	potrfSYRK = rt.TaskClass{
 		Name: "SYRK", ID: 2, Locals: []string{"k", "m"}, Params: []int{0, 1},
 		Flows: []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "T", Access: rt.RW}},
@@ -383,22 +377,19 @@ func init() {
 			g, m := tp.Globals().(*Potrf), l[1]
 //line ../../potrf.jdf:250
 			return int32(4*(g.mt-m) + 1)
-//line potrf_jdf.go:387
+//line potrf_jdf.go:381
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, m := tp.Globals().(*Potrf), l[1]
 //line ../../potrf.jdf:246
 			return g.descA, rt.Ix(m, m)
-//line potrf_jdf.go:393
+//line potrf_jdf.go:387
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "SYRK/GPU", Type: gpu.TypeAny, Submit: potrfSYRKSubmitGPU}},
 			{Kind: rt.CPU, Hook: potrfSYRKHook},
 		},
 	}
-}
-
-func init() {
 	potrfGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 3, Locals: []string{"k", "m", "n"}, Params: []int{1, 2, 0},
 		Flows: []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
@@ -454,13 +445,13 @@ func init() {
 			g, n_ := tp.Globals().(*Potrf), l[2]
 //line ../../potrf.jdf:276
 			return int32(4 * (g.mt - n_))
-//line potrf_jdf.go:458
+//line potrf_jdf.go:449
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, m, n_ := tp.Globals().(*Potrf), l[1], l[2]
 //line ../../potrf.jdf:271
 			return g.descA, rt.Ix(m, n_)
-//line potrf_jdf.go:464
+//line potrf_jdf.go:455
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "GEMM/GPU", Type: gpu.TypeAny, Submit: potrfGEMMSubmitGPU, Batch: true}},
@@ -492,7 +483,7 @@ func potrfPOTRFSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gp
 			return task.Fail(err)
 		}
 	}
-//line potrf_jdf.go:496
+//line potrf_jdf.go:487
 	return gpu.Done
 }
 
@@ -515,7 +506,7 @@ func potrfPOTRFHook(task *rt.Task) error {
 	}
 	copy(I, E)
 	return impl.Dtrsm(blas.Left, blas.Lower, blas.NoTrans, blas.NonUnit, n, n, 1, T, descA.MB, I, descA.MB)
-//line potrf_jdf.go:519
+//line potrf_jdf.go:510
 }
 
 // potrfTRSMComplete reports whether the instance of TRSM whose parameters are in l lies in its execution space.
@@ -574,7 +565,7 @@ func potrfTRSMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 	if err := groups.launch(stream, descA.MB, 1, 0); err != nil {
 		return task.Fail(err)
 	}
-//line potrf_jdf.go:578
+//line potrf_jdf.go:569
 	return gpu.Done
 }
 
@@ -584,7 +575,7 @@ func potrfTRSMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	g := head.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
 //line ../../potrf.jdf:203
 	batchMax, batchMatch := g.gemm_batch, apart
-//line potrf_jdf.go:588
+//line potrf_jdf.go:579
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -600,7 +591,7 @@ func potrfTRSMHook(task *rt.Task) error {
 //line ../../potrf.jdf:237
 	return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 		descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
-//line potrf_jdf.go:604
+//line potrf_jdf.go:595
 }
 
 // potrfSYRKComplete reports whether the instance of SYRK whose parameters are in l lies in its execution space.
@@ -618,7 +609,7 @@ func potrfSYRKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 		-1, A, descA.MB, 1, T, descA.MB); err != nil {
 		return task.Fail(err)
 	}
-//line potrf_jdf.go:622
+//line potrf_jdf.go:613
 	return gpu.Done
 }
 
@@ -634,7 +625,7 @@ func potrfSYRKHook(task *rt.Task) error {
 //line ../../potrf.jdf:261
 	return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 		-1, A, descA.MB, 1, T, descA.MB)
-//line potrf_jdf.go:638
+//line potrf_jdf.go:629
 }
 
 // potrfGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
@@ -673,7 +664,7 @@ func potrfGEMMSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu
 	if err := groups.launch(stream, descA.MB, -1, 1); err != nil {
 		return task.Fail(err)
 	}
-//line potrf_jdf.go:677
+//line potrf_jdf.go:668
 	return gpu.Done
 }
 
@@ -683,7 +674,7 @@ func potrfGEMMBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	g := head.EC().(*rt.Task).Taskpool().Globals().(*Potrf)
 //line ../../potrf.jdf:277
 	batchMax := g.gemm_batch
-//line potrf_jdf.go:687
+//line potrf_jdf.go:678
 	return gpu.BatchPolicy{Max: batchMax}
 }
 
@@ -699,7 +690,7 @@ func potrfGEMMHook(task *rt.Task) error {
 //line ../../potrf.jdf:291
 	return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 		-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
-//line potrf_jdf.go:703
+//line potrf_jdf.go:694
 }
 
 // potrfSource locates the classes and the dependencies (Deps[class][flow][dep]) of potrf.jdf.

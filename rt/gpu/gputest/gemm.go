@@ -67,7 +67,7 @@ func init() {
 		},
 		Prepare: func(t *rt.Task) error {
 			g := gg(t.Taskpool())
-			m, n, k := t.Local(0), t.Local(1), t.Local(2)
+			m, n, k := t.Locals()[0], t.Locals()[1], t.Locals()[2]
 			element(t, 0, g.A, m, k)
 			element(t, 1, g.B, k, n)
 			if k == 0 {
@@ -89,9 +89,9 @@ func init() {
 			e.Data(2, 1, g.C, ix2(m, n))
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return gg(tp).C, ix2(l[0], l[1]) },
-		Incarnations: incarnations(tiledGemmGPU, func(t *rt.Task) (int, int) { return t.Local(0), t.Local(1) }, func(t *rt.Task) error {
+		Incarnations: incarnations(tiledGemmGPU, func(t *rt.Task) (int, int) { return t.Locals()[0], t.Locals()[1] }, func(t *rt.Task) error {
 			g := gg(t.Taskpool())
-			m, n, k := t.Local(0), t.Local(1), t.Local(2)
+			m, n, k := t.Locals()[0], t.Locals()[1], t.Locals()[2]
 			cpu := g.CPU
 			if cpu == nil {
 				cpu = blas.Gonum()
@@ -106,7 +106,7 @@ func init() {
 func gemmShape(t *gpu.Task) (m, n, k int) {
 	task := t.EC().(*rt.Task)
 	g := gg(task.Taskpool())
-	return g.C.TileRows(task.Local(0)), g.C.TileCols(task.Local(1)), g.A.TileCols(task.Local(2))
+	return g.C.TileRows(task.Locals()[0]), g.C.TileCols(task.Locals()[1]), g.A.TileCols(task.Locals()[2])
 }
 
 // sameShape accepts candidates whose product has the head's shape.
@@ -146,7 +146,7 @@ func tiledGemmSubmit(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 // gemmFinal returns the flow of a GEMM task that carries its tile's final
 // value, or -1.
 func gemmFinal(g *Gemm, task *rt.Task) int {
-	if task.Local(2) == g.A.NT-1 {
+	if task.Locals()[2] == g.A.NT-1 {
 		return 2
 	}
 	return -1
@@ -193,13 +193,13 @@ func init() {
 			return l[0] >= 0 && l[0] < g.A.MT && l[1] >= 0 && l[1] < g.A.NT && (!g.Lower || l[0] >= l[1])
 		},
 		Prepare: func(t *rt.Task) error {
-			element(t, 0, tg(t.Taskpool()).A, t.Local(0), t.Local(1))
+			element(t, 0, tg(t.Taskpool()).A, t.Locals()[0], t.Locals()[1])
 			return nil
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return tg(tp).A, ix2(l[0], l[1]) },
 		Incarnations: incarnations(&gpu.Incarnation{Name: "TOUCH/gpu",
 			Submit: func(*gpu.Device, *gpu.Task, *gpu.Stream) gpu.Result { return gpu.Done }},
-			func(t *rt.Task) (int, int) { return t.Local(0), t.Local(1) },
+			func(t *rt.Task) (int, int) { return t.Locals()[0], t.Locals()[1] },
 			func(*rt.Task) error { return nil }),
 	}
 }

@@ -110,7 +110,7 @@ func init() {
 			return 0
 		},
 		Prepare: func(t *rt.Task) error {
-			if t.Local(0) == 0 {
+			if t.Locals()[0] == 0 {
 				element(t, 0, pg(t.Taskpool()).A, 0, 0)
 			}
 			return nil
@@ -129,9 +129,9 @@ func init() {
 		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 { return int32(4*(pg(tp).A.MT-l[0]) + 3) },
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return pg(tp).A, ix2(l[0], l[0]) },
 		Incarnations: incarnations(&gpu.Incarnation{Name: "POTRF/gpu", Submit: potrfGPU, StageOut: stageOut},
-			func(t *rt.Task) (int, int) { return t.Local(0), t.Local(0) },
+			func(t *rt.Task) (int, int) { return t.Locals()[0], t.Locals()[0] },
 			func(t *rt.Task) error {
-				g, k := pg(t.Taskpool()), t.Local(0)
+				g, k := pg(t.Taskpool()), t.Locals()[0]
 				return g.cpu().Dpotrf(blas.Lower, g.A.TileRows(k), t.Flow(0).Float64s(), g.A.MB)
 			}),
 	}
@@ -157,8 +157,8 @@ func init() {
 			return 1
 		},
 		Prepare: func(t *rt.Task) error {
-			if t.Local(0) == 0 {
-				element(t, 1, pg(t.Taskpool()).A, t.Local(1), 0)
+			if t.Locals()[0] == 0 {
+				element(t, 1, pg(t.Taskpool()).A, t.Locals()[1], 0)
 			}
 			return nil
 		},
@@ -182,9 +182,9 @@ func init() {
 		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 { return int32(4*(pg(tp).A.MT-l[0]) + 2) },
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return pg(tp).A, ix2(l[1], l[0]) },
 		Incarnations: incarnations(&gpu.Incarnation{Name: "TRSM/gpu", Submit: trsmGPU, StageOut: stageOut},
-			func(t *rt.Task) (int, int) { return t.Local(1), t.Local(0) },
+			func(t *rt.Task) (int, int) { return t.Locals()[1], t.Locals()[0] },
 			func(t *rt.Task) error {
-				g, k, m := pg(t.Taskpool()), t.Local(0), t.Local(1)
+				g, k, m := pg(t.Taskpool()), t.Locals()[0], t.Locals()[1]
 				return g.cpu().Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, g.A.TileRows(m), g.A.TileCols(k),
 					1, t.Flow(0).Float64s(), g.A.MB, t.Flow(1).Float64s(), g.A.MB)
 			}),
@@ -196,8 +196,8 @@ func init() {
 		Complete: func(tp *rt.Taskpool, l *rt.Locals) bool { return trsmIn(tp, l) },
 		Goal:     trsmC.Goal,
 		Prepare: func(t *rt.Task) error {
-			if t.Local(0) == 0 {
-				m := t.Local(1)
+			if t.Locals()[0] == 0 {
+				m := t.Locals()[1]
 				element(t, 1, pg(t.Taskpool()).A, m, m)
 			}
 			return nil
@@ -218,9 +218,9 @@ func init() {
 		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 { return int32(4*(pg(tp).A.MT-l[1]) + 1) },
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return pg(tp).A, ix2(l[1], l[1]) },
 		Incarnations: incarnations(&gpu.Incarnation{Name: "SYRK/gpu", Submit: syrkGPU, StageOut: stageOut},
-			func(t *rt.Task) (int, int) { return t.Local(1), t.Local(1) },
+			func(t *rt.Task) (int, int) { return t.Locals()[1], t.Locals()[1] },
 			func(t *rt.Task) error {
-				g, k, m := pg(t.Taskpool()), t.Local(0), t.Local(1)
+				g, k, m := pg(t.Taskpool()), t.Locals()[0], t.Locals()[1]
 				return g.cpu().Dsyrk(blas.Lower, blas.NoTrans, g.A.TileRows(m), g.A.TileCols(k),
 					-1, t.Flow(0).Float64s(), g.A.MB, 1, t.Flow(1).Float64s(), g.A.MB)
 			}),
@@ -249,8 +249,8 @@ func init() {
 			return 2
 		},
 		Prepare: func(t *rt.Task) error {
-			if t.Local(0) == 0 {
-				element(t, 2, pg(t.Taskpool()).A, t.Local(1), t.Local(2))
+			if t.Locals()[0] == 0 {
+				element(t, 2, pg(t.Taskpool()).A, t.Locals()[1], t.Locals()[2])
 			}
 			return nil
 		},
@@ -270,9 +270,9 @@ func init() {
 		Priority: func(tp *rt.Taskpool, l *rt.Locals) int32 { return int32(4 * (pg(tp).A.MT - l[2])) },
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return pg(tp).A, ix2(l[1], l[2]) },
 		Incarnations: incarnations(&gpu.Incarnation{Name: "GEMM/gpu", Submit: gemmGPU, StageOut: stageOut},
-			func(t *rt.Task) (int, int) { return t.Local(1), t.Local(2) },
+			func(t *rt.Task) (int, int) { return t.Locals()[1], t.Locals()[2] },
 			func(t *rt.Task) error {
-				g, k, m, n := pg(t.Taskpool()), t.Local(0), t.Local(1), t.Local(2)
+				g, k, m, n := pg(t.Taskpool()), t.Locals()[0], t.Locals()[1], t.Locals()[2]
 				return g.cpu().Dgemm(blas.NoTrans, blas.Trans, g.A.TileRows(m), g.A.TileRows(n), g.A.TileCols(k),
 					-1, t.Flow(0).Float64s(), g.A.MB, t.Flow(1).Float64s(), g.A.MB, 1, t.Flow(2).Float64s(), g.A.MB)
 			}),
@@ -293,7 +293,7 @@ func gemmIn(tp *rt.Taskpool, l *rt.Locals) bool {
 
 func potrfGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	task, g := rtTask(t)
-	k := task.Local(0)
+	k := task.Locals()[0]
 	if err := s.Dpotrf(blas.Lower, g.A.TileRows(k), t.Buffer(0), g.A.MB); err != nil {
 		return failed(t, err)
 	}
@@ -302,7 +302,7 @@ func potrfGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 
 func trsmGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	task, g := rtTask(t)
-	k, m := task.Local(0), task.Local(1)
+	k, m := task.Locals()[0], task.Locals()[1]
 	if err := s.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit, g.A.TileRows(m), g.A.TileCols(k),
 		1, t.Buffer(0), g.A.MB, t.Buffer(1), g.A.MB); err != nil {
 		return failed(t, err)
@@ -312,7 +312,7 @@ func trsmGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 
 func syrkGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	task, g := rtTask(t)
-	k, m := task.Local(0), task.Local(1)
+	k, m := task.Locals()[0], task.Locals()[1]
 	if err := s.Dsyrk(blas.Lower, blas.NoTrans, g.A.TileRows(m), g.A.TileCols(k),
 		-1, t.Buffer(0), g.A.MB, 1, t.Buffer(1), g.A.MB); err != nil {
 		return failed(t, err)
@@ -322,7 +322,7 @@ func syrkGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 
 func gemmGPU(_ *gpu.Device, t *gpu.Task, s *gpu.Stream) gpu.Result {
 	task, g := rtTask(t)
-	k, m, n := task.Local(0), task.Local(1), task.Local(2)
+	k, m, n := task.Locals()[0], task.Locals()[1], task.Locals()[2]
 	if err := s.Dgemm(blas.NoTrans, blas.Trans, g.A.TileRows(m), g.A.TileRows(n), g.A.TileCols(k),
 		-1, t.Buffer(0), g.A.MB, t.Buffer(1), g.A.MB, 1, t.Buffer(2), g.A.MB); err != nil {
 		return failed(t, err)

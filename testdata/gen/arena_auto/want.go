@@ -107,9 +107,6 @@ func init() {
 			{Kind: rt.CPU, Hook: autoArenaPHook},
 		},
 	}
-}
-
-func init() {
 	autoArenaQ = rt.TaskClass{
 		Name: "Q", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.Read}, {Name: "D", Access: rt.RW}},
@@ -152,7 +149,7 @@ func init() {
 			g, k := tp.Globals().(*AutoArena), l[0]
 //line in.jdf:35
 			return g.V, rt.Ix(k)
-//line want.go:156
+//line want.go:153
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: autoArenaQHook},
@@ -195,7 +192,7 @@ func autoArenaPHook(task *rt.Task) error {
 	for i := range W {
 		W[i] = float32(len(W))
 	}
-//line want.go:199
+//line want.go:196
 	return nil
 }
 
@@ -217,7 +214,7 @@ func autoArenaQHook(task *rt.Task) error {
 	if A != nil {
 		D[0] += A[len(A)-1]
 	}
-//line want.go:221
+//line want.go:218
 	return nil
 }
 
@@ -262,4 +259,4 @@ func Case() error {
 	return fmt.Errorf("V = %v %v %v", v.Block(0)[0], v.Block(1)[0], v.Block(2)[0])
 }
 
-//line want.go:266
+//line want.go:263

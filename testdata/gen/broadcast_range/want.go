@@ -86,9 +86,6 @@ func init() {
 			{Kind: rt.CPU, Hook: bcastPanelHook},
 		},
 	}
-}
-
-func init() {
 	bcastUpdate = rt.TaskClass{
 		Name: "Update", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
 		Flows: []rt.Flow{{Name: "P", Access: rt.Read}, {Name: "C", Access: rt.RW}, {Name: "G", Access: rt.CTL}},
@@ -130,15 +127,12 @@ func init() {
 			g, k, m := tp.Globals().(*Bcast), l[0], l[1]
 //line in.jdf:21
 			return g.A, rt.Ix(m, k)
-//line want.go:134
+//line want.go:131
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: bcastUpdateHook},
 		},
 	}
-}
-
-func init() {
 	bcastDone = rt.TaskClass{
 		Name: "Done", ID: 2, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "G", Access: rt.CTL}},
@@ -166,7 +160,7 @@ func init() {
 			g, k := tp.Globals().(*Bcast), l[0]
 //line in.jdf:34
 			return g.A, rt.Ix(k, k)
-//line want.go:170
+//line want.go:164
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: bcastDoneHook},
@@ -185,7 +179,7 @@ func bcastPanelHook(task *rt.Task) error {
 	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-//line want.go:189
+//line want.go:183
 	return nil
 }
 
@@ -204,7 +198,7 @@ func bcastUpdateHook(task *rt.Task) error {
 	}
 //line in.jdf:28
 	C[0] += P[0]
-//line want.go:208
+//line want.go:202
 	return nil
 }
 
@@ -230,7 +224,7 @@ func bcastDoneGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 
 // bcastDoneHook runs the CPU body of Done(k) at in.jdf:36:1.
 func bcastDoneHook(task *rt.Task) error {
-//line want.go:234
+//line want.go:228
 	return nil
 }
 
@@ -285,4 +279,4 @@ func Case() error {
 		a.Tile(1, 0)[0], a.Tile(3, 0)[0], a.Tile(3, 2)[0], a.Tile(0, 1)[0], tp.Total())
 }
 
-//line want.go:289
+//line want.go:283

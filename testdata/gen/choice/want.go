@@ -133,9 +133,6 @@ func init() {
 			{Kind: rt.CPU, Hook: choiceChoiceHook},
 		},
 	}
-}
-
-func init() {
 	choiceTA = rt.TaskClass{
 		Name: "TA", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "D", Access: rt.RW}},
@@ -165,15 +162,12 @@ func init() {
 			g, k := tp.Globals().(*Choice), l[0]
 //line in.jdf:63
 			return g.A, rt.Ix(k + 1)
-//line want.go:169
+//line want.go:166
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: choiceTAHook},
 		},
 	}
-}
-
-func init() {
 	choiceTB = rt.TaskClass{
 		Name: "TB", ID: 2, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "D", Access: rt.RW}},
@@ -203,7 +197,7 @@ func init() {
 			g, k := tp.Globals().(*Choice), l[0]
 //line in.jdf:77
 			return g.A, rt.Ix(k + 1)
-//line want.go:207
+//line want.go:201
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: choiceTBHook},
@@ -231,7 +225,7 @@ func choiceChoiceHook(task *rt.Task) error {
 	if k < NT {
 		decision.Set(k, choose(k))
 	}
-//line want.go:235
+//line want.go:229
 	return nil
 }
 
@@ -254,7 +248,7 @@ func choiceTAHook(task *rt.Task) error {
 	decision.Set(k, 1)
 	D[0] += 10
 	return tp.SkipTasks(1) // TB(k) does not run
-//line want.go:258
+//line want.go:252
 }
 
 // choiceTBComplete reports whether the instance of TB whose parameters are in l lies in its execution space.
@@ -276,7 +270,7 @@ func choiceTBHook(task *rt.Task) error {
 	decision.Set(k, 2)
 	D[0] += 100
 	return tp.SkipTasks(1) // TA(k) does not run
-//line want.go:280
+//line want.go:274
 }
 
 // choiceSource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
@@ -403,4 +397,4 @@ func Case() error {
 	return fmt.Errorf("every task ran once on 1 and 2 workers and on 2 ranks")
 }
 
-//line want.go:407
+//line want.go:401

@@ -17,7 +17,7 @@ import (
 //
 //line in.jdf:10
 func sameParity(cand, head *rt.Task) rt.BatchAction {
-	if cand.Local(0)%2 != head.Local(0)%2 {
+	if cand.Locals()[0]%2 != head.Locals()[0]%2 {
 		return rt.Reject
 	}
 	return rt.Accept
@@ -103,9 +103,6 @@ func init() {
 			}},
 		},
 	}
-}
-
-func init() {
 	cpuBatchADD = rt.TaskClass{
 		Name: "ADD", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "X", Access: rt.RW}, {Name: "C", Access: rt.CTL}},
@@ -138,7 +135,7 @@ func init() {
 			g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:43
 			return g.V, rt.Ix(k)
-//line want.go:142
+//line want.go:139
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: cpuBatchADDHook, Evaluate: rt.EvaluateOf(func(task *rt.Task) bool {
@@ -151,9 +148,6 @@ func init() {
 			}},
 		},
 	}
-}
-
-func init() {
 	cpuBatchTICK = rt.TaskClass{
 		Name: "TICK", ID: 2, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "C", Access: rt.CTL}},
@@ -179,7 +173,7 @@ func init() {
 			g, k := tp.Globals().(*CpuBatch), l[0]
 //line in.jdf:65
 			return g.V, rt.Ix(k)
-//line want.go:183
+//line want.go:177
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.GPU, Device: &gpu.Incarnation{Name: "TICK/GPU", Type: gpu.TypeAny, Submit: cpuBatchTICKSubmitGPU, Batch: true}},
@@ -229,7 +223,7 @@ func cpuBatchSCALEHook(task *rt.Task) error {
 			m.X[i] *= 2
 		}
 	}
-//line want.go:233
+//line want.go:227
 	return nil
 }
 
@@ -239,7 +233,7 @@ func cpuBatchSCALEBatch(head *rt.Task) rt.BatchPolicy {
 	g := head.Taskpool().Globals().(*CpuBatch)
 //line in.jdf:30
 	batchMax, batchMatch := g.BATCH, sameParity
-//line want.go:243
+//line want.go:237
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -296,7 +290,7 @@ func cpuBatchADDHook(task *rt.Task) error {
 			m.X[i] += float64(m.k)
 		}
 	}
-//line want.go:300
+//line want.go:294
 	return nil
 }
 
@@ -305,11 +299,11 @@ func cpuBatchADDHook(task *rt.Task) error {
 func cpuBatchADDBatch(head *rt.Task) rt.BatchPolicy {
 //line in.jdf:47
 	batchMax := 3
-//line want.go:309
+//line want.go:303
 	batchMatch := func(cand, head *rt.Task) rt.BatchAction {
 //line in.jdf:47
 		return rt.Accept
-//line want.go:313
+//line want.go:307
 	}
 	return rt.BatchPolicy{Max: batchMax, User: batchMatch}
 }
@@ -358,7 +352,7 @@ func cpuBatchTICKSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) 
 	}
 //line in.jdf:69
 	return gpu.Error
-//line want.go:362
+//line want.go:356
 }
 
 // cpuBatchTICKBatchGPU is the batch-match policy of the GPU body of TICK for a ring headed
@@ -391,7 +385,7 @@ func cpuBatchTICKHook(task *rt.Task) error {
 	for range task.Ring() {
 	}
 	RINGS.Add(1)
-//line want.go:395
+//line want.go:389
 	return nil
 }
 
@@ -432,7 +426,7 @@ func cpuBatchADDInline1(tp *CpuBatch, k int, task *rt.Task) bool {
 	_ = N
 //line in.jdf:47
 	return k < N
-//line want.go:436
+//line want.go:430
 }
 
 //line in.jdf:86
@@ -471,4 +465,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; TICK ran in fewer rings than tasks: %v", bad, rings.Load() < n)
 }
 
-//line want.go:475
+//line want.go:469

@@ -140,9 +140,6 @@ func init() {
 			{Kind: rt.CPU, Hook: gpuBodiesSCALEHook},
 		},
 	}
-}
-
-func init() {
 	gpuBodiesOFFSET = rt.TaskClass{
 		Name: "OFFSET", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "Y", Access: rt.RW}},
@@ -170,7 +167,7 @@ func init() {
 			g, k := tp.Globals().(*GpuBodies), l[0]
 //line in.jdf:80
 			return g.W, rt.Ix(k)
-//line want.go:174
+//line want.go:171
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CUDA, Device: &gpu.Incarnation{Name: "OFFSET/CUDA", Type: gpu.TypeCUDA, Submit: gpuBodiesOFFSETSubmitCUDA}},
@@ -218,7 +215,7 @@ func gpuBodiesSCALEBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 	g := head.EC().(*rt.Task).Taskpool().Globals().(*GpuBodies)
 //line in.jdf:59
 	batchMax, batchMatch := g.BATCH, sameLen
-//line want.go:222
+//line want.go:219
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
 
@@ -234,7 +231,7 @@ func gpuBodiesSCALEBodyGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream, 
 			}
 		}
 	}
-//line want.go:238
+//line want.go:235
 	return gpu.Done
 }
 
@@ -248,7 +245,7 @@ func gpuBodiesSCALESizeGPU(ec gpu.EC, flow int) int64 {
 	case 0:
 //line in.jdf:59
 		return int64(gpuBodiesSCALEInline1(g, k))
-//line want.go:252
+//line want.go:249
 	}
 	return 0
 }
@@ -265,7 +262,7 @@ func gpuBodiesSCALEHook(task *rt.Task) error {
 	for i := range X {
 		X[i] = 2*X[i] + float64(k)
 	}
-//line want.go:269
+//line want.go:266
 	return nil
 }
 
@@ -279,7 +276,7 @@ func gpuBodiesOFFSETComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 func gpuBodiesOFFSETSubmitCUDA(dev *gpu.Device, task *gpu.Task, stream *gpu.Stream) gpu.Result {
 //line in.jdf:85
 	return gpu.Error
-//line want.go:283
+//line want.go:280
 }
 
 // gpuBodiesOFFSETGPU is one task of a ring in a GPU body of OFFSET(k): its definitions and the
@@ -308,7 +305,7 @@ func gpuBodiesOFFSETSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Strea
 			return task.Fail(err)
 		}
 	}
-//line want.go:312
+//line want.go:309
 	return gpu.Done
 }
 
@@ -317,11 +314,11 @@ func gpuBodiesOFFSETSubmitGPU(dev *gpu.Device, task *gpu.Task, stream *gpu.Strea
 func gpuBodiesOFFSETBatchGPU(head *gpu.Task) gpu.BatchPolicy {
 //line in.jdf:88
 	batchMax := 3
-//line want.go:321
+//line want.go:318
 	batchMatch := func(cand, head *gpu.Task) gpu.Action {
 //line in.jdf:88
 		return gpu.Accept
-//line want.go:325
+//line want.go:322
 	}
 	return gpu.BatchPolicy{Max: batchMax, User: batchMatch}
 }
@@ -336,7 +333,7 @@ func gpuBodiesOFFSETHook(task *rt.Task) error {
 	for i := range Y {
 		Y[i] += 10
 	}
-//line want.go:340
+//line want.go:337
 	return nil
 }
 
@@ -363,14 +360,14 @@ func gpuBodiesSCALEInline1(tp *GpuBodies, k int) int {
 	_ = V
 //line in.jdf:59
 	return 8 * V.NB
-//line want.go:367
+//line want.go:364
 }
 
 // gpuBodiesOFFSETInline2 is the inline code at in.jdf:89:18.
 func gpuBodiesOFFSETInline2(tp *GpuBodies, k int, task *rt.Task) bool {
 //line in.jdf:89
 	return k%2 == 0
-//line want.go:374
+//line want.go:371
 }
 
 //line in.jdf:117
@@ -424,4 +421,4 @@ func Case() error {
 	return fmt.Errorf("%d wrong values; the devices ran at least the %d SCALE tasks: %v", bad, n, ran >= n)
 }
 
-//line want.go:428
+//line want.go:425

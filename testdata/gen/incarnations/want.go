@@ -14,7 +14,7 @@ import (
 )
 
 //line in.jdf:8
-func evenOnly(t *rt.Task) bool { return t.Local(0)%2 == 0 }
+func evenOnly(t *rt.Task) bool { return t.Locals()[0]%2 == 0 }
 
 //line want.go:20
 

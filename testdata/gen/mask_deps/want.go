@@ -105,9 +105,6 @@ func init() {
 			{Kind: rt.CPU, Hook: masksAHook},
 		},
 	}
-}
-
-func init() {
 	masksB = rt.TaskClass{
 		Name: "B", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "C", Access: rt.CTL}},
@@ -134,15 +131,12 @@ func init() {
 			g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:22
 			return g.V, rt.Ix(k)
-//line want.go:138
+//line want.go:135
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: masksBHook},
 		},
 	}
-}
-
-func init() {
 	masksG = rt.TaskClass{
 		Name: "G", ID: 2, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "D", Access: rt.CTL}},
@@ -169,15 +163,12 @@ func init() {
 			g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:31
 			return g.V, rt.Ix(k)
-//line want.go:173
+//line want.go:167
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: masksGHook},
 		},
 	}
-}
-
-func init() {
 	masksB2 = rt.TaskClass{
 		Name: "B2", ID: 3, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "D", Access: rt.CTL}},
@@ -201,7 +192,7 @@ func init() {
 			g, k := tp.Globals().(*Masks), l[0]
 //line in.jdf:40
 			return g.V, rt.Ix(k)
-//line want.go:205
+//line want.go:196
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: masksB2Hook},
@@ -237,7 +228,7 @@ func masksAHook(task *rt.Task) error {
 	}
 //line in.jdf:16
 	X[0] += 1
-//line want.go:241
+//line want.go:232
 	return nil
 }
 
@@ -249,7 +240,7 @@ func masksBComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 
 // masksBHook runs the CPU body of B(k) at in.jdf:24:1.
 func masksBHook(task *rt.Task) error {
-//line want.go:253
+//line want.go:244
 	return nil
 }
 
@@ -275,7 +266,7 @@ func masksGGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 
 // masksGHook runs the CPU body of G(k) at in.jdf:33:1.
 func masksGHook(task *rt.Task) error {
-//line want.go:279
+//line want.go:270
 	return nil
 }
 
@@ -287,7 +278,7 @@ func masksB2Complete(tp *rt.Taskpool, l *rt.Locals) bool {
 
 // masksB2Hook runs the CPU body of B2(k) at in.jdf:42:1.
 func masksB2Hook(task *rt.Task) error {
-//line want.go:291
+//line want.go:282
 	return nil
 }
 
@@ -334,4 +325,4 @@ func Case() error {
 	return fmt.Errorf("V(3) = %v, A uses %v, G uses %v", v.Block(3)[0], masksA.Readiness, masksG.Readiness)
 }
 
-//line want.go:338
+//line want.go:329

@@ -101,9 +101,6 @@ func init() {
 			{Kind: rt.CPU, Hook: namedSrcHook},
 		},
 	}
-}
-
-func init() {
 	namedDst = rt.TaskClass{
 		Name: "Dst", ID: 1, Locals: []string{"i", "j"}, Params: []int{0, 1},
 		Flows: []rt.Flow{{Name: "Z", Access: rt.CTL}, {Name: "Y", Access: rt.CTL}},
@@ -142,15 +139,12 @@ func init() {
 			g, i, j := tp.Globals().(*Named), l[0], l[1]
 //line in.jdf:22
 			return g.M, rt.Ix(i, j)
-//line want.go:146
+//line want.go:143
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: namedDstHook},
 		},
 	}
-}
-
-func init() {
 	namedSink = rt.TaskClass{
 		Name: "Sink", ID: 2, Locals: []string{"s"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "W", Access: rt.CTL}},
@@ -178,7 +172,7 @@ func init() {
 			g, s := tp.Globals().(*Named), l[0]
 //line in.jdf:32
 			return g.M, rt.Ix(s, 0)
-//line want.go:182
+//line want.go:176
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: namedSinkHook},
@@ -194,7 +188,7 @@ func namedSrcComplete(tp *rt.Taskpool, l *rt.Locals) bool {
 
 // namedSrcHook runs the CPU body of Src(k) at in.jdf:14:1.
 func namedSrcHook(task *rt.Task) error {
-//line want.go:198
+//line want.go:192
 	return nil
 }
 
@@ -228,7 +222,7 @@ func namedDstGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 
 // namedDstHook runs the CPU body of Dst(i, j) at in.jdf:25:1.
 func namedDstHook(task *rt.Task) error {
-//line want.go:232
+//line want.go:226
 	return nil
 }
 
@@ -268,7 +262,7 @@ func namedSinkGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 
 // namedSinkHook runs the CPU body of Sink(s) at in.jdf:34:1.
 func namedSinkHook(task *rt.Task) error {
-//line want.go:272
+//line want.go:266
 	return nil
 }
 
@@ -314,4 +308,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks", tp.Total())
 }
 
-//line want.go:318
+//line want.go:312

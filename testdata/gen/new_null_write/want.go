@@ -117,9 +117,6 @@ func init() {
 			{Kind: rt.CPU, Hook: buffersPHook},
 		},
 	}
-}
-
-func init() {
 	buffersQ = rt.TaskClass{
 		Name: "Q", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "W", Access: rt.Read}, {Name: "A", Access: rt.RW}},
@@ -156,7 +153,7 @@ func init() {
 			g, k := tp.Globals().(*Buffers), l[0]
 //line in.jdf:39
 			return g.V, rt.Ix(k)
-//line want.go:160
+//line want.go:157
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: buffersQHook},
@@ -201,7 +198,7 @@ func buffersPHook(task *rt.Task) error {
 	if k == N {
 		*OUT = append(*OUT, D[0])
 	}
-//line want.go:205
+//line want.go:202
 	return nil
 }
 
@@ -220,7 +217,7 @@ func buffersQHook(task *rt.Task) error {
 	}
 //line in.jdf:45
 	A[0] = W[0]
-//line want.go:224
+//line want.go:221
 	return nil
 }
 
@@ -268,4 +265,4 @@ func Case() error {
 	return fmt.Errorf("V = %v %v %v %v, out %v", v.Block(0)[0], v.Block(1)[0], v.Block(2)[0], v.Block(3)[0], out)
 }
 
-//line want.go:272
+//line want.go:269

@@ -110,9 +110,6 @@ func init() {
 			{Kind: rt.CPU, Hook: choleskyPOTRFHook},
 		},
 	}
-}
-
-func init() {
 	choleskyTRSM = rt.TaskClass{
 		Name: "TRSM", ID: 1, Locals: []string{"k", "m"}, Params: []int{1, 0},
 		Flows: []rt.Flow{{Name: "T", Access: rt.Read}, {Name: "C", Access: rt.RW}},
@@ -164,21 +161,18 @@ func init() {
 			g, k := tp.Globals().(*Cholesky), l[0]
 //line in.jdf:68
 			return int32(4*(g.mt-k) + 2)
-//line want.go:168
+//line want.go:165
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, k, m := tp.Globals().(*Cholesky), l[0], l[1]
 //line in.jdf:61
 			return g.descA, rt.Ix(m, k)
-//line want.go:174
+//line want.go:171
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: choleskyTRSMHook},
 		},
 	}
-}
-
-func init() {
 	choleskySYRK = rt.TaskClass{
 		Name: "SYRK", ID: 2, Locals: []string{"k", "m"}, Params: []int{0, 1},
 		Flows: []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "T", Access: rt.RW}},
@@ -226,21 +220,18 @@ func init() {
 			g, m := tp.Globals().(*Cholesky), l[1]
 //line in.jdf:83
 			return int32(4*(g.mt-m) + 1)
-//line want.go:230
+//line want.go:224
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, m := tp.Globals().(*Cholesky), l[1]
 //line in.jdf:79
 			return g.descA, rt.Ix(m, m)
-//line want.go:236
+//line want.go:230
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: choleskySYRKHook},
 		},
 	}
-}
-
-func init() {
 	choleskyGEMM = rt.TaskClass{
 		Name: "GEMM", ID: 3, Locals: []string{"k", "m", "n"}, Params: []int{1, 2, 0},
 		Flows: []rt.Flow{{Name: "A", Access: rt.Read}, {Name: "B", Access: rt.Read}, {Name: "C", Access: rt.RW}},
@@ -296,13 +287,13 @@ func init() {
 			g, n_ := tp.Globals().(*Cholesky), l[2]
 //line in.jdf:100
 			return int32(4 * (g.mt - n_))
-//line want.go:300
+//line want.go:291
 		},
 		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) {
 			g, m, n_ := tp.Globals().(*Cholesky), l[1], l[2]
 //line in.jdf:95
 			return g.descA, rt.Ix(m, n_)
-//line want.go:306
+//line want.go:297
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: choleskyGEMMHook},
@@ -342,7 +333,7 @@ func choleskyPOTRFHookRECURSIVE(task *rt.Task) error {
 			return nil
 		})
 	}
-//line want.go:346
+//line want.go:337
 }
 
 // choleskyPOTRFHook runs the CPU body of POTRF(k) at in.jdf:50:1.
@@ -357,7 +348,7 @@ func choleskyPOTRFHook(task *rt.Task) error {
 	if err := impl.Dpotrf(blas.Lower, descA.TileRows(k), T, descA.MB); err != nil {
 		return fmt.Errorf("tile (%d, %d) of a %dx%d matrix: %w", k, k, descA.M, descA.N, err)
 	}
-//line want.go:361
+//line want.go:352
 	return nil
 }
 
@@ -379,7 +370,7 @@ func choleskyTRSMHook(task *rt.Task) error {
 //line in.jdf:71
 	return impl.Dtrsm(blas.Right, blas.Lower, blas.Trans, blas.NonUnit,
 		descA.TileRows(m), descA.TileCols(k), 1, T, descA.MB, C, descA.MB)
-//line want.go:383
+//line want.go:374
 }
 
 // choleskySYRKComplete reports whether the instance of SYRK whose parameters are in l lies in its execution space.
@@ -400,7 +391,7 @@ func choleskySYRKHook(task *rt.Task) error {
 //line in.jdf:86
 	return impl.Dsyrk(blas.Lower, blas.NoTrans, descA.TileRows(m), descA.TileCols(k),
 		-1, A, descA.MB, 1, T, descA.MB)
-//line want.go:404
+//line want.go:395
 }
 
 // choleskyGEMMComplete reports whether the instance of GEMM whose parameters are in l lies in its execution space.
@@ -421,7 +412,7 @@ func choleskyGEMMHook(task *rt.Task) error {
 //line in.jdf:103
 	return impl.Dgemm(blas.NoTrans, blas.Trans, descA.TileRows(m), descA.TileRows(n), descA.TileCols(k),
 		-1, A, descA.MB, B, descA.MB, 1, C, descA.MB)
-//line want.go:425
+//line want.go:416
 }
 
 // choleskySource locates the classes and the dependencies (Deps[class][flow][dep]) of in.jdf.
@@ -451,7 +442,7 @@ func choleskyPOTRFInline1(tp *Cholesky, k int, task *rt.Task) bool {
 	_ = LEAF
 //line in.jdf:31
 	return descA.TileRows(k) > LEAF
-//line want.go:455
+//line want.go:446
 }
 
 // The matrix: 190 rows in tiles of 48 (the last one ragged, 46), halved down to LEAF = 12:
@@ -561,4 +552,4 @@ func Case() error {
 		n, n, nb, leaf, wantNested, strings.Count(err.Error(), "nested taskpool Cholesky"), err)
 }
 
-//line want.go:565
+//line want.go:556

@@ -104,9 +104,6 @@ func init() {
 			{Kind: rt.CPU, Hook: clashGemmHook},
 		},
 	}
-}
-
-func init() {
 	clashGemm_ = rt.TaskClass{
 		Name: "Gemm", ID: 1, Locals: []string{"l", "e"}, Params: []int{0, 1},
 		Flows: []rt.Flow{{Name: "X", Access: rt.CTL}, {Name: "err", Access: rt.Read}},
@@ -140,15 +137,12 @@ func init() {
 			g, l_ := tp.Globals().(*Clash), l[0]
 //line in.jdf:32
 			return g.V, rt.Ix(l_)
-//line want.go:144
+//line want.go:141
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: clashGemm_Hook},
 		},
 	}
-}
-
-func init() {
 	clashSource_ = rt.TaskClass{
 		Name: "Source", ID: 2, Locals: []string{"k"}, Params: []int{0},
 		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
@@ -165,7 +159,7 @@ func init() {
 			g, k := tp.Globals().(*Clash), l[0]
 //line in.jdf:43
 			return g.V, rt.Ix(k)
-//line want.go:169
+//line want.go:163
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: clashSource_Hook},
@@ -227,7 +221,7 @@ func clashGemmBody(task *rt.Task, Wait int, l int, e int, g int, n int, flows in
 	{
 		_ = len + Wait
 	}
-//line want.go:231
+//line want.go:225
 	return nil
 }
 
@@ -253,7 +247,7 @@ func clashGemm_Body(task *rt.Task, l int, e int, err []float64) error {
 	{
 		_ = err[0]
 	}
-//line want.go:257
+//line want.go:251
 	return nil
 }
 
@@ -265,7 +259,7 @@ func clashSource_Complete(tp *rt.Taskpool, l *rt.Locals) bool {
 
 // clashSource_Hook runs the CPU body of Source(k) at in.jdf:44:1.
 func clashSource_Hook(task *rt.Task) error {
-//line want.go:269
+//line want.go:263
 	return nil
 }
 
@@ -311,4 +305,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, Wait_=%d name=%d, taskpool %s", tp.Total(), tp.Wait_, tp.name, tp.Name())
 }
 
-//line want.go:315
+//line want.go:309

@@ -88,9 +88,6 @@ func init() {
 			{Kind: rt.CPU, Hook: strangeSTARTHook},
 		},
 	}
-}
-
-func init() {
 	strangeTASK = rt.TaskClass{
 		Name: "TASK", ID: 1, Locals: []string{"k", "step"}, Params: []int{0, 1},
 		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
@@ -137,7 +134,7 @@ func init() {
 			g, k := tp.Globals().(*Strange), l[0]
 //line in.jdf:36
 			return g.V, rt.Ix(k)
-//line want.go:141
+//line want.go:138
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: strangeTASKHook},
@@ -156,7 +153,7 @@ func strangeSTARTHook(task *rt.Task) error {
 	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-//line want.go:160
+//line want.go:157
 	return nil
 }
 
@@ -190,7 +187,7 @@ func strangeTASKHook(task *rt.Task) error {
 	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-//line want.go:194
+//line want.go:191
 	return nil
 }
 
@@ -241,4 +238,4 @@ func Case() error {
 	return fmt.Errorf("verify:\n%s\nrun: ...\n%s", strings.Join(between, "\n"), last)
 }
 
-//line want.go:245
+//line want.go:242

@@ -86,9 +86,6 @@ func init() {
 			{Kind: rt.CPU, Hook: stepsEvenHook},
 		},
 	}
-}
-
-func init() {
 	stepsOdd = rt.TaskClass{
 		Name: "Odd", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
@@ -113,15 +110,12 @@ func init() {
 			g, k := tp.Globals().(*Steps), l[0]
 //line in.jdf:22
 			return g.V, rt.Ix(k)
-//line want.go:117
+//line want.go:114
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stepsOddHook},
 		},
 	}
-}
-
-func init() {
 	stepsSparse = rt.TaskClass{
 		Name: "Sparse", ID: 2, Locals: []string{"odd", "sq"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "A", Access: rt.RW}},
@@ -152,7 +146,7 @@ func init() {
 			g, odd := tp.Globals().(*Steps), l[0]
 //line in.jdf:31
 			return g.V, rt.Ix(odd)
-//line want.go:156
+//line want.go:150
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: stepsSparseHook},
@@ -197,7 +191,7 @@ func stepsEvenHook(task *rt.Task) error {
 	}
 //line in.jdf:16
 	X[0] = float64(half)
-//line want.go:201
+//line want.go:195
 	return nil
 }
 
@@ -224,7 +218,7 @@ func stepsOddOffStep(tp *rt.Taskpool, l *rt.Locals) string {
 
 // stepsOddHook runs the CPU body of Odd(k) at in.jdf:23:1.
 func stepsOddHook(task *rt.Task) error {
-//line want.go:228
+//line want.go:222
 	return nil
 }
 
@@ -246,7 +240,7 @@ func stepsSparseHook(task *rt.Task) error {
 	}
 //line in.jdf:36
 	A[0] = float64(sq)
-//line want.go:250
+//line want.go:244
 	return nil
 }
 
@@ -296,4 +290,4 @@ func Case() error {
 	return fmt.Errorf("%d tasks, V = %v", tp.Total(), out)
 }
 
-//line want.go:300
+//line want.go:294

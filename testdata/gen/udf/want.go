@@ -22,8 +22,8 @@ func key(tp *Udf, m, n int) int { return m*tp.NT + n }
 //line in.jdf:17
 func evaluate(t *rt.Task) error {
 	tp := t.Taskpool().Globals().(*Udf)
-	switch m := t.Local(0); {
-	case m == tp.FAIL && t.Local(1) == 0:
+	switch m := t.Locals()[0]; {
+	case m == tp.FAIL && t.Locals()[1] == 0:
 		return errors.New("evaluate refuses this task")
 	case m%2 == 1:
 		return rt.Next

@@ -99,9 +99,6 @@ func init() {
 			{Kind: rt.CPU, Hook: dotTHook},
 		},
 	}
-}
-
-func init() {
 	dotS = rt.TaskClass{
 		Name: "S", ID: 1, Locals: []string{"j"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "C", Access: rt.CTL}},
@@ -126,7 +123,7 @@ func init() {
 			g, j := tp.Globals().(*Dot), l[0]
 //line in.jdf:22
 			return g.V, rt.Ix(j)
-//line want.go:130
+//line want.go:127
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: dotSHook},
@@ -145,7 +142,7 @@ func dotTHook(task *rt.Task) error {
 	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-//line want.go:149
+//line want.go:146
 	return nil
 }
 
@@ -168,7 +165,7 @@ func dotSGoal(tp *rt.Taskpool, l *rt.Locals) uint32 {
 
 // dotSHook runs the CPU body of S(j) at in.jdf:24:1.
 func dotSHook(task *rt.Task) error {
-//line want.go:172
+//line want.go:169
 	return nil
 }
 
@@ -206,4 +203,4 @@ func Case() error {
 	return errors.New(b.String())
 }
 
-//line want.go:210
+//line want.go:207

@@ -82,9 +82,6 @@ func init() {
 			{Kind: rt.CPU, Hook: mismatchPHook},
 		},
 	}
-}
-
-func init() {
 	mismatchC = rt.TaskClass{
 		Name: "C", ID: 1, Locals: []string{"k"}, Params: []int{0},
 		Flows: []rt.Flow{{Name: "A", Access: rt.RW}, {Name: "B", Access: rt.RW}},
@@ -122,7 +119,7 @@ func init() {
 			g, k := tp.Globals().(*Mismatch), l[0]
 //line in.jdf:20
 			return g.V, rt.Ix(k)
-//line want.go:126
+//line want.go:123
 		},
 		Incarnations: []rt.Incarnation{
 			{Kind: rt.CPU, Hook: mismatchCHook},
@@ -141,7 +138,7 @@ func mismatchPHook(task *rt.Task) error {
 	if _, err := rt.FlowValue[[]float64](task, 0); err != nil {
 		return err
 	}
-//line want.go:145
+//line want.go:142
 	return nil
 }
 
@@ -158,7 +155,7 @@ func mismatchCHook(task *rt.Task) error {
 	if err != nil {
 		return err
 	}
-//line want.go:162
+//line want.go:159
 	return nil
 }
 
@@ -189,4 +186,4 @@ func Case() error {
 	return tp.Verify()
 }
 
-//line want.go:193
+//line want.go:190
