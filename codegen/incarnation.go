@@ -49,11 +49,16 @@ package codegen
 import (
 	"go/scanner"
 	"go/token"
+	"regexp"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/jdf2go/jdf2go/parser"
 )
+
+// callsScratch matches a CPU body that calls Scratch (task.Scratch, or through a value of
+// the task): its incarnation declares Scratch, so that rt names the worker on the task.
+var callsScratch = regexp.MustCompile(`\bScratch\s*\(`)
 
 // incarnation generates one BODY.
 type incarnation interface {
@@ -437,6 +442,9 @@ func (inc *cpuIncarnation) value() []jen.Code {
 	}
 	if inc.b.Attrs.ProfileOff {
 		fields = append(fields, jen.Id("NoTrace").Op(":").True())
+	}
+	if callsScratch.MatchString(inc.b.Text) {
+		fields = append(fields, jen.Id("Scratch").Op(":").True())
 	}
 	if inc.batched() {
 		fields = append(fields, jen.Id("Batch").Op(":").True())

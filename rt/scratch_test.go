@@ -3,6 +3,7 @@ package rt_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestScratchReusedOnOneWorker(t *testing.T) {
 		uses = append(uses, use{&s[:1][0], len(s)})
 		return nil
 	}
-	mustRun(t, c, rttest.Independent(n, body))
+	mustRun(t, c, scratchPool(n, body))
 	if len(uses) != n {
 		t.Fatalf("%d bodies ran, want %d", len(uses), n)
 	}
@@ -94,7 +95,7 @@ func TestScratchDistinctAcrossWorkers(t *testing.T) {
 		}
 		return nil
 	}
-	mustRun(t, c, rttest.Independent(2, body))
+	mustRun(t, c, scratchPool(2, body))
 	if len(seen) != 2 {
 		t.Errorf("two concurrent tasks got %d distinct arrays, want 2", len(seen))
 	}
@@ -152,7 +153,7 @@ func TestScratchOutsideBody(t *testing.T) {
 func TestScratchDoesNotAllocate(t *testing.T) {
 	c := newCtx(t, rt.Workers(1), rt.Progress(nil))
 	var allocs float64
-	mustRun(t, c, rttest.Independent(1, func(task *rt.Task) error {
+	mustRun(t, c, scratchPool(1, func(task *rt.Task) error {
 		var err error
 		allocs = testing.AllocsPerRun(100, func() {
 			if _, e := task.Scratch(512); e != nil {
@@ -173,7 +174,7 @@ func BenchmarkScratch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	tp := rttest.Independent(1, func(task *rt.Task) error {
+	tp := scratchPool(1, func(task *rt.Task) error {
 		// The loop runs on the worker; Wait orders its end before the benchmark returns.
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -191,5 +192,31 @@ func BenchmarkScratch(b *testing.B) {
 	}
 	if err := tp.Wait(b.Context()); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// scratchPool is rttest.Independent with a copy of its class whose incarnations declare
+// Scratch (the class itself is shared by every rttest.Independent).
+func scratchPool(n int, hook func(*rt.Task) error) *rt.Taskpool {
+	tp := rttest.Independent(n, hook)
+	tc := *tp.Classes()[0]
+	tc.Incarnations = slices.Clone(tc.Incarnations)
+	for i := range tc.Incarnations {
+		tc.Incarnations[i].Scratch = true
+	}
+	return rt.NewTaskpool(tp.Name(), tp.Globals(), &tc)
+}
+
+// An incarnation that does not declare Scratch gets ErrScratch: rt names the worker on the
+// task only for those that do.
+func TestScratchUndeclared(t *testing.T) {
+	c := newCtx(t, rt.Workers(1), rt.Progress(nil))
+	var got error
+	mustRun(t, c, rttest.Independent(1, func(task *rt.Task) error {
+		_, got = task.Scratch(8)
+		return nil
+	}))
+	if !errors.Is(got, rt.ErrScratch) {
+		t.Errorf("Scratch from an incarnation without Scratch = %v, want ErrScratch", got)
 	}
 }

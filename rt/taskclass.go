@@ -119,6 +119,12 @@ type Incarnation struct {
 	// may call Task.CollectBatch to run a ring of ready tasks of the class at once, and rt
 	// then completes every member of the ring (batch.go).
 	Batch bool
+	// Scratch says that the CPU Hook calls Task.Scratch (gen sets it when a body's text
+	// does). rt then names the worker on the task while the hook runs: a store on a cache
+	// line that a task with CTL flows only never touches otherwise, so it is made only for
+	// the incarnations that ask (and for batch-capable ones, which need it for
+	// CollectBatch).
+	Scratch bool
 	// Admit, when set on a batch-capable CPU incarnation, checks a task that joins a ring
 	// before the body sees it (generated code checks the types of its flow values); an
 	// error fails that task's taskpool with a TaskError naming it.

@@ -431,9 +431,10 @@ func (w *worker) execute(t *Task) {
 				began = time.Now()
 			}
 			w.running = t
-			// While the hook runs, aux names the worker (Scratch, CollectBatch), unless it
-			// carries the payload of a task inserted at run time.
-			own := t.aux == nil
+			// While the hook runs, aux names the worker for the incarnations that call
+			// Scratch or CollectBatch, unless it carries the payload of a task inserted at
+			// run time.
+			own := (inc.Batch || inc.Scratch) && t.aux == nil
 			if own {
 				t.aux = w
 			}

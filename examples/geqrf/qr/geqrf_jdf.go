@@ -146,7 +146,7 @@ func init() {
 //line geqrf_jdf.go:147
 		},
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: geqrfGEQRTHook},
+			{Kind: rt.CPU, Hook: geqrfGEQRTHook, Scratch: true},
 		},
 	}
 	geqrfUNMQR = rt.TaskClass{
@@ -210,7 +210,7 @@ func init() {
 //line geqrf_jdf.go:211
 		},
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: geqrfUNMQRHook},
+			{Kind: rt.CPU, Hook: geqrfUNMQRHook, Scratch: true},
 		},
 	}
 	geqrfTSQRT = rt.TaskClass{
@@ -295,7 +295,7 @@ func init() {
 //line geqrf_jdf.go:296
 		},
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: geqrfTSQRTHook},
+			{Kind: rt.CPU, Hook: geqrfTSQRTHook, Scratch: true},
 		},
 	}
 	geqrfTSMQR = rt.TaskClass{
@@ -393,7 +393,7 @@ func init() {
 //line geqrf_jdf.go:394
 		},
 		Incarnations: []rt.Incarnation{
-			{Kind: rt.CPU, Hook: geqrfTSMQRHook},
+			{Kind: rt.CPU, Hook: geqrfTSMQRHook, Scratch: true},
 		},
 	}
 }
