@@ -11,13 +11,12 @@ package codegen
 // The result is the text that formatting the whole file would give. gofmt lays out top-level
 // code on either side of a blank line independently (alignment does not cross a blank line,
 // and one blank line stays one), so text is cut only after a blank line, each piece is
-// formatted as a file of its own, and the pieces are joined with one blank line. In the body
-// of a function that a part holds (open and close set), text is cut between statements,
-// which share nothing either. A declaration with one element per class (the descriptor
-// variables, the rows of the position tables, the cases of Property) is formatted with one
-// placeholder element, whose line is then replaced by the elements formatted a batch at a
-// time in a declaration of the same depth (list). The directives that restore the generated file's lines get their numbers as
-// the pieces are written out (restoreWriter).
+// formatted as a file of its own, and the pieces are joined with one blank line. A
+// declaration with one element per class (the descriptor variables, the rows of the position
+// tables, the cases of Property) is formatted with one placeholder element, whose line is then
+// replaced by the elements formatted a batch at a time in a declaration of the same depth
+// (list). The directives that restore the generated file's lines get their numbers as the
+// pieces are written out (restoreWriter).
 //
 // Rendering stays on the generator's goroutine (jennifer names the imports as it meets them);
 // formatting and compressing run on a goroutine of their own (formatter), one piece after the
@@ -127,14 +126,12 @@ func (fm *formatter) stop() {
 	<-fm.done
 }
 
-// part is one stretch of the generated file, formatted a piece at a time into a compressed
-// buffer. In a top-level part, text is cut only after a blank line; in the body of a
-// function (open and close set), anywhere between statements. pending belongs to the
+// part is one stretch of top-level code of the generated file, formatted a piece at a time
+// into a compressed buffer; text is cut only after a blank line. pending belongs to the
 // generator; the rest, once the part is made, to the formatter's jobs.
 type part struct {
-	fm          *formatter
-	open, close string // around a function body: "func init() {" and "}"
-	pending     []byte // the source of the next piece: its head (pieceHead), then rendered text
+	fm      *formatter
+	pending []byte // the source of the next piece: its head (pieceHead), then rendered text
 
 	n   int // pieces written
 	z   bytes.Buffer
@@ -147,10 +144,10 @@ func newPart(fm *formatter) *part { return &part{fm: fm} }
 // add appends rendered text and formats what can be cut.
 func (p *part) add(text []byte) {
 	if len(p.pending) == 0 {
-		p.pending = append(p.fm.buffer(), pieceHead+p.open...)
+		p.pending = append(p.fm.buffer(), pieceHead...)
 	}
 	p.pending = append(p.pending, text...)
-	if len(p.pending) >= pieceSize && (p.open != "" || p.atCut()) {
+	if len(p.pending) >= pieceSize && p.atCut() {
 		p.flush()
 	}
 }
@@ -164,21 +161,18 @@ func (p *part) flush() {
 		return
 	}
 	src := p.pending
-	if p.open != "" {
-		src = append(append(append(src, '\n'), p.close...), '\n')
-	}
 	p.pending = nil
 	p.fm.do(func() {
 		defer p.fm.recycle(src)
 		if p.err != nil {
 			return
 		}
-		out, err := formatPiece(src, p.open, p.close)
+		out, err := formatPiece(src)
 		if err != nil {
 			p.err = err
 			return
 		}
-		if len(out) > 0 || p.open != "" {
+		if len(out) > 0 {
 			p.separate()
 			p.write(out)
 		}
@@ -194,9 +188,9 @@ func (p *part) fail(err error) {
 	})
 }
 
-// separate writes the blank line before a piece of a top-level part, the first excepted.
+// separate writes the blank line before a piece, the first excepted.
 func (p *part) separate() {
-	if p.open == "" && p.n > 0 {
+	if p.n > 0 {
 		p.write([]byte("\n"))
 	}
 	p.n++
@@ -221,22 +215,15 @@ func (p *part) end() {
 }
 
 // empty reports whether the ended part holds no text.
-func (p *part) empty() bool { return p.n == 0 && p.open == "" }
+func (p *part) empty() bool { return p.n == 0 }
 
-// writeTo writes the ended part after a blank line, the function's first and last lines
-// included.
+// writeTo writes the ended part after a blank line.
 func (p *part) writeTo(w *restoreWriter) error {
 	w.WriteString("\n")
-	if p.open != "" {
-		w.WriteString(p.open + "\n")
-	}
 	if p.n > 0 {
 		if _, err := io.Copy(w, flate.NewReader(&p.z)); err != nil {
 			return err
 		}
-	}
-	if p.close != "" {
-		w.WriteString(p.close + "\n")
 	}
 	return nil
 }
@@ -249,27 +236,22 @@ func pieceSource(text []byte) []byte {
 	return append(append(make([]byte, 0, len(pieceHead)+len(text)), pieceHead...), text...)
 }
 
-// formatPiece formats the source of a piece as gofmt formats the piece in the whole file:
-// top-level code, or with open and close the statements of a function body (src is then
-// pieceHead, open, the statements, a newline, close and a newline). It returns the formatted
-// text without the package clause (and the function's first and last lines).
-func formatPiece(src []byte, open, close string) ([]byte, error) {
+// formatPiece formats the source of a piece of top-level code as gofmt formats it in the
+// whole file, and returns the formatted text without the package clause.
+func formatPiece(src []byte) ([]byte, error) {
 	out, err := format.Source(src)
 	if err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, src)
 	}
-	if open == "" && string(out) == pieceHead {
+	if string(out) == pieceHead {
 		return nil, nil // blank lines only
 	}
-	// gofmt puts a blank line after the package clause; the function's braces end lines.
-	head, tail := pieceHead+"\n", ""
-	if open != "" {
-		head, tail = head+open+"\n", close+"\n"
-	}
-	if !bytes.HasPrefix(out, []byte(head)) || !bytes.HasSuffix(out, []byte(tail)) || len(out) < len(head)+len(tail) {
+	// gofmt puts a blank line after the package clause.
+	head := pieceHead + "\n"
+	if !bytes.HasPrefix(out, []byte(head)) {
 		return nil, fmt.Errorf("formatting moved the code of a piece:\n%s", out)
 	}
-	return out[len(head) : len(out)-len(tail)], nil
+	return out[len(head):], nil
 }
 
 // list is the elements of a long list of one declaration, formatted a batch at a time: the
@@ -315,7 +297,7 @@ func (g *generator) formatThen(p *part, items *jen.File, use func(out []byte) er
 		if p.err != nil {
 			return
 		}
-		out, err := formatPiece(src, "", "")
+		out, err := formatPiece(src)
 		if err == nil {
 			err = use(out)
 		}
