@@ -145,7 +145,7 @@ func measureBuild(cfg *Config, dir string, gen []byte) (Stats, int64, error) {
 		if err := os.WriteFile(filepath.Join(pkg, "gen_jdf.go"), src, 0o644); err != nil {
 			return 0, err
 		}
-		cmd := exec.Command("go", "build", "./gen")
+		cmd, peak, _ := commandPeak(dir, "go", "build", "./gen")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 		var out bytes.Buffer
@@ -155,7 +155,7 @@ func measureBuild(cfg *Config, dir string, gen []byte) (Stats, int64, error) {
 			return 0, fmt.Errorf("go build: %v\n%s", err, firstLines(out.String(), 20))
 		}
 		d := time.Since(t0)
-		peaks = append(peaks, peakRSS(cmd.ProcessState))
+		peaks = append(peaks, peak())
 		return d, nil
 	})
 	if err != nil {

@@ -159,7 +159,7 @@ type memReport struct {
 	MaxAfter int64  `json:"max_after"` // largest resident set sampled after the first second
 	Samples  int    `json:"samples"`   // resident set samples, one per 100 ms
 	Final    int64  `json:"final_rss"` // resident set at the end
-	Peak     int64  `json:"-"`         // from the parent's rusage
+	Peak     int64  `json:"-"`         // measured by the parent (commandPeak)
 	Window   int    `json:"window"`    // the graph's window
 	Workers  int    `json:"workers"`   // the Context's workers
 	Data     int    `json:"data"`      // data the tasks cycle through
@@ -167,7 +167,8 @@ type memReport struct {
 }
 
 // dynamicMemory runs the memory workload in a child process (this binary, with
-// -dynamic-memory-child), so that the peak resident set is its own.
+// -dynamic-memory-child), whose peak resident set commandPeak measures apart from the
+// driver's.
 func dynamicMemory(cfg *Config) (Row, error) {
 	n := 10_000_000
 	name := "10M tasks, window 10000"
@@ -178,7 +179,12 @@ func dynamicMemory(cfg *Config) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	cmd := exec.Command(exe, "-dynamic-memory-child", strconv.Itoa(n))
+	dir, err := os.MkdirTemp("", "jdf2go-bench-dynamic")
+	if err != nil {
+		return Row{}, err
+	}
+	defer os.RemoveAll(dir)
+	cmd, peak, _ := commandPeak(dir, exe, "-dynamic-memory-child", strconv.Itoa(n))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -191,7 +197,7 @@ func dynamicMemory(cfg *Config) (Row, error) {
 	if rep.Err != "" {
 		return Row{}, fmt.Errorf("child: %s", rep.Err)
 	}
-	rep.Peak = peakRSS(cmd.ProcessState)
+	rep.Peak = peak()
 	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
 	note := fmt.Sprintf("peak RSS %.0f MiB (goal ≤ 100 MB), RSS %.0f MiB at 1 s and at most %.0f MiB after "+
 		"(flat: equal), %.0f MiB at the end; %d data read-write round-robin",

@@ -61,7 +61,7 @@ func runGen(cfg *Config) ([]Row, error) {
 		// A new output each run: an unchanged file would not be written.
 		out := filepath.Join(dir, "chains_jdf.go")
 		os.Remove(out)
-		cmd := exec.Command(self)
+		cmd, peak, _ := commandPeak(dir, self)
 		cmd.Env = append(os.Environ(), genChildEnv+"="+in)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -70,7 +70,7 @@ func runGen(cfg *Config) ([]Row, error) {
 			return 0, fmt.Errorf("gen: %v\n%s", err, stderr.Bytes())
 		}
 		d := time.Since(t0)
-		peaks = append(peaks, peakRSS(cmd.ProcessState))
+		peaks = append(peaks, peak())
 		return d, nil
 	})
 	if err != nil {
