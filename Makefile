@@ -96,23 +96,26 @@ demo:
 	$(GO) generate ./examples/...
 	JDF2GO_GPUS=sim:1 $(GO) run ./examples/potrf -n 4096 -nb 256
 
+# PACKFLAGS strips the packed binaries: a run on the device machine carries at most 64 MiB.
+PACKFLAGS = -ldflags='-s -w'
+
 ## gpu-pack: static binaries for the GPU machine (no Go there); docs/performance.md has the figures they measure.
 gpu-pack:
 	mkdir -p .gpu
-	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_rt_gpu_cuda.test ./rt/gpu/cuda
-	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_bench_internal_cudabench.test ./bench/internal/cudabench
-	CGO_ENABLED=0 $(GO) build -o .gpu/potrf ./examples/potrf
-	CGO_ENABLED=0 $(GO) build -o .gpu/batch_gemm ./examples/batch_gemm
-	CGO_ENABLED=0 $(GO) build -o .gpu/dpotrf ./examples/dpotrf
-	CGO_ENABLED=0 $(GO) test -c -o .gpu/github_com_jdf2go_jdf2go_rt_dynamic.test ./rt/dynamic
+	CGO_ENABLED=0 $(GO) test -c $(PACKFLAGS) -o .gpu/github_com_jdf2go_jdf2go_rt_gpu_cuda.test ./rt/gpu/cuda
+	CGO_ENABLED=0 $(GO) test -c $(PACKFLAGS) -o .gpu/github_com_jdf2go_jdf2go_bench_internal_cudabench.test ./bench/internal/cudabench
+	CGO_ENABLED=0 $(GO) build $(PACKFLAGS) -o .gpu/potrf ./examples/potrf
+	CGO_ENABLED=0 $(GO) build $(PACKFLAGS) -o .gpu/batch_gemm ./examples/batch_gemm
+	CGO_ENABLED=0 $(GO) build $(PACKFLAGS) -o .gpu/dpotrf ./examples/dpotrf
+	CGO_ENABLED=0 $(GO) test -c $(PACKFLAGS) -o .gpu/github_com_jdf2go_jdf2go_rt_dynamic.test ./rt/dynamic
 	cp bench/gpu_device.sh .gpu/
 
 ## dist-pack: binaries for bench/dist_device.sh on a machine without Go (the MPI ones need cgo and Open MPI here and there).
 dist-pack:
 	mkdir -p .gpu
-	CGO_ENABLED=0 $(GO) build -o .gpu/potrf ./examples/potrf
-	$(GO) build -tags mpi -o .gpu/potrf-mpi ./examples/potrf
-	$(GO) build -tags mpi -o .gpu/pingpong-mpi ./examples/pingpong
+	CGO_ENABLED=0 $(GO) build $(PACKFLAGS) -o .gpu/potrf ./examples/potrf
+	$(GO) build -tags mpi $(PACKFLAGS) -o .gpu/potrf-mpi ./examples/potrf
+	$(GO) build -tags mpi $(PACKFLAGS) -o .gpu/pingpong-mpi ./examples/pingpong
 	cp bench/dist_device.sh .gpu/
 
 clean:
