@@ -196,6 +196,9 @@ func (g *Graph) gpuClassOf(name string, body *GPUBody, cpu bool) (*class, error)
 	c := g.gpuClasses[k]
 	if c == nil {
 		inc := &gpu.Incarnation{Name: name + "/GPU", Type: gpu.TypeAny, Submit: body.submit, Batch: body.batch, Data: deviceData}
+		if g.coh.keep {
+			inc.Before = g.deviceBefore
+		}
 		if body.kind == rt.CUDA {
 			inc.Type = gpu.TypeCUDA
 		}
@@ -242,6 +245,9 @@ func (t *task) checkGPU() error {
 		if c == nil {
 			return fmt.Errorf("%w: %s has no host copy on this rank", ErrMode, u.d.name)
 		}
+		if u.mode.writes() {
+			t.g.coh.noteWrite(u.d)
+		}
 		switch c.Value.(type) {
 		case []float64, []float32, []int64, []int32, []byte:
 		default:
@@ -274,7 +280,7 @@ func deviceData(ec gpu.EC, buf []gpu.DataFlow) []gpu.DataFlow {
 		case ReadWriteMode, CommuteMode:
 			a = gpu.ReadWrite
 		}
-		buf = append(buf, gpu.DataFlow{Copy: u.d.d.Host(), Access: a})
+		buf = append(buf, gpu.DataFlow{Copy: u.d.d.Host(), Access: a, KeepOnDevice: t.g.coh.keep})
 	}
 	return buf
 }
