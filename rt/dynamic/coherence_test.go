@@ -226,3 +226,43 @@ func TestGPUEvictionWritesBack(t *testing.T) {
 	}
 	t.Logf("%d write-back wrappers, %d evictions, %d recalled at Wait", st.WriteBacks, st.Evictions, st.Recalled)
 }
+
+// TestGPUFlush: Flush on one rank brings what GPU tasks wrote back to the host (through a
+// CPU reader of each datum), in insertion order: a GPU task inserted after it writes again,
+// and Wait brings that value back too.
+func TestGPUFlush(t *testing.T) {
+	g, dev := openGPUGraph(t, "sim:1", nil, nil)
+	const n = 8
+	xs, ys, ones := make([]float64, n), make([]float64, n), []float64{1}
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	x, _ := dynamic.Register(g, "x", xs)
+	y, _ := dynamic.Register(g, "y", ys)
+	one, _ := dynamic.Register(g, "one", ones)
+	if err := g.Insert("COPY", nil, dynamic.Write(y), dynamic.Read(x), copyGPU); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var saw []float64
+	if err := g.Insert("LOOK", func(*dynamic.Task) error {
+		saw = append([]float64(nil), y.Value()...)
+		return nil
+	}, dynamic.Read(y)); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Insert("AXPY", nil, dynamic.ReadWrite(y), dynamic.Read(x), dynamic.Read(one), axpyGPU(n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitGraph(t, g); err != nil {
+		t.Fatal(err)
+	}
+	multipleOf(t, "y after Flush", saw, 1)
+	multipleOf(t, "y after Wait", ys, 2)
+	// y comes back at the FLUSH task (LOOK finds it there) and at Wait.
+	if st := dev.Device().Stats(); st.Recalled != 2 || st.StageOuts != 0 {
+		t.Fatalf("%d recalled, %d stage-outs; want 2, 0", st.Recalled, st.StageOuts)
+	}
+}
