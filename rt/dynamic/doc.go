@@ -100,9 +100,14 @@
 // A task with a CPU body too runs on either, as rt decides for a .jdf class with both; with
 // a nil CPU body it needs a device. BufferOf gives a datum's device buffer, GPUTask.Buffer
 // the i-th datum of a task. Read data are staged in when stale and never written back; Write
-// data are written back without being staged in; ReadWrite and Commute data both; Scratch
-// data are device memory of the datum's size, apart from its device copy. Every written
-// datum is back on the host when the task ends, and a CPU write makes device copies stale.
+// data are not staged in; ReadWrite and Commute data are staged in when stale; Scratch data
+// are device memory of the datum's size, apart from its device copy. What a GPU task writes
+// stays on its device until something needs it on the host: a task that runs on a CPU waits
+// until its data are back, a GPU task on another device gets them from the owner, a device
+// short of memory writes a dirty copy back before it frees it, and Wait brings every datum a
+// GPU task wrote back (Flush, on one rank, inserts a CPU reader of each). So the program reads
+// data only after Wait: until then a datum's host copy may be stale. A CPU write makes device
+// copies stale.
 // Batch lets tasks of one name and one GPUBody run as one ring (Accept, Reject, Stop from
 // its match). A task with a Commute access runs its CPU body; a GPU-only one is refused
 // with ErrMode, as is a GPU body on data a device cannot hold.

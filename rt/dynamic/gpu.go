@@ -5,9 +5,14 @@ package dynamic
 // Actors: inserters, which give a task a GPU body (a *GPUBody among Insert's arguments);
 // workers, which make the task's class's device incarnation run and hand the task to a
 // device (rt's choice between devices and CPU workers, as for PTG); the device's manager
-// (rt/gpu), which stages the task's data in, runs the body as its submit hook, stages
-// written data out and completes the task through rt, which runs the class's Successors
-// function (release) as for a CPU body.
+// (rt/gpu), which stages the task's data in, runs the body as its submit hook, keeps written
+// data on the device (dirty) and completes the task through rt, which runs the class's
+// Successors function (release) as for a CPU body.
+//
+// Invariant: after Wait, every datum's host copy is its newest version; a task never reads
+// a stale copy, on any device or on the host. coherence.go says how: a written datum stays
+// on its device until a CPU task, a task on another device, an eviction or Wait needs it on
+// the host.
 //
 // Classes: tasks of one name with one *GPUBody and a CPU body or not share an rt class,
 // whose incarnations are the body's device incarnation, then the CPU body when there is one.
@@ -15,16 +20,18 @@ package dynamic
 // what rt/gpu's batch policy compares: a ring holds only tasks of one name and one GPUBody.
 // A name used with several bodies is several rt classes of that name. The incarnation lists
 // the task's data per task (gpu.Incarnation.Data), in the order of the task's uses: Read as
-// gpu.Read (staged in when stale, never written back), Write as gpu.Write (not staged in,
-// written back), ReadWrite and Commute as gpu.ReadWrite, Scratch as device scratch of the
-// datum's size (rt/gpu's taskdata.go).
+// gpu.Read (staged in when stale, never written back), Write as gpu.Write (not staged in),
+// ReadWrite and Commute as gpu.ReadWrite, Scratch as device scratch of the datum's size
+// (rt/gpu's taskdata.go); written data are KeepOnDevice.
 //
 // Versions: rt/gpu trusts a device copy whose version is not below the host copy's. A PTG
 // task's completion bumps the host version of its written flows; an inserted task's class
 // declares no flows, so release bumps the version of every datum the task wrote, on a CPU
-// or a device, whenever the context has devices. A GPU write thus leaves host and device
-// copy equal (the device marked its copy one above the host's before the write-back), and a
-// CPU write makes every device copy stale.
+// or a device, whenever the context has devices. A GPU write thus leaves the device copy at
+// the host copy's version (the device marked its copy one above the host's at the end of the
+// task) but dirty: the version says which value is newest, the copy's state (rt.Owned in
+// its mirror) that the host's bytes are not it yet. A CPU write makes every device copy
+// stale.
 //
 // Commute: a task's commute tokens are taken by the CPU hook (task.go), which can wait for
 // them (Async); a device incarnation cannot. So a task with Commute accesses runs its CPU
@@ -32,10 +39,12 @@ package dynamic
 // refused at insertion with ErrMode.
 //
 // Rejected designs: a GPU body per task with no class identity (no batch could form, and a
-// closure made per insertion would be a class per insertion); keeping written data on the
-// device for a successor, as PTG does when it can see every consumer (a dynamic graph
-// cannot see the tasks not yet inserted, and a CPU body or the program may read the host
-// copy next).
+// closure made per insertion would be a class per insertion); writing every written datum
+// back to the host when its task ends, because a dynamic graph cannot see the tasks not yet
+// inserted and a CPU body or the program may read the host copy next (correct, but a tiled
+// Cholesky then copies several times its final tiles back, and the stage-out stream sets
+// the pace; it remains only as the fallback of coherence.go for devices without a mirror
+// slot of their own).
 
 import (
 	"fmt"
@@ -196,6 +205,9 @@ func (g *Graph) gpuClassOf(name string, body *GPUBody, cpu bool) (*class, error)
 	c := g.gpuClasses[k]
 	if c == nil {
 		inc := &gpu.Incarnation{Name: name + "/GPU", Type: gpu.TypeAny, Submit: body.submit, Batch: body.batch, Data: deviceData}
+		if g.coh.keep {
+			inc.Before = g.deviceBefore
+		}
 		if body.kind == rt.CUDA {
 			inc.Type = gpu.TypeCUDA
 		}
@@ -242,6 +254,9 @@ func (t *task) checkGPU() error {
 		if c == nil {
 			return fmt.Errorf("%w: %s has no host copy on this rank", ErrMode, u.d.name)
 		}
+		if u.mode.writes() {
+			t.g.coh.noteWrite(u.d)
+		}
 		switch c.Value.(type) {
 		case []float64, []float32, []int64, []int32, []byte:
 		default:
@@ -274,7 +289,7 @@ func deviceData(ec gpu.EC, buf []gpu.DataFlow) []gpu.DataFlow {
 		case ReadWriteMode, CommuteMode:
 			a = gpu.ReadWrite
 		}
-		buf = append(buf, gpu.DataFlow{Copy: u.d.d.Host(), Access: a})
+		buf = append(buf, gpu.DataFlow{Copy: u.d.d.Host(), Access: a, KeepOnDevice: t.g.coh.keep})
 	}
 	return buf
 }

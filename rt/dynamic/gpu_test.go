@@ -203,9 +203,10 @@ func TestGPUBodiesMatchCPU(t *testing.T) {
 	}
 }
 
-// TestGPUStaging: Read data are staged in once and never written back, Write data are
-// written back, a CPU write makes the device copy stale, and Scratch is device memory that
-// reaches neither the host nor the datum's device copy.
+// TestGPUStaging: Read data are staged in once and never written back, Write data come back
+// to the host when a CPU task reads them or at Wait, and not at the end of their task, a
+// CPU write makes the device copy stale, and Scratch is device memory that reaches neither
+// the host nor the datum's device copy.
 func TestGPUStaging(t *testing.T) {
 	g, dev := openGPUGraph(t, "sim:1", nil, nil)
 	const n = 16
@@ -300,9 +301,9 @@ func TestGPUStaging(t *testing.T) {
 		}
 	}
 	st := dev.Device().Stats()
-	if st.Executed != 5 || st.StageIns != 3 || st.StageOuts != 5 {
-		t.Fatalf("device: %d tasks, %d stage-ins, %d stage-outs; want 5, 3 (s once, x twice), 5 (y, p0, p1)",
-			st.Executed, st.StageIns, st.StageOuts)
+	if st.Executed != 5 || st.StageIns != 3 || st.StageOuts != 0 || st.Recalled != 5 {
+		t.Fatalf("device: %d tasks, %d stage-ins, %d stage-outs, %d recalled; want 5, 3 (s once, x twice), 0, 5 (y for each LOOK, p0 and p1 at Wait)",
+			st.Executed, st.StageIns, st.StageOuts, st.Recalled)
 	}
 }
 

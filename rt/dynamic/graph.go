@@ -71,7 +71,8 @@ type Graph struct {
 	tp          *rt.Taskpool
 	debug       bool
 	help        bool
-	devices     bool // the context has devices: writes bump the host copies' versions (gpu.go)
+	devices     bool      // the context has devices: writes bump the host copies' versions (gpu.go)
+	coh         coherence // where the newest versions are (coherence.go)
 	keep        *kept
 	dist        *ranks // across ranks (remote.go); nil on one rank without a Node
 	window, low int64
@@ -124,6 +125,9 @@ func New(c *rt.Context, opts ...Option) (*Graph, error) {
 	g := &Graph{ctx: c, debug: cfg.debug, help: !cfg.noHelp, devices: len(c.Devices()) > 0, classes: map[string]*class{},
 		window: int64(cfg.window), low: int64(cfg.window / 2), wake: make(chan struct{}, 1)}
 	g.belowLow = func() bool { return g.live() <= g.low }
+	if g.devices {
+		g.coh.init(c)
+	}
 	if cfg.keep {
 		g.keep = &kept{}
 	}
@@ -382,5 +386,9 @@ func (g *Graph) Wait(ctx context.Context) error {
 		g.dist.start(moved)
 		rt.Impl.AddActions(g.tp, -1)
 	}
-	return g.tp.Wait(ctx)
+	err := g.tp.Wait(ctx)
+	if err == nil && g.coh.keep {
+		err = g.recallAll(ctx)
+	}
+	return err
 }

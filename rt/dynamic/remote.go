@@ -150,7 +150,7 @@ func (g *Graph) Flush() error {
 	moved := g.dist.flush()
 	g.mu.Unlock()
 	g.dist.start(moved)
-	return nil
+	return g.flushDevices()
 }
 
 // ranks is a graph's state across ranks, and the Receiver of its data.

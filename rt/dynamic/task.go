@@ -127,6 +127,9 @@ func (g *Graph) hook(rtask *rt.Task) error {
 		}
 		t.held++
 	}
+	if g.coh.keep && g.recallFor(t, rtask, nil, rt.Impl.Incarnation(rtask)) {
+		return rt.Async // rescheduled once the devices brought its data back (coherence.go)
+	}
 	if g.debug {
 		t.checksum()
 	}

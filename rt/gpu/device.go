@@ -91,7 +91,7 @@ type Device struct {
 
 type deviceStats struct {
 	executed, episodes, reservations, evictions, writeBacks, decrements atomic.Uint64
-	peerCopies, d2dDirect, d2dCommands, stageOuts, early                atomic.Uint64
+	peerCopies, d2dDirect, d2dCommands, stageOuts, early, recalled      atomic.Uint64
 	memUsed, peerPins                                                   atomic.Int64
 	stageIns, bytesIn, bytesOut, batches, batched                       atomic.Int64
 	busy                                                                atomic.Int64 // ns
@@ -646,6 +646,7 @@ type Stats struct {
 	Evictions    uint64 // clean copies evicted
 	WriteBacks   uint64 // w2r wrappers created
 	StageOuts    uint64 // written flows copied to the host by the default stage-out
+	Recalled     uint64 // dirty copies written back on request (RTDevice.Recall)
 	Early        uint64 // tasks completed before their write-backs landed (Flow.Late)
 	Decrements   uint64 // release steps that changed the counter
 	MemUsed      int64
@@ -681,6 +682,7 @@ func (d *Device) Stats() Stats {
 		Evictions:    d.stats.evictions.Load(),
 		WriteBacks:   d.stats.writeBacks.Load(),
 		StageOuts:    d.stats.stageOuts.Load(),
+		Recalled:     d.stats.recalled.Load(),
 		Early:        d.stats.early.Load(),
 		Decrements:   d.stats.decrements.Load(),
 		MemUsed:      d.stats.memUsed.Load(),

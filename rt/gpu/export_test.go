@@ -95,3 +95,8 @@ func (d *Device) UnlockIdle() {
 		panic("gpu: UnlockIdle without the idle lock")
 	}
 }
+
+// Recall is RTDevice.Recall on a bare device, for the harness's Data.
+func (d *Device) Recall(data []Data, done func(error)) error {
+	return d.recall(context.Background(), nil, data, done)
+}

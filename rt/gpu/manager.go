@@ -68,7 +68,8 @@ package gpu
 // ring's retries would then fail a ring that just arrived.
 // D2D_COMPLETE commands from linked devices (peer.go) go from device.pending
 // straight to the stage-out FIFO, where the manager does their bookkeeping
-// and releases them (transitions 2 and 11).
+// and releases them (transitions 2 and 11); so do RECALL requests, whose
+// write-backs run there (recall.go).
 
 import (
 	"context"
@@ -295,7 +296,7 @@ func (ep *episode) iterate(taken []*Task) bool {
 		// transition 2: re-singleton, force one reservation attempt. A
 		// D2D_COMPLETE command skips to the stage-out FIFO.
 		nw.makeSingleton()
-		if nw.kind == KindD2DComplete {
+		if nw.kind == KindD2DComplete || nw.kind == KindRecall {
 			d.out.fifo.push(nw, StateOutQ)
 			continue
 		}
@@ -866,6 +867,8 @@ func (ep *episode) stageOutPass() bool {
 			}
 			d.writeBackDone(w, err == nil)
 			ep.free(w, StateReleased)
+		case w.kind == KindRecall:
+			ep.recallLanded(w, err)
 		case err != nil:
 			ep.terminate(nil, w, Error, err, false)
 		default:
@@ -895,6 +898,13 @@ func (ep *episode) stageOutPass() bool {
 				d.log.Warn("gpu: write-back failed; the copies stay dirty", "device", d.name, "err", err)
 				d.writeBackDone(w, false)
 				ep.free(w, StateReleased)
+				continue
+			}
+		case w.kind == KindRecall:
+			// Straight from device.pending, like a D2D_COMPLETE command (recall.go).
+			if n, err = d.recallTransfers(w, s); err != nil || n == 0 {
+				d.writeBackDone(w, false)
+				ep.recallEnd(w, err)
 				continue
 			}
 		case w.inc != nil && w.inc.StageOut != nil:
@@ -1036,6 +1046,13 @@ func (ep *episode) terminate(s *Stream, head *Task, r Result, cause error, quies
 		}
 		if x.kind == KindWriteBack {
 			d.writeBackDone(x, false)
+			continue
+		}
+		if x.kind == KindRecall {
+			d.writeBackDone(x, false)
+			done := x.recalled
+			x.recalled = nil
+			done(err)
 			continue
 		}
 		d.cleanout(x)

@@ -170,6 +170,9 @@ const (
 	// KindD2DComplete is a command from a linked device: a peer copy of one of
 	// this device's copies completed, and its reader is released here (peer.go).
 	KindD2DComplete
+	// KindRecall is a counted request to write dirty device copies of named
+	// data back to the host (recall.go).
+	KindRecall
 )
 
 func (k Kind) String() string {
@@ -182,6 +185,8 @@ func (k Kind) String() string {
 		return "W2R"
 	case KindD2DComplete:
 		return "D2D_COMPLETE"
+	case KindRecall:
+		return "RECALL"
 	}
 	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }

@@ -134,6 +134,9 @@ func (r *RTDevice) Submit(w rt.Worker, t *rt.Task, inc *rt.Incarnation) error {
 	if w != nil {
 		r.prof.bind(w.Context().Tracer(), r.d)
 	}
+	if gi.Before != nil && gi.Before(r, t) {
+		return nil
+	}
 	wt := r.d.NewTask(t, gi)
 	if inc.NoTrace {
 		wt.exec = ExecDisabled

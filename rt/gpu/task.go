@@ -67,6 +67,12 @@ type Incarnation struct {
 	// of the wrapper from the i-th DataFlow that Data appends to buf, instead
 	// of reading the class's flows (taskdata.go).
 	Data func(ec EC, buf []DataFlow) []DataFlow
+	// Before, when set, runs in RTDevice.Submit on the submitting goroutine, before
+	// the task is wrapped: true means that the implementer keeps the task, as a
+	// body that returned Async does (it reschedules or fails it later), and
+	// nothing is submitted. rt/dynamic uses it to bring a datum whose newest
+	// version is on another device back to the host first (RTDevice.Recall).
+	Before func(r *RTDevice, ec EC) bool
 }
 
 // runsOn reports whether the incarnation targets dev's device type.
@@ -131,6 +137,8 @@ type Task struct {
 	// peer is the copy whose peer reader a KindD2DComplete command releases.
 	peer        *devCopy
 	peerCounted bool
+	// recalled is the callback of a KindRecall wrapper (recall.go).
+	recalled func(error)
 }
 
 // stageSpan is a stage interval whose end is due at the wrapper's next event

@@ -7,9 +7,11 @@ package gpu
 // tasks that access different data in different modes, so its incarnation lists them per
 // task instead. Such a wrapper differs from a PTG one in three ways:
 //
-//   - every written flow goes back to the host at stage-out: no successor walk can tell
-//     whether a later insertion will read the host copy (a CPU body, the program), so
-//     nothing is kept on the device and nothing is Late;
+//   - no successor walk can tell whether a later insertion will read the host copy (a
+//     CPU body, another device, the program), so the implementer decides per flow: a
+//     written flow goes back to the host at stage-out unless it is KeepOnDevice, and then
+//     the implementer brings it back with Recall before any host reader runs; nothing is
+//     Late;
 //   - the versions of the host copies are bumped by the implementer when the task
 //     completes, as rt does for a PTG task's written flows (hostCopy.SetHostVersion is a
 //     no-op), so a CPU writer makes every device copy stale in the same way;
@@ -36,6 +38,10 @@ type DataFlow struct {
 	// Access is Read, Write or ReadWrite; 0 makes the flow device scratch of the host
 	// copy's size, with no transfer either way.
 	Access Access
+	// KeepOnDevice leaves a written datum's value on the device at stage-out
+	// (Flow.KeepOnDevice): the implementer then brings it back (RTDevice.Recall)
+	// before anything reads the host copy.
+	KeepOnDevice bool
 }
 
 // addDataFlows gives wt the flows that gi.Data lists for t.
@@ -53,7 +59,7 @@ func (r *RTDevice) addDataFlows(wt *Task, t *rt.Task, gi *Incarnation) error {
 			return fmt.Errorf("%w: datum %d of %v holds %T; device flows hold []float64, []float32, []int64, []int32 or []byte",
 				ErrBadArgument, i, t, df.Copy.Value)
 		}
-		f := Flow{Data: hc, Elem: elem, Access: df.Access}
+		f := Flow{Data: hc, Elem: elem, Access: df.Access, KeepOnDevice: df.KeepOnDevice && df.Access&Write != 0}
 		switch df.Access {
 		case Read, Write, ReadWrite:
 		case 0:

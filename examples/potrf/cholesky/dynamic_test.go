@@ -219,10 +219,12 @@ func TestDynamicNotPositiveDefinite(t *testing.T) {
 	}
 }
 
-// TestDynamicGPU: with GPU bodies on a simulated device, ragged tiles included, the factor
-// passes the residual check and equals the CPU bodies' factor to rounding, and the device
+// TestDynamicGPU: with GPU bodies on simulated devices, ragged tiles included, the factor
+// passes the residual check and equals the CPU bodies' factor to rounding, and the devices
 // ran tasks: with the work shared (some of them, GEMMs batched when they wait together) and
-// with the devices taking every task (all of them).
+// with the devices taking every task (all of them). With every task on one device, the only
+// copies to the host are those of the final tiles, once each, at Wait: a tile written on the
+// device stays there for the tasks that read it next.
 func TestDynamicGPU(t *testing.T) {
 	for _, c := range []struct{ n, nb int }{{200, 48}, {257, 32}} {
 		p, err := NewProblem(c.n, c.nb, 5)
@@ -234,14 +236,17 @@ func TestDynamicGPU(t *testing.T) {
 		}
 		want := make([]float64, c.n*c.n)
 		p.A.GatherToDense(want, c.n)
-		for _, share := range []bool{true, false} {
-			name := fmt.Sprintf("n=%d nb=%d share=%v", c.n, c.nb, share)
+		for _, run := range []struct {
+			spec  string
+			share bool
+		}{{"sim:1", true}, {"sim:1", false}, {"sim:2", false}} {
+			name := fmt.Sprintf("n=%d nb=%d %s share=%v", c.n, c.nb, run.spec, run.share)
 			p.Reset()
-			devs, err := gpu.Open("sim:1")
+			devs, err := gpu.Open(run.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx := mustContext(t, rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...), rt.ShareWork(share))
+			ctx := mustContext(t, rt.Workers(2), rt.Devices(gpu.RTDevices(devs)...), rt.ShareWork(run.share))
 			g, err := dynamic.New(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -249,16 +254,34 @@ func TestDynamicGPU(t *testing.T) {
 			if err := RunFactor(context.Background(), g, p.A, blas.Gonum(), true); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			st := devs[0].Device().Stats()
+			var st gpu.Stats
+			for _, d := range devs {
+				s := d.Device().Stats()
+				st.Executed += s.Executed
+				st.StageOuts += s.StageOuts
+				st.Recalled += s.Recalled
+				st.WriteBacks += s.WriteBacks
+				st.Batches += s.Batches
+			}
 			if err := ctx.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if err := devs[0].Close(); err != nil {
-				t.Fatal(err)
+			for _, d := range devs {
+				if err := d.Close(); err != nil {
+					t.Fatal(err)
+				}
 			}
 			total := Tasks(p.A.MT)
-			if st.Executed == 0 || !share && int64(st.Executed) != total {
-				t.Errorf("%s: the device ran %d of %d tasks", name, st.Executed, total)
+			if st.Executed == 0 || !run.share && int64(st.Executed) != total {
+				t.Errorf("%s: the devices ran %d of %d tasks", name, st.Executed, total)
+			}
+			final := uint64(p.A.MT * (p.A.MT + 1) / 2)
+			if st.StageOuts != 0 {
+				t.Errorf("%s: %d stage-outs; written tiles stay on the device", name, st.StageOuts)
+			}
+			if len(devs) == 1 && !run.share && (st.Recalled != final || st.WriteBacks != 0) {
+				t.Errorf("%s: %d tiles recalled and %d evictions; want the %d final tiles, once each, and none",
+					name, st.Recalled, st.WriteBacks, final)
 			}
 			res, err := p.Residual(blas.Gonum())
 			if err != nil || !(res < 1e-12) {
@@ -276,7 +299,8 @@ func TestDynamicGPU(t *testing.T) {
 			if !(diff/scale < 1e-12) {
 				t.Errorf("%s: factor differs from the CPU's by %.3g (relative)", name, diff/scale)
 			}
-			t.Logf("%s: the device ran %d of %d tasks in %d calls; factors differ by %.3g", name, st.Executed, total, st.Batches, diff/scale)
+			t.Logf("%s: the devices ran %d of %d tasks in %d calls and copied %d tiles back; factors differ by %.3g",
+				name, st.Executed, total, st.Batches, st.Recalled, diff/scale)
 		}
 	}
 }
