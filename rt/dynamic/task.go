@@ -36,6 +36,10 @@ type task struct {
 	cls  *class
 	seq  int64 // insertion number, the task's parameter in names and traces
 	prio int32
+	// loc holds seq in the slot rt copies when the task is made ready. It lives in the record
+	// because rt takes a *rt.Locals through Impl, an interface: a Locals on the stack would
+	// escape, one allocation per ready task.
+	loc  rt.Locals
 	run  func(*Task) error
 	uses []use
 
@@ -227,9 +231,7 @@ func (g *Graph) release(_ *rt.Taskpool, _ *rt.Locals, _ rt.FlowMask, e *rt.Edges
 
 // ready makes s ready on the releasing worker.
 func (g *Graph) ready(e *rt.Edges, s *task) {
-	var l rt.Locals
-	l[0] = int(s.seq)
-	rt.Impl.Ready(e, s.cls.tc, &l, s.prio, s)
+	rt.Impl.Ready(e, s.cls.tc, &s.loc, s.prio, s)
 }
 
 // checksum records the checksums of t's read-only data.
