@@ -34,8 +34,8 @@ type Context struct {
 	// awake and about to look at the producers' batches (dynready.go).
 	nidle   atomic.Int32
 	nsearch atomic.Int32
-	idleMu sync.Mutex
-	idle   []*worker
+	idleMu  sync.Mutex
+	idle    []*worker
 
 	// Quiescence after a failure (Taskpool.Wait).
 	epoch atomic.Uint64
