@@ -104,6 +104,12 @@ type Graph struct {
 	freed   atomic.Pointer[task] // records released by workers, linked through nextFree
 	waiting atomic.Bool          // an inserter waits for the window
 	wake    chan struct{}
+	_       [64]byte
+
+	// Scratch memory given back by the bodies that took some (Task.Scratch), most recent
+	// last.
+	smu   sync.Mutex
+	spare [][]float64
 }
 
 // class is a task class of the graph: its tasks share a name, and the rt.TaskClass behind it.
@@ -228,7 +234,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	}
 	t := g.newTask()
 	t.g, t.run, t.prio, t.nested, t.commutes, t.held, t.body = g, run, 0, nested, 0, 0, nil
-	t.on, t.aff, t.x = 0, nil, nil
+	t.on, t.aff, t.x, t.running, t.scr = 0, nil, nil, false, nil
 	t.uses = t.uses[:0]
 	t.deps.Store(1)
 	err := t.parse(args)
