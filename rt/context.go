@@ -30,10 +30,12 @@ type Context struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	// Parking (worker.go, "Parking").
-	nidle  atomic.Int32
-	idleMu sync.Mutex
-	idle   []*worker
+	// Parking (worker.go, "Parking"). nsearch counts the workers in their stealing rounds,
+	// awake and about to look at the producers' batches (dynready.go).
+	nidle   atomic.Int32
+	nsearch atomic.Int32
+	idleMu  sync.Mutex
+	idle    []*worker
 
 	// Quiescence after a failure (Taskpool.Wait).
 	epoch atomic.Uint64

@@ -9,7 +9,8 @@ package rt
 // Batches. Impl.Schedule takes the ext lock and a queue lock for every task. A Producer
 // instead fills tasks from a free stack of its own into a batch, and pushes the batch to the
 // scheduler in one call when it holds readyBatch tasks, when the implementer flushes it, or
-// when a worker is parked. A batch that is not full stays in the producer while every worker
+// when a worker is parked and none is searching (Context.nsearch: a searching worker takes the
+// batch itself, or wakes a parked one for it when it finds other work, worker.endSearch). A batch that is not full stays in the producer while every worker
 // is busy, and workers find it there: a worker that finds nothing in the scheduler pulls the
 // batches of the Context's producers (pullReady) in each stealing round and once more after it
 // announced itself idle, before it blocks. The producer publishes its length (n) before it
@@ -106,7 +107,11 @@ func (p *Producer) Ready(tc *TaskClass, l *Locals, prio int32, payload any) erro
 	p.ts = append(p.ts, t)
 	n := len(p.ts)
 	p.n.Store(int32(n))
-	if n >= readyBatch || c.nidle.Load() > 0 {
+	// A parked worker is woken only when no worker searches: a searcher takes the batch
+	// itself (pullReady), or wakes a parked worker for it if it finds other work
+	// (worker.endSearch). Waking one per task while a single worker keeps up with the
+	// inserter would cost a futex call per task, and the woken worker would find nothing.
+	if n >= readyBatch || c.nidle.Load() > 0 && c.nsearch.Load() == 0 {
 		p.pushLocked()
 	}
 	p.mu.Unlock()
@@ -151,6 +156,18 @@ func (p *Producer) Close() {
 		ps.list.Store(&next)
 	}
 	ps.mu.Unlock()
+}
+
+// producersHold reports whether a producer's batch holds tasks.
+func (c *Context) producersHold() bool {
+	if l := c.producers.list.Load(); l != nil {
+		for _, p := range *l {
+			if p.n.Load() > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pullReady takes the batch of a producer, if one holds tasks: it returns the first task and

@@ -24,7 +24,8 @@ package rt
 //     every worker. The taskpool finishes when its pending count reaches zero.
 //
 // Parking. A worker that finds nothing tries a couple of stealing rounds (yielding in between,
-// never spinning; each round also pulls an inserting goroutine's batch, dynready.go), then appends itself to Context.idle and increments Context.nidle under
+// never spinning; each round also pulls an inserting goroutine's batch, dynready.go; it
+// counts itself in Context.nsearch meanwhile), then appends itself to Context.idle and increments Context.nidle under
 // idleMu, pops once more, and only then blocks on its wake channel. A pusher first publishes
 // the task (queue mutex, or an atomic length), then loads nidle; if it is non-zero it wakes the
 // most recently parked worker. Both sides use sequentially consistent operations in opposite
@@ -250,14 +251,18 @@ func (w *worker) take() *Task {
 func (w *worker) idle() *Task {
 	c := w.c
 	for {
+		c.nsearch.Add(1)
 		for i := 0; i < stealRounds; i++ {
 			if c.closed.Load() {
+				c.nsearch.Add(-1)
 				return nil
 			}
 			if t := c.sched.pop(w); t != nil {
+				w.endSearch()
 				return t
 			}
 			if t := w.pullReady(); t != nil {
+				c.nsearch.Add(-1)
 				return t
 			}
 			gosched()
@@ -266,6 +271,7 @@ func (w *worker) idle() *Task {
 		c.idle = append(c.idle, w)
 		c.nidle.Add(1)
 		c.idleMu.Unlock()
+		c.nsearch.Add(-1) // after nidle: a producer that sees no searcher sees w parked
 		t := c.sched.pop(w)
 		if t == nil {
 			t = w.pullReady() // after nidle: a producer's batch (dynready.go)
@@ -284,6 +290,19 @@ func (w *worker) idle() *Task {
 		// idle twice, and a later wakeOne would wake it instead of a parked worker.
 		w.unpark()
 		w.parked.Store(false)
+	}
+}
+
+// endSearch ends w's stealing rounds after it found a task in the scheduler. A producer skips
+// the wake-up of a parked worker while a worker searches, since the searcher will take its
+// batch; w found other work instead, so if it was the last searcher and a batch waits, it
+// wakes a parked worker for it. Both sides are sequentially consistent in opposite orders
+// (the producer publishes its batch then reads nsearch; w decrements nsearch then reads the
+// batches), so one of them sees the other.
+func (w *worker) endSearch() {
+	c := w.c
+	if c.nsearch.Add(-1) == 0 && c.nidle.Load() > 0 && c.producersHold() {
+		c.wake(1)
 	}
 }
 

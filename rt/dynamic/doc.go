@@ -56,7 +56,13 @@
 //
 // Tasks that are ready when they are inserted go to the workers in batches while every worker
 // is busy; an idle worker takes a batch as soon as it runs out of work, and a parked worker is
-// woken for the first task, so a batch never delays a task that a worker could start.
+// woken for the first task when no worker is awake to take it, so a batch never delays a task
+// that a worker could start.
+//
+// # Scratch memory
+//
+// Task.Scratch(n) gives a CPU body n float64s of temporaries, its own until it returns and
+// then reused by later bodies; bodies running at once get distinct memory.
 //
 // # Tasks that insert tasks
 //

@@ -93,13 +93,24 @@ type Graph struct {
 	// inserted counts the tasks inserted from outside a body; written under mu, read
 	// without it by the window's checks.
 	inserted atomic.Int64
-	_        [64]byte
+	// seen is a value retired had, read by an inserter: inserted-seen over-estimates the
+	// tasks in the window (retired only grows), so an insertion compares with it and loads
+	// retired, a line that every completion writes, only once that estimate reaches the
+	// window.
+	seen atomic.Int64
+	_    [64]byte
 
 	// The completion side, written by the workers as tasks complete.
 	retired atomic.Int64         // tasks inserted from outside a body and done
 	freed   atomic.Pointer[task] // records released by workers, linked through nextFree
 	waiting atomic.Bool          // an inserter waits for the window
 	wake    chan struct{}
+	_       [64]byte
+
+	// Scratch memory given back by the bodies that took some (Task.Scratch), most recent
+	// last.
+	smu   sync.Mutex
+	spare [][]float64
 }
 
 // class is a task class of the graph: its tasks share a name, and the rt.TaskClass behind it.
@@ -211,9 +222,13 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	if nested && g.dist != nil {
 		return fmt.Errorf("%w: %s", ErrNestedAcrossRanks, name)
 	}
-	if !nested && g.live() >= g.window {
-		if err := g.waitWindow(); err != nil {
-			return err
+	if !nested && g.inserted.Load()-g.seen.Load() >= g.window {
+		r := g.retired.Load()
+		g.seen.Store(r) // concurrent inserters may store an older value: an over-estimate again
+		if g.inserted.Load()-r >= g.window {
+			if err := g.waitWindow(); err != nil {
+				return err
+			}
 		}
 	}
 	g.mu.Lock()
@@ -223,7 +238,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	}
 	t := g.newTask()
 	t.g, t.run, t.prio, t.nested, t.commutes, t.held, t.body = g, run, 0, nested, 0, 0, nil
-	t.on, t.aff, t.x = 0, nil, nil
+	t.on, t.aff, t.x, t.running, t.scr = 0, nil, nil, false, nil
 	t.uses = t.uses[:0]
 	t.deps.Store(1)
 	err := t.parse(args)
@@ -247,6 +262,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	}
 	g.seq++
 	t.seq = g.seq
+	t.loc[0] = int(t.seq)
 	var moved []*task
 	if g.dist != nil {
 		// Every rank records the accesses; only the task's rank runs it (remote.go).
@@ -277,11 +293,9 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 		liveRecords.Add(1)
 	}
 	ready := t.deps.Add(-1) == 0
-	var l rt.Locals
 	if ready && !nested {
 		// Under g.mu, which serialises the producer's callers.
-		l[0] = int(t.seq)
-		err = g.prod.Ready(cls.tc, &l, t.prio, t)
+		err = g.prod.Ready(cls.tc, &t.loc, t.prio, t)
 	}
 	g.mu.Unlock()
 	g.dist.start(moved)
@@ -289,8 +303,7 @@ func (g *Graph) insert(name string, run func(*Task) error, args []Arg, nested bo
 	if ready && nested {
 		// A body's insertion goes to the scheduler at once: the producer's batch would wait
 		// for this worker to run dry.
-		l[0] = int(t.seq)
-		err = rt.Impl.Schedule(g.tp, cls.tc, &l, t.prio, t)
+		err = rt.Impl.Schedule(g.tp, cls.tc, &t.loc, t.prio, t)
 	}
 	return err
 }

@@ -36,6 +36,10 @@ type task struct {
 	cls  *class
 	seq  int64 // insertion number, the task's parameter in names and traces
 	prio int32
+	// loc holds seq in the slot rt copies when the task is made ready. It lives in the record
+	// because rt takes a *rt.Locals through Impl, an interface: a Locals on the stack would
+	// escape, one allocation per ready task.
+	loc  rt.Locals
 	run  func(*Task) error
 	uses []use
 
@@ -52,6 +56,10 @@ type task struct {
 	body     *GPUBody // the GPU body, or nil (gpu.go)
 	nextFree *task    // the graph's free lists
 	sums     []uint64 // read-only checksums (debug mode)
+	// running is set while the hook runs the CPU body, and scr is the scratch memory the
+	// body took (Scratch), given back to the graph when the body returns.
+	running bool
+	scr     []float64
 
 	// Across ranks (remote.go): the placement override, and what a transfer task moves.
 	on  int    // On: the rank plus one; 0 when not set
@@ -107,6 +115,62 @@ func (t *task) Insert(name string, run func(*Task) error, args ...Arg) error {
 	return t.g.insert(name, run, args, true)
 }
 
+// Scratch returns n float64s of memory for the temporaries of the running CPU body (the work
+// array of a tile kernel, say), as rt.Task.Scratch does for a .jdf body. The memory is the
+// body's until it returns; then it goes back to the graph, and a later body gets it again:
+// a body must not keep it, nor hand it to a goroutine that outlives the body. Its contents
+// are whatever an earlier body left. Every call of one body returns the same memory, so a
+// body that needs two buffers asks once for their total length and slices it. Bodies that
+// run at once get distinct memory.
+//
+// Scratch allocates only when no memory of n float64s is free: the graph keeps what it
+// allocated, as much as its bodies used at once. It fails with rt.ErrScratch when n is
+// negative or the task's CPU body is not running (a Task kept after its body returned).
+// GPU bodies use gpu.Stream.Scratch.
+//
+// The graph keeps the memory, not the worker as for a .jdf body: rt names the worker on a
+// task through the field that carries an inserted task's record (rt/dynamic.go), so it
+// cannot do both. A body that calls Scratch takes a lock twice; one that does not, never.
+func (t *task) Scratch(n int) ([]float64, error) {
+	switch {
+	case n < 0:
+		return nil, fmt.Errorf("%w: Scratch(%d)", rt.ErrScratch, n)
+	case !t.running:
+		return nil, fmt.Errorf("%w: %s is not running its CPU body", rt.ErrScratch, t.Name())
+	}
+	if cap(t.scr) < n {
+		if t.scr == nil {
+			t.scr = t.g.takeScratch()
+		}
+		if cap(t.scr) < n {
+			t.scr = make([]float64, n) // the smaller one is dropped: the larger serves both
+		}
+	}
+	// A full slice expression: an append by the body reallocates instead of writing past n.
+	return t.scr[:n:n], nil
+}
+
+// takeScratch returns the scratch memory a body gave back last, or nil.
+func (g *Graph) takeScratch() []float64 {
+	g.smu.Lock()
+	defer g.smu.Unlock()
+	n := len(g.spare)
+	if n == 0 {
+		return nil
+	}
+	s := g.spare[n-1]
+	g.spare[n-1] = nil
+	g.spare = g.spare[:n-1]
+	return s
+}
+
+// putScratch gives back the scratch memory of a body that returned.
+func (g *Graph) putScratch(s []float64) {
+	g.smu.Lock()
+	g.spare = append(g.spare, s)
+	g.smu.Unlock()
+}
+
 // addSuccessor makes s wait for t if t is still at generation gen.
 func (t *task) addSuccessor(gen uint32, s *task) {
 	t.mu.Lock()
@@ -133,7 +197,13 @@ func (g *Graph) hook(rtask *rt.Task) error {
 	if g.debug {
 		t.checksum()
 	}
+	t.running = true
 	err := call(t)
+	t.running = false
+	if t.scr != nil {
+		g.putScratch(t.scr)
+		t.scr = nil
+	}
 	if err == nil && g.debug {
 		err = t.verifyReadOnly()
 	}
@@ -230,9 +300,7 @@ func (g *Graph) release(_ *rt.Taskpool, _ *rt.Locals, _ rt.FlowMask, e *rt.Edges
 
 // ready makes s ready on the releasing worker.
 func (g *Graph) ready(e *rt.Edges, s *task) {
-	var l rt.Locals
-	l[0] = int(s.seq)
-	rt.Impl.Ready(e, s.cls.tc, &l, s.prio, s)
+	rt.Impl.Ready(e, s.cls.tc, &s.loc, s.prio, s)
 }
 
 // checksum records the checksums of t's read-only data.
