@@ -396,9 +396,16 @@ func (x *ranks) class(sending bool) *class {
 	}
 	if *p == nil {
 		c := &class{name: name}
+		// High priority: a transfer task goes before every ready task of the graph, whatever
+		// their priorities. A send's priority is that of the remote task that needs the
+		// version, which a local task of the same step outranks (the TRSMs of a Cholesky
+		// panel, all on the rank that owns the column, over the remote SYRK that needs the
+		// first of them): a send waiting behind them leaves the peer idle, where a PTG
+		// producer sends as it completes. A receive only copies and releases the reader, which
+		// then ranks by its own priority. Among transfers, the readers' priorities order them.
 		c.tc = &rt.TaskClass{Name: name, Locals: []string{"seq"}, Params: []int{0},
 			Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: x.hook}},
-			Successors:   x.g.release}
+			Successors:   x.g.release, HighPriority: true}
 		if err := rt.Impl.AddClass(x.g.tp, c.tc); err != nil {
 			// The taskpool failed: the task is never scheduled, and the graph's error is what
 			// the inserter sees next.

@@ -466,3 +466,62 @@ func TestRanksMisuse(t *testing.T) {
 		t.Fatal(strings.Join(problems, "\n"))
 	}
 }
+
+// TestRanksSendFirst: a version that another rank needs leaves as soon as it is written, ahead
+// of local tasks of higher priority that it made ready too. Rank 0 has one worker: W writes x,
+// then makes ready the send of x to rank 1, for R of priority 0, and K local readers of
+// priority 100 that each take a while. R, on rank 1, must run while rank 0 is still busy
+// with them; the ranks share the process, so R reads rank 0's count directly.
+func TestRanksSendFirst(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const k = 20
+	var done, seen atomic.Int32
+	seen.Store(-1)
+	cfg := ranksConfig(2)
+	cfg.Workers = 2 // one per rank
+	err := remote.Run(ctx, cfg, func(ctx context.Context, j *remote.Job) error {
+		c, err := j.Context()
+		if err != nil {
+			return err
+		}
+		if c.Workers() != 1 {
+			return fmt.Errorf("rank %d has %d workers, want 1", j.Rank, c.Workers())
+		}
+		g, err := dynamic.New(c, dynamic.Distributed(j.Node))
+		if err != nil {
+			return err
+		}
+		x, err := dynamic.Register(g, "x", make([]float64, 4))
+		if err != nil {
+			return err
+		}
+		// W waits until every task is inserted, so that its release makes them ready at once.
+		inserted := make(chan struct{})
+		if err := g.Insert("W", func(*dynamic.Task) error { <-inserted; return nil },
+			dynamic.ReadWrite(x), dynamic.On(0)); err != nil {
+			return err
+		}
+		if err := g.Insert("R", func(*dynamic.Task) error { seen.Store(done.Load()); return nil },
+			dynamic.Read(x), dynamic.On(1), dynamic.Priority(0)); err != nil {
+			return err
+		}
+		for range k {
+			if err := g.Insert("L", func(*dynamic.Task) error {
+				time.Sleep(10 * time.Millisecond)
+				done.Add(1)
+				return nil
+			}, dynamic.Read(x), dynamic.On(0), dynamic.Priority(100)); err != nil {
+				return err
+			}
+		}
+		close(inserted)
+		return g.Wait(ctx)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := seen.Load(); n < 0 || n >= k {
+		t.Fatalf("R ran on rank 1 after %d of rank 0's %d local readers, want fewer: the send waited behind them", n, k)
+	}
+}
