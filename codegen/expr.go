@@ -244,8 +244,7 @@ func (s *scope) ternary(e *parser.TernaryExpr, want parser.Kind) gx {
 		typ = jen.Bool()
 	}
 	if s.flat != nil {
-		v := tempPrefix + strconv.Itoa(s.flat.n)
-		s.flat.n++
+		v := s.temp()
 		s.flat.stmts = append(s.flat.stmts, jen.Var().Id(v).Add(typ))
 		s.assign(e, kind, v)
 		return gx{code: jen.Id(v), kind: kind, prec: precPrimary}
@@ -316,12 +315,79 @@ func (s *scope) assign(e *parser.TernaryExpr, kind parser.Kind, v string) {
 	// if also opens a scope inside the one before it. The cases of a switch are siblings
 	// that all join at its end. They run as the chain did: the conditions in order until
 	// one holds, then that branch only.
+	if len(conds) > maxSwitchCases {
+		s.chunkedSwitch(conds, thens, last)
+		return
+	}
 	clauses := make([]jen.Code, 0, len(conds)+1)
 	for i, c := range conds {
 		clauses = append(clauses, jen.Case(c).Block(thens[i]...))
 	}
 	clauses = append(clauses, jen.Default().Block(last...))
 	s.flat.stmts = append(s.flat.stmts, jen.Switch().Block(clauses...))
+}
+
+// maxSwitchCases is the most cases assign puts in one function: a longer chain is split
+// (chunkedSwitch).
+const maxSwitchCases = 64
+
+// chunkedSwitch appends the statements of a chain of more than maxSwitchCases cases, which
+// set the temporary of the chain in their branches (thens, then last if no condition
+// holds). Some passes of the Go compiler are superlinear in the size of one function (facts
+// about one operand gathered along a switch's chain of conditions, register allocation over
+// its blocks), so no generated function gets more than maxSwitchCases of anything: the
+// cases go in runs, each a function literal called at once that reports whether one of its
+// conditions held, and the calls are made in order until one reports true:
+//
+//	tern1 := func() bool { switch { case c1: tern0 = a ... default: return false }; return true }()
+//	if !tern1 { tern1 = func() bool { switch { <the next run> } ... }() }
+//	...
+//	if !tern1 { tern0 = <last> }
+//
+// When there are more runs than that, the calls are grouped the same way, a level up, in
+// function literals of up to maxSwitchCases calls each (log(n) levels for n cases). Each
+// call stops at the first condition that holds, so the conditions are still evaluated in
+// order until one holds, and only that branch runs.
+func (s *scope) chunkedSwitch(conds []jen.Code, thens [][]jen.Code, last []jen.Code) {
+	calls := make([]jen.Code, 0, len(conds)/maxSwitchCases+1)
+	for i := 0; i < len(conds); i += maxSwitchCases {
+		run := conds[i:min(i+maxSwitchCases, len(conds))]
+		clauses := make([]jen.Code, 0, len(run)+1)
+		for j, c := range run {
+			clauses = append(clauses, jen.Case(c).Block(thens[i+j]...))
+		}
+		clauses = append(clauses, jen.Default().Return(jen.False()))
+		calls = append(calls, jen.Func().Params().Bool().Block(jen.Switch().Block(clauses...), jen.Return(jen.True())).Call())
+	}
+	for len(calls) > maxSwitchCases {
+		found := s.temp()
+		up := make([]jen.Code, 0, len(calls)/maxSwitchCases+1)
+		for i := 0; i < len(calls); i += maxSwitchCases {
+			body := append(firstHolds(found, calls[i:min(i+maxSwitchCases, len(calls))]), jen.Return(jen.Id(found)))
+			up = append(up, jen.Func().Params().Bool().Block(body...).Call())
+		}
+		calls = up
+	}
+	found := s.temp()
+	s.flat.stmts = append(s.flat.stmts, firstHolds(found, calls)...)
+	s.flat.stmts = append(s.flat.stmts, jen.If(jen.Op("!").Id(found)).Block(last...))
+}
+
+// firstHolds returns the statements that make the calls in order until one returns true,
+// and leave in a new variable found whether one did.
+func firstHolds(found string, calls []jen.Code) []jen.Code {
+	stmts := []jen.Code{jen.Id(found).Op(":=").Add(calls[0])}
+	for _, c := range calls[1:] {
+		stmts = append(stmts, jen.If(jen.Op("!").Id(found)).Block(jen.Id(found).Op("=").Add(c)))
+	}
+	return stmts
+}
+
+// temp returns the name of a new temporary of the function literal being filled.
+func (s *scope) temp() string {
+	v := tempPrefix + strconv.Itoa(s.flat.n)
+	s.flat.n++
+	return v
 }
 
 // branch returns the statements that set v to the value of x, a branch of a ternary.

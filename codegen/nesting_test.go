@@ -50,9 +50,9 @@ func genSource(t *testing.T, src []byte) ([]byte, error) {
 }
 
 // TestNestedTernariesGenerate: ten thousand nested ternaries generate flat code: one function
-// literal, one switch on one temporary, no nested blocks. (Nested literals took superlinear
-// time in go/format, nested blocks make the file quadratic in size, and an else-if chain
-// made the Go compiler quadratic in its length.)
+// literal of ternaries, switches on one temporary (in runs, see chunkedSwitch), no deeply
+// nested blocks. (Nested literals took superlinear time in go/format, nested blocks make the
+// file quadratic in size, and an else-if chain made the Go compiler quadratic in its length.)
 func TestNestedTernariesGenerate(t *testing.T) {
 	const n = 10000
 	start := time.Now()
@@ -62,14 +62,15 @@ func TestNestedTernariesGenerate(t *testing.T) {
 	}
 	t.Logf("%d nested ternaries: %v", n, time.Since(start))
 	// The local x and the priority each translate the expression once.
-	if got := strings.Count(string(out), "\t\t\t\t\t\t\t\t\t"); got > 0 {
-		t.Errorf("%d lines indented 9 levels or more, want no nested blocks", got)
+	// Two levels of runs (chunkedSwitch) nest 4 blocks more than a single switch would.
+	if got := strings.Count(string(out), "\t\t\t\t\t\t\t\t\t\t\t\t\t"); got > 0 {
+		t.Errorf("%d lines indented 13 levels or more, want no nested blocks", got)
 	}
 	if got := strings.Count(string(out), "func() int {"); got > 4 {
 		t.Errorf("%d function literals, want the ternaries flat", got)
 	}
 	if got := strings.Count(string(out), "\tcase "); got < n {
-		t.Errorf("%d cases, want the ternaries in one switch", got)
+		t.Errorf("%d cases, want one per ternary", got)
 	}
 	if got := strings.Count(string(out), " else if "); got > 0 {
 		t.Errorf("%d else-if, want none", got)
@@ -109,7 +110,9 @@ func astDepth(t *testing.T, src []byte) int {
 
 // TestTernaryChainsFlat: the syntax tree of the generated code is as deep for a long chain of
 // ternaries as for a short one, in else position (c1 ? a : c2 ? b : ...), in then position
-// (c1 ? (c2 ? a : b) : d) and alternating: the Go compiler's cost grows with that depth.
+// (c1 ? (c2 ? a : b) : d) and alternating: the Go compiler's cost grows with that depth. (The
+// chains are longer than one run of cases and shorter than maxSwitchCases runs, past which
+// chunkedSwitch adds a level of function literals.)
 func TestTernaryChainsFlat(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -117,7 +120,7 @@ func TestTernaryChainsFlat(t *testing.T) {
 	}{{"else", elseChain}, {"alternating", nestedTernaries}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var depths []int
-			for _, n := range []int{10, 100, 2000} {
+			for _, n := range []int{2 * maxSwitchCases, 10 * maxSwitchCases, 40 * maxSwitchCases} {
 				out, err := genSource(t, tc.src(n))
 				if err != nil {
 					t.Fatal(err)
@@ -125,7 +128,86 @@ func TestTernaryChainsFlat(t *testing.T) {
 				depths = append(depths, astDepth(t, out))
 			}
 			if depths[0] != depths[1] || depths[1] != depths[2] {
-				t.Errorf("depth of the generated syntax tree for 10, 100 and 2000 ternaries: %v, want one depth", depths)
+				t.Errorf("depth of the generated syntax tree for %d, %d and %d ternaries: %v, want one depth",
+					2*maxSwitchCases, 10*maxSwitchCases, 40*maxSwitchCases, depths)
+			}
+		})
+	}
+}
+
+// largestFunc returns the size, in syntax nodes, of the largest function of a Go file,
+// counting neither the function literals inside it (the Go compiler compiles them as
+// functions of their own) nor comments, and the name of the function declaration it is in.
+func largestFunc(t *testing.T, src []byte) (int, string) {
+	t.Helper()
+	f, err := goparser.ParseFile(token.NewFileSet(), "deep_jdf.go", src, goparser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := func(body ast.Node) int {
+		n := 0
+		ast.Inspect(body, func(x ast.Node) bool {
+			if x == nil {
+				return false
+			}
+			if _, lit := x.(*ast.FuncLit); lit && x != body {
+				return false
+			}
+			n++
+			return true
+		})
+		return n
+	}
+	largest, where := 0, ""
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		ast.Inspect(fd, func(x ast.Node) bool {
+			var n int
+			switch x := x.(type) {
+			case *ast.FuncDecl:
+				n = size(x.Body)
+			case *ast.FuncLit:
+				n = size(x)
+			default:
+				return true
+			}
+			if n > largest {
+				largest, where = n, fd.Name.Name
+			}
+			return true
+		})
+	}
+	return largest, where
+}
+
+// TestLargestFunctionBounded: the largest function of the generated code is no larger for a
+// chain of thousands of ternaries than for a chain of two runs of cases, in else position
+// and alternating, past maxSwitchCases runs too: the Go compiler's cost for one function
+// grows faster than its size.
+func TestLargestFunctionBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  func(int) []byte
+	}{{"else", elseChain}, {"alternating", nestedTernaries}} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := 2 * maxSwitchCases
+			out, err := genSource(t, tc.src(base))
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound, _ := largestFunc(t, out)
+			for _, n := range []int{10 * maxSwitchCases, maxSwitchCases*maxSwitchCases + 3*maxSwitchCases} {
+				out, err := genSource(t, tc.src(n))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, where := largestFunc(t, out); got > bound {
+					t.Errorf("%d ternaries: a function of %d syntax nodes (in %s), want at most %d as for %d ternaries",
+						n, got, where, bound, base)
+				}
 			}
 		})
 	}

@@ -176,3 +176,86 @@ func TestForcedCloseReportsQueuedSends(t *testing.T) {
 		t.Errorf("rank 0: %d message buffers allocated, %d released, %d bytes in use", s.MsgAllocs, s.MsgReleases, s.MsgBytesInUse)
 	}
 }
+
+// TestCloseWaitsForOvertakenAMs: a rank's FIN may arrive before the AMs it counts (over MPI
+// an eager send completes once its bytes are copied, and FIN travels on a tag of its own), so
+// Close must wait, for each peer, until as many AMs as its FIN announced have arrived, not
+// stop at the FIN or one message short of the count. The world holds one AM of each pair of
+// ranks in flight well after its send completed: the sender's FIN overtakes it, and Close on
+// the receiver returns only once it arrived. Stopping one message early would let the
+// receiver pass its barrier and close its transport first, and that AM would be lost.
+func TestCloseWaitsForOvertakenAMs(t *testing.T) {
+	const (
+		n       = 3
+		onTime  = 5 // AMs per pair of ranks delivered at once
+		tagNow  = ce.FirstUserTag + 32
+		tagLate = ce.FirstUserTag + 33
+		hold    = 500 * time.Millisecond
+	)
+	held := func(_, _ ce.Rank, tag ce.Tag) time.Duration {
+		if tag == tagLate {
+			return hold
+		}
+		return 0
+	}
+	es := ce.NewWorld(n, ce.WorldHoldAM(held)).Engines(ce.Debug(true))
+	var got [n][n]atomic.Int64 // got[dst][src]: AMs rank dst's handlers received from src
+	for i, e := range es {
+		count := func(_ *ce.Caller, src ce.Rank, _ []byte) { got[i][src].Add(1) }
+		for _, tag := range []ce.Tag{tagNow, tagLate} {
+			if err := e.RegisterTag(tag, 8, count); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sendErrs atomic.Int64
+	done := func(_ *ce.Caller, err error) {
+		if err != nil {
+			sendErrs.Add(1)
+		}
+	}
+	for src, e := range es {
+		c := attach(t, e, ce.RoleOther)
+		for dst := range n {
+			if dst == src {
+				continue
+			}
+			// The held AM goes first: every later one, and the FIN, overtake it.
+			if err := c.SendAM(ce.Rank(dst), tagLate, msg(t, c, []byte("late")), done); err != nil {
+				t.Fatal(err)
+			}
+			for range onTime {
+				if err := c.SendAM(ce.Rank(dst), tagNow, msg(t, c, []byte("now")), done); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := ce.CloseAll(ctx, es...); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	elapsed := time.Since(start)
+	for dst := range n {
+		for src := range n {
+			if src == dst {
+				continue
+			}
+			if g := got[dst][src].Load(); g != onTime+1 {
+				t.Errorf("rank %d received %d of the %d AMs rank %d sent it before Close returned (Close took %v; one AM was held %v)",
+					dst, g, onTime+1, src, elapsed.Round(time.Millisecond), hold)
+			}
+		}
+	}
+	if e := sendErrs.Load(); e != 0 {
+		t.Errorf("%d sends completed with an error, want none", e)
+	}
+	for _, e := range es {
+		cetest.CheckBalanced(t, e, "after Close")
+	}
+}

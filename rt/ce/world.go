@@ -45,6 +45,11 @@ type worldConfig struct {
 	minDelay, maxDelay time.Duration
 	seed               uint64
 	maxAM              int
+	// holdAM, when set, gives each AM a time to stay in flight (tests only, through
+	// export_test.go): a held AM's send completes at once, as an eager MPI send whose bytes
+	// were copied does, and it arrives later, so that the sender's later AMs on other tags
+	// (its FIN) overtake it, as they may over MPI.
+	holdAM func(src, dst Rank, tag Tag) time.Duration
 }
 
 // EmulateLevel sets the thread level the ranks report (default LevelMultiple). With
@@ -377,7 +382,7 @@ func (t *worldRank) Start(context.Context) (Rank, int, error) {
 	}
 	t.started = true
 	w.open++
-	if w.cfg.maxDelay > 0 && w.tqStop == nil {
+	if (w.cfg.maxDelay > 0 || w.cfg.holdAM != nil) && w.tqStop == nil {
 		w.tqStop, w.tqDone = make(chan struct{}), make(chan struct{})
 		go w.runDelays(w.tqStop, w.tqDone)
 	}
@@ -407,6 +412,11 @@ func (t *worldRank) SendAM(tag Tag, dst Rank, m *Msg) error {
 		return fmt.Errorf("%w: %d", ErrBadRank, dst)
 	}
 	d := w.ranks[dst]
+	if w.cfg.holdAM != nil {
+		if hold := w.cfg.holdAM(t.rank, dst, tag); hold > 0 {
+			return t.sendHeld(d, tag, m, hold)
+		}
+	}
 	if w.cfg.maxDelay == 0 {
 		if err := t.deliverable(d); err != nil {
 			t.push(Event{Kind: EventSendDone, Msg: m, Err: err}, nil)
@@ -436,6 +446,24 @@ func (t *worldRank) SendAM(tag Tag, dst Rank, m *Msg) error {
 		}
 		t.push(Event{Kind: EventSendDone, Msg: m, Err: err}, nil)
 	})
+	return nil
+}
+
+// sendHeld completes the send of m at once and delivers a copy of its bytes to d after hold
+// (worldConfig.holdAM), on the delay goroutine; a copy that comes due after d closed is lost,
+// as it would be over MPI.
+func (t *worldRank) sendHeld(d *worldRank, tag Tag, m *Msg, hold time.Duration) error {
+	w := t.w
+	wire := append([]byte(nil), m.Wire()...)
+	w.mu.Lock()
+	w.later(int64(hold), nil, func() {
+		if t.deliverable(d) == nil {
+			d.push(Event{Kind: EventArrival, Src: t.rank, Tag: tag}, wire)
+			d.delivered.Add(1)
+		}
+	})
+	w.mu.Unlock()
+	t.push(Event{Kind: EventSendDone, Msg: m}, nil)
 	return nil
 }
 
