@@ -21,7 +21,10 @@
 // each class on one task costs more than the CPU brings). With a CUDA device
 // the tiles live in page-locked memory, which the GPU reads and writes without
 // staging; otherwise in the Go heap, or with -hugepages in huge-page memory
-// (hugepage.Pool; docs/runtime.md, "Memory", says when it helps). -resident
+// (hugepage.Pool; docs/runtime.md, "Memory", says when it helps). Before the
+// clock starts, each CPU tile kernel runs once on as many threads as there are
+// workers (blas.Impl.WarmUp; -warmup=false skips it), so that the timed run
+// does not pay for the BLAS library's set-up on its first tasks. -resident
 // stages every tile on a device before the timed factorisation (the data
 // starts resident instead of in host memory). The simulated and CUDA backends
 // are linked in, so the same binary (CGO_ENABLED=0) runs on a GPU machine.
@@ -75,6 +78,7 @@ func run(args []string, stdout io.Writer) error {
 	trace := fs.String("trace", filepath.Join(os.TempDir(), "jdf2go-potrf-trace.json"), "Perfetto trace file (empty: none; several ranks write one file each, trace.rankN.json)")
 	fs.BoolVar(&o.verify, "verify", true, "check the task graph (Verify) before running it")
 	fs.BoolVar(&o.check, "check", true, "check the residual after the factorisation")
+	fs.BoolVar(&o.warmup, "warmup", true, "before the clock starts, run each CPU tile kernel once on as many threads as there are workers (blas.Impl.WarmUp)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the random matrix")
 	ranks := fs.Int("ranks", 0, "in-process ranks (0: one, or one per process under mpirun with a binary built with -tags mpi)")
 	fs.IntVar(&o.grid.P, "P", 1, "rows of the process grid (Q = ranks / P; ranks beyond P×Q own no tile)")
@@ -108,6 +112,7 @@ type opts struct {
 	n, nb                                int
 	sched, backend, gpus                 string
 	resident, share, huge, verify, check bool
+	warmup                               bool
 	seed                                 uint64
 	grid                                 rt.Grid
 	stdout                               io.Writer
@@ -186,6 +191,13 @@ func (o *opts) rank(bg context.Context, j *remote.Job) (err error) {
 	if o.resident && len(devs) > 0 {
 		if err := stageTiles(p.A, devs); err != nil {
 			return err
+		}
+	}
+	// The BLAS library sets up its buffers on its first calls; without the warm-up the timed
+	// run would pay for that on its first tasks, which are on the critical path.
+	if o.warmup && (len(devs) == 0 || o.share) {
+		if err := impl.WarmUp(ctx.Workers(), o.nb); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
 	// The clock starts once the devices have their runtime kernels (gpu.Device.Ready).
