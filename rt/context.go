@@ -31,9 +31,10 @@ type Context struct {
 	closeErr  error
 
 	// Parking (worker.go, "Parking").
-	nidle  atomic.Int32
-	idleMu sync.Mutex
-	idle   []*worker
+	nidle   atomic.Int32
+	idleMu  sync.Mutex
+	idle    []*worker
+	spinner atomic.Bool // a worker polls for another rank's arrival (worker.go, "Waiting for another rank")
 
 	// Quiescence after a failure (Taskpool.Wait).
 	epoch atomic.Uint64
