@@ -36,6 +36,7 @@ type Context struct {
 	nsearch atomic.Int32
 	idleMu  sync.Mutex
 	idle    []*worker
+	spinner atomic.Bool // a worker polls for another rank's arrival (worker.go, "Waiting for another rank")
 
 	// Quiescence after a failure (Taskpool.Wait).
 	epoch atomic.Uint64

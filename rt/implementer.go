@@ -178,7 +178,8 @@ type Implementer interface {
 
 	// Deliver is an arrival from another rank: flow peerFlow of the local instance of peer
 	// whose parameter slots are set in l receives c (nil for CTL). The instance's derived
-	// locals are computed here. It is safe from any goroutine (rt/ce's communication
+	// locals are computed here, into *l, which the caller must not share with another
+	// goroutine during the call. It is safe from any goroutine (rt/ce's communication
 	// goroutine calls it). An inconsistent arrival fails tp and is returned.
 	Deliver(tp *Taskpool, peer *TaskClass, peerFlow int, l *Locals, c *Copy) error
 
@@ -283,15 +284,16 @@ func (implementer) Deliver(tp *Taskpool, peer *TaskClass, peerFlow int, l *Local
 	if err := tp.Err(); err != nil {
 		return err
 	}
-	ll := *l
-	if !peer.Complete(tp, &ll) {
-		err := fmt.Errorf("%w: remote arrival for %s", ErrOutsideSpace, taskName(peer, &ll))
+	// l is the caller's: the derived locals go into it, and no copy escapes to the heap on
+	// every arrival.
+	if !peer.Complete(tp, l) {
+		err := fmt.Errorf("%w: remote arrival for %s", ErrOutsideSpace, taskName(peer, l))
 		tp.fail(err)
 		return err
 	}
 	ctx := tp.ctx
 	ctx.extMu.Lock()
-	err := ctx.ext.arrive(tp, c, peer, peerFlow, &ll)
+	err := ctx.ext.arrive(tp, c, peer, peerFlow, l)
 	ctx.ext.flushReady()
 	ctx.extMu.Unlock()
 	if err != nil {

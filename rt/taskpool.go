@@ -359,24 +359,33 @@ func (tp *Taskpool) visitPredecessors(tc *TaskClass, l *Locals, v EdgeVisitor) b
 
 // visit runs tc's successor iteration, or its predecessor iteration when in is set.
 func (tp *Taskpool) visit(tc *TaskClass, l *Locals, v EdgeVisitor, in bool) bool {
-	ll := *l
-	if !tc.Complete(tp, &ll) {
+	// rt/remote visits the successors of every arrival on the comm goroutine: the instance's
+	// Locals and the Edges (a Locals array and more) would be allocated per message, since
+	// the generated functions that receive them escape them.
+	s := visitPool.Get().(*visitScratch)
+	defer visitPool.Put(s)
+	s.l = *l
+	if !tc.Complete(tp, &s.l) {
 		return false
 	}
 	if (!in && tc.Successors != nil) || (in && tc.hasPredecessors()) {
-		// rt/remote visits the successors of every arrival on the comm goroutine: the Edges
-		// (a Locals array and more) would be allocated per message.
-		e := edgesPool.Get().(*Edges)
+		e := &s.e
 		*e = Edges{tp: tp, visit: v}
 		if in {
-			tc.predecessors(tp, &ll, AllFlows, e)
+			tc.predecessors(tp, &s.l, AllFlows, e)
 		} else {
-			tc.Successors(tp, &ll, AllFlows, e)
+			tc.Successors(tp, &s.l, AllFlows, e)
 		}
 		*e = Edges{}
-		edgesPool.Put(e)
 	}
 	return true
 }
 
-var edgesPool = sync.Pool{New: func() any { return new(Edges) }}
+// visitScratch is what one visit needs beyond the caller's Locals, recycled through
+// visitPool.
+type visitScratch struct {
+	l Locals
+	e Edges
+}
+
+var visitPool = sync.Pool{New: func() any { return new(visitScratch) }}

@@ -33,9 +33,21 @@ package rt
 // or the sleeper's re-check sees the task: no wake-up is lost. A worker that finds work in its
 // re-check removes itself from idle; a token left in its channel only causes one spurious turn.
 //
+// Waiting for another rank. In a run on several ranks (Rank), a worker that ran dry often gets
+// its next task from the comm goroutine a network round trip later: a chain whose tasks
+// alternate between ranks has each rank idle between two of its tasks. A parked worker costs
+// every such arrival a wake-up (a futex, microseconds), longer than the in-process hop
+// itself. So one worker per Context, at most (Context.spinner), keeps polling the scheduler,
+// yielding between polls, for up to remoteSpin before it parks. An arrival (Impl.Deliver)
+// pushes the task and loads nidle as any pusher; the spinner is not in idle, so no wake-up is
+// sent, and the spinner's next poll takes the task. The spinner leaves the spin before it
+// announces itself in idle, so the parking protocol above is unchanged.
+//
 // Rejected designs: a mutex and a condition variable signalled on every push (a lock per task
-// even with nobody asleep); spinning idle workers (CI has 2 cores shared with the compiler);
-// a goroutine per task (the baseline we beat).
+// even with nobody asleep); spinning idle workers in a run on one rank (CI has 2 cores shared
+// with the compiler, and no arrival comes from outside), or every idle worker of a rank (one
+// poller takes an arrival as well as many, and the others' cores stay free); a goroutine per
+// task (the baseline we beat).
 
 import (
 	"context"
@@ -54,6 +66,12 @@ const (
 	doneBatch   = 256 // tasks counted locally before touching the taskpool's counter
 	readyBatch  = 64  // ready tasks buffered before one push to the scheduler
 	stealRounds = 2   // stealing rounds before parking
+
+	// remoteSpin bounds how long the spinner of a run on several ranks polls before parking
+	// ("Waiting for another rank"): the comm goroutine's own window on wakeable transports
+	// (rt/ce, IdleSpin), so that neither side of an in-process hop parks while the other
+	// answers.
+	remoteSpin = 50 * time.Microsecond
 )
 
 // worker is one execution stream; Devices and the Remote see it as a Worker.
@@ -267,6 +285,10 @@ func (w *worker) idle() *Task {
 			}
 			gosched()
 		}
+		if t := w.spin(); t != nil {
+			w.endSearch() // the spinner was still counted as searching
+			return t
+		}
 		c.idleMu.Lock()
 		c.idle = append(c.idle, w)
 		c.nidle.Add(1)
@@ -303,6 +325,38 @@ func (w *worker) endSearch() {
 	c := w.c
 	if c.nsearch.Add(-1) == 0 && c.nidle.Load() > 0 && c.producersHold() {
 		c.wake(1)
+	}
+}
+
+// spin polls for work for up to remoteSpin when w's Context runs on several ranks and no
+// other worker of it is spinning ("Waiting for another rank"); it returns the task found, or
+// nil once the window has passed.
+func (w *worker) spin() *Task {
+	c := w.c
+	if c.cfg.nranks <= 1 || !c.spinner.CompareAndSwap(false, true) {
+		return nil
+	}
+	defer c.spinner.Store(false)
+	var start time.Time
+	for i := 0; ; i++ {
+		if c.closed.Load() {
+			return nil
+		}
+		if t := c.sched.pop(w); t != nil {
+			return t
+		}
+		if t := w.pullReady(); t != nil {
+			return t
+		}
+		// The clock is read every 16 polls: on some machines (VMs) it costs as much as one.
+		if i&15 == 0 {
+			if now := time.Now(); start.IsZero() {
+				start = now
+			} else if now.Sub(start) > remoteSpin {
+				return nil
+			}
+		}
+		gosched()
 	}
 }
 

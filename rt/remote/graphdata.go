@@ -85,22 +85,18 @@ func Bytes(v any) ([]byte, error) {
 	return b, err
 }
 
-// carryData receives one version of a datum of a task graph and hands it to its Receiver.
-func (n *Node) carryData(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest []byte) error {
+// carryData receives one version of a datum of a task graph and hands it to its Receiver
+// (arrival).
+func (n *Node) carryData(c *ce.Caller, r *inbound, rest []byte) (kept bool, err error) {
+	st, h := r.st, &r.h
 	if st.recv == nil {
-		return malformed(ErrUnknownFlow, "graph data for taskpool %s, which is no task graph", st.tp.Name())
+		return false, malformed(ErrUnknownFlow, "graph data for taskpool %s, which is no task graph", st.tp.Name())
 	}
 	if h.nparams != 2 || h.data == dataNone {
-		return malformed(ErrSizeMismatch, "graph data with %d parameters and data mode %d", h.nparams, h.data)
-	}
-	key := DataKey{Datum: uint64(h.params[0]), Version: uint64(h.params[1])}
-	what := func() string {
-		return fmt.Sprintf("datum %d version %d of taskpool %s", key.Datum, key.Version, st.tp.Name())
+		return false, malformed(ErrSizeMismatch, "graph data with %d parameters and data mode %d", h.nparams, h.data)
 	}
 	if err := checkType(h.typ, h.size); err != nil {
-		return fmt.Errorf("%s: %w", what(), err)
+		return false, fmt.Errorf("%s: %w", r.what(), err)
 	}
-	return n.fetch(c, st, src, h, rest, what, func(c *ce.Caller, h *header, cp *rt.Copy, buf []byte) error {
-		return st.recv.Receive(int(src), key, cp)
-	})
+	return n.fetch(c, r, rest)
 }

@@ -3,6 +3,7 @@ package remote
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/jdf2go/jdf2go/rt"
 	"github.com/jdf2go/jdf2go/rt/ce"
@@ -19,23 +20,109 @@ func (n *Node) onActivate(c *ce.Caller, src ce.Rank, p []byte) {
 // added yet are kept (copied) until Add. The receive span goes on track (nil: none).
 func (n *Node) handle(c *ce.Caller, src ce.Rank, p []byte, track *profile.Track) {
 	n.stats.received.Add(1)
-	var h header
+	r := newInbound()
+	h := &r.h
 	rest, err := h.decode(p)
 	if err != nil {
+		r.recycle()
 		n.report(fmt.Errorf("remote: message from rank %d: %w", src, err))
 		return
 	}
 	st := n.lookup(h.tp, src, p)
 	if st == nil {
+		r.recycle()
 		return
 	}
+	r.n, r.st, r.src = n, st, src
+	trace, class, flow := h.trace, h.class, h.flow // r may belong to a Get's callback after carryOut
 	start := n.tr().now()
-	if err := n.carryOut(c, st, src, &h, rest); err != nil {
+	kept, err := n.carryOut(c, r, rest)
+	if !kept {
+		r.recycle()
+	}
+	if err != nil {
 		n.fail(st, fmt.Errorf("remote: rank %d, message from rank %d: %w", n.rank, src, err))
 	}
 	if track != nil {
-		track.SpanFlow(n.tr().recv, start, n.tr().now(), h.trace, true, int64(src), int64(h.class), int64(h.flow))
+		track.SpanFlow(n.tr().recv, start, n.tr().now(), trace, true, int64(src), int64(class), int64(flow))
 	}
+}
+
+// The receive record.
+//
+// Actors: the comm goroutine, which runs handle for every message on TagActivate (Add runs
+// it too, on its own goroutine, for the messages kept before the taskpool existed); the CE,
+// which runs the callback of a Get on the comm goroutine.
+//
+// Invariant: one inbound record serves one message from its decoding to its end, and only
+// one goroutine touches it at a time. handle takes it from inboundPool and gives it back when
+// it returns, unless the message needs a Get: fetch then hands the record to the Get's
+// callback and reports so (kept), and handle no longer touches it; the callback gives it
+// back after the arrival. So a hop allocates no header,
+// Locals or successor list on the receiving side; what the record holds (the header's tree,
+// the successors) is read only while it is held, and Deliver copies the locals it keeps.
+//
+// Rejected design: sending the successors' instances in the message, so that the receiver
+// need not walk the successors again. The receiver must still check that each named
+// instance is a successor of the sender's task (a forged or stale message would otherwise
+// satisfy an arbitrary dependency), and that check is the same walk.
+
+// inbound is the receive record of one message.
+type inbound struct {
+	h   header
+	l   rt.Locals // the sending task's instance (activations, write-backs)
+	v   collector // its successors or collection elements on this rank
+	tc  *rt.TaskClass
+	n   *Node
+	st  *tpState
+	src ce.Rank
+
+	// The Get in flight (fetch), read by getDone.
+	reg    *ce.MemReg
+	cp     *rt.Copy
+	buf    []byte
+	issued int64
+	note   [8]byte
+	done   ce.Done // r.getDone, bound once per record
+}
+
+var inboundPool sync.Pool
+
+func init() {
+	inboundPool.New = func() any {
+		r := new(inbound)
+		r.done = r.getDone
+		return r
+	}
+}
+
+func newInbound() *inbound {
+	r := inboundPool.Get().(*inbound)
+	r.h = header{tree: r.h.tree[:0]}
+	return r
+}
+
+// recycle drops what r points to, so that a pooled record keeps no taskpool or datum alive.
+func (r *inbound) recycle() {
+	clear(r.v.elems)
+	if cap(r.v.tasks) > 64 || cap(r.v.elems) > 64 {
+		r.v.tasks, r.v.elems = nil, nil
+	}
+	r.v = collector{tasks: r.v.tasks[:0], elems: r.v.elems[:0]}
+	r.tc, r.n, r.st, r.reg, r.cp, r.buf = nil, nil, nil, nil, nil, nil
+	if cap(r.h.tree) > 64 {
+		r.h.tree = nil
+	}
+	inboundPool.Put(r)
+}
+
+// what names the datum that r announces, for errors.
+func (r *inbound) what() string {
+	h := &r.h
+	if h.kind == kindData {
+		return fmt.Sprintf("datum %d version %d of taskpool %s", uint64(h.params[0]), uint64(h.params[1]), r.st.tp.Name())
+	}
+	return fmt.Sprintf("%s flow %s", instName{r.tc, h}, r.tc.Flows[h.flow].Name)
 }
 
 // lookup returns the state of taskpool id, or keeps p for later when the taskpool may still
@@ -95,134 +182,149 @@ func (v *collector) Data(flow, dep int, c rt.Collection, ix rt.Index) {
 	}
 }
 
-// carryOut validates h against taskpool st and delivers its data.
-func (n *Node) carryOut(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest []byte) error {
+// carryOut validates r's header against its taskpool and delivers its data; kept reports
+// that a Get's callback owns r now.
+func (n *Node) carryOut(c *ce.Caller, r *inbound, rest []byte) (kept bool, err error) {
+	st, h := r.st, &r.h
 	tp := st.tp
 	if tp.Err() != nil {
-		return nil // failed already: nothing more to do
+		return false, nil // failed already: nothing more to do
 	}
 	if h.kind == kindData {
-		return n.carryData(c, st, src, h, rest)
+		return n.carryData(c, r, rest)
 	}
 	classes := tp.Classes()
 	if int(h.class) >= len(classes) {
-		return malformed(ErrUnknownClass, "class %d in taskpool %s of %d classes", h.class, tp.Name(), len(classes))
+		return false, malformed(ErrUnknownClass, "class %d in taskpool %s of %d classes", h.class, tp.Name(), len(classes))
 	}
 	tc := classes[h.class]
+	r.tc = tc
 	if int(h.flow) >= len(tc.Flows) {
-		return malformed(ErrUnknownFlow, "flow %d of %s, which has %d", h.flow, tc.Name, len(tc.Flows))
+		return false, malformed(ErrUnknownFlow, "flow %d of %s, which has %d", h.flow, tc.Name, len(tc.Flows))
 	}
 	if int(h.nparams) != len(tc.Params) {
-		return malformed(ErrOutsideSpace, "%d parameters for %s, which has %d", h.nparams, tc.Name, len(tc.Params))
+		return false, malformed(ErrOutsideSpace, "%d parameters for %s, which has %d", h.nparams, tc.Name, len(tc.Params))
 	}
-	var l rt.Locals
+	r.l = rt.Locals{}
 	for i, s := range tc.Params {
-		l[s] = int(h.params[i])
+		r.l[s] = int(h.params[i])
 	}
 	name := instName{tc, h} // formatted only into errors, while h is valid
-	if !tc.Complete(tp, &l) {
-		return malformed(ErrOutsideSpace, "%s", name)
-	}
 	flowName := tc.Flows[h.flow].Name
-	v := &collector{tp: tp, flow: int(h.flow), rank: n.rank}
-	rt.Impl.VisitSuccessors(tp, tc, &l, v)
+	v := &r.v
+	v.tp, v.flow, v.rank = tp, int(h.flow), n.rank
+	// The walk checks the instance against the space (Complete) before it visits.
+	if !rt.Impl.VisitSuccessors(tp, tc, &r.l, v) {
+		return false, malformed(ErrOutsideSpace, "%s", name)
+	}
 	if v.bad != nil {
-		return fmt.Errorf("%w: write-back of %s flow %s: %v", ErrMalformed, name, flowName, v.bad)
+		return false, fmt.Errorf("%w: write-back of %s flow %s: %v", ErrMalformed, name, flowName, v.bad)
 	}
 	switch {
 	case h.kind == kindActivate && len(v.tasks) == 0:
-		return malformed(ErrNoSuccessor, "%s flow %s has no successor on rank %d", name, flowName, n.rank)
+		return false, malformed(ErrNoSuccessor, "%s flow %s has no successor on rank %d", name, flowName, n.rank)
 	case h.kind == kindWriteBack && len(v.elems) == 0:
-		return malformed(ErrNoSuccessor, "%s flow %s writes no collection element stored on rank %d", name, flowName, n.rank)
+		return false, malformed(ErrNoSuccessor, "%s flow %s writes no collection element stored on rank %d", name, flowName, n.rank)
 	case h.kind != kindActivate && h.kind != kindWriteBack:
-		return malformed(ErrUnknownFlow, "message kind %d on the activation tag", h.kind)
+		return false, malformed(ErrUnknownFlow, "message kind %d on the activation tag", h.kind)
 	}
 	if h.data == dataNone {
 		if h.kind == kindWriteBack {
 			rt.Impl.AddActions(tp, -1)
-			return nil
+			return false, nil
 		}
-		return n.deliver(c, st, h, v.tasks, nil, nil)
+		return false, n.deliver(c, st, h, v.tasks, nil, nil)
 	}
 	if err := checkType(h.typ, h.size); err != nil {
-		return fmt.Errorf("%s flow %s: %w", name, flowName, err)
+		return false, fmt.Errorf("%s flow %s: %w", name, flowName, err)
 	}
 	if f := n.cfg.expect; f != nil && h.kind == kindActivate {
 		for _, t := range v.tasks {
 			typ, size := f(tp, t.peer, t.peerFlow)
 			if typ != "" && typ != typeName(h.typ) {
-				return malformed(ErrTypeMismatch, "%s flow %s sends %s, %s flow %s expects %s",
+				return false, malformed(ErrTypeMismatch, "%s flow %s sends %s, %s flow %s expects %s",
 					name, flowName, typeName(h.typ), t.peer.Name, t.peer.Flows[t.peerFlow].Name, typ)
 			}
 			if size >= 0 && uint64(size) != h.size {
-				return malformed(ErrSizeMismatch, "%s flow %s sends %d bytes, %s flow %s expects %d",
+				return false, malformed(ErrSizeMismatch, "%s flow %s sends %d bytes, %s flow %s expects %d",
 					name, flowName, h.size, t.peer.Name, t.peer.Flows[t.peerFlow].Name, size)
 			}
 		}
 	}
-	what := func() string { return fmt.Sprintf("%s flow %s", instName{tc, h}, flowName) }
-	return n.fetch(c, st, src, h, rest, what, func(c *ce.Caller, h *header, cp *rt.Copy, buf []byte) error {
-		return n.arrived(c, st, h, v, cp, buf)
-	})
+	return n.fetch(c, r, rest)
 }
 
-// fetch receives the datum that h announces: the eager bytes in rest, or a Get from the
-// sender's memory, into a copy from the Node's arenas, which it hands to arrived (on the comm
-// goroutine, at once or when the Get completes) and releases after it: arrived takes its own
-// references. what names the datum in errors. An error of the Get fails st's taskpool.
-func (n *Node) fetch(c *ce.Caller, st *tpState, src ce.Rank, h *header, rest []byte, what func() string,
-	arrived func(c *ce.Caller, h *header, cp *rt.Copy, buf []byte) error) error {
+// fetch receives the datum that r's header announces: the eager bytes in rest, or a Get from
+// the sender's memory, straight into a copy from the Node's arenas, which becomes the value
+// the successors receive (no further copy). It hands the copy to r's arrival (on the comm
+// goroutine, at once or when the Get completes) and releases it after: the arrival takes its
+// own references. An error of the Get fails the taskpool. kept reports that the Get's
+// callback owns r.
+func (n *Node) fetch(c *ce.Caller, r *inbound, rest []byte) (kept bool, err error) {
+	h := &r.h
 	cp, buf, err := n.newCopy(h.typ, h.size)
 	if err != nil {
-		return fmt.Errorf("%s: %w", what(), err)
+		return false, fmt.Errorf("%s: %w", r.what(), err)
 	}
-	defer func() {
-		if cp != nil {
-			rt.Impl.Release(cp) // ours; the successors took their own references
-		}
-	}()
 	switch h.data {
 	case dataEager:
+		defer rt.Impl.Release(cp) // ours; the successors took their own references
 		if uint64(len(rest)) != h.size {
-			return malformed(ErrSizeMismatch, "%s declares %d bytes and carries %d", what(), h.size, len(rest))
+			return false, malformed(ErrSizeMismatch, "%s declares %d bytes and carries %d", r.what(), h.size, len(rest))
 		}
 		copy(buf, rest)
-		return arrived(c, h, cp, buf)
+		return false, n.arrival(c, r, cp, buf)
 	default: // dataGet
-		if uint64(h.key.Len()) != h.size || h.key.Rank() != src {
-			return malformed(ErrSizeMismatch, "%s declares %d bytes and offers %d on rank %d",
-				what(), h.size, h.key.Len(), h.key.Rank())
+		if uint64(h.key.Len()) != h.size || h.key.Rank() != r.src {
+			rt.Impl.Release(cp)
+			return false, malformed(ErrSizeMismatch, "%s declares %d bytes and offers %d on rank %d",
+				r.what(), h.size, h.key.Len(), h.key.Rank())
 		}
 		reg, err := c.Register(ce.HostMem(buf))
 		if err != nil {
-			return err
+			rt.Impl.Release(cp)
+			return false, err
 		}
-		mine := cp
-		cp = nil // released by the Get's callback
-		note := binary.LittleEndian.AppendUint64(nil, h.token)
-		hh := *h
-		issued := n.tr().now()
-		err = c.Get(ce.Transfer{Local: reg, Remote: h.key, Len: int(h.size), Notify: ce.TagRemoteGet, Note: note,
-			Prio: h.prio, Taskpool: ce.TaskpoolID(h.tp + 1)}, func(c *ce.Caller, err error) {
-			_ = reg.Release()
-			defer rt.Impl.Release(mine)
-			if _, gt := n.tr().commTracks(c); gt != nil {
-				gt.Span(n.tr().get, issued, n.tr().now(), int64(src), int64(hh.size))
-			}
-			if err == nil {
-				n.stats.fetched.Add(1)
-				err = arrived(c, &hh, mine, buf)
-			}
-			if err != nil {
-				n.fail(st, fmt.Errorf("remote: rank %d, %s from rank %d: %w", n.rank, what(), src, err))
-			}
-		})
+		binary.LittleEndian.PutUint64(r.note[:], h.token)
+		r.reg, r.cp, r.buf, r.issued = reg, cp, buf, n.tr().now()
+		err = c.Get(ce.Transfer{Local: reg, Remote: h.key, Len: int(h.size), Notify: ce.TagRemoteGet, Note: r.note[:],
+			Prio: h.prio, Taskpool: ce.TaskpoolID(h.tp + 1)}, r.done)
 		if err != nil {
+			r.reg, r.cp, r.buf = nil, nil, nil
 			_ = reg.Release()
-			rt.Impl.Release(mine)
+			rt.Impl.Release(cp)
+			return false, err
 		}
-		return err
+		return true, nil // the callback owns r from here
 	}
+}
+
+// getDone is the callback of r's Get (comm goroutine): it hands the datum to its arrival and
+// gives r back.
+func (r *inbound) getDone(c *ce.Caller, err error) {
+	n, st, src := r.n, r.st, r.src
+	_ = r.reg.Release()
+	defer r.recycle()
+	defer rt.Impl.Release(r.cp)
+	if _, gt := n.tr().commTracks(c); gt != nil {
+		gt.Span(n.tr().get, r.issued, n.tr().now(), int64(src), int64(r.h.size))
+	}
+	if err == nil {
+		n.stats.fetched.Add(1)
+		err = n.arrival(c, r, r.cp, r.buf)
+	}
+	if err != nil {
+		n.fail(st, fmt.Errorf("remote: rank %d, %s from rank %d: %w", n.rank, r.what(), src, err))
+	}
+}
+
+// arrival hands the datum of r to whom it is for: the task graph's Receiver (kindData), or
+// the local successors or collection elements (arrived).
+func (n *Node) arrival(c *ce.Caller, r *inbound, cp *rt.Copy, buf []byte) error {
+	if r.h.kind == kindData {
+		return r.st.recv.Receive(int(r.src), DataKey{Datum: uint64(r.h.params[0]), Version: uint64(r.h.params[1])}, cp)
+	}
+	return n.arrived(c, r.st, &r.h, &r.v, cp, buf)
 }
 
 // arrived hands the received value to its local successors or collection elements.

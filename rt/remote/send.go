@@ -376,20 +376,54 @@ func (n *Node) sendCopy(c *ce.Caller, st *tpState, tp *rt.Taskpool, h *header, c
 
 // post sends m (holding one action of st's taskpool, given back when the send completes).
 func (n *Node) post(c *ce.Caller, st *tpState, rank int, token uint64, m *ce.Msg, id uint32) error {
-	tp := st.tp
 	m.SetTaskpool(ce.TaskpoolID(id + 1))
-	err := c.SendAM(ce.Rank(rank), ce.TagActivate, m, func(_ *ce.Caller, err error) {
-		if err != nil {
-			n.fail(st, fmt.Errorf("remote: message to rank %d: %w", rank, err))
-			n.cancelPending(token)
-		}
-		rt.Impl.AddActions(tp, -1)
-	})
+	d := sentPool.Get().(*sent)
+	d.n, d.st, d.rank, d.token = n, st, rank, token
+	err := c.SendAM(ce.Rank(rank), ce.TagActivate, m, d.done)
 	if err != nil {
-		rt.Impl.AddActions(tp, -1)
+		d.free()
+		rt.Impl.AddActions(st.tp, -1)
 		n.cancelPending(token)
 	}
 	return err
+}
+
+// sent is what the completion of one send of post needs, recycled through sentPool so
+// that a send allocates no callback: the CE calls done exactly once when SendAM returned
+// nil, and never when it returned an error (post then frees it).
+type sent struct {
+	n     *Node
+	st    *tpState
+	rank  int
+	token uint64
+	done  ce.Done // d.complete, bound once per record
+}
+
+var sentPool sync.Pool
+
+func init() {
+	sentPool.New = func() any {
+		d := new(sent)
+		d.done = d.complete
+		return d
+	}
+}
+
+func (d *sent) free() {
+	d.n, d.st = nil, nil
+	sentPool.Put(d)
+}
+
+// complete ends the send (comm goroutine): a failure fails the taskpool and withdraws the
+// offer; the action goes back either way.
+func (d *sent) complete(_ *ce.Caller, err error) {
+	n, st, rank, token := d.n, d.st, d.rank, d.token
+	d.free()
+	if err != nil {
+		n.fail(st, fmt.Errorf("remote: message to rank %d: %w", rank, err))
+		n.cancelPending(token)
+	}
+	rt.Impl.AddActions(st.tp, -1)
 }
 
 // spareSend is a message that a caller which may not wait for buffers left to the spare

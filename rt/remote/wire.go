@@ -3,6 +3,7 @@ package remote
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/jdf2go/jdf2go/rt"
@@ -129,7 +130,7 @@ func (h *header) decode(p []byte) ([]byte, error) {
 	if len(p) < 4*n {
 		return nil, malformed(ErrSizeMismatch, "truncated tree of %d ranks", n)
 	}
-	h.tree = make([]int32, n)
+	h.tree = slices.Grow(h.tree[:0], n)[:n] // the receive record's backing, reused
 	for i := range h.tree {
 		h.tree[i] = int32(binary.LittleEndian.Uint32(p))
 		p = p[4:]
