@@ -13,6 +13,7 @@ import (
 	"github.com/jdf2go/jdf2go/rt/ce"
 	"github.com/jdf2go/jdf2go/rt/ce/cetest"
 	"github.com/jdf2go/jdf2go/rt/remote"
+	"github.com/jdf2go/jdf2go/rt/rttest"
 )
 
 // The distributed-PTG suite (rt/remote over in-process ranks).
@@ -150,50 +151,6 @@ func timed(ranks, workers int, opts []remote.Option, body func(ctx context.Conte
 	return el, err
 }
 
-// The chain: H(k), k = 0 .. n-1, on rank k mod ranks; H(k) → H(k+1) carries a tile of elems
-// float64 (0: a CTL flow).
-type chainProg struct {
-	n, elems int
-	v        *rt.Vector
-}
-
-var chainCTL, chainData rt.TaskClass
-
-func chainClass(name string, access rt.Access, self *rt.TaskClass) rt.TaskClass {
-	g := func(tp *rt.Taskpool) *chainProg { return tp.Globals().(*chainProg) }
-	return rt.TaskClass{Name: name, Locals: []string{"k"}, Params: []int{0},
-		Flows: []rt.Flow{{Name: "X", Access: access}},
-		Space: func(tp *rt.Taskpool, l *rt.Locals, yield func(*rt.Locals) bool) {
-			for k := 0; k < g(tp).n; k++ {
-				l[0] = k
-				if !yield(l) {
-					return
-				}
-			}
-		},
-		Complete: func(tp *rt.Taskpool, l *rt.Locals) bool { return l[0] >= 0 && l[0] < g(tp).n },
-		Goal:     func(tp *rt.Taskpool, l *rt.Locals) uint32 { return uint32(min(l[0], 1)) },
-		Affinity: func(tp *rt.Taskpool, l *rt.Locals) (rt.Collection, rt.Index) { return g(tp).v, rt.Ix(l[0]) },
-		Prepare: func(t *rt.Task) error {
-			if access != rt.CTL && t.Locals()[0] == 0 {
-				t.SetFlow(0, rt.NewData(0, make([]float64, g(t.Taskpool()).elems)).Host())
-			}
-			return nil
-		},
-		Successors: func(tp *rt.Taskpool, l *rt.Locals, f rt.FlowMask, e *rt.Edges) {
-			if e.L[0] = l[0] + 1; e.L[0] < g(tp).n {
-				e.Task(0, 0, self, 0)
-			}
-		},
-		Incarnations: []rt.Incarnation{{Kind: rt.CPU, Hook: func(t *rt.Task) error { return nil }}},
-	}
-}
-
-func init() {
-	chainCTL = chainClass("H", rt.CTL, &chainCTL)
-	chainData = chainClass("H", rt.RW, &chainData)
-}
-
 // chainRun times a chain of n hops over ranks ranks.
 func chainRun(ranks, n, elems int, opts []remote.Option) (time.Duration, error) {
 	return timed(ranks, ranks, opts, func(ctx context.Context, j *remote.Job) error {
@@ -201,11 +158,7 @@ func chainRun(ranks, n, elems int, opts []remote.Option) (time.Duration, error) 
 		if err != nil {
 			return err
 		}
-		tc := &chainCTL
-		if elems > 0 {
-			tc = &chainData
-		}
-		tp := rt.NewTaskpool("chain", &chainProg{n: n, elems: elems, v: v}, tc)
+		tp := rttest.Chain(n, elems, v)
 		if err := j.Add(tp); err != nil {
 			return err
 		}
