@@ -10,8 +10,9 @@ package rt
 // instead fills tasks from a free stack of its own into a batch, and pushes the batch to the
 // scheduler in one call when it holds readyBatch tasks, when the implementer flushes it, or
 // when a worker is parked and none is searching (Context.nsearch: a searching worker takes the
-// batch itself, or wakes a parked one for it when it finds other work, worker.endSearch). A batch that is not full stays in the producer while every worker
-// is busy, and workers find it there: a worker that finds nothing in the scheduler pulls the
+// batch itself, or wakes a parked one for it when it finds other work, worker.endSearch). A
+// batch that is not full stays in the producer while every worker is busy, and workers find
+// it there: a worker that finds nothing in the scheduler pulls the
 // batches of the Context's producers (pullReady) in each stealing round and once more after it
 // announced itself idle, before it blocks. The producer publishes its length (n) before it
 // reads nidle; the worker increments nidle before it reads n: with both sequentially
